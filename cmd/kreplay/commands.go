@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// command is one kreplay subcommand.
+type command struct {
+	name, args, help string
+	run              func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
+		{"inspect", "[-top N] [-json] TRACE|SET.json ...", "print tier and class totals, busy/idle time and the top signatures", cmdInspect},
+	}
+}
+
+// errUsage marks errors that should print the command's usage.
+var errUsage = errors.New("usage")
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(args[1:], stdout, stderr)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "usage: kreplay %s %s\n", c.name, c.args)
+			return 2
+		}
+		fmt.Fprintf(stderr, "kreplay %s: %v\n", c.name, err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "kreplay: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: kreplay COMMAND [ARGS]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n           %s\n", c.name, c.args, c.help)
+	}
+}
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("kreplay "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseInterspersed parses flags that may follow positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func cmdImport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("import", stderr)
+	out := fs.String("o", "", "write the set to `FILE` (default: standard output)")
+	workload := fs.String("workload", "", "workload `NAME` (default: from the file name)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errUsage
+	}
+	set, err := signatures.ImportFile(pos[0], signatures.Options{Workload: *workload})
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return signatures.WriteSet(stdout, set)
+	}
+	if err := signatures.WriteSetFile(*out, set); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "%s: %d signatures from %d GPU activities -> %s\n", pos[0], len(set.Signatures), set.Links.Activities, *out)
+	return nil
+}
+
+func cmdInspect(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("inspect", stderr)
+	top := fs.Int("top", 15, "show the top `N` signatures by traced time")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return errUsage
+	}
+	var all []*signatures.Inspection
+	var failed []string
+	for i, p := range pos {
+		set, err := signatures.Load(p, signatures.Options{})
+		if err != nil {
+			// One bad file does not stop the others.
+			fmt.Fprintf(stderr, "kreplay inspect: %v\n", err)
+			failed = append(failed, p)
+			continue
+		}
+		in := signatures.Inspect(set, *top)
+		if *asJSON {
+			all = append(all, in)
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		if err := in.WriteText(stdout); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(all); err != nil {
+			return err
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d files failed: %s", len(failed), len(pos), strings.Join(failed, ", "))
+	}
+	return nil
+}
