@@ -3,7 +3,7 @@ module github.com/kreplay/kreplay
 go 1.26.0
 
 require (
-	github.com/NVIDIA/go-nvml v0.13.0-1 // indirect
+	github.com/NVIDIA/go-nvml v0.13.0-1
 	github.com/google/go-cmp v0.7.0 // indirect
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
 )
