@@ -240,8 +240,8 @@ func measurePower(ctx context.Context, src meterSource, work func() error, opts 
 	start := time.Now()
 	notBefore := start.Add(opts.Warmup)
 	// Run until the window must be complete: a sample at or after notBefore
-	// plus minDur, with room for two sampling periods of lateness.
-	deadline := notBefore.Add(minDur + 2*interval + 10*time.Millisecond)
+	// plus minDur, with room for a few late or skipped samples.
+	deadline := notBefore.Add(minDur + 5*interval + 50*time.Millisecond)
 	if deadline.Sub(start) > opts.MaxDuration {
 		smp.Stop()
 		return Reading{}, fmt.Errorf("energy: power-integral window of %v exceeds MaxDuration %v", minDur, opts.MaxDuration)
