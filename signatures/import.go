@@ -319,50 +319,43 @@ func (im *importer) build() *Set {
 		sig  *Signature
 		durs []int64
 	}
-	groups := map[string]*group{}
+	// Activities with equal keys replay identically; the key is a comparable
+	// struct, so grouping allocates nothing per activity.
+	type key struct {
+		act    Activity
+		name   string
+		op     string
+		inputs int32
+		launch Launch
+		bytes  int64
+		coll   collKey
+	}
+	groups := map[key]*group{}
 	var order []*group
 	sigOf := make([]*group, len(im.acts))
-	inputIdentity := map[int32]string{}
-	var sb strings.Builder
 	for i := range im.acts {
 		a := &im.acts[i]
-		opName := ""
-		var ins []Input
+		k := key{act: a.act, name: a.name, inputs: -1, launch: a.launch, bytes: a.bytes}
 		if a.op >= 0 {
-			o := im.ops[a.op]
-			opName, ins = o.name, im.inputs[o.inputs]
-			if _, ok := inputIdentity[o.inputs]; !ok {
-				inputIdentity[o.inputs] = inputsIdentity(ins)
-			}
+			k.op, k.inputs = im.ops[a.op].name, im.ops[a.op].inputs
 		}
-		sb.Reset()
-		fmt.Fprintf(&sb, "%s\x00%s\x00%s\x00", a.act, a.name, opName)
-		if a.op >= 0 {
-			sb.WriteString(inputIdentity[im.ops[a.op].inputs])
+		if c := a.coll; c != nil {
+			k.coll = collKey{c.Op, c.Nelems, c.OutNelems, c.DType, c.Ranks, c.Reduction, c.Algorithm, c.Protocol, c.Group}
 		}
-		switch a.act {
-		case ActivityKernel:
-			fmt.Fprintf(&sb, "\x00%v %v %d %d", a.launch.Grid, a.launch.Block, a.launch.SharedMem, a.launch.Registers)
-			if c := a.coll; c != nil {
-				fmt.Fprintf(&sb, "\x00%s %d %d %s %d", c.Op, c.Nelems, c.OutNelems, c.DType, c.Ranks)
-			}
-		default:
-			fmt.Fprintf(&sb, "\x00%d", a.bytes)
-		}
-		key := sb.String()
-		g, ok := groups[key]
+		g, ok := groups[k]
 		if !ok {
-			sum := sha256.Sum256([]byte(key))
-			s := &Signature{
-				ID: hex.EncodeToString(sum[:6]), Activity: a.act, Kernel: a.name, Op: opName, Inputs: ins,
+			var ins []Input
+			if k.inputs >= 0 {
+				ins = im.inputs[k.inputs]
 			}
+			s := &Signature{ID: identityHash(a, k.op, ins), Activity: a.act, Kernel: a.name, Op: k.op, Inputs: ins}
 			if a.act == ActivityKernel {
 				l := a.launch
 				s.Launch = &l
 			}
 			describe(s, a)
 			g = &group{sig: s}
-			groups[key] = g
+			groups[k] = g
 			order = append(order, g)
 		}
 		g.sig.Count++
@@ -377,7 +370,7 @@ func (im *importer) build() *Set {
 	for i := range im.acts {
 		a := &im.acts[i]
 		s := sigOf[i].sig
-		if a.op >= 0 && s.Class == ClassGEMM && !isSplitKReduce(a.name) {
+		if a.op >= 0 && s.Class == ClassGEMM && !strings.HasSuffix(s.Label, splitKSuffix) {
 			if _, ok := gemmOfOp[a.op]; !ok {
 				gemmOfOp[a.op] = s
 			}
@@ -386,7 +379,7 @@ func (im *importer) build() *Set {
 	for i := range im.acts {
 		a := &im.acts[i]
 		s := sigOf[i].sig
-		if isSplitKReduce(a.name) && a.op >= 0 {
+		if a.op >= 0 && strings.HasSuffix(s.Label, splitKSuffix) {
 			if g := gemmOfOp[a.op]; g != nil && s.PartOf == "" {
 				s.PartOf = g.ID
 			}
@@ -428,6 +421,37 @@ func (im *importer) build() *Set {
 	set.Timeline = tl
 	set.Summary = Summarize(tl)
 	return set
+}
+
+// collKey is the comparable part of a Collective.
+type collKey struct {
+	op                          string
+	nelems, out                 int64
+	dtype                       string
+	ranks                       int64
+	reduction, algorithm, proto string
+	group                       string
+}
+
+const splitKSuffix = " (split-K reduce)"
+
+// identityHash is the signature ID: a hash of a canonical text of what
+// makes invocations replay identically, and of nothing machine- or
+// run-specific (no device, stream, time or address).
+func identityHash(a *activity, op string, ins []Input) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s", a.act, a.name, op, inputsIdentity(ins))
+	switch a.act {
+	case ActivityKernel:
+		fmt.Fprintf(&b, "\x00%v %v %d %d", a.launch.Grid, a.launch.Block, a.launch.SharedMem, a.launch.Registers)
+		if c := a.coll; c != nil {
+			fmt.Fprintf(&b, "\x00%s %d %d %s %d", c.Op, c.Nelems, c.OutNelems, c.DType, c.Ranks)
+		}
+	default:
+		fmt.Fprintf(&b, "\x00%d", a.bytes)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:6])
 }
 
 // inputsIdentity is a canonical text of an op's inputs for hashing.
@@ -489,6 +513,11 @@ func describe(s *Signature, a *activity) {
 			s.Unreplayable = "unreplayable: " + err.Error()
 			return
 		}
+		// cuBLAS's nvjet kernels name a fused bias epilogue ("..._bias_TNT"):
+		// where the trace names one, it says what PyTorch did.
+		if strings.HasPrefix(s.Kernel, "nvjet") && g.Bias && !strings.Contains(s.Kernel, "_bias") {
+			g.Bias, g.BiasType = false, ""
+		}
 		s.GEMM = g
 	default:
 		if s.Op == "" {
@@ -536,7 +565,7 @@ func label(s *Signature, a *activity) string {
 		}
 	}
 	if isSplitKReduce(s.Kernel) {
-		b.WriteString(" (split-K reduce)")
+		b.WriteString(splitKSuffix)
 	}
 	return b.String()
 }

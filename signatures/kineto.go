@@ -216,12 +216,15 @@ func (r *Reader) Scan() bool {
 					return r.fail(r.n, r.s.offset(), fmt.Errorf("expected ',' or ']' after event, found %q", c))
 				}
 			}
-			off := r.s.offset()
-			raw, err := r.s.value()
-			if err != nil {
-				return r.fail(r.n, off, err)
+			if _, err := r.s.peek(); err != nil {
+				return r.fail(r.n, r.s.offset(), r.s.readErr())
 			}
-			if err := r.parseEvent(raw, off); err != nil {
+			off := r.s.offset()
+			err = r.s.parse(func(b []byte) (int, error) {
+				err := r.parseEvent(b, off)
+				return r.lx.i, err
+			})
+			if err != nil {
 				return r.fail(r.n, off, err)
 			}
 			r.n++
@@ -348,7 +351,8 @@ func (r *Reader) intern(b []byte) string {
 	return s
 }
 
-// parseEvent decodes one event object.
+// parseEvent decodes one event object from the start of raw; the bytes
+// after it are left for the caller.
 func (r *Reader) parseEvent(raw []byte, off int64) error {
 	ev := &r.ev
 	*ev = Event{Index: r.n, Offset: off, PID: -1, TID: -1, Device: -1, Stream: -1}
@@ -388,10 +392,7 @@ func (r *Reader) parseEvent(raw []byte, off int64) error {
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	return l.end()
+	return err
 }
 
 // id reads a pid or tid, which Kineto writes as a number or a label.

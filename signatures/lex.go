@@ -1,6 +1,7 @@
 package signatures
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -22,9 +23,21 @@ const maxDepth = 64
 type lexError struct {
 	at  int
 	msg string
+	eob bool // the value continues past the end of the input held
 }
 
 func (e *lexError) Error() string { return fmt.Sprintf("at byte +%d: %s", e.at, e.msg) }
+
+// eob reports that the input ended inside the value.
+func (l *lexer) eob() error {
+	return &lexError{at: len(l.b), msg: "unexpected end of input", eob: true}
+}
+
+// isEOB reports whether err is the lexer's end-of-input error.
+func isEOB(err error) bool {
+	le, ok := err.(*lexError)
+	return ok && le.eob
+}
 
 func (l *lexer) errf(format string, args ...any) error {
 	return &lexError{at: l.i, msg: fmt.Sprintf(format, args...)}
@@ -53,7 +66,7 @@ func (l *lexer) peek() byte {
 func (l *lexer) consume(c byte) error {
 	if l.peek() != c {
 		if l.i >= len(l.b) {
-			return l.errf("unexpected end, expected %q", c)
+			return l.eob()
 		}
 		return l.errf("expected %q, found %q", c, l.b[l.i])
 	}
@@ -87,6 +100,8 @@ func (l *lexer) object(f func(key []byte) error) error {
 		case '}':
 			l.i++
 			return nil
+		case 0:
+			return l.eob()
 		default:
 			return l.errf("expected ',' or '}' in object")
 		}
@@ -112,6 +127,8 @@ func (l *lexer) array(f func() error) error {
 		case ']':
 			l.i++
 			return nil
+		case 0:
+			return l.eob()
 		default:
 			return l.errf("expected ',' or ']' in array")
 		}
@@ -125,21 +142,25 @@ func (l *lexer) str() ([]byte, error) {
 		return nil, err
 	}
 	start := l.i
-	for l.i < len(l.b) {
-		c := l.b[l.i]
-		switch {
-		case c == '"':
-			s := l.b[start:l.i]
-			l.i++
-			return s, nil
-		case c == '\\':
-			return l.unescape(start)
-		case c < 0x20:
+	q := bytes.IndexByte(l.b[start:], '"')
+	if q < 0 {
+		q = len(l.b) - start
+	}
+	for i, c := range l.b[start : start+q] {
+		if c < 0x20 || c == '\\' {
+			l.i = start + i
+			if c == '\\' {
+				return l.unescape(start)
+			}
 			return nil, l.errf("control character in string")
 		}
-		l.i++
 	}
-	return nil, l.errf("unterminated string")
+	l.i = start + q
+	if l.i >= len(l.b) {
+		return nil, l.eob()
+	}
+	l.i++
+	return l.b[start : l.i-1], nil
 }
 
 func (l *lexer) unescape(start int) ([]byte, error) {
@@ -159,7 +180,7 @@ func (l *lexer) unescape(start int) ([]byte, error) {
 			continue
 		}
 		if l.i+1 >= len(l.b) {
-			return nil, l.errf("unterminated escape")
+			return nil, l.eob()
 		}
 		e := l.b[l.i+1]
 		l.i += 2
@@ -181,7 +202,10 @@ func (l *lexer) unescape(start int) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if r >= 0xD800 && r < 0xDC00 && l.i+1 < len(l.b) && l.b[l.i] == '\\' && l.b[l.i+1] == 'u' {
+			if r >= 0xD800 && r < 0xDC00 && l.i+6 > len(l.b) {
+				return nil, l.eob()
+			}
+			if r >= 0xD800 && r < 0xDC00 && l.b[l.i] == '\\' && l.b[l.i+1] == 'u' {
 				l.i += 2
 				r2, err := l.hex4()
 				if err != nil {
@@ -197,12 +221,12 @@ func (l *lexer) unescape(start int) ([]byte, error) {
 			return nil, l.errf("bad escape \\%c", e)
 		}
 	}
-	return nil, l.errf("unterminated string")
+	return nil, l.eob()
 }
 
 func (l *lexer) hex4() (rune, error) {
 	if l.i+4 > len(l.b) {
-		return 0, l.errf("short \\u escape")
+		return 0, l.eob()
 	}
 	var r rune
 	for _, c := range l.b[l.i : l.i+4] {
@@ -238,11 +262,17 @@ func (l *lexer) number() ([]byte, error) {
 		return n
 	}
 	if digits() == 0 {
+		if l.i >= len(l.b) {
+			return nil, l.eob()
+		}
 		return nil, l.errf("expected a number")
 	}
 	if l.i < len(l.b) && l.b[l.i] == '.' {
 		l.i++
 		if digits() == 0 {
+			if l.i >= len(l.b) {
+				return nil, l.eob()
+			}
 			return nil, l.errf("bad number")
 		}
 	}
@@ -252,6 +282,9 @@ func (l *lexer) number() ([]byte, error) {
 			l.i++
 		}
 		if digits() == 0 {
+			if l.i >= len(l.b) {
+				return nil, l.eob()
+			}
 			return nil, l.errf("bad number")
 		}
 	}
@@ -401,7 +434,7 @@ func (l *lexer) skip(depth int) error {
 	case 'n':
 		return l.literal("null")
 	case 0:
-		return l.errf("unexpected end of value")
+		return l.eob()
 	default:
 		_, err := l.number()
 		return err
@@ -410,7 +443,11 @@ func (l *lexer) skip(depth int) error {
 
 func (l *lexer) literal(word string) error {
 	l.ws()
-	if len(l.b)-l.i < len(word) || string(l.b[l.i:l.i+len(word)]) != word {
+	rest := l.b[l.i:]
+	if len(rest) < len(word) && string(rest) == word[:len(rest)] {
+		return l.eob()
+	}
+	if len(rest) < len(word) || string(rest[:len(word)]) != word {
 		return l.errf("invalid literal")
 	}
 	l.i += len(word)

@@ -172,3 +172,24 @@ func (s *stream) value() ([]byte, error) {
 		}
 	}
 }
+
+// parse runs f on the buffered input from the next unread byte. f parses
+// one value and returns the bytes it used; when f reports that the input
+// ended inside the value (a lexer end-of-input error), more is read and f
+// runs again from the same start. This parses in place, with no separate
+// pass to find the value's extent.
+func (s *stream) parse(f func(b []byte) (int, error)) error {
+	for {
+		n, err := f(s.buf[s.pos:s.end])
+		if err == nil {
+			s.pos += n
+			return nil
+		}
+		if !isEOB(err) {
+			return err
+		}
+		if !s.more(s.pos) {
+			return s.readErr()
+		}
+	}
+}

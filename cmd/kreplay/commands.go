@@ -127,7 +127,8 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	var all []*signatures.Inspection
 	var failed []string
-	for i, p := range pos {
+	printed := 0
+	for _, p := range pos {
 		set, err := signatures.Load(p, signatures.Options{})
 		if err != nil {
 			// One bad file does not stop the others.
@@ -140,9 +141,10 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 			all = append(all, in)
 			continue
 		}
-		if i > 0 {
+		if printed > 0 {
 			fmt.Fprintln(stdout)
 		}
+		printed++
 		if err := in.WriteText(stdout); err != nil {
 			return err
 		}
