@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -22,7 +23,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
-		{"inspect", "[-top N] [-json] TRACE|SET.json ...", "print tier and class totals, busy/idle time and the top signatures", cmdInspect},
+		{"inspect", "[-top N] [-json] [TRACE|SET.json ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded " + traces.Default + ")", cmdInspect},
 	}
 }
 
@@ -100,7 +101,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return errUsage
 	}
-	set, err := signatures.ImportFile(pos[0], signatures.Options{Workload: *workload})
+	set, err := loadWith(pos[0], signatures.Options{Workload: *workload})
 	if err != nil {
 		return err
 	}
@@ -122,14 +123,14 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return errUsage
-	}
 	var all []*signatures.Inspection
 	var failed []string
+	if len(pos) == 0 {
+		pos = []string{embeddedPrefix + traces.Default}
+	}
 	printed := 0
 	for _, p := range pos {
-		set, err := signatures.Load(p, signatures.Options{})
+		set, err := load(p)
 		if err != nil {
 			// One bad file does not stop the others.
 			fmt.Fprintf(stderr, "kreplay inspect: %v\n", err)
@@ -160,4 +161,24 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%d of %d files failed: %s", len(failed), len(pos), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// embeddedPrefix names a trace embedded in the binary: "embedded:NAME".
+const embeddedPrefix = "embedded:"
+
+func load(path string) (*signatures.Set, error) { return loadWith(path, signatures.Options{}) }
+
+// loadWith reads a set or imports a trace from a file, or from the traces
+// embedded in the binary when path is "embedded:NAME".
+func loadWith(path string, opt signatures.Options) (*signatures.Set, error) {
+	name, ok := strings.CutPrefix(path, embeddedPrefix)
+	if !ok {
+		return signatures.Load(path, opt)
+	}
+	f, err := traces.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: no such embedded trace (have %s)", name, strings.Join(traces.Names(), ", "))
+	}
+	defer f.Close()
+	return signatures.Import(f, name, opt)
 }

@@ -40,4 +40,3 @@ func ReadFile(name string) ([]byte, error) { return files.ReadFile(name) }
 
 // FS returns the embedded files as a file system.
 func FS() fs.FS { return files }
-

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// The default inspect output on the embedded BLOOM-560M prefill trace is
+// checked against a golden file, so report changes are seen in review.
+func TestInspectDefaultGolden(t *testing.T) {
+	code, out, errOut := runCmd(t, "inspect")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden := filepath.Join("testdata", "inspect_default.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), out); diff != "" {
+		t.Errorf("inspect output differs from %s (-want +got; rerun with -update if intended):\n%s", golden, diff)
+	}
+}
+
+// Importing to a file and inspecting the file prints what inspecting the
+// trace prints.
+func TestImportThenInspect(t *testing.T) {
+	set := filepath.Join(t.TempDir(), "set.json")
+	if code, _, e := runCmd(t, "import", "embedded:h100_llama-7b_prefill.trace.json.gz", "-o", set); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, e)
+	}
+	_, fromSet, _ := runCmd(t, "inspect", "-top", "5", set)
+	_, fromTrace, _ := runCmd(t, "inspect", "-top", "5", "embedded:h100_llama-7b_prefill.trace.json.gz")
+	if fromSet != fromTrace || !strings.Contains(fromSet, "llama-7b_prefill") {
+		t.Errorf("inspect of the set:\n%s\ninspect of the trace:\n%s", fromSet, fromTrace)
+	}
+}
+
+func TestInspectJSONSeveralFiles(t *testing.T) {
+	code, out, e := runCmd(t, "inspect", "-json", "-top", "2",
+		"embedded:2xh200_llama-7b-tp2_prefill.rank0.trace.json.gz", "embedded:2xh200_llama-7b-tp2_prefill.rank1.trace.json.gz")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	if strings.Count(out, `"workload": "llama-7b-tp2_prefill"`) != 2 || !strings.Contains(out, `"rank": 1`) {
+		t.Errorf("JSON does not hold both ranks:\n%.2000s", out)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"traceEvents":[{"cat":"kernel","name":"k","ts":1,"dur":1,"args":{"grid":[1,1,1]}}`), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "usage: kreplay"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"import"}, 2, "usage: kreplay import"},
+		{[]string{"import", "/no/such/file"}, 1, "/no/such/file"},
+		{[]string{"inspect", "embedded:nope"}, 1, "no such embedded trace"},
+		// A bad file is reported and the good one is still inspected.
+		{[]string{"inspect", bad, "embedded:h100_bloom-560m_prefill.trace.json.gz"}, 1, "bad.json: event 0"},
+	} {
+		code, out, e := runCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(e, tc.want) {
+			t.Errorf("kreplay %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, e, tc.code, tc.want)
+		}
+		if len(tc.args) == 3 && !strings.Contains(out, "bloom-560m_prefill") {
+			t.Errorf("kreplay %v: the good file was not inspected", tc.args)
+		}
+	}
+}
