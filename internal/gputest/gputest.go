@@ -1,0 +1,46 @@
+// Package gputest decides what tests that need a GPU do on a machine
+// without one.
+//
+// By default such a test is skipped, with the reason, so that `go test
+// ./...` passes on any machine. On a GPU machine set KREPLAY_REQUIRE_GPU=1:
+// then a missing driver, library or device fails the test instead, so a
+// broken setup cannot pass as a row of skips.
+//
+// The package does not import the CUDA bindings; callers pass the check,
+// e.g. gputest.Require(t, cuda.Init).
+package gputest
+
+import (
+	"os"
+	"testing"
+)
+
+// Env is the environment variable that turns skips into failures when set
+// to "1" (or "true").
+const Env = "KREPLAY_REQUIRE_GPU"
+
+// Required reports whether Env asks for GPU tests to fail rather than skip.
+func Required() bool {
+	switch os.Getenv(Env) {
+	case "1", "true", "TRUE", "True", "yes":
+		return true
+	}
+	return false
+}
+
+// Require runs check, which should return nil when the GPU resource the
+// test needs is usable (for example cuda.Init, or a closure that also
+// checks the device count). If check fails, the test is skipped with the
+// error as the reason, or fails with it when Required() is true. Either
+// way Require does not return after a failed check.
+func Require(t testing.TB, check func() error) {
+	t.Helper()
+	err := check()
+	if err == nil {
+		return
+	}
+	if Required() {
+		t.Fatalf("GPU required (%s=%s) but not usable: %v", Env, os.Getenv(Env), err)
+	}
+	t.Skipf("skipping, GPU not usable (set %s=1 to fail instead): %v", Env, err)
+}

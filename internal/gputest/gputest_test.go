@@ -1,0 +1,81 @@
+package gputest
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// fakeTB records Skip/Fatal calls. Like the real ones, Skipf and Fatalf
+// end the goroutine, so fakeTB is driven from its own goroutine.
+type fakeTB struct {
+	testing.TB
+	skipped, failed string
+}
+
+func (f *fakeTB) Helper() {}
+func (f *fakeTB) Skipf(format string, args ...any) {
+	f.skipped = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.failed = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// run calls Require on a fakeTB and reports what happened and whether
+// Require returned normally.
+func run(check func() error) (f *fakeTB, returned bool) {
+	f = &fakeTB{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Require(f, check)
+		returned = true
+	}()
+	<-done
+	return f, returned
+}
+
+func TestRequire(t *testing.T) {
+	errNoGPU := errors.New("no libcuda.so.1 here")
+	tests := []struct {
+		name         string
+		env          string
+		check        func() error
+		wantReturned bool
+		wantSkip     bool
+		wantFail     bool
+	}{
+		{"ok, not required", "", func() error { return nil }, true, false, false},
+		{"ok, required", "1", func() error { return nil }, true, false, false},
+		{"missing, not required", "", func() error { return errNoGPU }, false, true, false},
+		{"missing, env 0", "0", func() error { return errNoGPU }, false, true, false},
+		{"missing, required", "1", func() error { return errNoGPU }, false, false, true},
+		{"missing, required true", "true", func() error { return errNoGPU }, false, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(Env, tt.env)
+			f, returned := run(tt.check)
+			if returned != tt.wantReturned {
+				t.Errorf("returned = %v, want %v", returned, tt.wantReturned)
+			}
+			if (f.skipped != "") != tt.wantSkip {
+				t.Errorf("skipped = %q, want skip %v", f.skipped, tt.wantSkip)
+			}
+			if (f.failed != "") != tt.wantFail {
+				t.Errorf("failed = %q, want fail %v", f.failed, tt.wantFail)
+			}
+			msg := f.skipped + f.failed
+			if msg != "" && !strings.Contains(msg, "libcuda.so.1") {
+				t.Errorf("message %q does not carry the check's error", msg)
+			}
+			if msg != "" && !strings.Contains(msg, Env) {
+				t.Errorf("message %q does not name %s", msg, Env)
+			}
+		})
+	}
+}
