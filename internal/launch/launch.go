@@ -1,0 +1,63 @@
+// Package launch is the contract between the replay tiers and the replay
+// package: a tier turns a signature into a Kernel, replay times it.
+//
+// All methods of a Kernel that touch the GPU must run on the goroutine
+// that holds the device's CUDA context (see internal/cuda, Context.Do).
+package launch
+
+import (
+	"github.com/kreplay/kreplay/internal/cuda"
+)
+
+// Kernel is one signature made launchable: its buffers are allocated and
+// filled with random data, and Launch enqueues one invocation.
+type Kernel interface {
+	// Launch enqueues one invocation on s using buffer set set, where
+	// 0 <= set < Sets().
+	Launch(s *cuda.Stream, set int) error
+	// Sets is the number of independent buffer sets allocated, so that
+	// successive launches can rotate through more memory than the L2 holds.
+	Sets() int
+	// Footprint is the device memory one invocation reads and writes, in
+	// bytes, for one buffer set.
+	Footprint() int64
+	// Work is what one invocation does, for throughput figures.
+	Work() Work
+	// Capturable reports whether Launch may be captured in a CUDA graph
+	// (copies to or from pageable host memory may not).
+	Capturable() bool
+	// Close frees the kernel's device and host resources.
+	Close() error
+}
+
+// Work is what one invocation moves and computes.
+type Work struct {
+	Bytes int64 // device-memory bytes read plus written
+	FLOPs int64 // floating-point operations (0 when not a compute op)
+}
+
+// Options tell a tier how to build a Kernel.
+type Options struct {
+	// Sets is the number of buffer sets to allocate (at least 1).
+	Sets int
+	// Seed seeds the random input data.
+	Seed uint64
+	// FreeBytes is the device memory the kernel may use; a signature that
+	// needs more fails with an error saying so instead of running the
+	// device out of memory.
+	FreeBytes int64
+}
+
+// SetsFor returns how many buffer sets of footprint bytes rotate through
+// more than twice the L2 cache size, capped by maxSets and by the memory
+// budget.
+func SetsFor(footprint, l2, budget int64, maxSets int) int {
+	if footprint <= 0 {
+		return 1
+	}
+	n := int((2*l2)/footprint) + 1
+	if budget > 0 {
+		n = min(n, int(budget/footprint))
+	}
+	return max(1, min(n, maxSets))
+}
