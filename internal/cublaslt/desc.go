@@ -1,0 +1,125 @@
+package cublaslt
+
+/*
+#include "cublaslt_shim.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/cublas"
+)
+
+// Value encoders for attribute setters (native byte order, C sizes).
+func i32(v int32) []byte   { return binary.NativeEndian.AppendUint32(nil, uint32(v)) }
+func u32(v uint32) []byte  { return binary.NativeEndian.AppendUint32(nil, v) }
+func i64(v int64) []byte   { return binary.NativeEndian.AppendUint64(nil, uint64(v)) }
+func u64(v uint64) []byte  { return binary.NativeEndian.AppendUint64(nil, v) }
+func ptr(p uintptr) []byte { return binary.NativeEndian.AppendUint64(nil, uint64(p)) }
+func bytesPtr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}
+
+// MatmulDesc is a cublasLtMatmulDesc_t, the description of one matmul
+// operation (compute and scale types, transposes, epilogue, ...).
+type MatmulDesc struct {
+	d C.kr_ltMatmulDesc_t
+}
+
+// NewMatmulDesc creates a matmul descriptor (cublasLtMatmulDescCreate).
+// scale is the type of alpha and beta (see cublas.ComputeType.ScaleType).
+func NewMatmulDesc(compute cublas.ComputeType, scale cublas.DataType) (*MatmulDesc, error) {
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	var d C.kr_ltMatmulDesc_t
+	if err := check("cublasLtMatmulDescCreate", C.kr_ltMatmulDescCreate(&d, C.int(compute), C.int(scale))); err != nil {
+		return nil, err
+	}
+	return &MatmulDesc{d: d}, nil
+}
+
+// Destroy releases the descriptor (cublasLtMatmulDescDestroy); nil or
+// already destroyed is a no-op.
+func (d *MatmulDesc) Destroy() error {
+	if d == nil || d.d == nil {
+		return nil
+	}
+	err := check("cublasLtMatmulDescDestroy", C.kr_ltMatmulDescDestroy(d.d))
+	d.d = nil
+	return err
+}
+
+// SetAttribute sets attr to the raw bytes of its C value
+// (cublasLtMatmulDescSetAttribute). The typed setters are easier to use.
+func (d *MatmulDesc) SetAttribute(attr MatmulDescAttribute, value []byte) error {
+	const fn = "cublasLtMatmulDescSetAttribute"
+	if d == nil || d.d == nil {
+		return nilErr(fn)
+	}
+	if err := check(fn, C.kr_ltMatmulDescSetAttribute(d.d, C.int(attr), bytesPtr(value), C.size_t(len(value)))); err != nil {
+		return fmt.Errorf("%w (attribute %d)", err, int32(attr))
+	}
+	return nil
+}
+
+// GetAttribute reads attr into buf and returns the number of bytes the
+// attribute has (cublasLtMatmulDescGetAttribute).
+func (d *MatmulDesc) GetAttribute(attr MatmulDescAttribute, buf []byte) (int, error) {
+	const fn = "cublasLtMatmulDescGetAttribute"
+	if d == nil || d.d == nil {
+		return 0, nilErr(fn)
+	}
+	var written C.size_t
+	err := check(fn, C.kr_ltMatmulDescGetAttribute(d.d, C.int(attr), bytesPtr(buf), C.size_t(len(buf)), &written))
+	return int(written), err
+}
+
+// SetInt32 sets an int32-valued attribute.
+func (d *MatmulDesc) SetInt32(attr MatmulDescAttribute, v int32) error {
+	return d.SetAttribute(attr, i32(v))
+}
+
+// SetUint32 sets a uint32-valued attribute.
+func (d *MatmulDesc) SetUint32(attr MatmulDescAttribute, v uint32) error {
+	return d.SetAttribute(attr, u32(v))
+}
+
+// SetInt64 sets an int64-valued attribute.
+func (d *MatmulDesc) SetInt64(attr MatmulDescAttribute, v int64) error {
+	return d.SetAttribute(attr, i64(v))
+}
+
+// SetPointer sets a pointer-valued attribute to the device pointer p.
+func (d *MatmulDesc) SetPointer(attr MatmulDescAttribute, p uintptr) error {
+	return d.SetAttribute(attr, ptr(p))
+}
+
+// SetTransA sets CUBLASLT_MATMUL_DESC_TRANSA.
+func (d *MatmulDesc) SetTransA(op cublas.Operation) error { return d.SetInt32(DescTransA, int32(op)) }
+
+// SetTransB sets CUBLASLT_MATMUL_DESC_TRANSB.
+func (d *MatmulDesc) SetTransB(op cublas.Operation) error { return d.SetInt32(DescTransB, int32(op)) }
+
+// SetEpilogue sets CUBLASLT_MATMUL_DESC_EPILOGUE.
+func (d *MatmulDesc) SetEpilogue(e Epilogue) error { return d.SetUint32(DescEpilogue, uint32(e)) }
+
+// SetBiasPointer sets CUBLASLT_MATMUL_DESC_BIAS_POINTER to a device
+// vector with one element per row of D.
+func (d *MatmulDesc) SetBiasPointer(p uintptr) error { return d.SetPointer(DescBiasPointer, p) }
+
+// SetBiasDataType sets CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE.
+func (d *MatmulDesc) SetBiasDataType(t cublas.DataType) error {
+	return d.SetInt32(DescBiasDataType, int32(t))
+}
+
+// SetPointerMode sets CUBLASLT_MATMUL_DESC_POINTER_MODE.
+func (d *MatmulDesc) SetPointerMode(m PointerMode) error {
+	return d.SetInt32(DescPointerMode, int32(m))
+}
