@@ -365,7 +365,9 @@ func (im *importer) build() *Set {
 	for _, g := range order {
 		g.sig.TracedNS = stats(g.durs)
 	}
-	// Split-K reduce kernels belong to the GEMM kernel of the same op call.
+	// Split-K reduce kernels, and memsets that cuBLAS issues inside a GEMM
+	// op, belong to the GEMM kernel of the same op call: they are replayed
+	// with it and their time is not counted twice.
 	gemmOfOp := map[int32]*Signature{}
 	for i := range im.acts {
 		a := &im.acts[i]
@@ -379,7 +381,7 @@ func (im *importer) build() *Set {
 	for i := range im.acts {
 		a := &im.acts[i]
 		s := sigOf[i].sig
-		if a.op >= 0 && strings.HasSuffix(s.Label, splitKSuffix) {
+		if a.op >= 0 && (strings.HasSuffix(s.Label, splitKSuffix) || (s.Class == ClassMemset && gemmOps[s.Op])) {
 			if g := gemmOfOp[a.op]; g != nil && s.PartOf == "" {
 				s.PartOf = g.ID
 			}

@@ -90,8 +90,8 @@ type Signature struct {
 	Tensor     *TensorParams `json:"tensor,omitempty"`
 
 	// PartOf names the signature this one belongs to and is replayed with
-	// (a split-K reduce kernel points at its GEMM); its time is not
-	// counted twice.
+	// (a split-K reduce kernel, or a memset cuBLAS issues inside a GEMM op,
+	// points at the GEMM); its time is not counted twice.
 	PartOf string `json:"part_of,omitempty"`
 	// Unreplayable says why the replay parameters could not be derived,
 	// starting with "unreplayable: "; empty when they were.
