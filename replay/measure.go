@@ -1,0 +1,406 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/kreplay/kreplay/energy"
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/launch"
+)
+
+// CacheMode is the L2 cache state a measurement runs in.
+type CacheMode int
+
+// Cache modes.
+const (
+	// Rotating cycles through enough buffer sets to exceed twice the L2
+	// size, so operands come from device memory as in a real model whose
+	// layers each have their own weights. The default.
+	Rotating CacheMode = iota
+	// Warm repeats the launch on the same buffers: operands that fit stay
+	// in L2.
+	Warm
+	// Cold overwrites a buffer twice the L2 size before each sample,
+	// outside the timed region, and times one launch per sample. For
+	// kernels of a few microseconds this includes launch latency.
+	Cold
+)
+
+func (c CacheMode) String() string {
+	switch c {
+	case Rotating:
+		return "rotating"
+	case Warm:
+		return "warm"
+	case Cold:
+		return "cold"
+	}
+	return fmt.Sprintf("CacheMode(%d)", int(c))
+}
+
+// ParseCacheMode parses "rotating", "warm" or "cold".
+func ParseCacheMode(s string) (CacheMode, error) {
+	for _, c := range []CacheMode{Rotating, Warm, Cold} {
+		if c.String() == s {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown cache mode %q (want rotating, warm or cold)", s)
+}
+
+// Options tune Measure. The zero value gives the defaults.
+type Options struct {
+	// TargetRelCI is the relative half-width of the confidence interval of
+	// the median at which sampling stops (default 0.01).
+	TargetRelCI float64
+	// Confidence of the interval (default 0.95).
+	Confidence float64
+	// MinSamples and MaxSamples bound the sample count (defaults 10, 2000).
+	MinSamples, MaxSamples int
+	// MinBatchTime is how long one timed batch of launches should last
+	// (default 1 ms); MaxBatch caps its launches (default 10000).
+	MinBatchTime time.Duration
+	MaxBatch     int
+	// Budget ends sampling once spent, converged or not (default 2 s).
+	Budget time.Duration
+	// Warmup is how long launches run before timing (default 20 ms).
+	Warmup time.Duration
+	// Cooldown is an idle pause between samples (default none), to
+	// measure a heavy kernel without the power cap that back-to-back
+	// launches hit.
+	Cooldown time.Duration
+	// NoGraph times batches of direct launches instead of a CUDA graph.
+	NoGraph bool
+	// NoNVML skips the NVML sampler.
+	NoNVML bool
+}
+
+func (o *Options) defaults() {
+	if o.TargetRelCI <= 0 {
+		o.TargetRelCI = 0.01
+	}
+	if o.Confidence <= 0 || o.Confidence >= 1 {
+		o.Confidence = 0.95
+	}
+	if o.MinSamples <= 0 {
+		o.MinSamples = 10
+	}
+	if o.MaxSamples < o.MinSamples {
+		o.MaxSamples = max(2000, o.MinSamples)
+	}
+	if o.MinBatchTime <= 0 {
+		o.MinBatchTime = time.Millisecond
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 10000
+	}
+	if o.Budget <= 0 {
+		o.Budget = 2 * time.Second
+	}
+	if o.Warmup <= 0 {
+		o.Warmup = 20 * time.Millisecond
+	}
+}
+
+// Result is the measurement of one signature. Times are per invocation,
+// in nanoseconds.
+type Result struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Path  string `json:"path"`
+	Cache string `json:"cache"`
+	// Batch is the launches per timed sample; Graph tells whether they
+	// ran as a CUDA graph; Sets is the buffer sets rotated through.
+	Batch   int  `json:"batch"`
+	Graph   bool `json:"graph"`
+	Sets    int  `json:"sets"`
+	Samples int  `json:"samples"`
+
+	MedianNS float64 `json:"median_ns"`
+	MeanNS   float64 `json:"mean_ns"`
+	MinNS    float64 `json:"min_ns"`
+	MaxNS    float64 `json:"max_ns"`
+	// LoNS and HiNS bound the median with the given confidence.
+	LoNS       float64 `json:"lo_ns"`
+	HiNS       float64 `json:"hi_ns"`
+	Confidence float64 `json:"confidence"`
+	// RelCI is the larger half-width of the interval over the median.
+	RelCI float64 `json:"rel_ci"`
+	// Converged is true when RelCI reached the target within the budget.
+	Converged bool `json:"converged"`
+
+	Work launch.Work `json:"work"`
+
+	// GPU state sampled through NVML during the samples; nil without NVML.
+	GPU *energy.Summary `json:"gpu,omitempty"`
+	// Throttled is true when any NVML sample had a power or thermal
+	// throttle reason; Reasons names them.
+	Throttled bool   `json:"throttled"`
+	Reasons   string `json:"throttle_reasons,omitempty"`
+}
+
+// GBps returns the achieved bandwidth in GB/s.
+func (r *Result) GBps() float64 {
+	if r.MedianNS <= 0 {
+		return 0
+	}
+	return float64(r.Work.Bytes) / r.MedianNS
+}
+
+// TFLOPs returns the achieved rate in TFLOP/s.
+func (r *Result) TFLOPs() float64 {
+	if r.MedianNS <= 0 {
+		return 0
+	}
+	return float64(r.Work.FLOPs) / r.MedianNS / 1e3
+}
+
+// Measure times a prepared signature (see the package documentation for
+// the method) and returns per-invocation statistics.
+func (d *Device) Measure(p *Prepared, o Options) (*Result, error) {
+	o.defaults()
+	r := &Result{ID: p.Sig.ID, Label: p.Sig.Label, Path: p.Path, Cache: p.Cache.String(), Confidence: o.Confidence}
+	err := d.Do(func() error { return d.measure(p, o, r) })
+	if err != nil {
+		return nil, sigErr(p.Sig, "measure", err)
+	}
+	return r, nil
+}
+
+// timer times batches of launches with CUDA events.
+type timer struct {
+	d          *Device
+	k          launch.Kernel
+	sets       int
+	next       int
+	start, end *cuda.Event
+	graph      *cuda.GraphExec
+	batch      int
+}
+
+func (t *timer) close() {
+	if t.graph != nil {
+		t.graph.Destroy()
+	}
+	if t.start != nil {
+		t.start.Destroy()
+	}
+	if t.end != nil {
+		t.end.Destroy()
+	}
+}
+
+// launchN enqueues n launches directly, rotating buffer sets.
+func (t *timer) launchN(n int) error {
+	for i := 0; i < n; i++ {
+		if err := t.k.Launch(t.d.stream, t.next); err != nil {
+			return err
+		}
+		t.next = (t.next + 1) % t.sets
+	}
+	return nil
+}
+
+// capture builds a graph of n launches, rotating buffer sets.
+func (t *timer) capture(n int) error {
+	if t.graph != nil {
+		t.graph.Destroy()
+		t.graph = nil
+	}
+	s := t.d.stream
+	if err := s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
+		return err
+	}
+	lerr := t.launchN(n)
+	g, err := s.EndCapture()
+	if lerr != nil {
+		if g != nil {
+			g.Destroy()
+		}
+		return lerr
+	}
+	if err != nil {
+		return err
+	}
+	defer g.Destroy()
+	t.graph, err = g.Instantiate()
+	t.batch = n
+	return err
+}
+
+// sample times one batch: the graph, or batch direct launches.
+func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
+	s := t.d.stream
+	if flush {
+		if err := t.d.flushL2(); err != nil {
+			return 0, err
+		}
+	}
+	if err := t.start.Record(s); err != nil {
+		return 0, err
+	}
+	var err error
+	if t.graph != nil {
+		err = t.graph.Launch(s)
+	} else {
+		err = t.launchN(batch)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := t.end.Record(s); err != nil {
+		return 0, err
+	}
+	if err := t.end.Synchronize(); err != nil {
+		return 0, err
+	}
+	return cuda.Elapsed(t.start, t.end)
+}
+
+func (d *Device) measure(p *Prepared, o Options, r *Result) error {
+	k := p.Kernel
+	t := &timer{d: d, k: k, sets: k.Sets()}
+	if p.Cache == Warm {
+		t.sets = 1
+	}
+	defer t.close()
+	var err error
+	if t.start, err = cuda.NewEvent(true); err != nil {
+		return err
+	}
+	if t.end, err = cuda.NewEvent(true); err != nil {
+		return err
+	}
+	r.Sets, r.Work = t.sets, k.Work()
+	cold := p.Cache == Cold
+
+	// Warm-up, and a first estimate of one launch from direct launches.
+	warmEnd := time.Now().Add(o.Warmup)
+	est := time.Duration(0)
+	for n := 1; ; n = min(2*n, 1024) {
+		el, err := t.sample(n, false)
+		if err != nil {
+			return err
+		}
+		est = el / time.Duration(n)
+		if time.Now().After(warmEnd) && el > 0 {
+			break
+		}
+	}
+	batch := 1
+	if !cold {
+		batch = clampBatch(o.MinBatchTime, est, o.MaxBatch)
+	}
+	useGraph := !o.NoGraph && !cold && k.Capturable()
+	if useGraph {
+		if err := t.capture(batch); err != nil {
+			return fmt.Errorf("capturing %d launches in a graph: %w", batch, err)
+		}
+		// A graph removes launch gaps: grow the batch once if it now runs short.
+		if el, err := t.sample(batch, false); err == nil && el < o.MinBatchTime/2 && batch < o.MaxBatch {
+			batch = clampBatch(o.MinBatchTime, el/time.Duration(batch), o.MaxBatch)
+			if err := t.capture(batch); err != nil {
+				return err
+			}
+		}
+	}
+	r.Batch, r.Graph = batch, t.graph != nil
+
+	var sampler *energy.Sampler
+	if d.Meter != nil && !o.NoNVML {
+		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
+	}
+	var values []float64
+	deadline := time.Now().Add(o.Budget)
+	var sum benchmath.Summary
+	for len(values) < o.MaxSamples {
+		if o.Cooldown > 0 {
+			time.Sleep(o.Cooldown)
+		}
+		el, err := t.sample(batch, cold)
+		if err != nil {
+			if sampler != nil {
+				sampler.Stop()
+			}
+			return err
+		}
+		values = append(values, float64(el.Nanoseconds())/float64(batch))
+		if len(values) < o.MinSamples {
+			continue
+		}
+		if len(values)%5 == 0 || time.Now().After(deadline) {
+			sum = summarize(values, o.Confidence)
+			r.RelCI = relCI(sum)
+			if r.RelCI <= o.TargetRelCI {
+				r.Converged = true
+				break
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+		}
+	}
+	if sampler != nil {
+		samples, err := sampler.Stop()
+		if err == nil && len(samples) > 0 {
+			s := energy.Summarize(energy.DeviceStates(samples, d.Meter.Index()))
+			r.GPU = &s
+			r.Throttled = s.Throttled()
+			if r.Throttled {
+				r.Reasons = s.ThrottleReasons.String()
+			}
+		}
+	}
+	sum = summarize(values, o.Confidence)
+	r.RelCI = relCI(sum)
+	r.Converged = r.Converged || r.RelCI <= o.TargetRelCI
+	r.Samples = len(values)
+	r.MedianNS, r.LoNS, r.HiNS = sum.Center, sum.Lo, sum.Hi
+	r.MinNS, r.MaxNS = slices.Min(values), slices.Max(values)
+	var tot float64
+	for _, v := range values {
+		tot += v
+	}
+	r.MeanNS = tot / float64(len(values))
+	return nil
+}
+
+func clampBatch(target, per time.Duration, maxBatch int) int {
+	if per <= 0 {
+		return maxBatch
+	}
+	return max(1, min(maxBatch, int(math.Ceil(float64(target)/float64(per)))))
+}
+
+func summarize(values []float64, confidence float64) benchmath.Summary {
+	s := benchmath.NewSample(slices.Clone(values), &benchmath.DefaultThresholds)
+	return benchmath.AssumeNothing.Summary(s, confidence)
+}
+
+func relCI(s benchmath.Summary) float64 {
+	if s.Center <= 0 || math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) || math.IsNaN(s.Lo) {
+		return math.Inf(1)
+	}
+	return max(s.Center-s.Lo, s.Hi-s.Center) / s.Center
+}
+
+// String formats a result on one line.
+func (r *Result) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %-40.40s median %.2fµs ±%.1f%% (%d samples x %d, %s", r.ID, r.Label,
+		r.MedianNS/1e3, 100*r.RelCI, r.Samples, r.Batch, r.Cache)
+	if r.Graph {
+		b.WriteString(", graph")
+	}
+	b.WriteString(")")
+	if r.Throttled {
+		fmt.Fprintf(&b, " THROTTLED %s", r.Reasons)
+	}
+	return b.String()
+}

@@ -1,0 +1,124 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier1"
+	"github.com/kreplay/kreplay/tier2"
+)
+
+// memoryReserve is device memory Prepare leaves free for libraries and
+// the L2 flush buffer.
+const memoryReserve = 1 << 30
+
+// maxSets caps rotating buffer sets for tiny signatures.
+const maxSets = 64
+
+// Prepared is a signature made launchable on a device.
+type Prepared struct {
+	Sig *signatures.Signature
+	// Path says how the signature replays: "memcpy", "memset", a library
+	// call ("cublasGemmEx", ...).
+	Path   string
+	Kernel launch.Kernel
+	// Cache is the cache mode the buffers were allocated for.
+	Cache CacheMode
+	dev   *Device
+}
+
+// Close frees the prepared signature's buffers.
+func (p *Prepared) Close() error {
+	if p.Kernel == nil {
+		return nil
+	}
+	err := p.dev.Do(p.Kernel.Close)
+	p.Kernel = nil
+	return err
+}
+
+// Prepare makes a signature launchable with buffers for the rotating cache
+// mode (enough buffer sets to exceed the L2 cache twice over). See
+// PrepareFor.
+func (d *Device) Prepare(sig *signatures.Signature) (*Prepared, error) {
+	return d.PrepareFor(sig, Rotating)
+}
+
+// PrepareFor makes a signature launchable, dispatching by its tier, with
+// random input data and as many buffer sets as the cache mode needs. A
+// signature that cannot be replayed, or does not fit in device memory,
+// gets a *SignatureError naming it.
+func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepared, error) {
+	switch {
+	case sig.Unreplayable != "":
+		return nil, sigErr(sig, "prepare", fmt.Errorf("%w: %s", ErrUnreplayable, sig.Unreplayable))
+	case sig.PartOf != "":
+		return nil, sigErr(sig, "prepare", fmt.Errorf("%w %s", ErrPartOf, sig.PartOf))
+	}
+	p := &Prepared{Sig: sig, Cache: cache, dev: d}
+	err := d.Do(func() error {
+		free, _, err := cuda.MemGetInfo()
+		if err != nil {
+			return err
+		}
+		opt := launch.Options{Sets: 1, Seed: seedOf(sig.ID), FreeBytes: int64(free) - memoryReserve}
+		k, path, err := d.build(sig, opt)
+		if err != nil {
+			return err
+		}
+		if cache == Rotating {
+			if n := launch.SetsFor(k.Footprint(), d.L2Bytes, opt.FreeBytes/2, maxSets); n > 1 {
+				if err := k.Close(); err != nil {
+					return err
+				}
+				opt.Sets = n
+				if k, path, err = d.build(sig, opt); err != nil {
+					return err
+				}
+			}
+		}
+		p.Kernel, p.Path = k, path
+		return nil
+	})
+	if err != nil {
+		return nil, sigErr(sig, "prepare", err)
+	}
+	return p, nil
+}
+
+// build dispatches by tier. Call inside Do.
+func (d *Device) build(sig *signatures.Signature, opt launch.Options) (launch.Kernel, string, error) {
+	switch {
+	case sig.Tier == signatures.TierMemory:
+		k, err := tier1.New(sig, opt, d.stream)
+		if err != nil {
+			return nil, "", err
+		}
+		return k, string(sig.Class), nil
+	case sig.Class == signatures.ClassGEMM:
+		libs, err := d.libraries()
+		if err != nil {
+			return nil, "", err
+		}
+		k, err := tier2.NewGEMM(sig, libs, opt, d.stream)
+		if err != nil {
+			return nil, "", err
+		}
+		return k, string(k.API()), nil
+	case sig.Class == signatures.ClassCollective:
+		return nil, "", fmt.Errorf("%w: NCCL collectives replay across several GPUs", ErrNotImplemented)
+	}
+	return nil, "", fmt.Errorf("%w: tier %d class %s", ErrNotImplemented, sig.Tier, sig.Class)
+}
+
+// seedOf derives the random-data seed from a signature ID, so that a
+// signature gets the same inputs in every run.
+func seedOf(id string) uint64 {
+	var h uint64 = 14695981039346656037
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * 1099511628211
+	}
+	return h
+}
