@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds and checks kreplay on a GPU machine and records the tier-1/2
+# replay tables of the single-GPU shared traces. Run from the project root
+# after `source .gpu/env.sh`; writes under ${OUT:-out}/ and prints a summary.
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT/r"
+export KREPLAY_REQUIRE_GPU=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv > "$OUT/r/nvidia-smi.txt" 2>&1
+go build -o /tmp/kreplay ./cmd/kreplay || exit 1
+echo "== GPU tests" | tee "$OUT/summary.txt"
+go test -count=1 ./internal/... ./energy/ ./tier1/ ./tier2/ ./replay/ > "$OUT/r/gputests.log" 2>&1
+grep -E '^(ok|FAIL|---|panic)' "$OUT/r/gputests.log" | head -40 | tee -a "$OUT/summary.txt"
+grep -c -- '--- SKIP' "$OUT/r/gputests.log" | sed 's/^/skipped: /' | tee -a "$OUT/summary.txt"
+for t in ${TRACES:-h100_bloom-560m_prefill h100_llama-7b_prefill h100_bloom-560m_generate}; do
+  /tmp/kreplay import "embedded:$t.trace.json.gz" -o "$OUT/r/$t.set.json" 2>/dev/null
+  timeout ${RUN_TIMEOUT:-240} /tmp/kreplay run -tiers 1,2 -budget ${BUDGET:-1s} -json "$OUT/r/$t.run.json" \
+    "embedded:$t.trace.json.gz" > "$OUT/r/$t.table.txt" 2> "$OUT/r/$t.progress.log"
+  echo "== $t (exit $?)" | tee -a "$OUT/summary.txt"
+  grep -E '^(tier|all)' "$OUT/r/$t.table.txt" | tee -a "$OUT/summary.txt"
+done
+echo "== torch vs Measure (warm cache)" | tee -a "$OUT/summary.txt"
+L=h100_llama-7b_prefill; B=h100_bloom-560m_prefill
+/tmp/kreplay run -tiers 2 -cache warm -identify=false -ids e6587ef873a9,36d5134099b1,33d30a6c6cfd -json "$OUT/r/warm_llama.json" "embedded:$L.trace.json.gz" > "$OUT/r/warm_llama.txt" 2>&1
+/tmp/kreplay run -tiers 2 -cache warm -identify=false -ids 4f0c075962c3,f2a81e1f3fe1 -json "$OUT/r/warm_bloom.json" "embedded:$B.trace.json.gz" > "$OUT/r/warm_bloom.txt" 2>&1
+python3 scripts/gpu/torch_gemm.py "$OUT/r/$L.set.json" "$OUT/r/warm_llama.json" e6587ef873a9 36d5134099b1 33d30a6c6cfd 2>&1 | tee -a "$OUT/summary.txt"
+python3 scripts/gpu/torch_gemm.py "$OUT/r/$B.set.json" "$OUT/r/warm_bloom.json" 4f0c075962c3 f2a81e1f3fe1 2>&1 | tee -a "$OUT/summary.txt"
+tar -C "$OUT" -czf "$OUT/results.tgz" r && rm -rf "$OUT/r"

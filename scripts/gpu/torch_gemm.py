@@ -1,0 +1,84 @@
+"""Times GEMM signatures with PyTorch and compares with kreplay's Measure.
+
+Usage: python3 torch_gemm.py SET.json RUN.json [ID ...]
+
+SET.json is a signature set (kreplay import), RUN.json the output of
+`kreplay run -cache warm -json` for the same IDs. For each ID, the op is
+rebuilt with the traced shapes, strides and dtypes (random inputs, torch.
+as_strided views), warmed up, then timed with torch.cuda.Event around 50
+back-to-back calls, 30 times; the median per call is compared with
+kreplay's median. Warm cache on both sides: the same buffers every call.
+"""
+import json, statistics, sys
+import torch
+
+torch.backends.cuda.matmul.allow_tf32 = False
+DT = {"c10::Half": torch.float16, "c10::BFloat16": torch.bfloat16, "float": torch.float32}
+
+def tensor(inp):
+    shape, strides = inp["shape"], inp.get("strides") or []
+    size = 1 + sum((d - 1) * s for d, s in zip(shape, strides)) if shape else 1
+    base = torch.empty(max(size, 1), dtype=DT[inp["type"]], device="cuda").uniform_(-1, 1)
+    return torch.as_strided(base, shape, strides)
+
+def scalar(inp, default):
+    try:
+        return float(inp.get("value", "").rstrip(".") or default)
+    except ValueError:
+        return default
+
+def build(sig):
+    ins, op = sig["inputs"], sig["op"]
+    if op == "aten::mm":
+        a, b = tensor(ins[0]), tensor(ins[1])
+        return lambda: torch.mm(a, b)
+    if op == "aten::bmm":
+        a, b = tensor(ins[0]), tensor(ins[1])
+        return lambda: torch.bmm(a, b)
+    if op == "aten::addmm":
+        c, a, b = tensor(ins[0]), tensor(ins[1]), tensor(ins[2])
+        beta, alpha = scalar(ins[3], 1), scalar(ins[4], 1)
+        return lambda: torch.addmm(c, a, b, beta=beta, alpha=alpha)
+    if op == "aten::baddbmm":
+        c, a, b = tensor(ins[0]), tensor(ins[1]), tensor(ins[2])
+        beta, alpha = scalar(ins[3], 1), scalar(ins[4], 1)
+        return lambda: torch.baddbmm(c, a, b, beta=beta, alpha=alpha)
+    raise SystemExit(f"{sig['id']}: op {op} is not a GEMM this script knows")
+
+def time_op(fn, inner=50, outer=30):
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    per = []
+    for _ in range(outer):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(inner):
+            fn()
+        e.record()
+        e.synchronize()
+        per.append(s.elapsed_time(e) * 1e6 / inner)  # ns
+    return statistics.median(per)
+
+def main():
+    sset = json.load(open(sys.argv[1]))
+    run = json.load(open(sys.argv[2]))
+    ids = sys.argv[3:]
+    sigs = {s["id"]: s for s in sset["signatures"]}
+    ours = {e["id"]: e for r in run for e in r["entries"]}
+    print(f"{'id':14} {'torch_us':>9} {'kreplay_us':>10} {'diff':>7}  label")
+    worst = 0.0
+    for i in ids:
+        e = ours.get(i)
+        if not e or not e.get("result"):
+            print(f"{i}: no kreplay result ({e and e.get('error')})")
+            worst = float("inf")
+            continue
+        t = time_op(build(sigs[i]))
+        k = e["result"]["median_ns"]
+        d = k / t - 1
+        worst = max(worst, abs(d))
+        print(f"{i:14} {t/1e3:9.2f} {k/1e3:10.2f} {100*d:+6.2f}%  {sigs[i]['label']}")
+    print(f"largest difference {100*worst:.2f}% ({'within' if worst <= 0.03 else 'OUTSIDE'} 3%)")
+
+main()
