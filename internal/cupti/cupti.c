@@ -1,0 +1,320 @@
+// Run-time loading of libcupti and the activity buffer callbacks.
+//
+// The callbacks run on CUPTI's threads and never call into Go: completed
+// buffers are decoded into a mutex-protected queue of kr_record that Go
+// drains with kr_cupti_take.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cupti_shim.h"
+
+#define KR_BUFFER_SIZE (8u << 20)      /* 8 MiB per activity buffer */
+#define KR_BUFFER_ALIGN 8              /* ACTIVITY_RECORD_ALIGNMENT */
+#define KR_CUPTI_SUCCESS 0
+#define KR_KIND_MEMCPY 1
+#define KR_KIND_MEMSET 2
+#define KR_KIND_KERNEL 3
+#define KR_KIND_CONCURRENT_KERNEL 10
+#define KR_KIND_MEMCPY2 22
+
+typedef void (*kr_req_fn)(uint8_t **, size_t *, size_t *);
+typedef void (*kr_done_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
+
+static struct {
+	int (*get_version)(uint32_t *);
+	int (*result_string)(int, const char **);
+	int (*enable)(int);
+	int (*disable)(int);
+	int (*flush_all)(uint32_t);
+	int (*get_next_record)(uint8_t *, size_t, void **);
+	int (*dropped)(void *, uint32_t, size_t *);
+	int (*register_callbacks)(kr_req_fn, kr_done_fn);
+} fns;
+
+int kr_cupti_open(const char *path, char *err, size_t errlen) {
+	void *lib;
+	void *p[8];
+	static const char *syms[8] = {
+		"cuptiGetVersion", "cuptiGetResultString", "cuptiActivityEnable",
+		"cuptiActivityDisable", "cuptiActivityFlushAll", "cuptiActivityGetNextRecord",
+		"cuptiActivityGetNumDroppedRecords", "cuptiActivityRegisterCallbacks",
+	};
+	int i;
+
+	dlerror();
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e ? e : "dlopen failed");
+		return 1;
+	}
+	for (i = 0; i < 8; i++) {
+		p[i] = dlsym(lib, syms[i]);
+		if (p[i] == NULL) {
+			snprintf(err, errlen, "missing symbol %s", syms[i]);
+			dlclose(lib);
+			return 2;
+		}
+	}
+	*(void **)(&fns.get_version) = p[0];
+	*(void **)(&fns.result_string) = p[1];
+	*(void **)(&fns.enable) = p[2];
+	*(void **)(&fns.disable) = p[3];
+	*(void **)(&fns.flush_all) = p[4];
+	*(void **)(&fns.get_next_record) = p[5];
+	*(void **)(&fns.dropped) = p[6];
+	*(void **)(&fns.register_callbacks) = p[7];
+	return 0; /* the library stays loaded for the life of the process */
+}
+
+int kr_cuptiGetVersion(uint32_t *v) { return fns.get_version(v); }
+int kr_cuptiGetResultString(int result, const char **s) {
+	return fns.result_string ? fns.result_string(result, s) : 1;
+}
+int kr_cuptiActivityEnable(int kind) { return fns.enable(kind); }
+int kr_cuptiActivityDisable(int kind) { return fns.disable(kind); }
+int kr_cuptiActivityFlushAll(uint32_t flag) { return fns.flush_all(flag); }
+
+/* ---- record queue ---- */
+
+static pthread_mutex_t qmu = PTHREAD_MUTEX_INITIALIZER;
+static kr_record *q;
+static size_t qlen, qcap;
+static size_t qlimit = (size_t)1 << 24;
+static kr_stats stats;
+
+/* Appends r (taking ownership of r->name); called with qmu held. */
+static int push_locked(kr_record *r) {
+	if (qlen >= qlimit) {
+		free(r->name);
+		stats.lost++;
+		return 0;
+	}
+	if (qlen == qcap) {
+		size_t ncap = qcap ? qcap * 2 : 4096;
+		kr_record *nq = realloc(q, ncap * sizeof *nq);
+		if (nq == NULL) {
+			free(r->name);
+			stats.lost++;
+			return 0;
+		}
+		q = nq;
+		qcap = ncap;
+	}
+	q[qlen++] = *r;
+	stats.records++;
+	return 1;
+}
+
+/* Decodes one CUPTI record; called with qmu held. */
+static int decode_locked(const void *raw) {
+	kr_record r;
+	int32_t kind;
+
+	memcpy(&kind, raw, sizeof kind);
+	memset(&r, 0, sizeof r);
+	r.kind = kind;
+	switch (kind) {
+	case KR_KIND_KERNEL:
+	case KR_KIND_CONCURRENT_KERNEL: {
+		const kr_kernel_prefix *k = raw;
+		r.start = k->start;
+		r.end = k->end;
+		r.deviceId = k->deviceId;
+		r.contextId = k->contextId;
+		r.streamId = k->streamId;
+		r.correlationId = k->correlationId;
+		r.grid[0] = k->gridX;
+		r.grid[1] = k->gridY;
+		r.grid[2] = k->gridZ;
+		r.block[0] = k->blockX;
+		r.block[1] = k->blockY;
+		r.block[2] = k->blockZ;
+		r.registers = k->registersPerThread;
+		r.staticShared = k->staticSharedMemory;
+		r.dynamicShared = k->dynamicSharedMemory;
+		if (k->name != NULL) {
+			r.name = strdup(k->name);
+			if (r.name == NULL) {
+				stats.lost++;
+				return 0;
+			}
+		}
+		break;
+	}
+	case KR_KIND_MEMCPY: {
+		const kr_memcpy_prefix *m = raw;
+		r.copyKind = m->copyKind;
+		r.srcKind = m->srcKind;
+		r.dstKind = m->dstKind;
+		r.bytes = m->bytes;
+		r.start = m->start;
+		r.end = m->end;
+		r.deviceId = m->deviceId;
+		r.contextId = m->contextId;
+		r.streamId = m->streamId;
+		r.correlationId = m->correlationId;
+		break;
+	}
+	case KR_KIND_MEMCPY2: {
+		const kr_p2p_prefix *m = raw;
+		r.copyKind = m->copyKind;
+		r.srcKind = m->srcKind;
+		r.dstKind = m->dstKind;
+		r.bytes = m->bytes;
+		r.start = m->start;
+		r.end = m->end;
+		r.deviceId = m->deviceId;
+		r.contextId = m->contextId;
+		r.streamId = m->streamId;
+		r.srcDeviceId = m->srcDeviceId;
+		r.dstDeviceId = m->dstDeviceId;
+		r.correlationId = m->correlationId;
+		break;
+	}
+	case KR_KIND_MEMSET: {
+		const kr_memset_prefix *m = raw;
+		r.value = m->value;
+		r.bytes = m->bytes;
+		r.start = m->start;
+		r.end = m->end;
+		r.deviceId = m->deviceId;
+		r.contextId = m->contextId;
+		r.streamId = m->streamId;
+		r.correlationId = m->correlationId;
+		r.memoryKind = m->memoryKind;
+		break;
+	}
+	default:
+		stats.ignored++;
+		return 0;
+	}
+	return push_locked(&r);
+}
+
+int kr_cupti_decode(const void *raw) {
+	int ok;
+	pthread_mutex_lock(&qmu);
+	ok = decode_locked(raw);
+	pthread_mutex_unlock(&qmu);
+	return ok;
+}
+
+static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+	void *p = NULL;
+	*max_records = 0;
+	if (posix_memalign(&p, KR_BUFFER_ALIGN, KR_BUFFER_SIZE) != 0) {
+		p = NULL;
+	}
+	*buffer = p;
+	*size = p ? KR_BUFFER_SIZE : 0;
+	if (p == NULL) {
+		pthread_mutex_lock(&qmu);
+		stats.lost++;
+		pthread_mutex_unlock(&qmu);
+	}
+}
+
+static void buffer_completed(void *ctx, uint32_t stream_id, uint8_t *buffer, size_t size, size_t valid) {
+	void *rec = NULL;
+	int rc;
+	size_t dropped = 0;
+	(void)size;
+
+	pthread_mutex_lock(&qmu);
+	stats.buffers++;
+	if (buffer != NULL && valid > 0) {
+		while ((rc = fns.get_next_record(buffer, valid, &rec)) == KR_CUPTI_SUCCESS) {
+			decode_locked(rec);
+		}
+		if (rc != 12 /* CUPTI_ERROR_MAX_LIMIT_REACHED: end of buffer */) {
+			stats.bad_buffers++;
+		}
+	}
+	if (fns.dropped(ctx, stream_id, &dropped) == KR_CUPTI_SUCCESS) {
+		stats.dropped += dropped;
+	}
+	pthread_mutex_unlock(&qmu);
+	free(buffer);
+}
+
+int kr_cupti_register(void) { return fns.register_callbacks(buffer_requested, buffer_completed); }
+
+size_t kr_cupti_take(kr_record **out) {
+	size_t n;
+	pthread_mutex_lock(&qmu);
+	*out = q;
+	n = qlen;
+	q = NULL;
+	qlen = qcap = 0;
+	pthread_mutex_unlock(&qmu);
+	return n;
+}
+
+void kr_cupti_free(kr_record *recs, size_t n) {
+	size_t i;
+	for (i = 0; i < n; i++) free(recs[i].name);
+	free(recs);
+}
+
+void kr_cupti_stats(kr_stats *s) {
+	pthread_mutex_lock(&qmu);
+	*s = stats;
+	pthread_mutex_unlock(&qmu);
+}
+
+void kr_cupti_set_limit(size_t max_records) {
+	pthread_mutex_lock(&qmu);
+	qlimit = max_records;
+	pthread_mutex_unlock(&qmu);
+}
+
+#define KR_OFF(key, type, field) {key, (long)offsetof(type, field)}
+const kr_layout_entry kr_cupti_layout[] = {
+	KR_OFF("kernel.registersPerThread", kr_kernel_prefix, registersPerThread),
+	KR_OFF("kernel.start", kr_kernel_prefix, start),
+	KR_OFF("kernel.end", kr_kernel_prefix, end),
+	KR_OFF("kernel.deviceId", kr_kernel_prefix, deviceId),
+	KR_OFF("kernel.contextId", kr_kernel_prefix, contextId),
+	KR_OFF("kernel.streamId", kr_kernel_prefix, streamId),
+	KR_OFF("kernel.gridX", kr_kernel_prefix, gridX),
+	KR_OFF("kernel.gridY", kr_kernel_prefix, gridY),
+	KR_OFF("kernel.gridZ", kr_kernel_prefix, gridZ),
+	KR_OFF("kernel.blockX", kr_kernel_prefix, blockX),
+	KR_OFF("kernel.blockY", kr_kernel_prefix, blockY),
+	KR_OFF("kernel.blockZ", kr_kernel_prefix, blockZ),
+	KR_OFF("kernel.staticSharedMemory", kr_kernel_prefix, staticSharedMemory),
+	KR_OFF("kernel.dynamicSharedMemory", kr_kernel_prefix, dynamicSharedMemory),
+	KR_OFF("kernel.correlationId", kr_kernel_prefix, correlationId),
+	KR_OFF("kernel.name", kr_kernel_prefix, name),
+	KR_OFF("memcpy.copyKind", kr_memcpy_prefix, copyKind),
+	KR_OFF("memcpy.srcKind", kr_memcpy_prefix, srcKind),
+	KR_OFF("memcpy.dstKind", kr_memcpy_prefix, dstKind),
+	KR_OFF("memcpy.bytes", kr_memcpy_prefix, bytes),
+	KR_OFF("memcpy.start", kr_memcpy_prefix, start),
+	KR_OFF("memcpy.end", kr_memcpy_prefix, end),
+	KR_OFF("memcpy.deviceId", kr_memcpy_prefix, deviceId),
+	KR_OFF("memcpy.contextId", kr_memcpy_prefix, contextId),
+	KR_OFF("memcpy.streamId", kr_memcpy_prefix, streamId),
+	KR_OFF("memcpy.correlationId", kr_memcpy_prefix, correlationId),
+	KR_OFF("p2p.bytes", kr_p2p_prefix, bytes),
+	KR_OFF("p2p.start", kr_p2p_prefix, start),
+	KR_OFF("p2p.end", kr_p2p_prefix, end),
+	KR_OFF("p2p.streamId", kr_p2p_prefix, streamId),
+	KR_OFF("p2p.srcDeviceId", kr_p2p_prefix, srcDeviceId),
+	KR_OFF("p2p.dstDeviceId", kr_p2p_prefix, dstDeviceId),
+	KR_OFF("p2p.correlationId", kr_p2p_prefix, correlationId),
+	KR_OFF("memset.value", kr_memset_prefix, value),
+	KR_OFF("memset.bytes", kr_memset_prefix, bytes),
+	KR_OFF("memset.start", kr_memset_prefix, start),
+	KR_OFF("memset.end", kr_memset_prefix, end),
+	KR_OFF("memset.deviceId", kr_memset_prefix, deviceId),
+	KR_OFF("memset.contextId", kr_memset_prefix, contextId),
+	KR_OFF("memset.streamId", kr_memset_prefix, streamId),
+	KR_OFF("memset.correlationId", kr_memset_prefix, correlationId),
+	KR_OFF("memset.memoryKind", kr_memset_prefix, memoryKind),
+};
+const int kr_cupti_layout_n = sizeof kr_cupti_layout / sizeof kr_cupti_layout[0];
