@@ -16,7 +16,7 @@ var headerOffsets = map[string]int64{
 	"kernel.contextId": 44, "kernel.streamId": 48, "kernel.gridX": 52, "kernel.gridY": 56,
 	"kernel.gridZ": 60, "kernel.blockX": 64, "kernel.blockY": 68, "kernel.blockZ": 72,
 	"kernel.staticSharedMemory": 76, "kernel.dynamicSharedMemory": 80, "kernel.correlationId": 92,
-	"kernel.name": 104,
+	"kernel.name":     104,
 	"memcpy.copyKind": 4, "memcpy.srcKind": 5, "memcpy.dstKind": 6, "memcpy.bytes": 8,
 	"memcpy.start": 16, "memcpy.end": 24, "memcpy.deviceId": 32, "memcpy.contextId": 36,
 	"memcpy.streamId": 40, "memcpy.correlationId": 44,

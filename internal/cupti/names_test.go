@@ -37,7 +37,7 @@ func TestBaseName(t *testing.T) {
 		{"_Z3fooB5cxx11v", "foo[abi:cxx11]"},
 		{"foo[abi:cxx11]()", "foo[abi:cxx11]"},
 		{"", ""},
-		{"_Z", "_Z"},               // not parseable: returned as is
+		{"_Z", "_Z"},                             // not parseable: returned as is
 		{"void broken<int(", "void broken<int("}, // unbalanced: returned as is
 	}
 	for _, c := range cases {
