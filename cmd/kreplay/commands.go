@@ -23,6 +23,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
+		{"run", "[-tiers 1,2,3] [-cache rotating|warm|cold] [-ids ID,...] [-json FILE] [TRACE|SET.json ...]", "replay each signature alone on the GPU and compare with the trace", cmdRun},
 		{"inspect", "[-top N] [-json] [TRACE|SET.json ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded " + traces.Default + ")", cmdInspect},
 	}
 }
@@ -126,7 +127,7 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	var all []*signatures.Inspection
 	var failed []string
 	if len(pos) == 0 {
-		pos = []string{embeddedPrefix + traces.Default}
+		pos = []string{embeddedPrefix + defaultTrace}
 	}
 	printed := 0
 	for _, p := range pos {
@@ -162,6 +163,9 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// defaultTrace is the embedded trace commands use when given none.
+const defaultTrace = traces.Default
 
 // embeddedPrefix names a trace embedded in the binary: "embedded:NAME".
 const embeddedPrefix = "embedded:"

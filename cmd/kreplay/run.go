@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// runOutput is what `kreplay run -json` writes: per set, the entries and
+// the coverage by tier.
+type runOutput struct {
+	Device   string            `json:"device"`
+	Driver   int               `json:"cuda_driver"`
+	Set      signatures.Source `json:"set"`
+	Cache    string            `json:"cache"`
+	Entries  []replay.Entry    `json:"entries"`
+	Coverage map[string]replay.Coverage
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", stderr)
+	tiersFlag := fs.String("tiers", "1,2,3", "replay only these `TIERS` (comma-separated)")
+	cacheFlag := fs.String("cache", "rotating", "L2 cache `MODE`: rotating, warm or cold")
+	idsFlag := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
+	budget := fs.Duration("budget", 2*time.Second, "time `BUDGET` per signature")
+	target := fs.Float64("ci", 0.01, "stop sampling at this relative confidence-interval half-width")
+	identify := fs.Bool("identify", true, "record with CUPTI which kernels each replay ran")
+	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
+	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
+	tol := fs.Float64("tolerance", 0.10, "ratio tolerance for the within-tolerance share")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		pos = []string{embeddedPrefix + defaultTrace}
+	}
+	var tiers []signatures.Tier
+	for _, f := range strings.Split(*tiersFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 3 {
+			return fmt.Errorf("-tiers %q: want numbers 1 to 3", *tiersFlag)
+		}
+		tiers = append(tiers, signatures.Tier(n))
+	}
+	cache, err := replay.ParseCacheMode(*cacheFlag)
+	if err != nil {
+		return err
+	}
+	dev, err := replay.Open(*devIndex)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	if dev.Meter == nil {
+		fmt.Fprintf(stderr, "kreplay run: no NVML (%v): clocks and throttling are not recorded\n", dev.NVMLErr)
+	}
+	fmt.Fprintf(stderr, "device %d: %s, %d SMs, L2 %d MB, CUDA driver %d\n", dev.Index, dev.Name, dev.SMs, dev.L2Bytes>>20, dev.DriverVersion)
+	var outs []runOutput
+	for _, p := range pos {
+		set, err := load(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "kreplay run: %v\n", err)
+			continue
+		}
+		if *idsFlag != "" {
+			set = filterIDs(set, strings.Split(*idsFlag, ","))
+		}
+		entries := dev.RunSet(set, replay.SuiteOptions{
+			Tiers: tiers, Cache: cache, Identify: *identify, Progress: stderr,
+			Measure: replay.Options{Budget: *budget, TargetRelCI: *target},
+		})
+		fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, cache)
+		if err := replay.WriteTable(stdout, entries); err != nil {
+			return err
+		}
+		cov := map[string]replay.Coverage{}
+		for _, t := range []struct {
+			name  string
+			tiers []signatures.Tier
+		}{{"tier1", []signatures.Tier{1}}, {"tier2", []signatures.Tier{2}}, {"tier3", []signatures.Tier{3}}, {"tier1+2", []signatures.Tier{1, 2}}, {"all", nil}} {
+			c := replay.Cover(entries, *tol, t.tiers...)
+			if c.TracedNS == 0 {
+				continue
+			}
+			cov[t.name] = c
+			fmt.Fprintf(stdout, "%-8s traced %.3f ms: replayed %.1f%%, same kernel %.1f%%, within ±%.0f%% %.1f%%, %d errors\n",
+				t.name, float64(c.TracedNS)/1e6, 100*c.ReplayedShare, 100*c.SameKernelShare, 100*c.Tolerance, 100*c.WithinShare, c.Errors)
+		}
+		fmt.Fprintln(stdout)
+		outs = append(outs, runOutput{Device: dev.Name, Driver: dev.DriverVersion, Set: set.Source, Cache: cache.String(), Entries: entries, Coverage: cov})
+	}
+	if *jsonOut != "" {
+		b, err := json.MarshalIndent(outs, "", " ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(*jsonOut, b, 0o644)
+	}
+	return nil
+}
+
+// filterIDs keeps the named signatures and those that are part of them.
+func filterIDs(set *signatures.Set, ids []string) *signatures.Set {
+	keep := map[string]bool{}
+	for _, id := range ids {
+		keep[strings.TrimSpace(id)] = true
+	}
+	out := *set
+	out.Signatures = nil
+	for _, s := range set.Signatures {
+		if keep[s.ID] || keep[s.PartOf] {
+			out.Signatures = append(out.Signatures, s)
+		}
+	}
+	return &out
+}

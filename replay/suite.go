@@ -1,0 +1,148 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// SuiteOptions tune RunSet.
+type SuiteOptions struct {
+	// Tiers limits the run to these tiers (all when empty).
+	Tiers []signatures.Tier
+	// Cache is the cache mode of every measurement.
+	Cache CacheMode
+	// Measure tunes each measurement.
+	Measure Options
+	// Identify records, with CUPTI, what each replay ran (after timing it).
+	Identify bool
+	// Progress, when set, gets one line per signature as the run goes.
+	Progress io.Writer
+	// Done, when set, is called with each entry as soon as it is measured,
+	// so that an interrupted run keeps what it has.
+	Done func(Entry)
+}
+
+// Entry is the outcome of one signature in a suite: its result, or the
+// error that kept it from replaying.
+type Entry struct {
+	ID     string           `json:"id"`
+	Label  string           `json:"label"`
+	Tier   signatures.Tier  `json:"tier"`
+	Class  signatures.Class `json:"class"`
+	Count  int              `json:"count"`
+	Kernel string           `json:"kernel"`
+	// TracedMedianNS is the signature's traced median plus, per call, the
+	// traced medians of the signatures that are part of it (a split-K
+	// reduce), which its replay also runs.
+	TracedMedianNS int64   `json:"traced_median_ns"`
+	TracedTotalNS  int64   `json:"traced_total_ns"`
+	Result         *Result `json:"result,omitempty"`
+	// Ran and SameKernel come from Identify.
+	Ran        []Ran `json:"ran,omitempty"`
+	SameKernel *bool `json:"same_kernel,omitempty"`
+	// PartOf is set for signatures measured with another one.
+	PartOf string `json:"part_of,omitempty"`
+	Err    string `json:"error,omitempty"`
+}
+
+// Ratio is the replay median over the traced median (0 when not measured).
+func (e *Entry) Ratio() float64 {
+	if e.Result == nil || e.TracedMedianNS <= 0 {
+		return 0
+	}
+	return e.Result.MedianNS / float64(e.TracedMedianNS)
+}
+
+// RunSet prepares, measures and (optionally) identifies every signature of
+// a set on the device, in the set's order (by traced time). A signature
+// that fails gets its error in its Entry and the run goes on.
+func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
+	parts := map[string][]*signatures.Signature{}
+	for _, s := range set.Signatures {
+		if s.PartOf != "" {
+			parts[s.PartOf] = append(parts[s.PartOf], s)
+		}
+	}
+	var todo []*signatures.Signature
+	for _, s := range set.Signatures {
+		if len(o.Tiers) == 0 || slices.Contains(o.Tiers, s.Tier) {
+			todo = append(todo, s)
+		}
+	}
+	var out []Entry
+	start := time.Now()
+	for i, s := range todo {
+		e := Entry{ID: s.ID, Label: s.Label, Tier: s.Tier, Class: s.Class, Count: s.Count, Kernel: s.Kernel,
+			TracedMedianNS: s.TracedNS.Median, TracedTotalNS: s.TracedNS.Total, PartOf: s.PartOf}
+		for _, p := range parts[s.ID] {
+			// Parts run once per call of the signature they belong to.
+			e.TracedMedianNS += p.TracedNS.Median * int64(p.Count) / int64(max(s.Count, 1))
+		}
+		if s.PartOf == "" {
+			d.runOne(s, o, &e)
+		}
+		out = append(out, e)
+		if o.Done != nil {
+			o.Done(e)
+		}
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "[%d/%d %s] %s\n", i+1, len(todo), time.Since(start).Round(time.Second), e.line())
+		}
+	}
+	return out
+}
+
+func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) {
+	p, err := d.PrepareFor(s, o.Cache)
+	if err != nil {
+		e.Err = errText(err)
+		return
+	}
+	defer p.Close()
+	r, err := d.Measure(p, o.Measure)
+	if err != nil {
+		e.Err = errText(err)
+		return
+	}
+	e.Result = r
+	if o.Identify {
+		ran, same, err := d.Identify(p)
+		if err != nil {
+			e.Err = errText(err)
+			return
+		}
+		e.Ran, e.SameKernel = ran, &same
+	}
+}
+
+// errText drops the SignatureError wrapper, whose ID the entry already has.
+func errText(err error) string {
+	var se *SignatureError
+	if errors.As(err, &se) {
+		return se.Stage + ": " + se.Err.Error()
+	}
+	return err.Error()
+}
+
+func (e *Entry) line() string {
+	switch {
+	case e.PartOf != "":
+		return fmt.Sprintf("%s %s: part of %s", e.ID, e.Label, e.PartOf)
+	case e.Err != "":
+		return fmt.Sprintf("%s %s: %s", e.ID, e.Label, e.Err)
+	}
+	s := fmt.Sprintf("%s %s: traced %.2fµs replay %.2fµs (x%.3f)", e.ID, e.Label,
+		float64(e.TracedMedianNS)/1e3, e.Result.MedianNS/1e3, e.Ratio())
+	if e.SameKernel != nil && !*e.SameKernel {
+		s += " OTHER KERNEL"
+	}
+	if e.Result.Throttled {
+		s += " throttled"
+	}
+	return s
+}

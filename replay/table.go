@@ -1,0 +1,104 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Coverage summarises a suite against the trace, weighting each signature
+// by its traced time.
+type Coverage struct {
+	// TracedNS is the traced time of the entries (parts included).
+	TracedNS int64 `json:"traced_ns"`
+	// ReplayedShare is the share of traced time whose signatures replayed.
+	ReplayedShare float64 `json:"replayed_share"`
+	// SameKernelShare is the share replayed by the very kernel traced
+	// (of entries that were identified).
+	SameKernelShare float64 `json:"same_kernel_share"`
+	// WithinShare is the share whose replay median is within Tolerance of
+	// the traced median.
+	WithinShare float64 `json:"within_share"`
+	Tolerance   float64 `json:"tolerance"`
+	Errors      int     `json:"errors"`
+}
+
+// Cover computes the coverage of entries of the given tiers (all when none).
+func Cover(entries []Entry, tolerance float64, tiers ...signatures.Tier) Coverage {
+	c := Coverage{Tolerance: tolerance}
+	var replayed, same, identified, within int64
+	for _, e := range entries {
+		if e.PartOf != "" || !inTiers(e.Tier, tiers) {
+			continue
+		}
+		w := e.TracedMedianNS * int64(e.Count)
+		c.TracedNS += w
+		if e.Err != "" || e.Result == nil {
+			c.Errors++
+			continue
+		}
+		replayed += w
+		if e.SameKernel != nil {
+			identified += w
+			if *e.SameKernel {
+				same += w
+			}
+		}
+		if r := e.Ratio(); math.Abs(r-1) <= tolerance {
+			within += w
+		}
+	}
+	if c.TracedNS > 0 {
+		c.ReplayedShare = float64(replayed) / float64(c.TracedNS)
+		c.WithinShare = float64(within) / float64(c.TracedNS)
+	}
+	if identified > 0 {
+		c.SameKernelShare = float64(same) / float64(identified)
+	}
+	return c
+}
+
+func inTiers(t signatures.Tier, tiers []signatures.Tier) bool {
+	if len(tiers) == 0 {
+		return true
+	}
+	for _, x := range tiers {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteTable prints one row per entry: signature, count, traced median,
+// replay median, ratio and whether the replay ran the traced kernel.
+func WriteTable(w io.Writer, entries []Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "id\ttier\tclass\tcount\ttraced_us\treplay_us\tratio\tci\tsame_kernel\tpath\tlabel")
+	for _, e := range entries {
+		same := "-"
+		if e.SameKernel != nil {
+			same = fmt.Sprint(*e.SameKernel)
+		}
+		switch {
+		case e.PartOf != "":
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\tpart of %s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
+				float64(e.TracedMedianNS)/1e3, e.PartOf, e.Label)
+		case e.Result == nil:
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\terror: %.80s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
+				float64(e.TracedMedianNS)/1e3, e.Err, e.Label)
+		default:
+			r := e.Result
+			path := r.Path
+			if r.Throttled {
+				path += " (throttled)"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.3f\t%.1f%%\t%s\t%s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
+				float64(e.TracedMedianNS)/1e3, r.MedianNS/1e3, e.Ratio(), 100*r.RelCI, same, path, e.Label)
+		}
+	}
+	return tw.Flush()
+}
