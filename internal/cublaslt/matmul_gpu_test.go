@@ -83,7 +83,7 @@ func compare(t *testing.T, got []byte, want []float64) {
 // fp32 compute, with and without batching, and checks every element
 // against a CPU reference.
 func TestGPUMatmulBias(t *testing.T) {
-	cublastest.Require(t)
+	cublastest.Require(t, cublaslt.Load)
 	dev, err := cublastest.Open()
 	if err != nil {
 		t.Fatalf("CUDA driver: %v", err)

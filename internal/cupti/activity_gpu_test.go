@@ -14,7 +14,7 @@ import (
 // copies and a memset, and checks the kernel name, timestamps, launch
 // shape and byte counts CUPTI reports.
 func TestGPURecordsGemmAndCopies(t *testing.T) {
-	cublastest.Require(t)
+	cublastest.Require(t, cupti.Load, cublas.Load)
 	kinds := []cupti.Kind{cupti.KindConcurrentKernel, cupti.KindMemcpy, cupti.KindMemset}
 	if err := cupti.Enable(kinds...); err != nil {
 		t.Fatalf("Enable: %v", err)

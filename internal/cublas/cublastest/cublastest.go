@@ -1,135 +1,103 @@
 // Package cublastest is test support for the GPU tests of the cuBLAS,
-// cuBLASLt and CUPTI bindings: a skip rule and just enough of the CUDA
-// driver API (primary context, device memory, synchronous copies),
-// loaded from libcuda.so.1 at run time. It exists so those tests do not
-// depend on another package's CUDA wrapper; it is not meant for
-// production code.
+// cuBLASLt and CUPTI bindings: the project's skip-or-fail rule
+// (internal/gputest), a device-0 context with memory helpers built on
+// internal/cuda, and a C probe compiler for checking declarations
+// against installed CUDA headers. Only _test.go files import it; the
+// bindings themselves depend on neither internal/cuda nor this package.
 package cublastest
 
-/*
-#cgo LDFLAGS: -ldl
-#include <stdlib.h>
-#include "drv.h"
-*/
-import "C"
-
 import (
-	"fmt"
-	"os"
-	"runtime"
-	"sync"
 	"testing"
-	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 )
 
-// EnvRequireGPU is the environment variable that turns GPU test skips
-// into failures when set to "1".
-const EnvRequireGPU = "KREPLAY_REQUIRE_GPU"
-
-// Required reports whether GPU tests must run (KREPLAY_REQUIRE_GPU=1).
-func Required() bool { return os.Getenv(EnvRequireGPU) == "1" }
-
-// Require skips the test unless KREPLAY_REQUIRE_GPU=1.
-func Require(t testing.TB) {
+// Require skips the test unless a CUDA device is usable and every check
+// (typically a library's Load) passes; with KREPLAY_REQUIRE_GPU=1 it
+// fails the test instead (see internal/gputest).
+func Require(t testing.TB, checks ...func() error) {
 	t.Helper()
-	if !Required() {
-		t.Skipf("GPU test: set %s=1 to run it on a machine with an NVIDIA GPU", EnvRequireGPU)
-	}
-}
-
-var (
-	openOnce sync.Once
-	openErr  error
-)
-
-func load() error {
-	openOnce.Do(func() {
-		buf := (*C.char)(C.malloc(512))
-		defer C.free(unsafe.Pointer(buf))
-		if C.kr_t_open(buf, 512) != 0 {
-			openErr = fmt.Errorf("cublastest: libcuda.so.1: %s", C.GoString(buf))
-			return
+	gputest.Require(t, func() error {
+		if err := cuda.Init(); err != nil {
+			return err
 		}
-		if rc := C.kr_t_init(); rc != 0 {
-			openErr = drvErr("cuInit", rc)
+		n, err := cuda.DeviceCount()
+		if err != nil {
+			return err
 		}
-	})
-	return openErr
-}
-
-func drvErr(fn string, rc C.int) error {
-	if rc == 0 {
+		if n == 0 {
+			return cuda.ErrNoDevice
+		}
+		for _, c := range checks {
+			if err := c(); err != nil {
+				return err
+			}
+		}
 		return nil
-	}
-	return fmt.Errorf("%s: %s", fn, C.GoString(C.kr_t_err_name(rc)))
+	})
 }
 
-// Device is device 0's primary context, made current on the calling
+// Device is device 0's primary context, current on the calling
 // goroutine's OS thread, which Open locks; Close unlocks it.
 type Device struct {
-	ctx unsafe.Pointer
+	ctx *cuda.Context
 }
 
-// Open initialises the driver, retains device 0's primary context and
-// makes it current on the calling goroutine, which it locks to its OS
-// thread. Call Close (usually deferred) on the same goroutine.
+// Open retains device 0's primary context and makes it current on the
+// calling goroutine, locked to its OS thread. Call Close (usually
+// deferred) on the same goroutine.
 func Open() (*Device, error) {
-	if err := load(); err != nil {
+	if err := cuda.Init(); err != nil {
 		return nil, err
 	}
-	runtime.LockOSThread()
-	var ctx unsafe.Pointer
-	if err := drvErr("cuDevicePrimaryCtxRetain", C.kr_t_ctx_retain(0, &ctx)); err != nil {
-		runtime.UnlockOSThread()
+	d, err := cuda.DeviceGet(0)
+	if err != nil {
 		return nil, err
 	}
-	if err := drvErr("cuCtxSetCurrent", C.kr_t_ctx_set_current(ctx)); err != nil {
-		C.kr_t_ctx_release(0)
-		runtime.UnlockOSThread()
+	ctx, err := d.RetainPrimaryContext()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Lock(); err != nil {
+		ctx.Release()
 		return nil, err
 	}
 	return &Device{ctx: ctx}, nil
 }
 
-// Close releases the primary context and unlocks the OS thread.
+// Close unlocks the OS thread and releases the primary context.
 func (d *Device) Close() error {
-	err := drvErr("cuDevicePrimaryCtxRelease", C.kr_t_ctx_release(0))
-	runtime.UnlockOSThread()
-	return err
+	d.ctx.Unlock()
+	return d.ctx.Release()
 }
 
 // Alloc allocates n bytes of device memory.
 func (d *Device) Alloc(n int) (uintptr, error) {
-	var p C.uint64_t
-	if err := drvErr("cuMemAlloc", C.kr_t_alloc(&p, C.size_t(n))); err != nil {
-		return 0, err
-	}
-	return uintptr(p), nil
+	p, err := cuda.MemAlloc(n)
+	return uintptr(p), err
 }
 
 // Free frees device memory from Alloc.
-func (d *Device) Free(p uintptr) error { return drvErr("cuMemFree", C.kr_t_free(C.uint64_t(p))) }
+func (d *Device) Free(p uintptr) error { return cuda.MemFree(cuda.DevicePtr(p)) }
 
-// CopyHtoD copies src to device memory at dst (synchronous).
+// CopyHtoD copies src to device memory at dst and waits for the copy.
 func (d *Device) CopyHtoD(dst uintptr, src []byte) error {
-	if len(src) == 0 {
-		return nil
-	}
-	return drvErr("cuMemcpyHtoD", C.kr_t_htod(C.uint64_t(dst), unsafe.Pointer(&src[0]), C.size_t(len(src))))
+	return cuda.CopyHtoD(cuda.DevicePtr(dst), src, nil)
 }
 
-// CopyDtoH copies len(dst) bytes from device memory at src (synchronous).
+// CopyDtoH copies len(dst) bytes from device memory at src and waits.
 func (d *Device) CopyDtoH(dst []byte, src uintptr) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	return drvErr("cuMemcpyDtoH", C.kr_t_dtoh(unsafe.Pointer(&dst[0]), C.uint64_t(src), C.size_t(len(dst))))
+	return cuda.CopyDtoH(dst, cuda.DevicePtr(src), nil)
 }
 
-// Memset sets n bytes at dst to v.
+// Memset sets n bytes at dst to v and waits.
 func (d *Device) Memset(dst uintptr, v byte, n int) error {
-	return drvErr("cuMemsetD8", C.kr_t_memset8(C.uint64_t(dst), C.uchar(v), C.size_t(n)))
+	if err := cuda.MemsetD8Async(cuda.DevicePtr(dst), v, n, nil); err != nil {
+		return err
+	}
+	return d.Synchronize()
 }
 
-// Synchronize waits for all work in the context (cuCtxSynchronize).
-func (d *Device) Synchronize() error { return drvErr("cuCtxSynchronize", C.kr_t_ctx_sync()) }
+// Synchronize waits for all work in the context.
+func (d *Device) Synchronize() error { return d.ctx.Synchronize() }
