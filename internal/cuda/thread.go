@@ -3,7 +3,10 @@ package cuda
 // #include "kr_cuda.h"
 import "C"
 
-import "runtime"
+import (
+	"runtime"
+	"unsafe"
+)
 
 // The driver keeps the current context per OS thread, and the Go scheduler
 // moves goroutines between threads at will. Every call that needs a
@@ -61,4 +64,17 @@ func (c *Context) SetCurrent() error {
 		return err
 	}
 	return check("cuCtxSetCurrent", C.kr_cuCtxSetCurrent(c.h))
+}
+
+// currentContext returns the CUcontext current on the calling OS thread
+// (nil if none).
+func currentContext() (unsafe.Pointer, error) {
+	if err := ready(); err != nil {
+		return nil, err
+	}
+	var h C.kr_CUcontext
+	if err := check("cuCtxGetCurrent", C.kr_cuCtxGetCurrent(&h)); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(h), nil
 }
