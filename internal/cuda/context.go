@@ -36,6 +36,9 @@ func (d Device) RetainPrimaryContext() (*Context, error) {
 // context is destroyed when its last reference goes; every handle created
 // in it becomes invalid. A second Release is a no-op.
 func (c *Context) Release() error {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.released {
@@ -52,7 +55,12 @@ func (c *Context) Release() error {
 func (c *Context) Device() Device { return c.dev }
 
 // Handle returns the CUcontext, for passing to other libraries.
-func (c *Context) Handle() unsafe.Pointer { return unsafe.Pointer(c.h) }
+func (c *Context) Handle() unsafe.Pointer {
+	if c == nil {
+		return nil
+	}
+	return unsafe.Pointer(c.h)
+}
 
 // Synchronize blocks until all work in the context has finished. Like
 // every context call it must run where the context is current (inside
@@ -68,6 +76,9 @@ func (c *Context) Synchronize() error {
 func (c *Context) usable() error {
 	if err := ready(); err != nil {
 		return err
+	}
+	if c == nil {
+		return ErrDestroyed
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -49,7 +49,12 @@ func (e *Event) handle() (C.kr_CUevent, error) {
 }
 
 // Handle returns the CUevent as an unsafe.Pointer, for other libraries.
-func (e *Event) Handle() unsafe.Pointer { return unsafe.Pointer(e.h) }
+func (e *Event) Handle() unsafe.Pointer {
+	if e == nil {
+		return nil
+	}
+	return unsafe.Pointer(e.h)
+}
 
 // Record records the event on stream s (nil: the legacy default stream).
 func (e *Event) Record(s *Stream) error {

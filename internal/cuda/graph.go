@@ -65,7 +65,12 @@ func (s *Stream) EndCapture() (*Graph, error) {
 }
 
 // Handle returns the CUgraph, for other libraries.
-func (g *Graph) Handle() unsafe.Pointer { return unsafe.Pointer(g.h) }
+func (g *Graph) Handle() unsafe.Pointer {
+	if g == nil {
+		return nil
+	}
+	return unsafe.Pointer(g.h)
+}
 
 // NodeCount returns the number of nodes in the graph.
 func (g *Graph) NodeCount() (int, error) {
@@ -114,7 +119,12 @@ func (g *Graph) Destroy() error {
 }
 
 // Handle returns the CUgraphExec, for other libraries.
-func (e *GraphExec) Handle() unsafe.Pointer { return unsafe.Pointer(e.h) }
+func (e *GraphExec) Handle() unsafe.Pointer {
+	if e == nil {
+		return nil
+	}
+	return unsafe.Pointer(e.h)
+}
 
 // Launch queues one execution of the whole graph on s.
 func (e *GraphExec) Launch(s *Stream) error {

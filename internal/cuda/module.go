@@ -62,7 +62,12 @@ func LoadData(image []byte) (*Module, error) {
 }
 
 // Handle returns the CUmodule, for other libraries.
-func (m *Module) Handle() unsafe.Pointer { return unsafe.Pointer(m.h) }
+func (m *Module) Handle() unsafe.Pointer {
+	if m == nil {
+		return nil
+	}
+	return unsafe.Pointer(m.h)
+}
 
 // Unload unloads the module; its functions become invalid. A second
 // Unload is a no-op.
@@ -127,7 +132,12 @@ func (f *Function) handle() (C.kr_CUfunction, error) {
 }
 
 // Handle returns the CUfunction, for other libraries.
-func (f *Function) Handle() unsafe.Pointer { return unsafe.Pointer(f.h) }
+func (f *Function) Handle() unsafe.Pointer {
+	if f == nil {
+		return nil
+	}
+	return unsafe.Pointer(f.h)
+}
 
 // Name returns the kernel's name as the driver reports it (cuFuncGetName,
 // CUDA 12.3+), or the name it was looked up by on older drivers.
