@@ -89,10 +89,10 @@ func NewGEMM(sig *signatures.Signature, libs *Libraries, opt launch.Options, s *
 	}
 	g := *sig.GEMM
 	k = &GEMM{g: g, libs: libs, alpha: float32(g.Alpha), beta: float32(g.Beta)}
+	built := k
 	defer func() {
 		if err != nil {
-			k.Close()
-			k = nil
+			built.Close()
 		}
 	}()
 	// cuBLAS's A is the op's B and cuBLAS's B is the op's A.

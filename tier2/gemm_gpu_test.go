@@ -94,15 +94,17 @@ func TestGPUGEMMMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer libs.Close()
+		// Subtests run on goroutines of their own; the context is current
+		// only on this one, so the cases run in a loop here.
 		for i, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
+			func(t *testing.T) {
 				set, err := signatures.Import(strings.NewReader(gemmTrace(tc.op, tc.dims, tc.strides, tc.types, tc.concrete, "nvjet_test_bias_TNT")), tc.name, signatures.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				sig := set.Signatures[0]
 				if sig.GEMM == nil {
-					t.Fatalf("no GEMM parameters: %s", sig.Unreplayable)
+					t.Fatalf("%s: no GEMM parameters: %s", tc.name, sig.Unreplayable)
 				}
 				k, err := NewGEMM(sig, libs, launch.Options{Sets: 1, Seed: uint64(i + 1)}, s)
 				if err != nil {
@@ -110,7 +112,7 @@ func TestGPUGEMMMatchesReference(t *testing.T) {
 				}
 				defer k.Close()
 				if k.API() != tc.api {
-					t.Errorf("API %s, want %s", k.API(), tc.api)
+					t.Errorf("%s: API %s, want %s", tc.name, k.API(), tc.api)
 				}
 				g := sig.GEMM
 				b := k.sets[0]
@@ -164,7 +166,7 @@ func TestGPUGEMMMatchesReference(t *testing.T) {
 							}
 							d := got[idx] - want
 							if math.IsNaN(got[idx]) {
-								t.Fatalf("output [%d,%d,%d] is NaN (unwritten?)", bt, i, j)
+								t.Fatalf("%s: output [%d,%d,%d] is NaN (unwritten?)", tc.name, bt, i, j)
 							}
 							num += d * d
 							den += want * want
@@ -172,9 +174,9 @@ func TestGPUGEMMMatchesReference(t *testing.T) {
 					}
 				}
 				if rel := math.Sqrt(num / den); rel > 2e-3 || math.IsNaN(rel) {
-					t.Errorf("relative error %.2e against the float64 reference", rel)
+					t.Errorf("%s: relative error %.2e against the float64 reference", tc.name, rel)
 				}
-			})
+			}(t)
 		}
 	})
 }

@@ -67,10 +67,10 @@ func Open(s *cuda.Stream, opt LibOptions) (l *Libraries, err error) {
 		}
 	}
 	l = &Libraries{stream: s, wsN: opt.Workspace, ltWSN: opt.LtWorkspace}
+	opened := l
 	defer func() {
 		if err != nil {
-			l.Close()
-			l = nil
+			opened.Close()
 		}
 	}()
 	if l.blas, err = cublas.Create(); err != nil {

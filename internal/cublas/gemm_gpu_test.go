@@ -139,6 +139,11 @@ func TestGPUGemmExHalf(t *testing.T) {
 		ta, tb cublas.Operation
 	}{{"NN", cublas.OpN, cublas.OpN}, {"TN", cublas.OpT, cublas.OpN}, {"NT", cublas.OpN, cublas.OpT}} {
 		t.Run(tc.name, func(t *testing.T) {
+			unbind, err := dev.Bind()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unbind()
 			lda, ldb := m, k
 			if tc.ta == cublas.OpT {
 				lda = k
@@ -151,7 +156,7 @@ func TestGPUGemmExHalf(t *testing.T) {
 			cB, cV := halfMatrix(r, m*n)
 			dA, dB, dC := upload(t, dev, aB), upload(t, dev, bB), upload(t, dev, cB)
 			const alpha, beta = 1.0, 0.5
-			err := h.GemmEx(tc.ta, tc.tb, m, n, k,
+			err = h.GemmEx(tc.ta, tc.tb, m, n, k,
 				scalar(t, cublas.Compute32F, alpha), dA, cublas.R16F, lda, dB, cublas.R16F, ldb,
 				scalar(t, cublas.Compute32F, beta), dC, cublas.R16F, m,
 				cublas.Compute32F, cublas.GemmDefault)

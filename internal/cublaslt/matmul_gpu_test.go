@@ -122,6 +122,11 @@ func TestGPUMatmulBias(t *testing.T) {
 		{"NN-implicit-algo", cublas.OpN, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			unbind, err := dev.Bind()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unbind()
 			g.t = t
 			lda := m
 			aRows, aCols := m, k

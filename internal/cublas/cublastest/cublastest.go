@@ -101,3 +101,13 @@ func (d *Device) Memset(dst uintptr, v byte, n int) error {
 
 // Synchronize waits for all work in the context.
 func (d *Device) Synchronize() error { return d.ctx.Synchronize() }
+
+// Bind makes the context current on the calling goroutine, locked to its
+// OS thread, for subtests (which run on goroutines of their own). Call the
+// returned function, usually deferred, on the same goroutine.
+func (d *Device) Bind() (unbind func(), err error) {
+	if err := d.ctx.Lock(); err != nil {
+		return nil, err
+	}
+	return d.ctx.Unlock, nil
+}
