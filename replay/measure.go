@@ -69,8 +69,12 @@ type Options struct {
 	MaxBatch     int
 	// Budget ends sampling once spent, converged or not (default 2 s).
 	Budget time.Duration
-	// Warmup is how long launches run before timing (default 20 ms).
+	// Warmup is how long launches run before timing (default 100 ms), so
+	// that clocks and power settle as under sustained load.
 	Warmup time.Duration
+	// MinTime is the least time spent sampling (default 100 ms), so that
+	// the GPU state sampled is a steady one and not a burst's.
+	MinTime time.Duration
 	// Cooldown is an idle pause between samples (default none), to
 	// measure a heavy kernel without the power cap that back-to-back
 	// launches hit.
@@ -79,6 +83,12 @@ type Options struct {
 	NoGraph bool
 	// NoNVML skips the NVML sampler.
 	NoNVML bool
+	// NoKernelTime skips the CUPTI pass that times the kernels themselves
+	// and records which ones ran (see Result.KernelMedianNS).
+	NoKernelTime bool
+	// KernelSamples is the number of batches the CUPTI pass records
+	// (default 15).
+	KernelSamples int
 }
 
 func (o *Options) defaults() {
@@ -100,11 +110,17 @@ func (o *Options) defaults() {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 10000
 	}
+	if o.KernelSamples <= 0 {
+		o.KernelSamples = 15
+	}
 	if o.Budget <= 0 {
 		o.Budget = 2 * time.Second
 	}
 	if o.Warmup <= 0 {
-		o.Warmup = 20 * time.Millisecond
+		o.Warmup = 100 * time.Millisecond
+	}
+	if o.MinTime <= 0 {
+		o.MinTime = 100 * time.Millisecond
 	}
 }
 
@@ -136,6 +152,19 @@ type Result struct {
 	Converged bool `json:"converged"`
 
 	Work launch.Work `json:"work"`
+
+	// KernelMedianNS is the median, over KernelSamples batches, of the GPU
+	// time of the activities one invocation runs as CUPTI records them
+	// (their summed durations, without the gaps between launches): the
+	// same measure a profiler trace's durations are. KernelLoNS and
+	// KernelHiNS bound it. Zero when the CUPTI pass did not run; KernelErr
+	// then says why.
+	KernelMedianNS float64 `json:"kernel_median_ns,omitempty"`
+	KernelLoNS     float64 `json:"kernel_lo_ns,omitempty"`
+	KernelHiNS     float64 `json:"kernel_hi_ns,omitempty"`
+	KernelErr      string  `json:"kernel_error,omitempty"`
+	// Ran lists the GPU activities one invocation ran, from CUPTI.
+	Ran []Ran `json:"ran,omitempty"`
 
 	// GPU state sampled through NVML during the samples; nil without NVML.
 	GPU *energy.Summary `json:"gpu,omitempty"`
@@ -317,7 +346,8 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
 	}
 	var values []float64
-	deadline := time.Now().Add(o.Budget)
+	began := time.Now()
+	deadline := began.Add(max(o.Budget, o.MinTime))
 	var sum benchmath.Summary
 	for len(values) < o.MaxSamples {
 		if o.Cooldown > 0 {
@@ -337,7 +367,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		if len(values)%5 == 0 || time.Now().After(deadline) {
 			sum = summarize(values, o.Confidence)
 			r.RelCI = relCI(sum)
-			if r.RelCI <= o.TargetRelCI {
+			if r.RelCI <= o.TargetRelCI && time.Since(began) >= o.MinTime {
 				r.Converged = true
 				break
 			}
@@ -368,6 +398,11 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		tot += v
 	}
 	r.MeanNS = tot / float64(len(values))
+	if !o.NoKernelTime {
+		if err := t.kernelTime(o, r); err != nil {
+			r.KernelErr = err.Error()
+		}
+	}
 	return nil
 }
 

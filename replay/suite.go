@@ -18,8 +18,6 @@ type SuiteOptions struct {
 	Cache CacheMode
 	// Measure tunes each measurement.
 	Measure Options
-	// Identify records, with CUPTI, what each replay ran (after timing it).
-	Identify bool
 	// Progress, when set, gets one line per signature as the run goes.
 	Progress io.Writer
 	// Done, when set, is called with each entry as soon as it is measured,
@@ -42,20 +40,33 @@ type Entry struct {
 	TracedMedianNS int64   `json:"traced_median_ns"`
 	TracedTotalNS  int64   `json:"traced_total_ns"`
 	Result         *Result `json:"result,omitempty"`
-	// Ran and SameKernel come from Identify.
-	Ran        []Ran `json:"ran,omitempty"`
+	// SameKernel tells whether the replay ran the traced activity (from
+	// the CUPTI pass of Measure; nil when it did not run).
 	SameKernel *bool `json:"same_kernel,omitempty"`
 	// PartOf is set for signatures measured with another one.
 	PartOf string `json:"part_of,omitempty"`
 	Err    string `json:"error,omitempty"`
 }
 
-// Ratio is the replay median over the traced median (0 when not measured).
+// ReplayNS is the replay's time per invocation to compare with the trace:
+// the CUPTI kernel time, measured as the trace's durations are, when
+// there is one, else the event time.
+func (e *Entry) ReplayNS() float64 {
+	if e.Result == nil {
+		return 0
+	}
+	if e.Result.KernelMedianNS > 0 {
+		return e.Result.KernelMedianNS
+	}
+	return e.Result.MedianNS
+}
+
+// Ratio is the replay time over the traced median (0 when not measured).
 func (e *Entry) Ratio() float64 {
 	if e.Result == nil || e.TracedMedianNS <= 0 {
 		return 0
 	}
-	return e.Result.MedianNS / float64(e.TracedMedianNS)
+	return e.ReplayNS() / float64(e.TracedMedianNS)
 }
 
 // RunSet prepares, measures and (optionally) identifies every signature of
@@ -110,13 +121,9 @@ func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) {
 		return
 	}
 	e.Result = r
-	if o.Identify {
-		ran, same, err := d.Identify(p)
-		if err != nil {
-			e.Err = errText(err)
-			return
-		}
-		e.Ran, e.SameKernel = ran, &same
+	if len(r.Ran) > 0 {
+		same := sameActivity(s, r.Ran)
+		e.SameKernel = &same
 	}
 }
 
@@ -136,8 +143,8 @@ func (e *Entry) line() string {
 	case e.Err != "":
 		return fmt.Sprintf("%s %s: %s", e.ID, e.Label, e.Err)
 	}
-	s := fmt.Sprintf("%s %s: traced %.2fµs replay %.2fµs (x%.3f)", e.ID, e.Label,
-		float64(e.TracedMedianNS)/1e3, e.Result.MedianNS/1e3, e.Ratio())
+	s := fmt.Sprintf("%s %s: traced %.2fµs replay %.2fµs (x%.3f), events %.2fµs", e.ID, e.Label,
+		float64(e.TracedMedianNS)/1e3, e.ReplayNS()/1e3, e.Ratio(), e.Result.MedianNS/1e3)
 	if e.SameKernel != nil && !*e.SameKernel {
 		s += " OTHER KERNEL"
 	}

@@ -74,10 +74,13 @@ func inTiers(t signatures.Tier, tiers []signatures.Tier) bool {
 }
 
 // WriteTable prints one row per entry: signature, count, traced median,
-// replay median, ratio and whether the replay ran the traced kernel.
+// replay time (CUPTI kernel time where recorded), their ratio, the CUDA
+// event time per invocation (which includes launch gaps), the event
+// samples' confidence interval, and whether the replay ran the traced
+// kernel.
 func WriteTable(w io.Writer, entries []Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\ttier\tclass\tcount\ttraced_us\treplay_us\tratio\tci\tsame_kernel\tpath\tlabel")
+	fmt.Fprintln(tw, "id\ttier\tclass\tcount\ttraced_us\treplay_us\tratio\tevent_us\tci\tsame_kernel\tpath\tlabel")
 	for _, e := range entries {
 		same := "-"
 		if e.SameKernel != nil {
@@ -85,10 +88,10 @@ func WriteTable(w io.Writer, entries []Entry) error {
 		}
 		switch {
 		case e.PartOf != "":
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\tpart of %s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\t\tpart of %s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
 				float64(e.TracedMedianNS)/1e3, e.PartOf, e.Label)
 		case e.Result == nil:
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\terror: %.80s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\t\terror: %.80s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
 				float64(e.TracedMedianNS)/1e3, e.Err, e.Label)
 		default:
 			r := e.Result
@@ -96,8 +99,8 @@ func WriteTable(w io.Writer, entries []Entry) error {
 			if r.Throttled {
 				path += " (throttled)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.3f\t%.1f%%\t%s\t%s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
-				float64(e.TracedMedianNS)/1e3, r.MedianNS/1e3, e.Ratio(), 100*r.RelCI, same, path, e.Label)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.3f\t%.2f\t%.1f%%\t%s\t%s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
+				float64(e.TracedMedianNS)/1e3, e.ReplayNS()/1e3, e.Ratio(), r.MedianNS/1e3, 100*r.RelCI, same, path, e.Label)
 		}
 	}
 	return tw.Flush()

@@ -30,8 +30,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	cacheFlag := fs.String("cache", "rotating", "L2 cache `MODE`: rotating, warm or cold")
 	idsFlag := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
 	budget := fs.Duration("budget", 2*time.Second, "time `BUDGET` per signature")
+	warmup := fs.Duration("warmup", 100*time.Millisecond, "launch for `DURATION` before timing each signature")
+	minTime := fs.Duration("mintime", 100*time.Millisecond, "sample each signature for at least `DURATION`")
 	target := fs.Float64("ci", 0.01, "stop sampling at this relative confidence-interval half-width")
-	identify := fs.Bool("identify", true, "record with CUPTI which kernels each replay ran")
+	kernels := fs.Bool("kernels", true, "time the kernels and record which ran, with CUPTI")
 	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
 	tol := fs.Float64("tolerance", 0.10, "ratio tolerance for the within-tolerance share")
@@ -74,8 +76,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			set = filterIDs(set, strings.Split(*idsFlag, ","))
 		}
 		entries := dev.RunSet(set, replay.SuiteOptions{
-			Tiers: tiers, Cache: cache, Identify: *identify, Progress: stderr,
-			Measure: replay.Options{Budget: *budget, TargetRelCI: *target},
+			Tiers: tiers, Cache: cache, Progress: stderr,
+			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime},
 		})
 		fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, cache)
 		if err := replay.WriteTable(stdout, entries); err != nil {

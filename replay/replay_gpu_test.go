@@ -1,0 +1,158 @@
+package replay
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+func openGPU(t *testing.T) *Device {
+	t.Helper()
+	gputest.Require(t, cuda.Init)
+	d, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return d
+}
+
+func embedded(t *testing.T, name string) *signatures.Set {
+	t.Helper()
+	f, err := traces.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	set, err := signatures.Import(f, name, signatures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+var quick = Options{Budget: 200 * time.Millisecond, Warmup: 10 * time.Millisecond, MinTime: 10 * time.Millisecond, KernelSamples: 5}
+
+// Every tier-1 and tier-2 signature of the BLOOM-560M prefill trace
+// replays, and CUPTI sees the traced kernel run for each GEMM.
+func TestGPURunSetPrefill(t *testing.T) {
+	d := openGPU(t)
+	if d.Meter == nil {
+		t.Logf("no NVML: %v", d.NVMLErr)
+	}
+	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
+	var lines int
+	entries := d.RunSet(set, SuiteOptions{Tiers: []signatures.Tier{1, 2}, Measure: quick,
+		Done: func(Entry) { lines++ }})
+	if lines != len(entries) || len(entries) == 0 {
+		t.Fatalf("Done called %d times for %d entries", lines, len(entries))
+	}
+	for _, e := range entries {
+		if e.PartOf != "" {
+			continue
+		}
+		if e.Err != "" || e.Result == nil {
+			t.Errorf("%s %s: %s", e.ID, e.Label, e.Err)
+			continue
+		}
+		r := e.Result
+		if r.MedianNS <= 0 || r.KernelMedianNS <= 0 || r.Samples < 10 || r.MinNS > r.MedianNS || r.MedianNS > r.MaxNS {
+			t.Errorf("%s %s: result %+v", e.ID, e.Label, r)
+		}
+		if e.SameKernel == nil || (e.Class == signatures.ClassGEMM && !*e.SameKernel) {
+			t.Errorf("%s %s: traced %s, replay ran %+v", e.ID, e.Label, e.Kernel, r.Ran)
+		}
+		if r.GPU == nil && d.Meter != nil {
+			t.Errorf("%s: no NVML samples", e.ID)
+		}
+	}
+}
+
+// Bad signatures get a *SignatureError naming them, and the device keeps
+// working for the next one.
+func TestGPUBadSignatures(t *testing.T) {
+	d := openGPU(t)
+	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
+	var gemm, tier3 *signatures.Signature
+	for _, s := range set.Signatures {
+		switch {
+		case s.Class == signatures.ClassGEMM && gemm == nil && s.GEMM != nil:
+			gemm = s
+		case s.Tier == signatures.TierKernel && tier3 == nil:
+			tier3 = s
+		}
+	}
+	huge := *gemm
+	g := *gemm.GEMM
+	g.M = 1 << 26 // operands of hundreds of GB
+	huge.GEMM = &g
+	unrep := *gemm
+	unrep.Unreplayable = "unreplayable: test"
+	for _, tc := range []struct {
+		sig  *signatures.Signature
+		want error
+		text string
+	}{
+		{&huge, nil, "bytes of device memory"},
+		{&unrep, ErrUnreplayable, "unreplayable: test"},
+		{tier3, ErrNotImplemented, "tier 3"},
+	} {
+		_, err := d.Prepare(tc.sig)
+		var se *SignatureError
+		if !errors.As(err, &se) || se.ID != tc.sig.ID {
+			t.Errorf("%s: error %v is not a SignatureError naming it", tc.sig.Label, err)
+			continue
+		}
+		if (tc.want != nil && !errors.Is(err, tc.want)) || !strings.Contains(err.Error(), tc.text) {
+			t.Errorf("%s: error %q, want %v / %q", tc.sig.Label, err, tc.want, tc.text)
+		}
+	}
+	p, err := d.Prepare(gemm)
+	if err != nil {
+		t.Fatalf("after bad signatures: %v", err)
+	}
+	defer p.Close()
+	if _, err := d.Measure(p, quick); err != nil {
+		t.Fatalf("after bad signatures: %v", err)
+	}
+}
+
+// The cache modes order as they should: a GEMM whose operands fit in L2
+// runs no slower warm than with rotating buffers.
+func TestGPUCacheModes(t *testing.T) {
+	d := openGPU(t)
+	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
+	var sig *signatures.Signature
+	for _, s := range set.Signatures {
+		if s.Op == "aten::bmm" {
+			sig = s
+		}
+	}
+	res := map[CacheMode]float64{}
+	for _, c := range []CacheMode{Warm, Rotating, Cold} {
+		p, err := d.PrepareFor(sig, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := d.Measure(p, quick)
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res[c] = r.KernelMedianNS
+		t.Logf("%s: %s, kernel %.2fµs, sets %d", c, r, r.KernelMedianNS/1e3, r.Sets)
+	}
+	if res[Warm] > res[Rotating]*1.02 || res[Warm] > res[Cold]*1.02 {
+		t.Errorf("warm %.0f ns slower than rotating %.0f or cold %.0f", res[Warm], res[Rotating], res[Cold])
+	}
+}
