@@ -141,8 +141,10 @@ func TestGPUIdlePower(t *testing.T) {
 		if r.Seconds < 1 || r.Ticks < 5 {
 			t.Errorf("window %.3f s, %d ticks", r.Seconds, r.Ticks)
 		}
-		if r.TimeUncertainty > 10*time.Millisecond {
-			t.Errorf("TimeUncertainty %v", r.TimeUncertainty)
+		// The window's length is known to within a poll and an NVML call;
+		// that must stay a small part of the window.
+		if r.TimeUncertainty.Seconds() > 0.02*r.Seconds {
+			t.Errorf("TimeUncertainty %v of a %.3f s window", r.TimeUncertainty, r.Seconds)
 		}
 	}
 }

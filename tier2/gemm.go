@@ -279,8 +279,8 @@ func (k *GEMM) Footprint() int64 { return k.aBytes + k.bBytes + k.cBytes + k.bia
 // Work counts 2mnk FLOPs per batch and the operands' bytes.
 func (k *GEMM) Work() launch.Work {
 	w := launch.Work{FLOPs: 2 * k.g.M * k.g.N * k.g.K * k.g.Batch, Bytes: k.Footprint()}
-	if k.beta != 0 {
-		w.Bytes += k.cBytes
+	if k.beta != 0 && k.api != APILtMatmulBias {
+		w.Bytes += k.cBytes // C is read as well as written
 	}
 	return w
 }

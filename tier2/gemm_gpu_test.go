@@ -158,11 +158,10 @@ func TestGPUGEMMMatchesReference(t *testing.T) {
 							}
 							idx := bt*g.StrideC + i*g.LDC + j
 							want := g.Alpha * acc
-							if g.Beta != 0 {
-								want += g.Beta * c0[idx]
-							}
 							if bias != nil {
-								want += bias[j]
+								want += bias[j] // addmm's self is the bias; C is not read
+							} else if g.Beta != 0 {
+								want += g.Beta * c0[idx]
 							}
 							d := got[idx] - want
 							if math.IsNaN(got[idx]) {

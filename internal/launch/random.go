@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"github.com/kreplay/kreplay/internal/cuda"
 )
 
 // patternBytes is the size of the random host pattern copied over device
@@ -57,29 +55,6 @@ func RandomPattern(dtype string, n int, seed uint64) ([]byte, error) {
 		return nil, fmt.Errorf("no random data for dtype %q", dtype)
 	}
 	return b, nil
-}
-
-// FillRandom fills n bytes at dst with random elements of dtype, by
-// copying a random host pattern over the buffer. It runs synchronously on
-// s and must be called with the context current.
-func FillRandom(dst cuda.DevicePtr, n int64, dtype string, seed uint64, s *cuda.Stream) error {
-	pat, err := RandomPattern(dtype, int(min(n, patternBytes)), seed)
-	if err != nil {
-		return err
-	}
-	host, err := cuda.HostAlloc(len(pat))
-	if err != nil {
-		return err
-	}
-	defer host.Free()
-	copy(host.Bytes(), pat)
-	for off := int64(0); off < n; off += int64(len(pat)) {
-		c := min(int64(len(pat)), n-off)
-		if err := cuda.MemcpyHtoDAsync(dst.Add(int(off)), host.Ptr(), int(c), s); err != nil {
-			return err
-		}
-	}
-	return s.Synchronize()
 }
 
 // F32ToF16 converts a float32 to IEEE half precision bits, rounding to

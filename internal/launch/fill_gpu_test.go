@@ -1,0 +1,72 @@
+package launch
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
+)
+
+// FillRandom on the GPU gives values in [-1, 1), mean near 0, never NaN,
+// and no repetition between distant parts of the buffer.
+func TestGPUFillRandom(t *testing.T) {
+	gputest.Require(t, cuda.Init)
+	dev, err := cuda.DeviceGet(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := dev.RetainPrimaryContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Release()
+	err = ctx.Do(func() error {
+		s, err := cuda.NewStream()
+		if err != nil {
+			return err
+		}
+		defer s.Destroy()
+		const n = 40 << 20 // bytes: 20 M halves
+		p, err := cuda.MemAlloc(n)
+		if err != nil {
+			return err
+		}
+		defer p.Free()
+		if _, err := fillFunction(); err != nil {
+			t.Fatalf("NVRTC fill kernel: %v", err)
+		}
+		if err := FillRandom(p, n, "f16", 42, s); err != nil {
+			return err
+		}
+		b := make([]byte, n)
+		if err := cuda.CopyDtoH(b, p, s); err != nil {
+			return err
+		}
+		var sum float64
+		for i := 0; i < n; i += 2 {
+			v := F16ToF32(binary.LittleEndian.Uint16(b[i:]))
+			if v < -1 || v > 1 || math.IsNaN(float64(v)) {
+				t.Fatalf("element %d = %v", i/2, v)
+			}
+			sum += float64(v)
+		}
+		if mean := sum / (n / 2); math.Abs(mean) > 0.01 {
+			t.Errorf("mean %v, want about 0", mean)
+		}
+		same := 0
+		for i := 0; i < 1<<20; i++ {
+			if b[i] == b[i+patternBytes] {
+				same++
+			}
+		}
+		if same > 1<<15 {
+			t.Errorf("%d of 1 MiB bytes repeat 8 MiB later", same)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
