@@ -33,6 +33,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	warmup := fs.Duration("warmup", 100*time.Millisecond, "launch for `DURATION` before timing each signature")
 	minTime := fs.Duration("mintime", 100*time.Millisecond, "sample each signature for at least `DURATION`")
 	target := fs.Float64("ci", 0.01, "stop sampling at this relative confidence-interval half-width")
+	graph := fs.Bool("graph", true, "time batches captured in a CUDA graph (false: direct launches)")
 	kernels := fs.Bool("kernels", true, "time the kernels and record which ran, with CUPTI")
 	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
@@ -77,7 +78,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		entries := dev.RunSet(set, replay.SuiteOptions{
 			Tiers: tiers, Cache: cache, Progress: stderr,
-			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime},
+			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph},
 		})
 		fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, cache)
 		if err := replay.WriteTable(stdout, entries); err != nil {
