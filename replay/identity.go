@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/kreplay/kreplay/internal/cupti"
@@ -18,68 +19,77 @@ type Ran struct {
 	PerCall float64 `json:"per_call"`
 }
 
-// kernelTime records, with CUPTI's activity API, the activities of
-// o.KernelSamples timed batches and takes each batch's summed activity
-// durations per invocation as a sample. CUPTI is enabled only here, after
-// the event samples, so it does not perturb them.
-func (t *timer) kernelTime(o Options, r *Result) error {
+// recorder records, with CUPTI's activity API, the activities of the
+// timed batches themselves, so that kernel times and event times come from
+// the same launches in the same GPU state.
+type recorder struct {
+	d     *Device
+	kinds []cupti.Kind
+}
+
+func startRecording(d *Device) (*recorder, error) {
 	kinds := []cupti.Kind{cupti.KindConcurrentKernel, cupti.KindMemcpy, cupti.KindMemset}
 	if err := cupti.Enable(kinds...); err != nil {
-		return err
+		return nil, err
 	}
-	defer cupti.Disable(kinds...)
-	s := t.d.stream
-	if err := s.Synchronize(); err != nil {
+	return &recorder{d: d, kinds: kinds}, nil
+}
+
+func (c *recorder) stop() { cupti.Disable(c.kinds...) }
+
+// discard drops what was recorded so far (warm-up, graph capture).
+func (c *recorder) discard() error {
+	if err := c.d.stream.Synchronize(); err != nil {
 		return err
 	}
 	if err := cupti.Flush(); err != nil {
 		return err
 	}
 	cupti.Drain()
-	batch := r.Batch
-	var values []float64
-	type agg struct {
-		Ran
-		n   int
-		dur uint64
+	return nil
+}
+
+// collect reads the records of samples batches of batch invocations, in
+// order, and sets the kernel time and the activities run per invocation.
+func (c *recorder) collect(r *Result, samples, batch int, confidence float64) error {
+	if err := c.d.stream.Synchronize(); err != nil {
+		return err
 	}
-	var order []string
-	seen := map[string]*agg{}
-	for i := 0; i < o.KernelSamples; i++ {
-		if _, err := t.sample(batch, r.Cache == Cold.String()); err != nil {
-			return err
+	if err := cupti.Flush(); err != nil {
+		return err
+	}
+	var recs []Ran
+	for _, rec := range cupti.Drain() {
+		x, ok := ranOf(rec)
+		if !ok || (x.Kind == "memset" && c.d.flushN > 0 && x.Bytes == uint64(c.d.flushN)) {
+			continue // the L2 flush of cold mode is not the signature's
 		}
-		if err := cupti.Flush(); err != nil {
-			return err
-		}
+		recs = append(recs, x)
+	}
+	calls := samples * batch
+	if len(recs) == 0 || len(recs)%calls != 0 {
+		return fmt.Errorf("CUPTI recorded %d activities for %d invocations", len(recs), calls)
+	}
+	per := len(recs) / calls
+	values := make([]float64, samples)
+	for i := range values {
 		var sum uint64
-		for _, rec := range cupti.Drain() {
-			x, ok := ranOf(rec)
-			if !ok || (x.Kind == "memset" && t.d.flushN > 0 && x.Bytes == uint64(t.d.flushN)) {
-				continue // the L2 flush of cold mode is not the signature's
-			}
+		for _, x := range recs[i*batch*per : (i+1)*batch*per] {
 			sum += x.DurNS
-			key := x.Kind + "\x00" + x.Name
-			a := seen[key]
-			if a == nil {
-				a = &agg{Ran: x}
-				seen[key] = a
-				order = append(order, key)
-			}
-			a.n++
-			a.dur += x.DurNS
 		}
-		values = append(values, float64(sum)/float64(batch))
+		values[i] = float64(sum) / float64(batch)
 	}
-	calls := o.KernelSamples * batch
-	for _, k := range order {
-		a := seen[k]
-		x := a.Ran
-		x.PerCall = float64(a.n) / float64(calls)
-		x.DurNS = a.dur / uint64(max(a.n, 1))
+	// The activities of one invocation, with mean durations.
+	for j := 0; j < per; j++ {
+		x := recs[j]
+		var sum uint64
+		for i := j; i < len(recs); i += per {
+			sum += recs[i].DurNS
+		}
+		x.DurNS, x.PerCall = sum/uint64(calls), 1
 		r.Ran = append(r.Ran, x)
 	}
-	sum := summarize(values, o.Confidence)
+	sum := summarize(values, confidence)
 	r.KernelMedianNS, r.KernelLoNS, r.KernelHiNS = sum.Center, sum.Lo, sum.Hi
 	return nil
 }

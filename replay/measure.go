@@ -69,11 +69,13 @@ type Options struct {
 	MaxBatch     int
 	// Budget ends sampling once spent, converged or not (default 2 s).
 	Budget time.Duration
-	// Warmup is how long launches run before timing (default 100 ms), so
-	// that clocks and power settle as under sustained load.
+	// Warmup is how long launches run before timing (default 20 ms).
 	Warmup time.Duration
-	// MinTime is the least time spent sampling (default 100 ms), so that
-	// the GPU state sampled is a steady one and not a burst's.
+	// MinTime is the least time spent sampling (default none: MinSamples
+	// and the confidence target decide). The default protocol is a short
+	// burst per signature, in which a heavy GEMM keeps its boost clock as
+	// it does inside a traced forward pass; a long MinTime measures it at
+	// the power cap instead (see the README's notes on power).
 	MinTime time.Duration
 	// Cooldown is an idle pause between samples (default none), to
 	// measure a heavy kernel without the power cap that back-to-back
@@ -86,9 +88,6 @@ type Options struct {
 	// NoKernelTime skips the CUPTI pass that times the kernels themselves
 	// and records which ones ran (see Result.KernelMedianNS).
 	NoKernelTime bool
-	// KernelSamples is the number of batches the CUPTI pass records
-	// (default 15).
-	KernelSamples int
 }
 
 func (o *Options) defaults() {
@@ -110,17 +109,11 @@ func (o *Options) defaults() {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 10000
 	}
-	if o.KernelSamples <= 0 {
-		o.KernelSamples = 15
-	}
 	if o.Budget <= 0 {
 		o.Budget = 2 * time.Second
 	}
 	if o.Warmup <= 0 {
-		o.Warmup = 100 * time.Millisecond
-	}
-	if o.MinTime <= 0 {
-		o.MinTime = 100 * time.Millisecond
+		o.Warmup = 20 * time.Millisecond
 	}
 }
 
@@ -153,11 +146,11 @@ type Result struct {
 
 	Work launch.Work `json:"work"`
 
-	// KernelMedianNS is the median, over KernelSamples batches, of the GPU
-	// time of the activities one invocation runs as CUPTI records them
-	// (their summed durations, without the gaps between launches): the
-	// same measure a profiler trace's durations are. KernelLoNS and
-	// KernelHiNS bound it. Zero when the CUPTI pass did not run; KernelErr
+	// KernelMedianNS is the median over the timed batches of the GPU time
+	// of the activities one invocation runs, as CUPTI records them during
+	// the same batches (their summed durations, without the gaps between
+	// launches): the measure a profiler trace's durations are. KernelLoNS
+	// and KernelHiNS bound it. Zero when CUPTI could not record; KernelErr
 	// then says why.
 	KernelMedianNS float64 `json:"kernel_median_ns,omitempty"`
 	KernelLoNS     float64 `json:"kernel_lo_ns,omitempty"`
@@ -308,6 +301,15 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	}
 	r.Sets, r.Work = t.sets, k.Work()
 	cold := p.Cache == Cold
+	var rec *recorder
+	if !o.NoKernelTime {
+		var err error
+		if rec, err = startRecording(d); err != nil {
+			r.KernelErr = err.Error()
+		} else {
+			defer rec.stop()
+		}
+	}
 
 	// Warm-up, and a first estimate of one launch from direct launches.
 	warmEnd := time.Now().Add(o.Warmup)
@@ -341,6 +343,11 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	}
 	r.Batch, r.Graph = batch, t.graph != nil
 
+	if rec != nil {
+		if err := rec.discard(); err != nil {
+			return err
+		}
+	}
 	var sampler *energy.Sampler
 	if d.Meter != nil && !o.NoNVML {
 		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
@@ -398,8 +405,8 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		tot += v
 	}
 	r.MeanNS = tot / float64(len(values))
-	if !o.NoKernelTime {
-		if err := t.kernelTime(o, r); err != nil {
+	if rec != nil {
+		if err := rec.collect(r, len(values), batch, o.Confidence); err != nil {
 			r.KernelErr = err.Error()
 		}
 	}

@@ -41,7 +41,7 @@ func embedded(t *testing.T, name string) *signatures.Set {
 	return set
 }
 
-var quick = Options{Budget: 200 * time.Millisecond, Warmup: 10 * time.Millisecond, MinTime: 10 * time.Millisecond, KernelSamples: 5}
+var quick = Options{Budget: 200 * time.Millisecond, Warmup: 10 * time.Millisecond, MinTime: 10 * time.Millisecond}
 
 // Every tier-1 and tier-2 signature of the BLOOM-560M prefill trace
 // replays, and CUPTI sees the traced kernel run for each GEMM.

@@ -30,8 +30,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	cacheFlag := fs.String("cache", "rotating", "L2 cache `MODE`: rotating, warm or cold")
 	idsFlag := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
 	budget := fs.Duration("budget", 2*time.Second, "time `BUDGET` per signature")
-	warmup := fs.Duration("warmup", 100*time.Millisecond, "launch for `DURATION` before timing each signature")
-	minTime := fs.Duration("mintime", 100*time.Millisecond, "sample each signature for at least `DURATION`")
+	warmup := fs.Duration("warmup", 20*time.Millisecond, "launch for `DURATION` before timing each signature")
+	minTime := fs.Duration("mintime", 0, "sample each signature for at least `DURATION`")
+	cooldown := fs.Duration("cooldown", 0, "idle `PAUSE` between samples (keeps heavy kernels off the power cap)")
 	target := fs.Float64("ci", 0.01, "stop sampling at this relative confidence-interval half-width")
 	graph := fs.Bool("graph", true, "time batches captured in a CUDA graph (false: direct launches)")
 	kernels := fs.Bool("kernels", true, "time the kernels and record which ran, with CUPTI")
@@ -78,7 +79,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		entries := dev.RunSet(set, replay.SuiteOptions{
 			Tiers: tiers, Cache: cache, Progress: stderr,
-			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph},
+			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph, Cooldown: *cooldown},
 		})
 		fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, cache)
 		if err := replay.WriteTable(stdout, entries); err != nil {

@@ -3,6 +3,7 @@ package launch
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -43,7 +44,14 @@ func fillFunction() (*cuda.Function, error) {
 	if f := fillFuncs[ctx]; f != nil {
 		return f, nil
 	}
-	res, err := nvrtc.Compile(fillSource, "fill.cu", []string{"--gpu-architecture=compute_70"})
+	// PTX for the oldest architecture this NVRTC supports: the driver
+	// compiles it for whatever GPU runs it.
+	archs, err := nvrtc.SupportedArchs()
+	if err != nil || len(archs) == 0 {
+		fillErr = fmt.Errorf("NVRTC supported architectures: %v", err)
+		return nil, fillErr
+	}
+	res, err := nvrtc.Compile(fillSource, "fill.cu", []string{fmt.Sprintf("--gpu-architecture=compute_%d", slices.Min(archs))})
 	if err != nil {
 		fillErr = err
 		return nil, err

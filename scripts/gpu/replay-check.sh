@@ -21,7 +21,7 @@ for t in ${TRACES:-h100_bloom-560m_prefill h100_llama-7b_prefill h100_bloom-560m
 done
 echo "== torch vs Measure (warm cache)" | tee -a "$OUT/summary.txt"
 L=h100_llama-7b_prefill; B=h100_bloom-560m_prefill
-W="-tiers 2 -cache warm -kernels=false -warmup 100ms -mintime 300ms -budget 2s"
+W="-tiers 2 -cache warm -kernels=false -cooldown 20ms -budget 2s"
 /tmp/kreplay run $W -ids e6587ef873a9,36d5134099b1,33d30a6c6cfd -json "$OUT/r/warm_llama.json" "embedded:$L.trace.json.gz" > "$OUT/r/warm_llama.txt" 2>&1
 /tmp/kreplay run $W -ids 4f0c075962c3,0699fe07516f -json "$OUT/r/warm_bloom.json" "embedded:$B.trace.json.gz" > "$OUT/r/warm_bloom.txt" 2>&1
 python3 scripts/gpu/torch_gemm.py "$OUT/r/$L.set.json" "$OUT/r/warm_llama.json" e6587ef873a9 36d5134099b1 33d30a6c6cfd 2>&1 | tee -a "$OUT/summary.txt"

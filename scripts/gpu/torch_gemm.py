@@ -6,9 +6,10 @@ SET.json is a signature set (kreplay import), RUN.json the output of
 `kreplay run -cache warm -json` for the same IDs. For each ID, the op is
 rebuilt with the traced shapes, strides and dtypes (random inputs, torch.
 as_strided views), warmed up, then timed with torch.cuda.Event around 50
-back-to-back calls of about 1 ms, after 100 ms of warm-up and for at
-least 300 ms (as `kreplay run -warmup 100ms -mintime 300ms` does); the
-median per call is compared with kreplay's event median. Warm cache on
+back-to-back calls of about 1 ms, after 20 ms of warm-up, 30 samples with
+20 ms idle between them (as `kreplay run -cooldown 20ms` does, which keeps
+both at the boost clock rather than at a power cap that depends on what
+ran before); the median per call is compared with kreplay's event median. Warm cache on
 both sides: the same buffers every call. Use ops that launch one kernel
 (mm, addmm): torch's baddbmm also copies self into the output first.
 """
@@ -48,10 +49,11 @@ def build(sig):
         return lambda: torch.baddbmm(c, a, b, beta=beta, alpha=alpha)
     raise SystemExit(f"{sig['id']}: op {op} is not a GEMM this script knows")
 
-def time_op(fn, warmup_s=0.1, min_s=0.3, batch_s=1e-3):
-    """Times fn as kreplay's Measure does: warm up for warmup_s, then
-    batches of about batch_s between two events, for at least min_s;
-    returns the median per call in ns."""
+def time_op(fn, warmup_s=0.02, samples=30, batch_s=1e-3, cooldown_s=0.02):
+    """Times fn as `kreplay run -cooldown 20ms` does: warm up for warmup_s,
+    then samples of about batch_s of calls between two events, with an
+    idle cooldown_s between samples (so neither side runs at the power
+    cap); returns the median per call in ns."""
     import time
     fn(); torch.cuda.synchronize()
     t0 = time.perf_counter(); n = 0
@@ -63,8 +65,8 @@ def time_op(fn, warmup_s=0.1, min_s=0.3, batch_s=1e-3):
     per_call = (time.perf_counter() - t0) / n
     inner = max(1, round(batch_s / per_call))
     per = []
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < min_s or len(per) < 10:
+    while len(per) < samples:
+        time.sleep(cooldown_s)
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
         for _ in range(inner):
