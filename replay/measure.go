@@ -12,6 +12,7 @@ import (
 	"github.com/kreplay/kreplay/energy"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/signatures"
 )
 
 // CacheMode is the L2 cache state a measurement runs in.
@@ -30,7 +31,28 @@ const (
 	// outside the timed region, and times one launch per sample. For
 	// kernels of a few microseconds this includes launch latency.
 	Cold
+	// Auto picks per signature what a real forward pass sees: Rotating
+	// for GEMMs that read a layer's weights (mm, addmm, linear: every
+	// layer has its own, so they come from device memory), Warm for
+	// everything else, whose operands were just written by the kernel
+	// before (attention's bmm and baddbmm, memory ops).
+	Auto
 )
+
+// For returns the cache mode Auto picks for a signature; other modes
+// return themselves.
+func (c CacheMode) For(sig *signatures.Signature) CacheMode {
+	if c != Auto {
+		return c
+	}
+	switch sig.Op {
+	case "aten::mm", "aten::addmm", "aten::linear", "aten::matmul", "aten::_addmm_activation":
+		if sig.Class == signatures.ClassGEMM {
+			return Rotating
+		}
+	}
+	return Warm
+}
 
 func (c CacheMode) String() string {
 	switch c {
@@ -40,18 +62,20 @@ func (c CacheMode) String() string {
 		return "warm"
 	case Cold:
 		return "cold"
+	case Auto:
+		return "auto"
 	}
 	return fmt.Sprintf("CacheMode(%d)", int(c))
 }
 
 // ParseCacheMode parses "rotating", "warm" or "cold".
 func ParseCacheMode(s string) (CacheMode, error) {
-	for _, c := range []CacheMode{Rotating, Warm, Cold} {
+	for _, c := range []CacheMode{Rotating, Warm, Cold, Auto} {
 		if c.String() == s {
 			return c, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown cache mode %q (want rotating, warm or cold)", s)
+	return 0, fmt.Errorf("unknown cache mode %q (want rotating, warm, cold or auto)", s)
 }
 
 // Options tune Measure. The zero value gives the defaults.
@@ -69,6 +93,10 @@ type Options struct {
 	MaxBatch     int
 	// Budget ends sampling once spent, converged or not (default 2 s).
 	Budget time.Duration
+	// Pause is an idle time before the warm-up (default 50 ms), so that
+	// the power and heat of what ran before do not carry over into this
+	// measurement through the power limiter.
+	Pause time.Duration
 	// Warmup is how long launches run before timing (default 20 ms).
 	Warmup time.Duration
 	// MinTime is the least time spent sampling (default none: MinSamples
@@ -114,6 +142,9 @@ func (o *Options) defaults() {
 	}
 	if o.Warmup <= 0 {
 		o.Warmup = 20 * time.Millisecond
+	}
+	if o.Pause == 0 {
+		o.Pause = 50 * time.Millisecond
 	}
 }
 
@@ -311,6 +342,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		}
 	}
 
+	if o.Pause > 0 {
+		time.Sleep(o.Pause)
+	}
 	// Warm-up, and a first estimate of one launch from direct launches.
 	warmEnd := time.Now().Add(o.Warmup)
 	est := time.Duration(0)

@@ -47,7 +47,8 @@ func (d *Device) Prepare(sig *signatures.Signature) (*Prepared, error) {
 }
 
 // PrepareFor makes a signature launchable, dispatching by its tier, with
-// random input data and as many buffer sets as the cache mode needs. A
+// random input data and as many buffer sets as the cache mode needs (Auto
+// resolves to the signature's own mode, see CacheMode.For). A
 // signature that cannot be replayed, or does not fit in device memory,
 // gets a *SignatureError naming it.
 func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepared, error) {
@@ -57,6 +58,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 	case sig.PartOf != "":
 		return nil, sigErr(sig, "prepare", fmt.Errorf("%w %s", ErrPartOf, sig.PartOf))
 	}
+	cache = cache.For(sig)
 	p := &Prepared{Sig: sig, Cache: cache, dev: d}
 	err := d.Do(func() error {
 		free, _, err := cuda.MemGetInfo()

@@ -27,11 +27,12 @@ type runOutput struct {
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	tiersFlag := fs.String("tiers", "1,2,3", "replay only these `TIERS` (comma-separated)")
-	cacheFlag := fs.String("cache", "rotating", "L2 cache `MODE`: rotating, warm or cold")
+	cacheFlag := fs.String("cache", "auto", "L2 cache `MODE`: auto (weights rotate, activations warm), rotating, warm or cold")
 	idsFlag := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
 	budget := fs.Duration("budget", 2*time.Second, "time `BUDGET` per signature")
 	warmup := fs.Duration("warmup", 20*time.Millisecond, "launch for `DURATION` before timing each signature")
 	minTime := fs.Duration("mintime", 0, "sample each signature for at least `DURATION`")
+	pause := fs.Duration("pause", 50*time.Millisecond, "idle `PAUSE` before each signature, so the power state of the last does not carry over")
 	cooldown := fs.Duration("cooldown", 0, "idle `PAUSE` between samples (keeps heavy kernels off the power cap)")
 	target := fs.Float64("ci", 0.01, "stop sampling at this relative confidence-interval half-width")
 	graph := fs.Bool("graph", true, "time batches captured in a CUDA graph (false: direct launches)")
@@ -79,7 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		entries := dev.RunSet(set, replay.SuiteOptions{
 			Tiers: tiers, Cache: cache, Progress: stderr,
-			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph, Cooldown: *cooldown},
+			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause},
 		})
 		fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, cache)
 		if err := replay.WriteTable(stdout, entries); err != nil {

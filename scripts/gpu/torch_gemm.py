@@ -5,11 +5,13 @@ Usage: python3 torch_gemm.py SET.json RUN.json [ID ...]
 SET.json is a signature set (kreplay import), RUN.json the output of
 `kreplay run -cache warm -json` for the same IDs. For each ID, the op is
 rebuilt with the traced shapes, strides and dtypes (random inputs, torch.
-as_strided views), warmed up, then timed with torch.cuda.Event around 50
-back-to-back calls of about 1 ms, after 20 ms of warm-up, 30 samples with
-20 ms idle between them (as `kreplay run -cooldown 20ms` does, which keeps
-both at the boost clock rather than at a power cap that depends on what
-ran before); the median per call is compared with kreplay's event median. Warm cache on
+as_strided views), warmed up, then timed with torch.cuda.Event around
+replays of a CUDA graph of about 1 ms of calls, after a 50 ms pause and
+20 ms of warm-up, 30 samples back to back (as `kreplay run -cache warm
+-mintime 30ms` times it: a graph, so that the host's launch rate does not
+count, and a short burst after a pause, so that neither side runs at a
+power cap that depends on what ran before); the median per call, mean of
+two passes, is compared with kreplay's event median. Warm cache on
 both sides: the same buffers every call. Use ops that launch one kernel
 (mm, addmm): torch's baddbmm also copies self into the output first.
 """
@@ -49,12 +51,13 @@ def build(sig):
         return lambda: torch.baddbmm(c, a, b, beta=beta, alpha=alpha)
     raise SystemExit(f"{sig['id']}: op {op} is not a GEMM this script knows")
 
-def time_op(fn, warmup_s=0.02, samples=30, batch_s=1e-3, cooldown_s=0.02):
-    """Times fn as `kreplay run -cooldown 20ms` does: warm up for warmup_s,
-    then samples of about batch_s of calls between two events, with an
-    idle cooldown_s between samples (so neither side runs at the power
-    cap); returns the median per call in ns."""
+def time_op(fn, pause_s=0.05, warmup_s=0.02, samples=30, batch_s=1e-3):
+    """Times fn as `kreplay run -cache warm -mintime 30ms` does: idle for
+    pause_s, warm up for warmup_s, capture a CUDA graph of about batch_s of
+    calls, then time samples graph replays back to back, each between two
+    events; returns the median per call in ns."""
     import time
+    time.sleep(pause_s)
     fn(); torch.cuda.synchronize()
     t0 = time.perf_counter(); n = 0
     while time.perf_counter() - t0 < warmup_s:
@@ -64,16 +67,25 @@ def time_op(fn, warmup_s=0.02, samples=30, batch_s=1e-3, cooldown_s=0.02):
     torch.cuda.synchronize()
     per_call = (time.perf_counter() - t0) / n
     inner = max(1, round(batch_s / per_call))
-    per = []
-    while len(per) < samples:
-        time.sleep(cooldown_s)
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
         for _ in range(inner):
             fn()
+    g.replay(); torch.cuda.synchronize()
+    per = []
+    for _ in range(samples):
+        b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        b.record()
+        g.replay()
         e.record()
         e.synchronize()
-        per.append(s.elapsed_time(e) * 1e6 / inner)  # ns
+        per.append(b.elapsed_time(e) * 1e6 / inner)  # ns
     return statistics.median(per)
 
 def main():
@@ -90,7 +102,8 @@ def main():
             print(f"{i}: no kreplay result ({e and e.get('error')})")
             worst = float("inf")
             continue
-        t = time_op(build(sigs[i]))
+        fn = build(sigs[i])
+        t = (time_op(fn) + time_op(fn)) / 2  # two passes, as a check on drift
         k = e["result"]["median_ns"]
         d = k / t - 1
         worst = max(worst, abs(d))
