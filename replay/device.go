@@ -10,6 +10,7 @@ import (
 	"github.com/kreplay/kreplay/energy"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/tier2"
+	"github.com/kreplay/kreplay/tier3"
 )
 
 // Device is one GPU opened for replay.
@@ -38,6 +39,8 @@ type Device struct {
 
 	libs    *tier2.Libraries // opened on first use
 	libsErr error
+	comp    *tier3.Compiler // created on first use
+	compErr error
 	flush   cuda.DevicePtr // L2 flush buffer, allocated on first use
 	flushN  int
 }
@@ -172,6 +175,14 @@ func (d *Device) libraries() (*tier2.Libraries, error) {
 		d.libs, d.libsErr = tier2.Open(d.stream, tier2.LibOptions{})
 	}
 	return d.libs, d.libsErr
+}
+
+// compiler returns the device's NVRTC compiler, created on first use.
+func (d *Device) compiler() (*tier3.Compiler, error) {
+	if d.comp == nil && d.compErr == nil {
+		d.comp, d.compErr = tier3.NewCompiler(d.CC[0], d.CC[1])
+	}
+	return d.comp, d.compErr
 }
 
 // flushL2 overwrites a buffer twice the L2 size so that no operand of the

@@ -154,7 +154,10 @@ type Result struct {
 	ID    string `json:"id"`
 	Label string `json:"label"`
 	Path  string `json:"path"`
-	Cache string `json:"cache"`
+	// Approximate says why the replay only moves the op's bytes; "" when
+	// it computes the real op.
+	Approximate string `json:"approximate,omitempty"`
+	Cache       string `json:"cache"`
 	// Batch is the launches per timed sample; Graph tells whether they
 	// ran as a CUDA graph; Sets is the buffer sets rotated through.
 	Batch   int  `json:"batch"`
@@ -218,7 +221,7 @@ func (r *Result) TFLOPs() float64 {
 // the method) and returns per-invocation statistics.
 func (d *Device) Measure(p *Prepared, o Options) (*Result, error) {
 	o.defaults()
-	r := &Result{ID: p.Sig.ID, Label: p.Sig.Label, Path: p.Path, Cache: p.Cache.String(), Confidence: o.Confidence}
+	r := &Result{ID: p.Sig.ID, Label: p.Sig.Label, Path: p.Path, Approximate: p.Approximate, Cache: p.Cache.String(), Confidence: o.Confidence}
 	err := d.Do(func() error { return d.measure(p, o, r) })
 	if err != nil {
 		return nil, sigErr(p.Sig, "measure", err)

@@ -2,12 +2,14 @@ package replay
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/tier1"
 	"github.com/kreplay/kreplay/tier2"
+	"github.com/kreplay/kreplay/tier3"
 )
 
 // memoryReserve is device memory Prepare leaves free for libraries and
@@ -24,6 +26,9 @@ type Prepared struct {
 	// call ("cublasGemmEx", ...).
 	Path   string
 	Kernel launch.Kernel
+	// Approximate says why the replay only moves the op's bytes instead of
+	// computing it (tier 3 without a kernel for the op); "" when exact.
+	Approximate string
 	// Cache is the cache mode the buffers were allocated for.
 	Cache CacheMode
 	dev   *Device
@@ -82,6 +87,9 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 			}
 		}
 		p.Kernel, p.Path = k, path
+		if t3, ok := k.(*tier3.Kernel); ok {
+			p.Approximate = t3.Approximate()
+		}
 		return nil
 	})
 	if err != nil {
@@ -111,6 +119,20 @@ func (d *Device) build(sig *signatures.Signature, opt launch.Options) (launch.Ke
 		return k, string(k.API()), nil
 	case sig.Class == signatures.ClassCollective:
 		return nil, "", fmt.Errorf("%w: NCCL collectives replay across several GPUs", ErrNotImplemented)
+	case sig.Tier == signatures.TierKernel:
+		comp, err := d.compiler()
+		if err != nil {
+			return nil, "", err
+		}
+		k, err := tier3.New(sig, tier3.Device{Compiler: comp, SMs: d.SMs}, opt, d.stream)
+		if err != nil {
+			return nil, "", err
+		}
+		path := "kreplay:" + strings.TrimPrefix(sig.Op, "aten::")
+		if k.Approximate() != "" {
+			path = "approximate"
+		}
+		return k, path, nil
 	}
 	return nil, "", fmt.Errorf("%w: tier %d class %s", ErrNotImplemented, sig.Tier, sig.Class)
 }

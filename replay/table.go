@@ -23,13 +23,16 @@ type Coverage struct {
 	// the traced median.
 	WithinShare float64 `json:"within_share"`
 	Tolerance   float64 `json:"tolerance"`
-	Errors      int     `json:"errors"`
+	// ApproximateShare is the share replayed by a stand-in that moves the
+	// op's bytes instead of computing it.
+	ApproximateShare float64 `json:"approximate_share"`
+	Errors           int     `json:"errors"`
 }
 
 // Cover computes the coverage of entries of the given tiers (all when none).
 func Cover(entries []Entry, tolerance float64, tiers ...signatures.Tier) Coverage {
 	c := Coverage{Tolerance: tolerance}
-	var replayed, same, identified, within int64
+	var replayed, same, identified, within, approx int64
 	for _, e := range entries {
 		if e.PartOf != "" || !inTiers(e.Tier, tiers) {
 			continue
@@ -41,6 +44,9 @@ func Cover(entries []Entry, tolerance float64, tiers ...signatures.Tier) Coverag
 			continue
 		}
 		replayed += w
+		if e.Result.Approximate != "" {
+			approx += w
+		}
 		if e.SameKernel != nil {
 			identified += w
 			if *e.SameKernel {
@@ -54,6 +60,7 @@ func Cover(entries []Entry, tolerance float64, tiers ...signatures.Tier) Coverag
 	if c.TracedNS > 0 {
 		c.ReplayedShare = float64(replayed) / float64(c.TracedNS)
 		c.WithinShare = float64(within) / float64(c.TracedNS)
+		c.ApproximateShare = float64(approx) / float64(c.TracedNS)
 	}
 	if identified > 0 {
 		c.SameKernelShare = float64(same) / float64(identified)

@@ -96,8 +96,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			cov[t.name] = c
-			fmt.Fprintf(stdout, "%-8s traced %.3f ms: replayed %.1f%%, same kernel %.1f%%, within ±%.0f%% %.1f%%, %d errors\n",
-				t.name, float64(c.TracedNS)/1e6, 100*c.ReplayedShare, 100*c.SameKernelShare, 100*c.Tolerance, 100*c.WithinShare, c.Errors)
+			fmt.Fprintf(stdout, "%-8s traced %.3f ms: replayed %.1f%% (approximate %.1f%%), same kernel %.1f%%, within ±%.0f%% %.1f%%, %d errors\n",
+				t.name, float64(c.TracedNS)/1e6, 100*c.ReplayedShare, 100*c.ApproximateShare, 100*c.SameKernelShare, 100*c.Tolerance, 100*c.WithinShare, c.Errors)
 		}
 		fmt.Fprintln(stdout)
 		outs = append(outs, runOutput{Device: dev.Name, Driver: dev.DriverVersion, Set: set.Source, Cache: cache.String(), Entries: entries, Coverage: cov})

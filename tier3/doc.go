@@ -1,0 +1,17 @@
+// Package tier3 replays the ops no vendor library does for PyTorch
+// (elementwise, copies and casts, fills, reductions, softmax, norms, cat,
+// index and gather, embedding, scans, attention) with kreplay's own CUDA
+// kernels, compiled at run time with NVRTC.
+//
+// Each op family registers a Builder for the aten ops it replays. A
+// Builder allocates one buffer set of the op's traced tensors (shapes,
+// strides and dtypes as traced, random data, in-range indices) and returns
+// an Instance whose Launch runs the real computation. An op with no
+// builder, or whose builder cannot handle the traced case, falls back to a
+// kernel that reads and writes the same bytes with the traced launch shape;
+// such a replay is marked approximate.
+//
+// Kernel sources live in kernels/ and are embedded. Compiled code is cached
+// in memory and on disk (see Compiler), keyed by source, options, GPU
+// architecture and NVRTC version, so a suite compiles each kernel once.
+package tier3

@@ -1,0 +1,210 @@
+package tier3
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Instance is one buffer set of an op, ready to launch.
+type Instance struct {
+	// Launch enqueues the op on s.
+	Launch func(s *cuda.Stream) error
+	// Inputs and Outputs are the op's tensors (for tests and footprints).
+	Inputs  []*Tensor
+	Outputs []*Tensor
+	// FLOPs of one launch, when the op computes (0 otherwise).
+	FLOPs int64
+}
+
+// Builder builds one buffer set of an op from its signature. It returns
+// an error wrapping ErrUnsupported for traced cases it does not handle, so
+// that the op falls back to the approximate kernel.
+type Builder func(e *Env, sig *signatures.Signature) (*Instance, error)
+
+// ErrUnsupported marks a traced case a builder does not replay exactly.
+var ErrUnsupported = errors.New("not supported by kreplay's kernels")
+
+var builders = map[string]Builder{}
+
+// Register makes b the builder of the given aten ops. Op families call it
+// from init functions.
+func Register(b Builder, ops ...string) {
+	for _, op := range ops {
+		if _, dup := builders[op]; dup {
+			panic("tier3: two builders for " + op)
+		}
+		builders[op] = b
+	}
+}
+
+// Ops lists the aten ops that have a builder, sorted.
+func Ops() []string {
+	var ops []string
+	for op := range builders {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	return ops
+}
+
+// Kernel is a tier-3 signature made launchable.
+type Kernel struct {
+	sig    *signatures.Signature
+	sets   []*Instance
+	envs   []*Env
+	approx string // why the replay is approximate; "" when exact
+}
+
+var _ launch.Kernel = (*Kernel)(nil)
+
+// Device describes what a tier-3 kernel is built for.
+type Device struct {
+	Compiler *Compiler
+	SMs      int
+}
+
+// New builds the buffer sets of a tier-3 signature. A signature with no
+// exact kernel gets the approximate one (see Approximate) rather than an
+// error; errors are for what cannot run at all (no memory, a CUDA error).
+func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stream) (*Kernel, error) {
+	if sig.Tier != signatures.TierKernel {
+		return nil, fmt.Errorf("%s: tier %d is not tier 3", sig.ID, sig.Tier)
+	}
+	k := &Kernel{sig: sig}
+	b := builders[sig.Op]
+	switch {
+	case sig.Unreplayable != "":
+		k.approx = sig.Unreplayable
+	case b == nil:
+		k.approx = fmt.Sprintf("no kreplay kernel for %s yet", opName(sig))
+	}
+	budget := opt.FreeBytes
+	for i := 0; i < max(opt.Sets, 1); i++ {
+		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, seed: opt.Seed + uint64(i)<<32, budget: budget}
+		k.envs = append(k.envs, e)
+		var inst *Instance
+		var err error
+		if k.approx == "" {
+			inst, err = b(e, sig)
+			if errors.Is(err, ErrUnsupported) && i == 0 {
+				k.approx = err.Error()
+				e.free()
+				err = nil
+			}
+		}
+		if err == nil && k.approx != "" {
+			inst, err = approximate(e, sig)
+		}
+		if err != nil {
+			k.Close()
+			return nil, err
+		}
+		budget = e.budget
+		k.sets = append(k.sets, inst)
+	}
+	return k, nil
+}
+
+func opName(sig *signatures.Signature) string {
+	if sig.Op == "" {
+		return "kernel " + sig.Kernel
+	}
+	return sig.Op
+}
+
+// Approximate returns why the replay only moves the op's bytes, or "" when
+// it computes the real op.
+func (k *Kernel) Approximate() string { return k.approx }
+
+// Instance returns buffer set i, for tests.
+func (k *Kernel) Instance(i int) *Instance { return k.sets[i] }
+
+// Launch enqueues buffer set set's op on s.
+func (k *Kernel) Launch(s *cuda.Stream, set int) error { return k.sets[set].Launch(s) }
+
+// Sets returns the number of buffer sets.
+func (k *Kernel) Sets() int { return len(k.sets) }
+
+// Footprint is the bytes of one set's tensors.
+func (k *Kernel) Footprint() int64 {
+	var n int64
+	for _, t := range append(k.sets[0].Inputs, k.sets[0].Outputs...) {
+		n += t.Bytes()
+	}
+	return n
+}
+
+// Work counts the tensors' bytes (each read or written once) and FLOPs.
+func (k *Kernel) Work() launch.Work {
+	return launch.Work{Bytes: k.Footprint(), FLOPs: k.sets[0].FLOPs}
+}
+
+// Capturable is true: tier-3 kernels are plain launches.
+func (k *Kernel) Capturable() bool { return true }
+
+// Close frees every buffer set.
+func (k *Kernel) Close() error {
+	var errs []error
+	for _, e := range k.envs {
+		errs = append(errs, e.free())
+	}
+	k.envs, k.sets = nil, nil
+	return errors.Join(errs...)
+}
+
+// approximate builds the stand-in: read the op's input bytes and write its
+// output bytes with the traced launch shape (or a default one).
+func approximate(e *Env, sig *signatures.Signature) (*Instance, error) {
+	var in, out int64
+	if p := sig.Tensor; p != nil {
+		out = p.Numel * max(signatures.DTypeSize(firstDType(p.DTypes)), 2)
+		in = max(p.Bytes-out, 0)
+	}
+	if in == 0 && out == 0 {
+		// Nothing known of the op's tensors: move as many bytes as its
+		// threads, 16 each, as a floor.
+		l := sig.Launch
+		threads := int64(1)
+		if l != nil {
+			threads = l.Grid[0] * l.Grid[1] * l.Grid[2] * l.Block[0] * l.Block[1] * l.Block[2]
+		}
+		in, out = 16*threads, 16*threads
+	}
+	in, out = (in+15)&^15, (out+15)&^15
+	src, err := e.NewTensor([]int64{in}, []int64{1}, "u8")
+	if err != nil {
+		return nil, err
+	}
+	dst, err := e.NewTensor([]int64{out}, []int64{1}, "u8")
+	if err != nil {
+		return nil, err
+	}
+	f, err := e.Function(Util, "kr_approx")
+	if err != nil {
+		return nil, err
+	}
+	grid, block := [3]uint32{uint32(max(1, min(in+out, 1<<16)/4096)), 1, 1}, [3]uint32{256, 1, 1}
+	if l := sig.Launch; l != nil {
+		for i := 0; i < 3; i++ {
+			grid[i], block[i] = uint32(l.Grid[i]), uint32(l.Block[i])
+		}
+	}
+	return &Instance{
+		Inputs: []*Tensor{src}, Outputs: []*Tensor{dst},
+		Launch: func(s *cuda.Stream) error {
+			return f.Launch(grid, block, 0, s, src.Ptr, uint64(in/16), dst.Ptr, uint64(out/16))
+		},
+	}, nil
+}
+
+func firstDType(d []string) string {
+	if len(d) == 0 {
+		return "f16"
+	}
+	return d[0]
+}

@@ -1,0 +1,36 @@
+// Helpers every tier-3 kernel source may use, and the fills of indices.
+typedef unsigned long long u64;
+typedef long long i64;
+
+__device__ __forceinline__ u64 kr_mix64(u64 x) {
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+// kr_fill_index writes random integers in [0, limit) as int64 (wide != 0)
+// or int32.
+extern "C" __global__ void kr_fill_index(void *p, u64 n, u64 seed, i64 limit, int wide) {
+	for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+		i64 v = limit > 0 ? (i64)(kr_mix64(seed ^ (i * 0xd1b54a32d192ed03ULL)) % (u64)limit) : 0;
+		if (wide) ((i64 *)p)[i] = v; else ((int *)p)[i] = (int)v;
+	}
+}
+
+// kr_approx reads in_bytes and writes out_bytes (both multiples of 16) with
+// whatever launch shape it is given: the stand-in for an op kreplay has no
+// kernel for, moving the op's bytes with the traced grid and block.
+extern "C" __global__ void kr_approx(const uint4 *in, u64 in16, uint4 *out, u64 out16) {
+	u64 stride = (u64)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+	u64 block = ((u64)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+	u64 tid = block * (blockDim.x * blockDim.y * blockDim.z) + (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+	uint4 acc = make_uint4(0, 0, 0, 0);
+	for (u64 i = tid; i < in16; i += stride) {
+		uint4 v = in[i];
+		acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w;
+	}
+	for (u64 i = tid; i < out16; i += stride) {
+		out[i] = make_uint4(acc.x ^ (unsigned)i, acc.y, acc.z, acc.w);
+	}
+}
