@@ -113,6 +113,14 @@ type Options struct {
 	NoGraph bool
 	// NoNVML skips the NVML sampler.
 	NoNVML bool
+	// Energy also measures the energy per invocation (Result.Energy), over
+	// a window of EnergyTicks NVML counter ticks (default 101: one tick is
+	// under 1% of the energy; a tick is about 100 ms on an H100) after
+	// EnergyWarmup of back-to-back launches (default 1 s, for the power
+	// and clocks of steady state).
+	Energy       bool
+	EnergyTicks  int
+	EnergyWarmup time.Duration
 	// NoKernelTime skips the CUPTI pass that times the kernels themselves
 	// and records which ones ran (see Result.KernelMedianNS).
 	NoKernelTime bool
@@ -145,6 +153,9 @@ func (o *Options) defaults() {
 	}
 	if o.Pause == 0 {
 		o.Pause = 50 * time.Millisecond
+	}
+	if o.EnergyWarmup == 0 {
+		o.EnergyWarmup = time.Second
 	}
 }
 
@@ -192,6 +203,11 @@ type Result struct {
 	KernelErr      string  `json:"kernel_error,omitempty"`
 	// Ran lists the GPU activities one invocation ran, from CUPTI.
 	Ran []Ran `json:"ran,omitempty"`
+
+	// Energy is set when Options.Energy asked for it and NVML could
+	// measure; EnergyErr says why not otherwise.
+	Energy    *Energy `json:"energy,omitempty"`
+	EnergyErr string  `json:"energy_error,omitempty"`
 
 	// GPU state sampled through NVML during the samples; nil without NVML.
 	GPU *energy.Summary `json:"gpu,omitempty"`
@@ -341,7 +357,11 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		if rec, err = startRecording(d); err != nil {
 			r.KernelErr = err.Error()
 		} else {
-			defer rec.stop()
+			defer func() {
+				if rec != nil {
+					rec.stop()
+				}
+			}()
 		}
 	}
 
@@ -446,6 +466,15 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		if err := rec.collect(r, len(values), batch, o.Confidence); err != nil {
 			r.KernelErr = err.Error()
 		}
+		rec.stop()
+		rec = nil
+	}
+	if o.Energy {
+		e, err := d.measureEnergy(t, r, o)
+		if err != nil {
+			r.EnergyErr = err.Error()
+		}
+		r.Energy = e
 	}
 	return nil
 }

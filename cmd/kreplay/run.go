@@ -36,6 +36,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	cooldown := fs.Duration("cooldown", 0, "idle `PAUSE` between samples (keeps heavy kernels off the power cap)")
 	target := fs.Float64("ci", 0.01, "stop sampling at this relative confidence-interval half-width")
 	graph := fs.Bool("graph", true, "time batches captured in a CUDA graph (false: direct launches)")
+	withEnergy := fs.Bool("energy", false, "also measure energy per invocation with NVML (about 11 s per signature with the default -ticks)")
+	ticks := fs.Int("ticks", 0, "NVML energy-counter `TICKS` per energy window (default 101: one tick under 1%)")
 	kernels := fs.Bool("kernels", true, "time the kernels and record which ran, with CUPTI")
 	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
@@ -80,7 +82,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		entries := dev.RunSet(set, replay.SuiteOptions{
 			Tiers: tiers, Cache: cache, Progress: stderr,
-			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause},
+			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause,
+				Energy: *withEnergy, EnergyTicks: *ticks},
 		})
 		fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, cache)
 		if err := replay.WriteTable(stdout, entries); err != nil {
