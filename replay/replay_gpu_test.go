@@ -156,3 +156,40 @@ func TestGPUCacheModes(t *testing.T) {
 		t.Errorf("warm %.0f ns slower than rotating %.0f or cold %.0f", res[Warm], res[Rotating], res[Cold])
 	}
 }
+
+// Energy per invocation comes from whole NVML counter ticks while the
+// replay runs, and is physically plausible.
+func TestGPUEnergy(t *testing.T) {
+	d := openGPU(t)
+	if d.Meter == nil {
+		if gputest.Required() {
+			t.Fatalf("no NVML: %v", d.NVMLErr)
+		}
+		t.Skipf("no NVML: %v", d.NVMLErr)
+	}
+	set := embedded(t, "h100_llama-7b_prefill.trace.json.gz")
+	sig := set.Signatures[0] // the largest GEMM
+	p, err := d.Prepare(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	o := quick
+	o.Energy, o.EnergyTicks, o.EnergyWarmup = true, 10, 200*time.Millisecond
+	r, err := d.Measure(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := r.Energy
+	if e == nil {
+		t.Fatalf("no energy: %s", r.EnergyErr)
+	}
+	t.Logf("%s: %.4f J/op, %.0f W over %.2f s (%d ticks, %.0f ops), clocks %v", sig.Label, e.JoulesPerOp, e.Watts, e.Seconds, e.Ticks, e.Ops, e.GPU)
+	if e.Ticks < 10 || e.Ops <= 0 || e.Watts < 50 || e.Watts > 1000 {
+		t.Errorf("implausible energy %+v", e)
+	}
+	// J/op and W must agree with the time per op: W = J/op / (s/op).
+	if sPerOp := e.Seconds / e.Ops; sPerOp < 0.5*r.MedianNS*1e-9 || sPerOp > 2*r.MedianNS*1e-9 {
+		t.Errorf("energy window gives %.1f µs/op, Measure %.1f µs", sPerOp*1e6, r.MedianNS/1e3)
+	}
+}
