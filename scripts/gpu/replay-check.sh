@@ -22,10 +22,12 @@ done
 echo "== torch vs Measure (warm cache)" | tee -a "$OUT/summary.txt"
 L=h100_llama-7b_prefill; B=h100_bloom-560m_prefill
 W="-tiers 2 -cache warm -kernels=false -mintime 30ms -budget 2s"
-/tmp/kreplay run $W -ids e6587ef873a9,36d5134099b1,33d30a6c6cfd -json "$OUT/r/warm_llama.json" "embedded:$L.trace.json.gz" > "$OUT/r/warm_llama.txt" 2>&1
-/tmp/kreplay run $W -ids 4f0c075962c3,0699fe07516f -json "$OUT/r/warm_bloom.json" "embedded:$B.trace.json.gz" > "$OUT/r/warm_bloom.txt" 2>&1
-python3 scripts/gpu/torch_gemm.py "$OUT/r/$L.set.json" "$OUT/r/warm_llama.json" e6587ef873a9 36d5134099b1 33d30a6c6cfd 2>&1 | tee -a "$OUT/summary.txt"
-python3 scripts/gpu/torch_gemm.py "$OUT/r/$B.set.json" "$OUT/r/warm_bloom.json" 4f0c075962c3 0699fe07516f 2>&1 | tee -a "$OUT/summary.txt"
+for i in 1 2 3; do
+  /tmp/kreplay run $W -ids e6587ef873a9,36d5134099b1,33d30a6c6cfd -json "$OUT/r/warm_llama$i.json" "embedded:$L.trace.json.gz" > "$OUT/r/warm_llama$i.txt" 2>&1
+  /tmp/kreplay run $W -ids 4f0c075962c3,0699fe07516f -json "$OUT/r/warm_bloom$i.json" "embedded:$B.trace.json.gz" > "$OUT/r/warm_bloom$i.txt" 2>&1
+done
+python3 scripts/gpu/torch_gemm.py "$OUT/r/$L.set.json" "$OUT/r/warm_llama1.json,$OUT/r/warm_llama2.json,$OUT/r/warm_llama3.json" e6587ef873a9 36d5134099b1 33d30a6c6cfd 2>&1 | tee -a "$OUT/summary.txt"
+python3 scripts/gpu/torch_gemm.py "$OUT/r/$B.set.json" "$OUT/r/warm_bloom1.json,$OUT/r/warm_bloom2.json,$OUT/r/warm_bloom3.json" 4f0c075962c3 0699fe07516f 2>&1 | tee -a "$OUT/summary.txt"
 for c in rotating warm; do
   echo "== bloom prefill tier 2, $c cache" | tee -a "$OUT/summary.txt"
   /tmp/kreplay run -tiers 2 -cache $c -budget 1s "embedded:$B.trace.json.gz" > "$OUT/r/$B.$c.table.txt" 2>/dev/null

@@ -1,6 +1,6 @@
 """Times GEMM signatures with PyTorch and compares with kreplay's Measure.
 
-Usage: python3 torch_gemm.py SET.json RUN.json [ID ...]
+Usage: python3 torch_gemm.py SET.json RUN.json[,RUN2.json,...] [ID ...]
 
 SET.json is a signature set (kreplay import), RUN.json the output of
 `kreplay run -cache warm -json` for the same IDs. For each ID, the op is
@@ -10,8 +10,8 @@ replays of a CUDA graph of about 1 ms of calls, after a 50 ms pause and
 20 ms of warm-up, 30 samples back to back (as `kreplay run -cache warm
 -mintime 30ms` times it: a graph, so that the host's launch rate does not
 count, and a short burst after a pause, so that neither side runs at a
-power cap that depends on what ran before); the median per call, mean of
-two passes, is compared with kreplay's event median. Warm cache on
+power cap that depends on what ran before). As many torch passes run as
+kreplay runs are given; the median of each side's medians is compared. Warm cache on
 both sides: the same buffers every call. Use ops that launch one kernel
 (mm, addmm): torch's baddbmm also copies self into the output first.
 """
@@ -90,21 +90,26 @@ def time_op(fn, pause_s=0.05, warmup_s=0.02, samples=30, batch_s=1e-3):
 
 def main():
     sset = json.load(open(sys.argv[1]))
-    run = json.load(open(sys.argv[2]))
+    runs = [json.load(open(f)) for f in sys.argv[2].split(",")]
     ids = sys.argv[3:]
     sigs = {s["id"]: s for s in sset["signatures"]}
-    ours = {e["id"]: e for r in run for e in r["entries"]}
+    # kreplay's value: the median of its medians over the runs given.
+    ours = {}
+    for run in runs:
+        for r in run:
+            for e in r["entries"]:
+                ours.setdefault(e["id"], []).append(e)
     print(f"{'id':14} {'torch_us':>9} {'kreplay_us':>10} {'diff':>7}  label")
     worst = 0.0
     for i in ids:
-        e = ours.get(i)
-        if not e or not e.get("result"):
-            print(f"{i}: no kreplay result ({e and e.get('error')})")
+        es = ours.get(i, [])
+        if not es or not all(e.get("result") for e in es):
+            print(f"{i}: no kreplay result ({[e.get('error') for e in es]})")
             worst = float("inf")
             continue
         fn = build(sigs[i])
-        t = (time_op(fn) + time_op(fn)) / 2  # two passes, as a check on drift
-        k = e["result"]["median_ns"]
+        t = statistics.median([time_op(fn) for _ in range(len(es))])
+        k = statistics.median([e["result"]["median_ns"] for e in es])
         d = k / t - 1
         worst = max(worst, abs(d))
         print(f"{i:14} {t/1e3:9.2f} {k/1e3:10.2f} {100*d:+6.2f}%  {sigs[i]['label']}")
