@@ -1,0 +1,121 @@
+package replay
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+func TestParseCacheMode(t *testing.T) {
+	for _, c := range []CacheMode{Rotating, Warm, Cold, Auto} {
+		got, err := ParseCacheMode(c.String())
+		if err != nil || got != c {
+			t.Errorf("ParseCacheMode(%q) = %v, %v", c, got, err)
+		}
+	}
+	if _, err := ParseCacheMode("lukewarm"); err == nil {
+		t.Error("no error for an unknown mode")
+	}
+}
+
+func TestAutoCacheMode(t *testing.T) {
+	for _, tc := range []struct {
+		op    string
+		class signatures.Class
+		want  CacheMode
+	}{
+		{"aten::mm", signatures.ClassGEMM, Rotating},
+		{"aten::addmm", signatures.ClassGEMM, Rotating},
+		{"aten::bmm", signatures.ClassGEMM, Warm},
+		{"aten::baddbmm", signatures.ClassGEMM, Warm},
+		{"aten::mm", signatures.ClassMemset, Warm}, // cuBLAS's memset inside mm
+		{"aten::add", signatures.ClassElementwise, Warm},
+	} {
+		sig := &signatures.Signature{Op: tc.op, Class: tc.class}
+		if got := Auto.For(sig); got != tc.want {
+			t.Errorf("Auto.For(%s %s) = %v, want %v", tc.op, tc.class, got, tc.want)
+		}
+		if got := Cold.For(sig); got != Cold {
+			t.Errorf("Cold.For = %v", got)
+		}
+	}
+}
+
+func TestClampBatch(t *testing.T) {
+	for _, tc := range []struct {
+		target, per time.Duration
+		max, want   int
+	}{
+		{time.Millisecond, 10 * time.Microsecond, 10000, 100},
+		{time.Millisecond, 3 * time.Millisecond, 10000, 1},
+		{time.Millisecond, time.Nanosecond, 500, 500},
+		{time.Millisecond, 0, 500, 500},
+	} {
+		if got := clampBatch(tc.target, tc.per, tc.max); got != tc.want {
+			t.Errorf("clampBatch(%v, %v, %d) = %d, want %d", tc.target, tc.per, tc.max, got, tc.want)
+		}
+	}
+}
+
+func TestSummarizeCI(t *testing.T) {
+	// 50 samples around 100 with ±1 noise: the median's interval is tight.
+	var v []float64
+	for i := 0; i < 50; i++ {
+		v = append(v, 100+float64(i%5)-2)
+	}
+	s := summarize(v, 0.95)
+	if s.Center != 100 || relCI(s) > 0.011 {
+		t.Errorf("center %v rel CI %v", s.Center, relCI(s))
+	}
+	// Too few samples for a 95% interval: infinite, never "converged".
+	if r := relCI(summarize([]float64{1, 2, 3}, 0.95)); !math.IsInf(r, 1) && r < 0.5 {
+		t.Errorf("3 samples gave rel CI %v", r)
+	}
+}
+
+func entries() []Entry {
+	yes, no := true, false
+	return []Entry{
+		{ID: "a", Tier: 2, Class: "gemm", Count: 10, TracedMedianNS: 100, SameKernel: &yes,
+			Result: &Result{MedianNS: 108, KernelMedianNS: 105}},
+		{ID: "b", Tier: 2, Class: "gemm", Count: 10, TracedMedianNS: 100, SameKernel: &no,
+			Result: &Result{MedianNS: 150}},
+		{ID: "c", Tier: 1, Class: "memset", Count: 5, TracedMedianNS: 10, PartOf: "a"},
+		{ID: "d", Tier: 3, Class: "elementwise", Count: 1, TracedMedianNS: 200, Err: "prepare: boom"},
+		{ID: "e", Tier: 3, Class: "other", Count: 1, TracedMedianNS: 100,
+			Result: &Result{MedianNS: 100, Approximate: "no kernel"}},
+	}
+}
+
+func TestCover(t *testing.T) {
+	c := Cover(entries(), 0.10, 2)
+	// a within (105/100), b outside; b ran another kernel.
+	if c.TracedNS != 2000 || c.ReplayedShare != 1 || c.WithinShare != 0.5 || c.SameKernelShare != 0.5 || c.Errors != 0 {
+		t.Errorf("tier 2 coverage %+v", c)
+	}
+	c = Cover(entries(), 0.10, 3)
+	if c.TracedNS != 300 || c.Errors != 1 || math.Abs(c.ReplayedShare-1.0/3) > 1e-9 || math.Abs(c.ApproximateShare-1.0/3) > 1e-9 {
+		t.Errorf("tier 3 coverage %+v", c)
+	}
+	// The part-of memset is not counted on its own.
+	if c := Cover(entries(), 0.10, 1); c.TracedNS != 0 {
+		t.Errorf("tier 1 coverage %+v", c)
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, entries()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"1.050", "part of a", "error: prepare: boom", "false"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
