@@ -20,11 +20,11 @@ import "C"
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/dl"
 )
 
 // Sonames lists the CUPTI library names tried, newest first.
@@ -85,24 +85,16 @@ func Path() string {
 }
 
 func openFirst(candidates []string) (string, error) {
-	var reasons []string
 	buf := (*C.char)(C.malloc(1024))
 	defer C.free(unsafe.Pointer(buf))
-	for _, name := range candidates {
+	return dl.OpenFirst(ErrNotFound, candidates, func(name string) (string, bool) {
 		cname := C.CString(name)
-		rc := C.kr_cupti_open(cname, buf, 1024)
-		C.free(unsafe.Pointer(cname))
-		if rc == 0 {
-			return name, nil
+		defer C.free(unsafe.Pointer(cname))
+		if C.kr_cupti_open(cname, buf, 1024) == 0 {
+			return "", true
 		}
-		msg := C.GoString(buf)
-		if !strings.HasPrefix(msg, name) {
-			msg = name + ": " + msg
-		}
-		reasons = append(reasons, msg)
-	}
-	return "", fmt.Errorf("%w (tried %s): %s", ErrNotFound,
-		strings.Join(candidates, ", "), strings.Join(reasons, "; "))
+		return C.GoString(buf), false
+	})
 }
 
 // Version returns the CUPTI API version of the loaded library
