@@ -30,6 +30,10 @@ type Inspection struct {
 	// Unreplayable counts signatures whose parameters could not be derived.
 	Unreplayable int          `json:"unreplayable"`
 	Top          []*Signature `json:"top"`
+	// Communication splits this rank's traced collective time into
+	// transfer and waiting for other ranks, when the other ranks' traces
+	// were inspected too (see PairCollectives).
+	Communication *CommSummary `json:"communication,omitempty"`
 }
 
 // Inspect summarises a set: totals by tier and by class, and the top
@@ -114,6 +118,10 @@ func (in *Inspection) WriteText(w io.Writer) error {
 	tw.Flush()
 	if in.Unreplayable > 0 {
 		fmt.Fprintf(ew, "%d signatures unreplayable (see -json)\n", in.Unreplayable)
+	}
+	if c := in.Communication; c != nil {
+		fmt.Fprintf(ew, "collectives (paired with the other ranks): %d calls, traced %s = transfer %s + waiting for other ranks %s\n",
+			c.Collectives, dur(c.TracedNS), dur(c.TransferNS), dur(c.WaitNS))
 	}
 	if len(in.Top) > 0 {
 		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)

@@ -124,12 +124,12 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var all []*signatures.Inspection
-	var failed []string
 	if len(pos) == 0 {
 		pos = []string{embeddedPrefix + defaultTrace}
 	}
-	printed := 0
+	var all []*signatures.Inspection
+	var sets []*signatures.Set
+	var failed []string
 	for _, p := range pos {
 		set, err := load(p)
 		if err != nil {
@@ -138,24 +138,24 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 			failed = append(failed, p)
 			continue
 		}
-		in := signatures.Inspect(set, *top)
-		if *asJSON {
-			all = append(all, in)
-			continue
-		}
-		if printed > 0 {
-			fmt.Fprintln(stdout)
-		}
-		printed++
-		if err := in.WriteText(stdout); err != nil {
-			return err
-		}
+		sets = append(sets, set)
+		all = append(all, signatures.Inspect(set, *top))
 	}
+	pairRanks(sets, all, stderr)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", " ")
 		if err := enc.Encode(all); err != nil {
 			return err
+		}
+	} else {
+		for i, in := range all {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			if err := in.WriteText(stdout); err != nil {
+				return err
+			}
 		}
 	}
 	if len(failed) > 0 {
@@ -185,4 +185,44 @@ func loadWith(path string, opt signatures.Options) (*signatures.Set, error) {
 	}
 	defer f.Close()
 	return signatures.Import(f, name, opt)
+}
+
+// pairRanks pairs the collectives of sets that are ranks of one multi-rank
+// workload and records each rank's communication split in its inspection.
+func pairRanks(sets []*signatures.Set, ins []*signatures.Inspection, stderr io.Writer) {
+	byWorkload := map[string][]int{}
+	var order []string
+	for i, s := range sets {
+		if s.Source.WorldSize < 2 {
+			continue
+		}
+		w := s.Source.Workload
+		if byWorkload[w] == nil {
+			order = append(order, w)
+		}
+		byWorkload[w] = append(byWorkload[w], i)
+	}
+	for _, w := range order {
+		idx := byWorkload[w]
+		if len(idx) < 2 {
+			continue
+		}
+		group := make([]*signatures.Set, len(idx))
+		for k, i := range idx {
+			group[k] = sets[i]
+		}
+		_, sums, err := signatures.PairCollectives(group)
+		if err != nil {
+			fmt.Fprintf(stderr, "kreplay inspect: %s: %v\n", w, err)
+			continue
+		}
+		for _, sum := range sums {
+			for _, i := range idx {
+				if sets[i].Source.Rank == sum.Rank {
+					c := sum
+					ins[i].Communication = &c
+				}
+			}
+		}
+	}
 }
