@@ -62,7 +62,8 @@ func TestInspectJSONSeveralFiles(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
-	if strings.Count(out, `"workload": "llama-7b-tp2_prefill"`) != 2 || !strings.Contains(out, `"rank": 1`) {
+	if strings.Count(out, `"workload": "llama-7b-tp2_prefill"`) != 2 || !strings.Contains(out, `"rank": 1`) ||
+		strings.Count(out, `"communication"`) != 2 {
 		t.Errorf("JSON does not hold both ranks:\n%.2000s", out)
 	}
 }
