@@ -319,9 +319,11 @@ func smemLimit(arch int) int {
 	}
 }
 
-// attnDefault picks the tiling for a head dimension and architecture.
+// attnDefault picks the tiling for a head dimension and architecture:
+// four warps of 16 query rows, so that two blocks (three for D=64) share
+// an SM and one block's prologue and epilogue overlap another's loop.
 func attnDefault(p *attnParams, arch int) attnConfig {
-	c := attnConfig{BlockM: 128, BlockN: 64, Stages: 2, Order: 0, MinBlocks: 1}
+	c := attnConfig{BlockM: 64, BlockN: 64, Stages: 2, Order: 0, MinBlocks: 1}
 	if p.D == 64 {
 		c.Stages = 3
 	}
