@@ -1,0 +1,164 @@
+package tier3
+
+import (
+	_ "embed"
+	"strconv"
+	"strings"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+//go:embed kernels/softmax.cu
+var softmaxSource string
+
+func init() {
+	Register(buildSoftmax, "aten::_softmax", "aten::softmax", "aten::_log_softmax", "aten::log_softmax")
+}
+
+// smSpec is what a traced softmax computes.
+type smSpec struct {
+	dim     int
+	log     bool
+	in, out string
+}
+
+// parseSoftmax reads _softmax(self, dim, half_to_float) and
+// softmax(self, dim, dtype) (and the log_ variants).
+func parseSoftmax(sig *signatures.Signature) (*smSpec, error) {
+	x := rdArg(sig, 0)
+	if !x.IsTensor() {
+		return nil, rdUnsupported("%s without a tensor input", sig.Op)
+	}
+	name := strings.TrimPrefix(sig.Op, "aten::")
+	s := &smSpec{in: signatures.DType(x.Type), log: strings.Contains(name, "log_softmax")}
+	if !rdIsFloat(s.in) {
+		return nil, rdUnsupported("%s of %s", sig.Op, s.in)
+	}
+	var err error
+	if s.dim, err = rdParseDim(rdArg(sig, 1).Value, len(x.Shape)); err != nil {
+		return nil, rdUnsupported("%s: %v", sig.Op, err)
+	}
+	s.out = s.in
+	if strings.HasPrefix(name, "_") {
+		htf, err := rdParseBool(rdArg(sig, 2).Value)
+		if err != nil {
+			return nil, rdUnsupported("%s: %v", sig.Op, err)
+		}
+		if htf {
+			if s.in != "f16" && s.in != "bf16" {
+				return nil, rdUnsupported("%s with half_to_float on %s", sig.Op, s.in)
+			}
+			s.out = "f32"
+		}
+	} else {
+		dt, err := rdParseScalarType(rdArg(sig, 2).Value)
+		if err != nil {
+			return nil, err
+		}
+		if dt != "" {
+			if !rdIsFloat(dt) {
+				return nil, rdUnsupported("%s into %s", sig.Op, dt)
+			}
+			s.out = dt
+		}
+	}
+	return s, nil
+}
+
+// smPlan is the launch plan of a softmax.
+type smPlan struct {
+	rp          *rdRowPlan
+	kernel      string // sm_rows, sm_long or sm_cols
+	V, CH, TPR  int64
+	grid, block [3]uint32
+}
+
+// planSoftmax picks the kernel: sm_rows (a row in registers: a warp or
+// less per row up to 1024 elements, a block up to 32768), sm_long (a block
+// per longer row) or sm_cols (a thread per row when the softmax dim is not
+// the fastest-varying in memory).
+func planSoftmax(shape, strides []int64, dim int, inSize, sms int64) (*smPlan, error) {
+	rp, err := rdNewRowPlan(shape, strides, dim, false)
+	if err != nil {
+		return nil, err
+	}
+	p := &smPlan{rp: rp, V: 1, CH: 1, TPR: 32}
+	if len(rp.other) > 0 && rp.sd > rp.minOtherStride() {
+		rp.fastestLast()
+		p.kernel = "sm_cols"
+		p.grid = [3]uint32{uint32(rdClamp(rdCeilDiv(rp.rows, 256), 1, sms*32)), 1, 1}
+		p.block = [3]uint32{256, 1, 1}
+		return p, nil
+	}
+	if v := max(16/inSize, 1); rp.aligned(v) {
+		p.V = v
+	}
+	ch, tpr, ok := rdRowsConfig(rp.n, p.V)
+	if !ok {
+		p.kernel, p.V = "sm_long", 1
+		p.grid = [3]uint32{uint32(rdClamp(rp.rows, 1, sms*4)), 1, 1}
+		p.block = [3]uint32{1024, 1, 1}
+		return p, nil
+	}
+	p.kernel, p.CH, p.TPR = "sm_rows", ch, tpr
+	p.grid, p.block = rdRowsLaunch(rp.rows, tpr, int(sms))
+	return p, nil
+}
+
+func buildSoftmax(e *Env, sig *signatures.Signature) (*Instance, error) {
+	s, err := parseSoftmax(sig)
+	if err != nil {
+		return nil, err
+	}
+	x, err := e.Input(sig.Inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	p, err := planSoftmax(x.Shape, x.Strides, s.dim, x.ElemSize(), int64(e.SMs))
+	if err != nil {
+		return nil, err
+	}
+	y, err := e.Output(x.Shape, s.out)
+	if err != nil {
+		return nil, err
+	}
+	defs, err := softmaxDefines(s, p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := e.Function(rdSource("softmax.cu", softmaxSource, defs), p.kernel)
+	if err != nil {
+		return nil, err
+	}
+	raw := p.rp.raw()
+	return &Instance{
+		Inputs: []*Tensor{x}, Outputs: []*Tensor{y}, FLOPs: 5 * x.Numel(),
+		Launch: func(st *cuda.Stream) error {
+			if p.rp.rows == 0 || p.rp.n == 0 {
+				return nil
+			}
+			return f.Launch(p.grid, p.block, 0, st, x.Ptr, raw, y.Ptr)
+		},
+	}, nil
+}
+
+// softmaxDefines are the compile-time definitions of a softmax kernel.
+func softmaxDefines(s *smSpec, p *smPlan) (map[string]string, error) {
+	in, err := rdCode(s.in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := rdCode(s.out)
+	if err != nil {
+		return nil, err
+	}
+	log := "0"
+	if s.log {
+		log = "1"
+	}
+	return map[string]string{
+		"SM_IN": in, "SM_OUT": out, "SM_LOG": log, "SM_V": strconv.FormatInt(p.V, 10),
+		"SM_CH": strconv.FormatInt(p.CH, 10), "SM_TPR": strconv.FormatInt(p.TPR, 10),
+	}, nil
+}
