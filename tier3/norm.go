@@ -1,0 +1,214 @@
+package tier3
+
+import (
+	_ "embed"
+	"strconv"
+	"strings"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+//go:embed kernels/norm.cu
+var normSource string
+
+func init() {
+	Register(buildLayerNorm, "aten::native_layer_norm", "aten::layer_norm")
+}
+
+// lnSpec is what a traced layer norm computes.
+type lnSpec struct {
+	axis   int   // the first normalized dim
+	n      int64 // elements per row
+	eps    float64
+	in     string
+	w      string // weight and bias dtype ("" when both are absent)
+	hasW   bool
+	hasB   bool
+	nshape []int64
+}
+
+// parseLayerNorm reads native_layer_norm(input, normalized_shape, weight,
+// bias, eps) and layer_norm(..., cudnn_enable).
+func parseLayerNorm(sig *signatures.Signature) (*lnSpec, error) {
+	x := rdArg(sig, 0)
+	if !x.IsTensor() {
+		return nil, rdUnsupported("%s without a tensor input", sig.Op)
+	}
+	s := &lnSpec{in: signatures.DType(x.Type), eps: 1e-5}
+	if !rdIsFloat(s.in) {
+		return nil, rdUnsupported("%s of %s", sig.Op, s.in)
+	}
+	ns := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(rdArg(sig, 1).Value), "["), "]"))
+	if ns == "" {
+		return nil, rdUnsupported("%s: normalized_shape %q unreadable", sig.Op, rdArg(sig, 1).Value)
+	}
+	for _, f := range strings.Split(ns, ",") {
+		d, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, rdUnsupported("%s: normalized_shape %q unreadable", sig.Op, rdArg(sig, 1).Value)
+		}
+		s.nshape = append(s.nshape, d)
+	}
+	rank := len(x.Shape)
+	s.axis = rank - len(s.nshape)
+	if s.axis < 0 {
+		return nil, rdUnsupported("%s: normalized_shape %v longer than input %v", sig.Op, s.nshape, x.Shape)
+	}
+	s.n = 1
+	for i, d := range s.nshape {
+		if x.Shape[s.axis+i] != d {
+			return nil, rdUnsupported("%s: normalized_shape %v does not end input %v", sig.Op, s.nshape, x.Shape)
+		}
+		s.n *= d
+	}
+	for i, has := range []*bool{&s.hasW, &s.hasB} {
+		in := rdArg(sig, 2+i)
+		if !in.IsTensor() {
+			continue
+		}
+		*has = true
+		dt := signatures.DType(in.Type)
+		if s.w != "" && dt != s.w {
+			return nil, rdUnsupported("%s: weight %s and bias %s", sig.Op, s.w, dt)
+		}
+		s.w = dt
+		if !rdIsFloat(dt) || in.Numel() != s.n {
+			return nil, rdUnsupported("%s: %s weight or bias of shape %v", sig.Op, dt, in.Shape)
+		}
+		if len(in.Strides) == len(in.Shape) {
+			t := Tensor{Shape: in.Shape, Strides: in.Strides}
+			if !t.Contiguous() {
+				return nil, rdUnsupported("%s: weight or bias strides %v", sig.Op, in.Strides)
+			}
+		}
+	}
+	if v := strings.TrimSpace(rdArg(sig, 4).Value); v != "" {
+		eps, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, rdUnsupported("%s: eps %q unreadable", sig.Op, v)
+		}
+		s.eps = eps
+	}
+	return s, nil
+}
+
+// statShape is the shape of mean and rstd: the input's leading dims, then
+// ones for the normalized dims.
+func (s *lnSpec) statShape(shape []int64) []int64 {
+	out := append([]int64{}, shape[:s.axis]...)
+	for range s.nshape {
+		out = append(out, 1)
+	}
+	return out
+}
+
+// lnPlan is the launch plan of a layer norm.
+type lnPlan struct {
+	rp          *rdRowPlan
+	kernel      string // ln_rows or ln_long
+	V, CH, TPR  int64
+	grid, block [3]uint32
+}
+
+// planLayerNorm picks ln_rows (a row in registers: a warp or less per row
+// up to 1024 elements, a block up to 32768) or ln_long.
+func planLayerNorm(shape, strides []int64, axis int, inSize, sms int64) (*lnPlan, error) {
+	var rp *rdRowPlan
+	var err error
+	if axis >= len(shape) {
+		return nil, rdUnsupported("layer norm over no dims")
+	}
+	if rp, err = rdNewRowPlan(shape, strides, axis, true); err != nil {
+		return nil, err
+	}
+	p := &lnPlan{rp: rp, V: 1, CH: 1, TPR: 32}
+	if v := max(16/inSize, 1); rp.aligned(v) {
+		p.V = v
+	}
+	ch, tpr, ok := rdRowsConfig(rp.n, p.V)
+	if !ok {
+		p.kernel, p.V = "ln_long", 1
+		p.grid = [3]uint32{uint32(rdClamp(rp.rows, 1, sms*4)), 1, 1}
+		p.block = [3]uint32{1024, 1, 1}
+		return p, nil
+	}
+	p.kernel, p.CH, p.TPR = "ln_rows", ch, tpr
+	p.grid, p.block = rdRowsLaunch(rp.rows, tpr, int(sms))
+	return p, nil
+}
+
+func buildLayerNorm(e *Env, sig *signatures.Signature) (*Instance, error) {
+	s, err := parseLayerNorm(sig)
+	if err != nil {
+		return nil, err
+	}
+	x, err := e.Input(sig.Inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	p, err := planLayerNorm(x.Shape, x.Strides, s.axis, x.ElemSize(), int64(e.SMs))
+	if err != nil {
+		return nil, err
+	}
+	p.rp.eps = s.eps
+	inst := &Instance{Inputs: []*Tensor{x}, FLOPs: 8 * x.Numel()}
+	var w, b cuda.DevicePtr
+	for i, ptr := range []*cuda.DevicePtr{&w, &b} {
+		if in := rdArg(sig, 2+i); in.IsTensor() {
+			t, err := e.Input(in)
+			if err != nil {
+				return nil, err
+			}
+			inst.Inputs = append(inst.Inputs, t)
+			*ptr = t.Ptr
+		}
+	}
+	y, err := e.Output(x.Shape, s.in)
+	if err != nil {
+		return nil, err
+	}
+	mean, err := e.Output(s.statShape(x.Shape), rdAccDType(s.in))
+	if err != nil {
+		return nil, err
+	}
+	rstd, err := e.Output(s.statShape(x.Shape), rdAccDType(s.in))
+	if err != nil {
+		return nil, err
+	}
+	inst.Outputs = []*Tensor{y, mean, rstd}
+	defs, err := layerNormDefines(s, p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := e.Function(rdSource("norm.cu", normSource, defs), p.kernel)
+	if err != nil {
+		return nil, err
+	}
+	raw := p.rp.raw()
+	inst.Launch = func(st *cuda.Stream) error {
+		if p.rp.rows == 0 || p.rp.n == 0 {
+			return nil
+		}
+		return f.Launch(p.grid, p.block, 0, st, x.Ptr, raw, w, b, y.Ptr, mean.Ptr, rstd.Ptr)
+	}
+	return inst, nil
+}
+
+// layerNormDefines are the compile-time definitions of a layer norm kernel.
+func layerNormDefines(s *lnSpec, p *lnPlan) (map[string]string, error) {
+	in, err := rdCode(s.in)
+	if err != nil {
+		return nil, err
+	}
+	wt := in
+	if s.w != "" {
+		if wt, err = rdCode(s.w); err != nil {
+			return nil, err
+		}
+	}
+	return map[string]string{
+		"LN_IN": in, "LN_W": wt, "LN_V": strconv.FormatInt(p.V, 10),
+		"LN_CH": strconv.FormatInt(p.CH, 10), "LN_TPR": strconv.FormatInt(p.TPR, 10),
+	}, nil
+}
