@@ -1,0 +1,153 @@
+package tier3
+
+import (
+	_ "embed"
+	"strconv"
+	"strings"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+//go:embed kernels/scan.cu
+var scanSource string
+
+func init() {
+	Register(buildScan, "aten::cumsum", "aten::cumprod")
+}
+
+// scSpec is what a traced scan computes.
+type scSpec struct {
+	dim     int
+	prod    bool
+	in, out string
+}
+
+// parseScan reads cumsum(self, dim, dtype) and cumprod(self, dim, dtype).
+// Without a dtype, bool and integer inputs give int64 (as PyTorch
+// promotes them).
+func parseScan(sig *signatures.Signature) (*scSpec, error) {
+	x := rdArg(sig, 0)
+	if !x.IsTensor() {
+		return nil, rdUnsupported("%s without a tensor input", sig.Op)
+	}
+	s := &scSpec{in: signatures.DType(x.Type), prod: strings.HasPrefix(sig.Op, "aten::cumprod")}
+	if _, err := rdCode(s.in); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.dim, err = rdParseDim(rdArg(sig, 1).Value, len(x.Shape)); err != nil {
+		return nil, rdUnsupported("%s: %v", sig.Op, err)
+	}
+	dt, err := rdParseScalarType(rdArg(sig, 2).Value)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case dt != "":
+		s.out = dt
+	case rdIsFloat(s.in):
+		s.out = s.in
+	default:
+		s.out = "i64"
+	}
+	if _, err := rdCode(s.out); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// scPlan is the launch plan of a scan.
+type scPlan struct {
+	rp          *rdRowPlan
+	kernel      string // sc_rows or sc_cols
+	V, TPR      int64
+	grid, block [3]uint32
+}
+
+// planScan picks sc_rows (tiles of TPR threads times V consecutive
+// elements: a warp or less per row up to 4096 elements, a block beyond)
+// or sc_cols (a thread per row when the scan dim is not the
+// fastest-varying in memory).
+func planScan(shape, strides []int64, dim int, sms int64) (*scPlan, error) {
+	rp, err := rdNewRowPlan(shape, strides, dim, false)
+	if err != nil {
+		return nil, err
+	}
+	p := &scPlan{rp: rp, V: 1, TPR: 32}
+	if len(rp.other) > 0 && rp.sd > rp.minOtherStride() {
+		rp.fastestLast()
+		p.kernel = "sc_cols"
+		p.grid = [3]uint32{uint32(rdClamp(rdCeilDiv(rp.rows, 256), 1, sms*32)), 1, 1}
+		p.block = [3]uint32{256, 1, 1}
+		return p, nil
+	}
+	p.kernel = "sc_rows"
+	if rp.n >= 128 {
+		p.V = 4
+	}
+	if rp.n <= 4096 {
+		p.TPR = min(32, rdPow2Ceil(rdCeilDiv(rp.n, p.V)))
+	} else {
+		p.TPR = rdClamp(rdPow2Ceil(rdCeilDiv(rp.n, 8*p.V)), 64, 1024)
+	}
+	p.grid, p.block = rdRowsLaunch(rp.rows, p.TPR, int(sms))
+	return p, nil
+}
+
+func buildScan(e *Env, sig *signatures.Signature) (*Instance, error) {
+	s, err := parseScan(sig)
+	if err != nil {
+		return nil, err
+	}
+	x, err := e.Input(sig.Inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	p, err := planScan(x.Shape, x.Strides, s.dim, int64(e.SMs))
+	if err != nil {
+		return nil, err
+	}
+	y, err := e.Output(x.Shape, s.out)
+	if err != nil {
+		return nil, err
+	}
+	defs, err := scanDefines(s, p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := e.Function(rdSource("scan.cu", scanSource, defs), p.kernel)
+	if err != nil {
+		return nil, err
+	}
+	raw := p.rp.raw()
+	return &Instance{
+		Inputs: []*Tensor{x}, Outputs: []*Tensor{y}, FLOPs: x.Numel(),
+		Launch: func(st *cuda.Stream) error {
+			if p.rp.rows == 0 || p.rp.n == 0 {
+				return nil
+			}
+			return f.Launch(p.grid, p.block, 0, st, x.Ptr, raw, y.Ptr)
+		},
+	}, nil
+}
+
+// scanDefines are the compile-time definitions of a scan kernel.
+func scanDefines(s *scSpec, p *scPlan) (map[string]string, error) {
+	in, err := rdCode(s.in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := rdCode(s.out)
+	if err != nil {
+		return nil, err
+	}
+	op := "0"
+	if s.prod {
+		op = "1"
+	}
+	return map[string]string{
+		"SC_IN": in, "SC_OUT": out, "SC_OP": op,
+		"SC_V": strconv.FormatInt(p.V, 10), "SC_TPR": strconv.FormatInt(p.TPR, 10),
+	}, nil
+}
