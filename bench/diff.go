@@ -1,0 +1,313 @@
+package bench
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// DiffOptions tune Diff.
+type DiffOptions struct {
+	// Alpha is the significance level (default 0.05, as benchstat's).
+	Alpha float64
+	// Confidence of the intervals (default 0.95).
+	Confidence float64
+}
+
+func (o *DiffOptions) defaults() {
+	if o.Alpha <= 0 || o.Alpha >= 1 {
+		o.Alpha = 0.05
+	}
+	if o.Confidence <= 0 || o.Confidence >= 1 {
+		o.Confidence = 0.95
+	}
+}
+
+// Comparison is what Diff computes: per workload, the change of every
+// signature's ns/op and of the predicted total between two outputs.
+type Comparison struct {
+	Alpha     float64         `json:"alpha"`
+	Workloads []*WorkloadDiff `json:"workloads"`
+	Warnings  []string        `json:"warnings,omitempty"`
+}
+
+// WorkloadDiff is one workload's comparison.
+type WorkloadDiff struct {
+	Workload string `json:"workload"`
+	// Sigs are the signatures with results in both, by the absolute
+	// change of their predicted time (with a set), else by ID.
+	Sigs []SigDiff `json:"signatures"`
+	// Faster and Slower count the significant changes.
+	Faster int `json:"faster"`
+	Slower int `json:"slower"`
+	// Geomean is the geometric mean of the new/old ratios of the
+	// centers.
+	Geomean float64 `json:"geomean"`
+	// OnlyOld and OnlyNew list signatures with results in one output.
+	OnlyOld []string `json:"only_old,omitempty"`
+	OnlyNew []string `json:"only_new,omitempty"`
+	// Total is the change of the predicted GPU time, over the signatures
+	// measured in both; nil without the workload's set.
+	Total *TotalDiff `json:"total,omitempty"`
+}
+
+// SigDiff is the change of one signature's ns/op.
+type SigDiff struct {
+	ID    string `json:"id"`
+	Label string `json:"label,omitempty"`
+	// Count is its invocations in the trace (0 without the set).
+	Count int     `json:"count,omitempty"`
+	Old   Summary `json:"old"`
+	New   Summary `json:"new"`
+	// Change is New.Center / Old.Center - 1.
+	Change float64 `json:"change"`
+	// P is the Mann-Whitney U test's p-value (benchmath.AssumeNothing,
+	// as benchstat); Significant is P < Alpha. Delta is the change as
+	// benchstat prints it: "+12.34%", or "~" when not significant.
+	P           float64  `json:"p"`
+	Significant bool     `json:"significant"`
+	Delta       string   `json:"delta"`
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+// TotalDiff is the change of a workload's predicted GPU time, sum(t_i x
+// n_i) over the signatures in both outputs. Old and New carry the bounds
+// summed as in Report. The test of the change compares per-run totals:
+// total_r = sum(x_i,r x n_i), x_i,r the r-th value of signature i, for r
+// up to the fewest runs any of them has; with independent signatures any
+// such pairing of runs is a sample of the total's distribution.
+type TotalDiff struct {
+	Signatures  int      `json:"signatures"`
+	Old         Interval `json:"old_ns"`
+	New         Interval `json:"new_ns"`
+	Change      float64  `json:"change"`
+	Runs        [2]int   `json:"runs"`
+	P           float64  `json:"p"`
+	Significant bool     `json:"significant"`
+	Delta       string   `json:"delta"`
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+// Diff compares two benchmark outputs signature by signature, as benchstat
+// does (benchmath.AssumeNothing.Compare, alpha 0.05 by default), and the
+// predicted total of each workload that has a set. Signatures that are
+// part of another are left out of the total (see Report).
+func Diff(before, after []Input, sets []*signatures.Set, opt DiffOptions) (*Comparison, error) {
+	ro, err := ReadResults(before)
+	if err != nil {
+		return nil, err
+	}
+	rn, err := ReadResults(after)
+	if err != nil {
+		return nil, err
+	}
+	return Compare(ro, rn, sets, opt)
+}
+
+// Compare compares results already read; see Diff.
+func Compare(before, after *Results, sets []*signatures.Set, opt DiffOptions) (*Comparison, error) {
+	opt.defaults()
+	bySet, err := setsByWorkload(sets)
+	if err != nil {
+		return nil, err
+	}
+	c := &Comparison{Alpha: opt.Alpha}
+	for _, s := range before.Warnings {
+		c.Warnings = append(c.Warnings, "old: "+s)
+	}
+	for _, s := range after.Warnings {
+		c.Warnings = append(c.Warnings, "new: "+s)
+	}
+	names := map[string]bool{}
+	for _, w := range before.Workloads {
+		names[w.Name] = true
+	}
+	for _, w := range after.Workloads {
+		names[w.Name] = true
+	}
+	for _, name := range sortedKeys(names) {
+		wo, wn := before.Workload(name), after.Workload(name)
+		if wo == nil || wn == nil {
+			which := "old"
+			if wo == nil {
+				which = "new"
+			}
+			c.Warnings = append(c.Warnings, fmt.Sprintf("workload %s has results only in the %s output", name, which))
+			continue
+		}
+		c.Workloads = append(c.Workloads, compareWorkload(wo, wn, bySet[name], opt))
+	}
+	return c, nil
+}
+
+func compareWorkload(wo, wn *WorkloadResults, set *signatures.Set, opt DiffOptions) *WorkloadDiff {
+	wd := &WorkloadDiff{Workload: wo.Name}
+	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
+	var isPart map[string]bool
+	if set != nil {
+		_, _, isPart = tracedWithParts(set)
+		wd.Total = &TotalDiff{}
+	}
+	var logSum float64
+	var common []string
+	for _, id := range sortedKeys(wo.Sigs) {
+		so, sn := wo.Sigs[id], wn.Sigs[id]
+		if sn == nil || so.Runs() == 0 || sn.Runs() == 0 {
+			if so.Runs() > 0 {
+				wd.OnlyOld = append(wd.OnlyOld, id)
+			}
+			continue
+		}
+		common = append(common, id)
+		d := SigDiff{ID: id, Old: Summarize(so.NS, opt.Confidence), New: Summarize(sn.NS, opt.Confidence)}
+		cmpr := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(so.NS), th), benchmath.NewSample(slices.Clone(sn.NS), th))
+		d.P, d.Significant = cmpr.P, cmpr.P < cmpr.Alpha
+		d.Delta = cmpr.FormatDelta(d.Old.Center, d.New.Center)
+		for _, w := range cmpr.Warnings {
+			d.Warnings = append(d.Warnings, w.Error())
+		}
+		if d.Old.Center > 0 {
+			d.Change = d.New.Center/d.Old.Center - 1
+		}
+		if d.Old.Center > 0 && d.New.Center > 0 {
+			logSum += math.Log(d.New.Center / d.Old.Center)
+		}
+		if d.Significant {
+			if d.Change < 0 {
+				wd.Faster++
+			} else if d.Change > 0 {
+				wd.Slower++
+			}
+		}
+		if set != nil {
+			if s := set.ByID(id); s != nil {
+				d.Label, d.Count = s.Label, s.Count
+			}
+		}
+		wd.Sigs = append(wd.Sigs, d)
+	}
+	for _, id := range sortedKeys(wn.Sigs) {
+		if wn.Sigs[id].Runs() > 0 && wo.Sigs[id].Runs() == 0 {
+			wd.OnlyNew = append(wd.OnlyNew, id)
+		}
+	}
+	if len(wd.Sigs) > 0 {
+		wd.Geomean = math.Exp(logSum / float64(len(wd.Sigs)))
+	}
+	if set != nil {
+		slices.SortStableFunc(wd.Sigs, func(a, b SigDiff) int {
+			da := math.Abs(a.New.Center-a.Old.Center) * float64(a.Count)
+			db := math.Abs(b.New.Center-b.Old.Center) * float64(b.Count)
+			return cmp.Compare(db, da)
+		})
+		wd.Total = totalDiff(wo, wn, set, common, isPart, th, opt)
+	}
+	return wd
+}
+
+func totalDiff(wo, wn *WorkloadResults, set *signatures.Set, common []string, isPart map[string]bool, th *benchmath.Thresholds, opt DiffOptions) *TotalDiff {
+	t := &TotalDiff{}
+	var ids []string
+	var counts []float64
+	for _, id := range common {
+		s := set.ByID(id)
+		if s == nil || isPart[id] {
+			continue
+		}
+		ids = append(ids, id)
+		counts = append(counts, float64(s.Count))
+	}
+	t.Signatures = len(ids)
+	if len(ids) == 0 {
+		t.Delta = "~"
+		t.P = 1
+		return t
+	}
+	runs := [2]int{math.MaxInt, math.MaxInt}
+	for i, id := range ids {
+		so, sn := wo.Sigs[id], wn.Sigs[id]
+		t.Old.add(Summarize(so.NS, opt.Confidence).Interval.scale(counts[i]))
+		t.New.add(Summarize(sn.NS, opt.Confidence).Interval.scale(counts[i]))
+		runs[0], runs[1] = min(runs[0], so.Runs()), min(runs[1], sn.Runs())
+	}
+	t.Runs = runs
+	totals := func(w *WorkloadResults, n int) []float64 {
+		out := make([]float64, n)
+		for r := range out {
+			for i, id := range ids {
+				out[r] += w.Sigs[id].NS[r] * counts[i]
+			}
+		}
+		return out
+	}
+	cmpr := benchmath.AssumeNothing.Compare(benchmath.NewSample(totals(wo, runs[0]), th), benchmath.NewSample(totals(wn, runs[1]), th))
+	t.P, t.Significant = cmpr.P, cmpr.P < cmpr.Alpha
+	t.Delta = cmpr.FormatDelta(t.Old.Center, t.New.Center)
+	for _, w := range cmpr.Warnings {
+		t.Warnings = append(t.Warnings, w.Error())
+	}
+	if t.Old.Center > 0 {
+		t.Change = t.New.Center/t.Old.Center - 1
+	}
+	return t
+}
+
+// WriteText prints the comparison: per workload the predicted totals, the
+// significant changes (all signatures with all set) and what is in one
+// output only.
+func (c *Comparison) WriteText(w io.Writer, all bool) error {
+	ew := &errWriter{w: w}
+	for i, wd := range c.Workloads {
+		if i > 0 {
+			fmt.Fprintln(ew)
+		}
+		fmt.Fprintf(ew, "workload %s: %d signatures in both, %d faster, %d slower (p < %.2g), geomean x%.3f\n",
+			wd.Workload, len(wd.Sigs), wd.Faster, wd.Slower, c.Alpha, wd.Geomean)
+		if t := wd.Total; t != nil {
+			fmt.Fprintf(ew, "predicted GPU time over %d signatures: %s [%s, %s] -> %s [%s, %s]: %s (p=%.3f, runs %d and %d)\n",
+				t.Signatures, dur(t.Old.Center), dur(t.Old.Lo), dur(t.Old.Hi), dur(t.New.Center), dur(t.New.Lo), dur(t.New.Hi),
+				t.Delta, t.P, t.Runs[0], t.Runs[1])
+			for _, s := range t.Warnings {
+				fmt.Fprintf(ew, "  total: %s\n", s)
+			}
+		} else {
+			fmt.Fprintf(ew, "no signature set for %s: no predicted total (pass -sets)\n", wd.Workload)
+		}
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "id\told/op\t±\tnew/op\t±\tdelta\tp\tcount\tlabel")
+		unchanged := 0
+		for _, d := range wd.Sigs {
+			if !d.Significant && !all {
+				unchanged++
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\tp=%.3f n=%d+%d\t%d\t%s\n", d.ID, dur(d.Old.Center), halfWidth(d.Old),
+				dur(d.New.Center), halfWidth(d.New), d.Delta, d.P, d.Old.Runs, d.New.Runs, d.Count, truncate(d.Label, 60))
+		}
+		tw.Flush()
+		if unchanged > 0 {
+			fmt.Fprintf(ew, "%d signatures without a significant change (~; -all lists them)\n", unchanged)
+		}
+		if len(wd.OnlyOld) > 0 {
+			fmt.Fprintf(ew, "only in the old output: %s\n", strings.Join(wd.OnlyOld, " "))
+		}
+		if len(wd.OnlyNew) > 0 {
+			fmt.Fprintf(ew, "only in the new output: %s\n", strings.Join(wd.OnlyNew, " "))
+		}
+	}
+	if len(c.Warnings) > 0 {
+		fmt.Fprintln(ew)
+		for _, s := range c.Warnings {
+			fmt.Fprintf(ew, "warning: %s\n", s)
+		}
+	}
+	return ew.err
+}

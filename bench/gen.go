@@ -1,0 +1,247 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"strconv"
+	"strings"
+	"text/template"
+	"unicode"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Files of a generated package.
+const (
+	SetFile    = "set.json"
+	DocFile    = "doc.go"
+	ReplayFile = "replay_test.go"
+)
+
+// GenOptions tune Generate.
+type GenOptions struct {
+	// Package is the Go package name (default: PackageName of the
+	// set's Workload).
+	Package string
+	// Source is the argument `go generate` passes to `kreplay gen -o .`
+	// to rebuild the package: "embedded:NAME", or the path of a trace or
+	// set relative to the package's directory. Default: "set.json", the
+	// package's own set.
+	Source string
+}
+
+// Generate writes the Go test package that benchmarks a signature set,
+// as file name -> contents:
+//
+//   - set.json: the set, written by signatures.WriteSet;
+//   - doc.go: the package documentation and a go:generate directive
+//     that regenerates the package;
+//   - replay_test.go: the set embedded with go:embed, BenchmarkReplay
+//     with one sub-benchmark per signature
+//     (BenchmarkReplay/workload=W/sig=ID, each calling Signature), and
+//     TestGenerated, which checks the embedded set and the benchmark
+//     names (see Check).
+//
+// The same set and options give byte-identical files. Timeline and model
+// benchmarks are not generated: replaying the whole timeline needs every
+// invocation captured in order in one CUDA graph, which the replay
+// package does not offer yet, and the model runs in PyTorch.
+func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
+	if set == nil {
+		return nil, fmt.Errorf("bench: no set")
+	}
+	if len(set.Signatures) == 0 {
+		return nil, fmt.Errorf("bench: set %s has no signatures", set.Source.File)
+	}
+	seen := map[string]bool{}
+	for i, s := range set.Signatures {
+		if s == nil || s.ID == "" {
+			return nil, fmt.Errorf("bench: signature %d has no id", i)
+		}
+		if seen[s.ID] {
+			return nil, fmt.Errorf("bench: signature id %s appears twice", s.ID)
+		}
+		if strings.ContainsFunc(s.ID, func(r rune) bool { return !isNameRune(r) }) {
+			return nil, fmt.Errorf("bench: signature id %q cannot be part of a benchmark name", s.ID)
+		}
+		seen[s.ID] = true
+	}
+	workload := Workload(set.Source)
+	if opt.Package == "" {
+		opt.Package = PackageName(workload)
+	}
+	if !isIdent(opt.Package) {
+		return nil, fmt.Errorf("bench: package name %q is not a Go identifier", opt.Package)
+	}
+	if opt.Source == "" {
+		opt.Source = SetFile
+	}
+	if strings.ContainsAny(opt.Source, " \t\n\"`") {
+		return nil, fmt.Errorf("bench: source %q: a go:generate argument cannot hold spaces or quotes", opt.Source)
+	}
+
+	var js bytes.Buffer
+	if err := signatures.WriteSet(&js, set); err != nil {
+		return nil, err
+	}
+	d := genData{Package: opt.Package, Workload: workload, Set: set,
+		// Built here: a line of this file starting with the directive
+		// would make go generate run it on package bench.
+		Directive: "//go:" + "generate go run github.com/kreplay/kreplay/cmd/kreplay gen -o . " + opt.Source}
+	for _, dev := range set.Summary {
+		d.BusyNS += dev.BusyNS
+	}
+	d.Activities = set.Links.Activities
+	for _, s := range set.Signatures {
+		d.Rows = append(d.Rows, genRow{ID: s.ID, Comment: rowComment(s)})
+	}
+	files := map[string][]byte{SetFile: js.Bytes()}
+	for name, tmpl := range map[string]*template.Template{DocFile: docTmpl, ReplayFile: replayTmpl} {
+		var b bytes.Buffer
+		if err := tmpl.Execute(&b, d); err != nil {
+			return nil, fmt.Errorf("bench: %s: %w", name, err)
+		}
+		src, err := format.Source(b.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("bench: formatting %s: %w", name, err)
+		}
+		files[name] = src
+	}
+	return files, nil
+}
+
+type genData struct {
+	Package, Workload, Directive string
+	Set                          *signatures.Set
+	BusyNS                       int64
+	Activities                   int
+	Rows                         []genRow
+}
+
+type genRow struct{ ID, Comment string }
+
+// rowComment describes a signature on one line: tier, class, invocations,
+// traced total, label, and what keeps it from replaying alone.
+func rowComment(s *signatures.Signature) string {
+	c := fmt.Sprintf("tier %d %s, %dx, %s: %s", s.Tier, s.Class, s.Count, dur(float64(s.TracedNS.Total)), s.Label)
+	switch {
+	case s.PartOf != "":
+		c += " (part of " + s.PartOf + ")"
+	case s.Unreplayable != "":
+		c += " (unreplayable)"
+	}
+	return oneLine(c, 110)
+}
+
+// oneLine makes s safe for a line comment: control characters become
+// spaces, and it is cut to at most n bytes on a rune boundary.
+func oneLine(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) <= n {
+		return s
+	}
+	cut := n - 3
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + "..."
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func isNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.'
+}
+
+func isIdent(s string) bool {
+	if s == "" || s == "_" {
+		return false
+	}
+	for i, r := range s {
+		if !(unicode.IsLetter(r) || r == '_' || i > 0 && unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
+}
+
+var funcs = template.FuncMap{
+	"quote": strconv.Quote,
+	"dur":   func(ns int64) string { return dur(float64(ns)) },
+	"line":  func(s string) string { return oneLine(s, 200) },
+}
+
+var docTmpl = template.Must(template.New(DocFile).Funcs(funcs).Parse(`// Code generated by kreplay gen; DO NOT EDIT.
+
+// Package {{.Package}} benchmarks the replay of every kernel signature
+// of the workload {{.Workload}}: {{len .Set.Signatures}} signatures, {{.Activities}} GPU activities,
+// {{dur .BusyNS}} GPU busy, imported from {{line .Set.Source.File}}
+{{- with .Set.Source.GPU}}
+// ({{line .}}){{end}}.
+//
+// On a GPU machine, from the module root:
+//
+//	go test -run '^$' -bench . -benchtime 1x -count 6 -v ./bench/{{.Package}} | tee {{.Package}}.bench
+//	go run ./cmd/kreplay report {{.Package}}.bench
+//
+// Each sub-benchmark BenchmarkReplay/workload={{.Workload}}/sig=ID
+// prepares and measures its signature once (the replay package samples
+// until its confidence target) and reports the time per invocation as
+// ns/op. Set KREPLAY_REQUIRE_GPU=1 to fail instead of skipping when no GPU
+// is usable, KREPLAY_ENERGY=1 to measure J/op and W too (about 11 s per
+// signature), KREPLAY_CACHE to choose the L2 cache mode (default auto).
+//
+// Regenerate with go generate.
+package {{.Package}}
+
+{{.Directive}}
+`))
+
+var replayTmpl = template.Must(template.New(ReplayFile).Funcs(funcs).Parse(`// Code generated by kreplay gen; DO NOT EDIT.
+
+package {{.Package}}
+
+import (
+	_ "embed"
+	"testing"
+
+	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// workload is the workload's name in the benchmark names.
+const workload = {{quote .Workload}}
+
+//go:embed set.json
+var setJSON []byte
+
+// set returns the embedded signature set, read once.
+func set(tb testing.TB) *signatures.Set { return bench.Load(tb, {{quote .Workload}}, setJSON) }
+
+// ids lists the set's signatures in its order (by traced time): tier,
+// class, invocations, traced total and label.
+var ids = []string{
+{{- range .Rows}}
+	{{quote .ID}}, // {{.Comment}}
+{{- end}}
+}
+
+// BenchmarkReplay measures every signature alone on the GPU:
+// BenchmarkReplay/workload={{.Workload}}/sig=ID.
+func BenchmarkReplay(b *testing.B) {
+	s := set(b)
+	for _, id := range ids {
+		b.Run(bench.SignatureName(workload, id), func(b *testing.B) { bench.Signature(b, s, id) })
+	}
+}
+
+// TestGenerated checks that the embedded set reads back, that ids are its
+// signatures and every benchmark name is unique and parses with benchproc.
+func TestGenerated(t *testing.T) { bench.Check(t, set(t), workload, ids) }
+`))

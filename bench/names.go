@@ -1,0 +1,80 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Benchmark base names, as benchfmt's ".name" gives them (without the
+// "Benchmark" prefix).
+const (
+	// ReplayName is the benchmark of the signatures, one sub-benchmark
+	// each: BenchmarkReplay/workload=W/sig=ID.
+	ReplayName = "Replay"
+	// ModelName is the whole model run for real, as a benchmark line
+	// BenchmarkModel/workload=W/model whose ns/op is the wall time of
+	// one inference, with J/op its energy and idle-W the GPU's idle
+	// power. Generate does not write it (a model runs in PyTorch, not
+	// in Go); a script that runs the model may print it, and Report uses
+	// it when it is there.
+	ModelName = "Model"
+)
+
+// Keys of the sub-benchmark name configuration.
+const (
+	WorkloadKey = "workload"
+	SigKey      = "sig"
+)
+
+// Workload is the name a set's workload has in benchmark names: the
+// set's workload name with every character other than letters, digits,
+// '.', '_', '+' and '-' replaced by '_' (a '/' would split the name, a
+// space or '=' would break benchfmt's key=value parsing), followed by
+// "_rankN" for one rank of a multi-rank run.
+func Workload(src signatures.Source) string {
+	w := src.Workload
+	if w == "" {
+		w = signatures.WorkloadName(src.File)
+	}
+	if w == "" {
+		w = "workload"
+	}
+	w = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '+', r == '-':
+			return r
+		}
+		return '_'
+	}, w)
+	if src.WorldSize > 1 {
+		w += fmt.Sprintf("_rank%d", src.Rank)
+	}
+	return w
+}
+
+// PackageName turns a workload name into a Go package name: lower case,
+// every character other than a letter or digit replaced by '_', and a
+// leading "w" when it would start with a digit.
+func PackageName(workload string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(workload) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if s == "" || s[0] >= '0' && s[0] <= '9' || s[0] == '_' {
+		s = "w" + s
+	}
+	return s
+}
+
+// SignatureName is the sub-benchmark name of a signature within
+// BenchmarkReplay: "workload=W/sig=ID".
+func SignatureName(workload, id string) string {
+	return WorkloadKey + "=" + workload + "/" + SigKey + "=" + id
+}

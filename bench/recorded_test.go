@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// TestRecordedOutput runs Report (and Diff, given two files) on recorded
+// GPU benchmark output: testdata/*.bench, as written by
+//
+//	go test -run '^$' -bench . -benchtime 1x -count 6 -v ./bench/... | tee bench/testdata/h100.bench
+//
+// with the generated packages' sets (./*/set.json) and any
+// testdata/*.set.json. None is recorded yet, so it skips.
+func TestRecordedOutput(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Skip("no recorded GPU benchmark output in testdata/*.bench yet; record one on a GPU machine (see the test's comment)")
+	}
+	paths, err := filepath.Glob(filepath.Join("*", SetFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, _ := filepath.Glob(filepath.Join("testdata", "*.set.json"))
+	sets, err := ReadSetFiles(append(paths, extra...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			in, err := ReadFiles([]string{file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Report(in, sets, ReportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Workloads) == 0 {
+				t.Fatalf("no workload of %s has a set (no set: %v)", file, p.NoSet)
+			}
+			for _, wp := range p.Workloads {
+				checkPrediction(t, wp)
+			}
+			var text bytes.Buffer
+			if err := p.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := json.Marshal(p); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("report of %s:\n%s", file, text.String())
+		})
+	}
+	if len(files) >= 2 {
+		a, _ := ReadFiles(files[:1])
+		b, _ := ReadFiles(files[1:2])
+		c, err := Diff(a, b, sets, DiffOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text bytes.Buffer
+		if err := c.WriteText(&text, false); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("diff %s %s:\n%s", files[0], files[1], text.String())
+	}
+}
+
+// checkPrediction checks what must hold of any prediction.
+func checkPrediction(t *testing.T, wp *WorkloadPrediction) {
+	t.Helper()
+	if wp.Measured == 0 {
+		t.Errorf("%s: no signature measured", wp.Workload)
+	}
+	iv := wp.PredictedNS
+	if !(iv.Lo <= iv.Center && iv.Center <= iv.Hi) || iv.Center <= 0 || math.IsNaN(iv.Center) {
+		t.Errorf("%s: predicted %+v", wp.Workload, iv)
+	}
+	if wp.Coverage <= 0 || wp.Coverage > 1 || wp.Measured+wp.Missing+wp.Parts != wp.Signatures {
+		t.Errorf("%s: coverage %g, %d measured + %d missing + %d parts of %d", wp.Workload, wp.Coverage, wp.Measured, wp.Missing, wp.Parts, wp.Signatures)
+	}
+	for _, s := range wp.Sigs {
+		if s.ReplayNS.Center <= 0 || s.Tier < signatures.TierMemory || s.Tier > signatures.TierKernel {
+			t.Errorf("%s: signature %s: %+v", wp.Workload, s.ID, s.ReplayNS)
+		}
+	}
+}

@@ -1,0 +1,463 @@
+package bench
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Interval is a central value with the bounds around it.
+type Interval struct {
+	Center float64 `json:"center"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+}
+
+func (iv Interval) scale(k float64) Interval {
+	return Interval{iv.Center * k, iv.Lo * k, iv.Hi * k}
+}
+
+func (iv *Interval) add(o Interval) {
+	iv.Center += o.Center
+	iv.Lo += o.Lo
+	iv.Hi += o.Hi
+}
+
+// Summary is benchmath's summary of one benchmark's values over its
+// runs: AssumeNothing, the median with a distribution-free confidence
+// interval, as benchstat computes it.
+type Summary struct {
+	Interval
+	Runs int `json:"runs"`
+	// Range is true when there were too few runs for the confidence
+	// interval (benchmath needs 6 at 95%): Lo and Hi are then the
+	// smallest and largest value, not a confidence interval.
+	Range bool `json:"range,omitempty"`
+}
+
+// Summarize summarises values with benchmath.AssumeNothing at the given
+// confidence; see Summary.
+func Summarize(values []float64, confidence float64) Summary {
+	if len(values) == 0 {
+		return Summary{}
+	}
+	v := slices.Clone(values)
+	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(v, &benchmath.DefaultThresholds), confidence)
+	out := Summary{Interval: Interval{s.Center, s.Lo, s.Hi}, Runs: len(values)}
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) || math.IsNaN(s.Lo) || math.IsNaN(s.Hi) {
+		out.Lo, out.Hi, out.Range = slices.Min(values), slices.Max(values), true
+	}
+	return out
+}
+
+// ReportOptions tune Report.
+type ReportOptions struct {
+	// Top is how many signatures the top list holds (default 15;
+	// negative: none).
+	Top int
+	// Confidence of the per-signature intervals (default 0.95).
+	Confidence float64
+}
+
+func (o *ReportOptions) defaults() {
+	if o.Top == 0 {
+		o.Top = 15
+	}
+	if o.Top < 0 {
+		o.Top = 0
+	}
+	if o.Confidence <= 0 || o.Confidence >= 1 {
+		o.Confidence = 0.95
+	}
+}
+
+// Prediction is what Report computes: per workload, the predicted GPU time
+// and energy against the trace and the model.
+type Prediction struct {
+	Confidence float64               `json:"confidence"`
+	Workloads  []*WorkloadPrediction `json:"workloads"`
+	// NoSet lists workloads in the benchmark output with no signature
+	// set; NoResults workloads with a set but no results.
+	NoSet     []string `json:"no_set,omitempty"`
+	NoResults []string `json:"no_results,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
+}
+
+// WorkloadPrediction is one workload's prediction. Times are in
+// nanoseconds per inference (one run of the traced workload), energies
+// in joules.
+//
+// The predicted GPU time is the sum over the measured signatures of
+// t_i x n_i: t_i the center of benchmath's summary of the signature's
+// ns/op values over the runs, n_i its invocations in the trace. Its bounds
+// are the sums of the signatures' bounds, Lo = sum(lo_i x n_i) and Hi =
+// sum(hi_i x n_i): a conservative interval, as wide as if the signatures'
+// errors were perfectly correlated (independent errors would add in
+// quadrature and give a narrower one); it holds the true total with at
+// least the per-signature confidence when every signature's interval
+// holds its value. Signatures that are part of another (PartOf: a split-K
+// reduce, a memset inside a GEMM call) are not counted: their time is
+// inside their parent's replay, and their traced time is added to the
+// parent's for the comparisons.
+type WorkloadPrediction struct {
+	Workload string `json:"workload"`
+	File     string `json:"file"`
+	GPU      string `json:"gpu,omitempty"`
+	// Runs is the most runs any signature has.
+	Runs int `json:"runs"`
+	// Signatures counts the set's signatures: Parts of them are part of
+	// another, Measured have results, Missing (the rest) have none.
+	Signatures int `json:"signatures"`
+	Parts      int `json:"parts"`
+	Measured   int `json:"measured"`
+	Missing    int `json:"missing"`
+	// RangeOnly counts measured signatures whose bounds are the range of
+	// too few runs (see Summary.Range).
+	RangeOnly int `json:"range_only,omitempty"`
+
+	// PredictedNS is sum(t_i x n_i) with its bounds.
+	PredictedNS Interval `json:"predicted_ns"`
+	// TracedNS is the traced time of all signatures (the sum of their
+	// durations); CoveredNS that of the measured ones (with their parts),
+	// and Coverage CoveredNS / TracedNS.
+	TracedNS  int64   `json:"traced_ns"`
+	CoveredNS int64   `json:"covered_ns"`
+	Coverage  float64 `json:"coverage"`
+	// BusyNS is the trace's GPU-busy time (the union of activity
+	// intervals, signatures.Set.Summary); TraceWallNS its wall span.
+	BusyNS      int64 `json:"busy_ns"`
+	TraceWallNS int64 `json:"trace_wall_ns"`
+	// Relative errors of the prediction, predicted / reference - 1:
+	// against the busy time, against the traced time of the measured
+	// signatures (the replay's error, without the coverage's), and
+	// against the model's wall time. Nil where the reference is missing.
+	ErrBusy    *float64 `json:"err_busy,omitempty"`
+	ErrCovered *float64 `json:"err_covered,omitempty"`
+	ErrModel   *float64 `json:"err_model,omitempty"`
+
+	// PredictedJ is sum(e_i x n_i) over the signatures with J/op, with
+	// bounds summed likewise; EnergySignatures counts them and
+	// EnergyCoverage is their share of the traced time. Nil without J/op.
+	PredictedJ       *Interval `json:"predicted_j,omitempty"`
+	EnergySignatures int       `json:"energy_signatures,omitempty"`
+	EnergyCoverage   float64   `json:"energy_coverage,omitempty"`
+	// IdleJ is the energy of the GPU's idle gaps, idle power x (model
+	// wall time - trace busy time), when the model benchmark reports
+	// idle-W; TotalJ = PredictedJ + IdleJ; ErrEnergy = TotalJ / model
+	// J/op - 1 (PredictedJ alone when there is no idle term).
+	IdleJ     *float64  `json:"idle_j,omitempty"`
+	TotalJ    *Interval `json:"total_j,omitempty"`
+	ErrEnergy *float64  `json:"err_energy,omitempty"`
+
+	// Model is the whole-model benchmark, when the output has one.
+	Model *ModelResult `json:"model,omitempty"`
+
+	Tiers   []GroupPrediction `json:"tiers"`
+	Classes []GroupPrediction `json:"classes"`
+	// Top are the signatures with the largest predicted time.
+	Top []*SigPrediction `json:"top"`
+	// Sigs are all measured signatures, in the set's order.
+	Sigs []*SigPrediction `json:"measured_signatures"`
+	// MissingSigs are the signatures without results (parts excluded),
+	// by traced time.
+	MissingSigs []MissingSig `json:"missing_signatures,omitempty"`
+}
+
+// ModelResult summarises the whole-model benchmark.
+type ModelResult struct {
+	WallNS Summary  `json:"wall_ns"`
+	J      *Summary `json:"j,omitempty"`
+	IdleW  *Summary `json:"idle_w,omitempty"`
+}
+
+// GroupPrediction compares a tier's or class's prediction with its traced
+// time.
+type GroupPrediction struct {
+	Tier       signatures.Tier  `json:"tier"`
+	Class      signatures.Class `json:"class,omitempty"`
+	Signatures int              `json:"signatures"`
+	Measured   int              `json:"measured"`
+	TracedNS   int64            `json:"traced_ns"`
+	CoveredNS  int64            `json:"covered_ns"`
+	// PredictedNS is the sum over the measured signatures; Ratio is
+	// PredictedNS.Center / CoveredNS (0 when none is measured).
+	PredictedNS Interval `json:"predicted_ns"`
+	Ratio       float64  `json:"ratio"`
+}
+
+// SigPrediction is one measured signature.
+type SigPrediction struct {
+	ID    string           `json:"id"`
+	Label string           `json:"label"`
+	Tier  signatures.Tier  `json:"tier"`
+	Class signatures.Class `json:"class"`
+	Count int              `json:"count"`
+	// TracedNS is the signature's traced total with its parts';
+	// TracedPerCallNS that per invocation (its median plus its parts'
+	// medians per call, as replay.Entry counts it).
+	TracedNS        int64   `json:"traced_ns"`
+	TracedPerCallNS float64 `json:"traced_per_call_ns"`
+	// ReplayNS summarises ns/op over the runs; PredictedNS is it times
+	// Count; Ratio is ReplayNS.Center / TracedPerCallNS.
+	ReplayNS    Summary  `json:"replay_ns"`
+	PredictedNS Interval `json:"predicted_ns"`
+	Ratio       float64  `json:"ratio"`
+	// J summarises J/op when reported; PredictedJ is it times Count.
+	J          *Summary  `json:"j,omitempty"`
+	PredictedJ *Interval `json:"predicted_j,omitempty"`
+}
+
+// MissingSig is a signature with no results.
+type MissingSig struct {
+	ID    string           `json:"id"`
+	Label string           `json:"label"`
+	Tier  signatures.Tier  `json:"tier"`
+	Class signatures.Class `json:"class"`
+	Count int              `json:"count"`
+	// TracedNS with its parts'; Share of the workload's traced time.
+	TracedNS int64   `json:"traced_ns"`
+	Share    float64 `json:"share"`
+	// Reason is go test's skip or failure message when the output has
+	// it (go test -v), else why kreplay knows it cannot replay.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Report reads `go test -bench` outputs of generated benchmark packages
+// and predicts each workload's GPU time and energy with its signature set
+// (matched by Workload). See WorkloadPrediction for the method.
+func Report(inputs []Input, sets []*signatures.Set, opt ReportOptions) (*Prediction, error) {
+	rs, err := ReadResults(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return Predict(rs, sets, opt)
+}
+
+// Predict computes the prediction from results already read.
+func Predict(rs *Results, sets []*signatures.Set, opt ReportOptions) (*Prediction, error) {
+	opt.defaults()
+	bySet, err := setsByWorkload(sets)
+	if err != nil {
+		return nil, err
+	}
+	p := &Prediction{Confidence: opt.Confidence, Warnings: slices.Clone(rs.Warnings)}
+	for _, w := range rs.Workloads {
+		set := bySet[w.Name]
+		if set == nil {
+			p.NoSet = append(p.NoSet, w.Name)
+			continue
+		}
+		wp, warn := predictWorkload(w, set, opt)
+		p.Workloads = append(p.Workloads, wp)
+		p.Warnings = append(p.Warnings, warn...)
+	}
+	for _, name := range sortedKeys(bySet) {
+		if rs.Workload(name) == nil {
+			p.NoResults = append(p.NoResults, name)
+		}
+	}
+	return p, nil
+}
+
+func setsByWorkload(sets []*signatures.Set) (map[string]*signatures.Set, error) {
+	m := map[string]*signatures.Set{}
+	for _, s := range sets {
+		w := Workload(s.Source)
+		if o := m[w]; o != nil && o != s {
+			return nil, fmt.Errorf("bench: two signature sets for workload %s (%s and %s)", w, o.Source.File, s.Source.File)
+		}
+		m[w] = s
+	}
+	return m, nil
+}
+
+// tracedWithParts returns each signature's traced total and per-call
+// median with the signatures that are part of it, and which signatures
+// are parts of another in the set.
+func tracedWithParts(set *signatures.Set) (total map[string]int64, perCall map[string]float64, isPart map[string]bool) {
+	total, perCall, isPart = map[string]int64{}, map[string]float64{}, map[string]bool{}
+	for _, s := range set.Signatures {
+		total[s.ID] += s.TracedNS.Total
+		perCall[s.ID] += float64(s.TracedNS.Median)
+	}
+	for _, s := range set.Signatures {
+		parent := set.ByID(s.PartOf)
+		if s.PartOf == "" || parent == nil || parent == s {
+			continue
+		}
+		isPart[s.ID] = true
+		total[parent.ID] += s.TracedNS.Total
+		// Parts run once per call of the signature they belong to.
+		perCall[parent.ID] += float64(s.TracedNS.Median) * float64(s.Count) / float64(max(parent.Count, 1))
+	}
+	return total, perCall, isPart
+}
+
+func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions) (*WorkloadPrediction, []string) {
+	var warn []string
+	wp := &WorkloadPrediction{Workload: w.Name, File: set.Source.File, GPU: set.Source.GPU(), Signatures: len(set.Signatures)}
+	for _, d := range set.Summary {
+		wp.BusyNS += d.BusyNS
+		wp.TraceWallNS += d.WallNS
+	}
+	total, perCall, isPart := tracedWithParts(set)
+	type groupKey struct {
+		tier  signatures.Tier
+		class signatures.Class
+	}
+	groups := map[groupKey]*GroupPrediction{}
+	group := func(k groupKey) *GroupPrediction {
+		g := groups[k]
+		if g == nil {
+			g = &GroupPrediction{Tier: k.tier, Class: k.class}
+			groups[k] = g
+		}
+		return g
+	}
+	var energyCovered int64
+	for _, s := range set.Signatures {
+		wp.TracedNS += s.TracedNS.Total
+		smp := w.Sigs[s.ID]
+		if isPart[s.ID] {
+			wp.Parts++
+			if smp.Runs() > 0 {
+				warn = append(warn, fmt.Sprintf("%s: signature %s is part of %s but has results: not counted, its time is inside its parent's replay", w.Name, s.ID, s.PartOf))
+			}
+			continue
+		}
+		gs := []*GroupPrediction{group(groupKey{s.Tier, ""}), group(groupKey{s.Tier, s.Class})}
+		for _, g := range gs {
+			g.Signatures++
+			g.TracedNS += total[s.ID]
+		}
+		if smp.Runs() == 0 {
+			reason := w.Skipped[s.ID]
+			if reason == "" {
+				reason = s.Unreplayable
+			}
+			wp.MissingSigs = append(wp.MissingSigs, MissingSig{ID: s.ID, Label: s.Label, Tier: s.Tier, Class: s.Class,
+				Count: s.Count, TracedNS: total[s.ID], Reason: reason})
+			continue
+		}
+		sp := &SigPrediction{ID: s.ID, Label: s.Label, Tier: s.Tier, Class: s.Class, Count: s.Count,
+			TracedNS: total[s.ID], TracedPerCallNS: perCall[s.ID], ReplayNS: Summarize(smp.NS, opt.Confidence)}
+		n := float64(s.Count)
+		sp.PredictedNS = sp.ReplayNS.Interval.scale(n)
+		if sp.TracedPerCallNS > 0 {
+			sp.Ratio = sp.ReplayNS.Center / sp.TracedPerCallNS
+		}
+		if len(smp.Joules) > 0 {
+			j := Summarize(smp.Joules, opt.Confidence)
+			pj := j.Interval.scale(n)
+			sp.J, sp.PredictedJ = &j, &pj
+			if wp.PredictedJ == nil {
+				wp.PredictedJ = &Interval{}
+			}
+			wp.PredictedJ.add(pj)
+			wp.EnergySignatures++
+			energyCovered += total[s.ID]
+		}
+		if sp.ReplayNS.Range {
+			wp.RangeOnly++
+		}
+		wp.Runs = max(wp.Runs, sp.ReplayNS.Runs)
+		wp.Measured++
+		wp.CoveredNS += total[s.ID]
+		wp.PredictedNS.add(sp.PredictedNS)
+		for _, g := range gs {
+			g.Measured++
+			g.CoveredNS += total[s.ID]
+			g.PredictedNS.add(sp.PredictedNS)
+		}
+		wp.Sigs = append(wp.Sigs, sp)
+	}
+	for id := range w.Sigs {
+		if set.ByID(id) == nil {
+			warn = append(warn, fmt.Sprintf("%s: signature %s has results but is not in the set %s: ignored", w.Name, id, set.Source.File))
+		}
+	}
+	slices.Sort(warn)
+	wp.Missing = len(wp.MissingSigs)
+	if wp.TracedNS > 0 {
+		wp.Coverage = float64(wp.CoveredNS) / float64(wp.TracedNS)
+		wp.EnergyCoverage = float64(energyCovered) / float64(wp.TracedNS)
+		for i := range wp.MissingSigs {
+			wp.MissingSigs[i].Share = float64(wp.MissingSigs[i].TracedNS) / float64(wp.TracedNS)
+		}
+	}
+	slices.SortStableFunc(wp.MissingSigs, func(a, b MissingSig) int { return cmp.Compare(b.TracedNS, a.TracedNS) })
+	wp.ErrBusy = relErr(wp.PredictedNS.Center, float64(wp.BusyNS))
+	if wp.Measured > 0 {
+		wp.ErrCovered = relErr(wp.PredictedNS.Center, float64(wp.CoveredNS))
+	}
+
+	if m := w.Model; m.Runs() > 0 {
+		wp.Model = &ModelResult{WallNS: Summarize(m.NS, opt.Confidence)}
+		if len(m.Joules) > 0 {
+			s := Summarize(m.Joules, opt.Confidence)
+			wp.Model.J = &s
+		}
+		if len(m.IdleW) > 0 {
+			s := Summarize(m.IdleW, opt.Confidence)
+			wp.Model.IdleW = &s
+		}
+		wp.ErrModel = relErr(wp.PredictedNS.Center, wp.Model.WallNS.Center)
+		if wp.PredictedJ != nil {
+			tot := *wp.PredictedJ
+			if iw := wp.Model.IdleW; iw != nil {
+				// The GPU idles between kernels for the wall time not
+				// covered by the trace's busy time.
+				gapS := max(0, wp.Model.WallNS.Center-float64(wp.BusyNS)) / 1e9
+				idle := iw.Center * gapS
+				wp.IdleJ = &idle
+				tot.add(Interval{idle, iw.Lo * gapS, iw.Hi * gapS})
+			}
+			wp.TotalJ = &tot
+			if wp.Model.J != nil {
+				wp.ErrEnergy = relErr(tot.Center, wp.Model.J.Center)
+			}
+		}
+	}
+
+	for k, g := range groups {
+		if g.CoveredNS > 0 {
+			g.Ratio = g.PredictedNS.Center / float64(g.CoveredNS)
+		}
+		if k.class == "" {
+			wp.Tiers = append(wp.Tiers, *g)
+		} else {
+			wp.Classes = append(wp.Classes, *g)
+		}
+	}
+	slices.SortFunc(wp.Tiers, func(a, b GroupPrediction) int { return cmp.Compare(a.Tier, b.Tier) })
+	slices.SortFunc(wp.Classes, func(a, b GroupPrediction) int {
+		return cmp.Or(cmp.Compare(b.TracedNS, a.TracedNS), cmp.Compare(a.Tier, b.Tier), cmp.Compare(a.Class, b.Class))
+	})
+	wp.Top = slices.Clone(wp.Sigs)
+	slices.SortStableFunc(wp.Top, func(a, b *SigPrediction) int { return cmp.Compare(b.PredictedNS.Center, a.PredictedNS.Center) })
+	wp.Top = wp.Top[:min(opt.Top, len(wp.Top))]
+	return wp, warn
+}
+
+// relErr is got / want - 1, or nil when want is not positive.
+func relErr(got, want float64) *float64 {
+	if want <= 0 || math.IsNaN(got) || math.IsInf(got, 0) {
+		return nil
+	}
+	e := got/want - 1
+	return &e
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,301 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
+)
+
+// Input is one `go test -bench` output to read.
+type Input struct {
+	// Name names the input in messages (its file name).
+	Name   string
+	Reader io.Reader
+}
+
+// ReadFiles opens benchmark output files as Inputs; "-" is standard input.
+func ReadFiles(paths []string) ([]Input, error) {
+	var in []Input
+	for _, p := range paths {
+		if p == "-" {
+			in = append(in, Input{Name: "stdin", Reader: os.Stdin})
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		in = append(in, Input{Name: p, Reader: bytes.NewReader(b)})
+	}
+	return in, nil
+}
+
+// Results are the measurements of benchmark outputs, by workload.
+type Results struct {
+	// Workloads, sorted by name.
+	Workloads []*WorkloadResults
+	// Warnings: lines benchfmt could not parse, results of unknown
+	// benchmarks, and the like.
+	Warnings []string
+}
+
+// Workload returns the results of a workload, or nil.
+func (rs *Results) Workload(name string) *WorkloadResults {
+	for _, w := range rs.Workloads {
+		if w.Name == name {
+			return w
+		}
+	}
+	return nil
+}
+
+// WorkloadNames lists the workloads with results.
+func (rs *Results) WorkloadNames() []string {
+	var n []string
+	for _, w := range rs.Workloads {
+		n = append(n, w.Name)
+	}
+	return n
+}
+
+// WorkloadResults are one workload's measurements: every value of every
+// run (-count, several files) in the order read.
+type WorkloadResults struct {
+	Name string
+	// Sigs holds the replay benchmarks' values by signature ID.
+	Sigs map[string]*Samples
+	// Model holds the whole-model benchmark's values (ModelName); nil
+	// when the output has none.
+	Model *Samples
+	// Skipped gives the reason a signature's benchmark was skipped or
+	// failed, from the "--- SKIP" and "--- FAIL" lines go test -v prints.
+	Skipped map[string]string
+}
+
+// Samples are one benchmark's values over its runs, per unit; a run that
+// did not report a unit has no value for it.
+type Samples struct {
+	NS     []float64 // ns/op
+	Joules []float64 // J/op
+	Watts  []float64 // W
+	IdleW  []float64 // idle-W
+	GBps   []float64
+	TFLOPs []float64
+}
+
+// Runs is the number of runs with a time.
+func (s *Samples) Runs() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.NS)
+}
+
+func (s *Samples) add(r *benchfmt.Result) bool {
+	ok := false
+	for _, v := range r.Values {
+		switch {
+		case v.Unit == "sec/op":
+			s.NS = append(s.NS, v.Value*1e9)
+			ok = true
+		case v.Unit == UnitJoules:
+			s.Joules = append(s.Joules, v.Value)
+		case v.Unit == UnitWatts:
+			s.Watts = append(s.Watts, v.Value)
+		case v.Unit == UnitIdleWatts:
+			s.IdleW = append(s.IdleW, v.Value)
+		case v.Unit == UnitGBps:
+			s.GBps = append(s.GBps, v.Value)
+		case v.Unit == UnitTFLOPs:
+			s.TFLOPs = append(s.TFLOPs, v.Value)
+		}
+	}
+	return ok
+}
+
+// nameProjection extracts the fields that identify a kreplay benchmark.
+type nameProjection struct {
+	proj                 *benchproc.Projection
+	name, workload, sigF *benchproc.Field
+}
+
+func newNameProjection() (*nameProjection, error) {
+	var pp benchproc.ProjectionParser
+	proj, err := pp.Parse(".name,/"+WorkloadKey+",/"+SigKey, nil)
+	if err != nil {
+		return nil, err
+	}
+	f := proj.Fields()
+	return &nameProjection{proj: proj, name: f[0], workload: f[1], sigF: f[2]}, nil
+}
+
+// ReadResults reads `go test -bench` outputs (the Go benchmark format,
+// through benchfmt) and groups the values of kreplay's benchmarks by
+// workload and signature, as benchproc projects them on ".name",
+// "/workload" and "/sig". Other benchmarks are ignored with a warning.
+func ReadResults(inputs []Input) (*Results, error) {
+	np, err := newNameProjection()
+	if err != nil {
+		return nil, err
+	}
+	rs := &Results{}
+	byName := map[string]*WorkloadResults{}
+	get := func(name string) *WorkloadResults {
+		w := byName[name]
+		if w == nil {
+			w = &WorkloadResults{Name: name, Sigs: map[string]*Samples{}, Skipped: map[string]string{}}
+			byName[name] = w
+			rs.Workloads = append(rs.Workloads, w)
+		}
+		return w
+	}
+	ignored := map[string]bool{}
+	for _, in := range inputs {
+		data, err := io.ReadAll(in.Reader)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		br := benchfmt.NewReader(bytes.NewReader(data), in.Name)
+		for br.Scan() {
+			switch rec := br.Result().(type) {
+			case *benchfmt.SyntaxError:
+				rs.Warnings = append(rs.Warnings, rec.Error())
+			case *benchfmt.Result:
+				key := np.proj.Project(rec)
+				base, workload, sig := key.Get(np.name), key.Get(np.workload), key.Get(np.sigF)
+				var s *Samples
+				switch {
+				case base == ReplayName && workload != "" && sig != "":
+					w := get(workload)
+					if s = w.Sigs[sig]; s == nil {
+						s = &Samples{}
+						w.Sigs[sig] = s
+					}
+				case base == ModelName && workload != "":
+					w := get(workload)
+					if w.Model == nil {
+						w.Model = &Samples{}
+					}
+					s = w.Model
+				default:
+					if n := string(rec.Name.Full()); !ignored[n] {
+						ignored[n] = true
+						rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: ignored Benchmark%s: not a kreplay benchmark", in.Name, n))
+					}
+					continue
+				}
+				if !s.add(rec) {
+					rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: Benchmark%s has no ns/op", in.Name, rec.Name.Full()))
+				}
+			}
+		}
+		if err := br.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		for _, sk := range skips(data) {
+			if sk.workload != "" && sk.sig != "" {
+				get(sk.workload).Skipped[sk.sig] = sk.reason
+			}
+		}
+	}
+	slices.SortFunc(rs.Workloads, func(a, b *WorkloadResults) int { return strings.Compare(a.Name, b.Name) })
+	return rs, nil
+}
+
+type skip struct{ workload, sig, reason string }
+
+var skipLine = regexp.MustCompile(`^\s*--- (SKIP|FAIL): Benchmark(\S+)`)
+
+// sourcePrefix matches the "file.go:123: " go test puts before a log line.
+var sourcePrefix = regexp.MustCompile(`^[\w.-]+\.go:\d+: `)
+
+// skips finds the replay benchmarks go test -v reports as skipped or
+// failed ("--- SKIP: BenchmarkX" and "--- FAIL: BenchmarkX"), with the
+// first line of their log as the reason: the indented lines go test
+// prints between the benchmark's name and that line, or after it.
+func skips(data []byte) []skip {
+	var out []skip
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	var header string  // the benchmark whose log lines follow
+	var pending string // the first log line since header
+	var after *skip    // a skip whose reason may follow it
+	for sc.Scan() {
+		line := sc.Text()
+		if m := skipLine.FindStringSubmatch(line); m != nil {
+			after = nil
+			name := m[2]
+			workload, sig := nameKeys(name)
+			if sig == "" {
+				continue
+			}
+			sk := skip{workload: workload, sig: sig, reason: strings.ToLower(m[1])}
+			same := header != "" && sameBenchmark(header, name)
+			if pending != "" && same {
+				sk.reason += ": " + pending
+			}
+			out = append(out, sk)
+			if pending == "" || !same {
+				after = &out[len(out)-1]
+			}
+			header, pending = "", ""
+			continue
+		}
+		trimmed := strings.TrimLeft(line, " \t")
+		switch {
+		case trimmed == "":
+		case len(trimmed) < len(line): // an indented log line
+			msg := sourcePrefix.ReplaceAllString(trimmed, "")
+			if after != nil {
+				after.reason += ": " + msg
+				after = nil
+			} else if header != "" && pending == "" {
+				pending = msg
+			}
+		case strings.HasPrefix(line, "Benchmark"):
+			header, pending, after = strings.Fields(line)[0][len("Benchmark"):], "", nil
+		default:
+			after = nil
+		}
+	}
+	return out
+}
+
+// sameBenchmark reports whether two replay benchmark names (without the
+// "Benchmark" prefix) name the same benchmark, GOMAXPROCS suffix or not.
+func sameBenchmark(a, b string) bool {
+	wa, sa := nameKeys(a)
+	wb, sb := nameKeys(b)
+	return wa == wb && sa == sb
+}
+
+// nameKeys extracts the workload and sig keys of a replay benchmark name
+// without the "Benchmark" prefix ("Replay/workload=W/sig=ID-8").
+func nameKeys(full string) (workload, sig string) {
+	var n benchfmt.Name = []byte(full)
+	base, parts := n.Parts()
+	if string(base) != ReplayName {
+		return "", ""
+	}
+	for _, p := range parts {
+		k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case WorkloadKey:
+			workload = v
+		case SigKey:
+			sig = v
+		}
+	}
+	return workload, sig
+}

@@ -1,0 +1,293 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Environment variables the benchmarks read.
+const (
+	// EnvEnergy set to 1 measures each signature's energy per invocation
+	// too (replay.Options.Energy: a window of NVML counter ticks after a
+	// warm-up, about 11 s per signature) and reports J/op and W.
+	EnvEnergy = "KREPLAY_ENERGY"
+	// EnvCache names the L2 cache mode: auto (default), rotating, warm
+	// or cold (see replay.CacheMode).
+	EnvCache = "KREPLAY_CACHE"
+)
+
+// Measure holds the options of every measurement Signature makes; a
+// benchmark package's TestMain may change them before the benchmarks run.
+// EnvEnergy turns on Measure.Energy.
+var Measure replay.Options
+
+// Cache is the L2 cache mode of the measurements, as `kreplay run`
+// defaults to; EnvCache overrides it.
+var Cache = replay.Auto
+
+// The device is opened once per test binary, on first use, and shared by
+// all its benchmarks. It is not closed: the process's exit releases it.
+var shared struct {
+	once sync.Once
+	r    replayer
+	err  error
+}
+
+func sharedReplayer() (replayer, error) {
+	shared.once.Do(func() {
+		d, err := replay.Open(0)
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.r = deviceReplayer{d}
+	})
+	return shared.r, shared.err
+}
+
+// replayer prepares and measures one signature; a replay.Device does it on
+// a GPU, tests use a fake.
+type replayer interface {
+	Replay(sig *signatures.Signature, cache replay.CacheMode, o replay.Options) (*replay.Result, error)
+}
+
+type deviceReplayer struct{ d *replay.Device }
+
+func (r deviceReplayer) Replay(sig *signatures.Signature, cache replay.CacheMode, o replay.Options) (*replay.Result, error) {
+	p, err := r.d.PrepareFor(sig, cache)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	return r.d.Measure(p, o)
+}
+
+// benchTB is what Signature needs of a *testing.B.
+type benchTB interface {
+	testing.TB
+	ReportMetric(n float64, unit string)
+}
+
+// Signature is the body of a signature's benchmark: it prepares the
+// signature with the given ID on the test binary's shared GPU (replay.Open(0),
+// opened on first use) and measures it once per call of the benchmark
+// function, not b.N times: the measurement samples by itself until its
+// confidence target (replay.Measure). It reports:
+//
+//   - ns/op: the replay's time per invocation, replacing the testing
+//     package's own: the CUPTI kernel time (the measure a profiler
+//     trace's durations are) when there is one, else the CUDA-event time;
+//   - GB/s and TFLOP/s over that time, where the replay's work has bytes
+//     or FLOPs;
+//   - J/op and W, the energy per invocation and the average power, when
+//     EnvEnergy asked for energy and NVML measured it (replay.Result.Energy).
+//
+// Run the benchmarks with -benchtime 1x: with a time-based -benchtime the
+// testing package may call a benchmark again with a larger b.N when the
+// first call took less than -benchtime; such a call reports the first
+// call's measurement again instead of measuring twice.
+//
+// A signature that is part of another (replayed and timed with it), that is
+// unreplayable, or that has no replay yet is skipped with the reason. With
+// no usable GPU the benchmark is skipped, and fails instead when
+// KREPLAY_REQUIRE_GPU=1; the same goes for an error preparing or measuring
+// the signature (b.Error under KREPLAY_REQUIRE_GPU=1).
+func Signature(b *testing.B, set *signatures.Set, id string) {
+	b.Helper()
+	runSignature(b, b.N, set, id, sharedReplayer)
+}
+
+// reported keeps each benchmark's last measurement by name, for the calls
+// with b.N > 1 that follow the first (see Signature).
+var reported sync.Map // string -> *replay.Result
+
+func runSignature(tb benchTB, n int, set *signatures.Set, id string, open func() (replayer, error)) {
+	tb.Helper()
+	sig := set.ByID(id)
+	if sig == nil {
+		tb.Fatalf("signature %s is not in the set of %s", id, set.Source.File)
+	}
+	switch {
+	case sig.PartOf != "":
+		tb.Skipf("part of %s: replayed and timed with it", sig.PartOf)
+	case sig.Unreplayable != "":
+		tb.Skipf("%s", sig.Unreplayable)
+	}
+	if n > 1 {
+		if r, ok := reported.Load(tb.Name()); ok {
+			reportResult(tb, r.(*replay.Result))
+			return
+		}
+	}
+	var r replayer
+	gputest.Require(tb, func() error {
+		var err error
+		r, err = open()
+		return err
+	})
+	o, cache, err := options()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := r.Replay(sig, cache, o)
+	if err != nil {
+		if errors.Is(err, replay.ErrPartOf) || errors.Is(err, replay.ErrUnreplayable) || errors.Is(err, replay.ErrNotImplemented) {
+			tb.Skipf("%v", err)
+		}
+		if gputest.Required() {
+			tb.Error(err)
+			return
+		}
+		tb.Skipf("%v (set %s=1 to fail instead)", err, gputest.Env)
+	}
+	reported.Store(tb.Name(), res)
+	tb.Logf("%s", res)
+	if res.EnergyErr != "" {
+		tb.Logf("energy not measured: %s", res.EnergyErr)
+	}
+	reportResult(tb, res)
+}
+
+// options returns the measurement options and cache mode, with the
+// environment's overrides.
+func options() (replay.Options, replay.CacheMode, error) {
+	o, cache := Measure, Cache
+	if v := os.Getenv(EnvEnergy); v != "" {
+		switch strings.ToLower(v) {
+		case "1", "true", "yes":
+			o.Energy = true
+		case "0", "false", "no":
+			o.Energy = false
+		default:
+			return o, cache, fmt.Errorf("%s=%q: want 1 or 0", EnvEnergy, v)
+		}
+	}
+	if v := os.Getenv(EnvCache); v != "" {
+		c, err := replay.ParseCacheMode(v)
+		if err != nil {
+			return o, cache, fmt.Errorf("%s: %w", EnvCache, err)
+		}
+		cache = c
+	}
+	return o, cache, nil
+}
+
+// Metric units Signature reports besides ns/op.
+const (
+	UnitGBps   = "GB/s"
+	UnitTFLOPs = "TFLOP/s"
+	UnitJoules = "J/op"
+	UnitWatts  = "W"
+	// UnitIdleWatts is the idle power a model benchmark may report.
+	UnitIdleWatts = "idle-W"
+)
+
+// ReplayNS is the time per invocation Signature reports as ns/op: the
+// CUPTI kernel time when there is one, else the CUDA-event time.
+func ReplayNS(r *replay.Result) float64 {
+	if r.KernelMedianNS > 0 {
+		return r.KernelMedianNS
+	}
+	return r.MedianNS
+}
+
+func reportResult(tb benchTB, r *replay.Result) {
+	ns := ReplayNS(r)
+	tb.ReportMetric(ns, "ns/op")
+	if ns > 0 {
+		if r.Work.Bytes > 0 {
+			tb.ReportMetric(float64(r.Work.Bytes)/ns, UnitGBps)
+		}
+		if r.Work.FLOPs > 0 {
+			tb.ReportMetric(float64(r.Work.FLOPs)/ns/1e3, UnitTFLOPs)
+		}
+	}
+	if e := r.Energy; e != nil && e.JoulesPerOp > 0 {
+		tb.ReportMetric(e.JoulesPerOp, UnitJoules)
+		tb.ReportMetric(e.Watts, UnitWatts)
+	}
+}
+
+// loaded caches the sets Load has read, by the address of their data.
+var loaded sync.Map // *byte -> *signatures.Set
+
+// Load reads a generated package's embedded set once and returns it;
+// name names it in errors. It fails tb if the set does not read back.
+func Load(tb testing.TB, name string, data []byte) *signatures.Set {
+	tb.Helper()
+	if len(data) == 0 {
+		tb.Fatalf("%s: empty signature set", name)
+	}
+	if s, ok := loaded.Load(&data[0]); ok {
+		return s.(*signatures.Set)
+	}
+	s, err := signatures.ReadSet(bytes.NewReader(data), name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s2, _ := loaded.LoadOrStore(&data[0], s)
+	return s2.(*signatures.Set)
+}
+
+// Check is the test of a generated package: the set names the same
+// signatures as ids, in order; its workload is workload; every benchmark
+// name is unique; and benchproc, reading the names as go test prints
+// them, gives back each workload and signature ID under the keys
+// "workload" and "sig".
+func Check(t testing.TB, set *signatures.Set, workload string, ids []string) {
+	t.Helper()
+	if err := check(set, workload, ids); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func check(set *signatures.Set, workload string, ids []string) error {
+	if w := Workload(set.Source); w != workload {
+		return fmt.Errorf("set's workload is %q, generated for %q: regenerate", w, workload)
+	}
+	if len(ids) != len(set.Signatures) {
+		return fmt.Errorf("%d ids for %d signatures: regenerate", len(ids), len(set.Signatures))
+	}
+	var out bytes.Buffer
+	names := map[string]bool{}
+	for i, id := range ids {
+		if set.Signatures[i].ID != id {
+			return fmt.Errorf("ids[%d] is %s, the set's signature %d is %s: regenerate", i, id, i, set.Signatures[i].ID)
+		}
+		name := "Benchmark" + ReplayName + "/" + SignatureName(workload, id)
+		if names[name] {
+			return fmt.Errorf("benchmark name %s appears twice", name)
+		}
+		names[name] = true
+		// As go test prints it, with a GOMAXPROCS suffix.
+		fmt.Fprintf(&out, "%s-8\t1\t%d ns/op\n", name, i+1)
+	}
+	rs, err := ReadResults([]Input{{Name: "names", Reader: &out}})
+	if err != nil {
+		return err
+	}
+	w := rs.Workload(workload)
+	if w == nil || len(rs.Workloads) != 1 {
+		return fmt.Errorf("benchproc found workloads %v in the names, want [%s]", rs.WorkloadNames(), workload)
+	}
+	for i, id := range ids {
+		s := w.Sigs[id]
+		if s == nil || len(s.NS) != 1 || math.Abs(s.NS[0]-float64(i+1)) > 1e-6 {
+			return fmt.Errorf("benchproc did not give back signature %s of workload %s", id, workload)
+		}
+	}
+	if len(w.Sigs) != len(ids) {
+		return fmt.Errorf("benchproc found %d signatures, want %d", len(w.Sigs), len(ids))
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// fakeB records what a benchmark body does. Like the real ones, its
+// Skip and Fatal methods end the goroutine, so it runs on its own.
+type fakeB struct {
+	testing.TB
+	name                 string
+	skipped, fatal, errd string
+	logs                 []string
+	metrics              map[string]float64
+}
+
+func (f *fakeB) Helper()      {}
+func (f *fakeB) Name() string { return f.name }
+func (f *fakeB) Skipf(format string, args ...any) {
+	f.skipped = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+func (f *fakeB) Fatalf(format string, args ...any) {
+	f.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+func (f *fakeB) Fatal(args ...any) { f.Fatalf("%s", fmt.Sprint(args...)) }
+func (f *fakeB) Error(args ...any) { f.errd = fmt.Sprint(args...) }
+func (f *fakeB) Logf(format string, args ...any) {
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+func (f *fakeB) ReportMetric(n float64, unit string) { f.metrics[unit] = n }
+
+// fakeReplayer returns a canned result or error and counts its calls.
+type fakeReplayer struct {
+	res   *replay.Result
+	err   error
+	calls int
+	cache replay.CacheMode
+	opt   replay.Options
+}
+
+func (r *fakeReplayer) Replay(sig *signatures.Signature, cache replay.CacheMode, o replay.Options) (*replay.Result, error) {
+	r.calls++
+	r.cache, r.opt = cache, o
+	if r.err != nil {
+		return nil, r.err
+	}
+	res := *r.res
+	res.ID = sig.ID
+	return &res, nil
+}
+
+func runFake(name string, n int, set *signatures.Set, id string, open func() (replayer, error)) *fakeB {
+	f := &fakeB{name: name, metrics: map[string]float64{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runSignature(f, n, set, id, open)
+	}()
+	<-done
+	return f
+}
+
+func TestSignatureBenchmark(t *testing.T) {
+	set := prefillSet(t)
+	var gemm, part, memcpy *signatures.Signature
+	for _, s := range set.Signatures {
+		switch {
+		case s.PartOf != "" && part == nil:
+			part = s
+		case s.Class == signatures.ClassGEMM && gemm == nil:
+			gemm = s
+		case s.Class == signatures.ClassMemcpy && memcpy == nil:
+			memcpy = s
+		}
+	}
+	unrep := *gemm
+	unrep.ID, unrep.Unreplayable = "unreplayable", "unreplayable: no shapes"
+	set2 := *set
+	set2.Signatures = append(append([]*signatures.Signature(nil), set.Signatures...), &unrep)
+
+	ok := &replay.Result{MedianNS: 1200, KernelMedianNS: 1000, Work: launch.Work{Bytes: 4e6, FLOPs: 8e6},
+		Energy: &replay.Energy{JoulesPerOp: 0.25, Watts: 500}}
+	noGPU := func() (replayer, error) { return nil, errors.New("no driver") }
+	with := func(r *fakeReplayer) func() (replayer, error) { return func() (replayer, error) { return r, nil } }
+
+	for _, tc := range []struct {
+		name     string
+		require  bool
+		id       string
+		open     func() (replayer, error)
+		skipped  string
+		fatal    string
+		errd     string
+		metrics  map[string]float64
+		replayed bool
+	}{
+		{name: "measured", id: gemm.ID, open: with(&fakeReplayer{res: ok}), replayed: true,
+			metrics: map[string]float64{"ns/op": 1000, UnitGBps: 4000, UnitTFLOPs: 8, UnitJoules: 0.25, UnitWatts: 500}},
+		{name: "event time without CUPTI", id: memcpy.ID, open: with(&fakeReplayer{res: &replay.Result{MedianNS: 2000, Work: launch.Work{Bytes: 1000}}}), replayed: true,
+			metrics: map[string]float64{"ns/op": 2000, UnitGBps: 0.5}},
+		{name: "part of another", id: part.ID, open: noGPU, skipped: "part of " + part.PartOf},
+		{name: "part of another, GPU required", require: true, id: part.ID, open: noGPU, skipped: "part of " + part.PartOf},
+		{name: "unreplayable", require: true, id: unrep.ID, open: noGPU, skipped: "unreplayable: no shapes"},
+		{name: "no GPU", id: gemm.ID, open: noGPU, skipped: "GPU not usable"},
+		{name: "no GPU, required", require: true, id: gemm.ID, open: noGPU, fatal: "GPU required"},
+		{name: "no replay yet", require: true, id: gemm.ID, open: with(&fakeReplayer{err: fmt.Errorf("prepare: %w", replay.ErrNotImplemented)}),
+			skipped: "no replay for this signature yet", replayed: true},
+		{name: "replay error", id: gemm.ID, open: with(&fakeReplayer{err: errors.New("out of memory")}), skipped: "out of memory", replayed: true},
+		{name: "replay error, required", require: true, id: gemm.ID, open: with(&fakeReplayer{err: errors.New("out of memory")}), errd: "out of memory", replayed: true},
+		{name: "unknown signature", id: "nope", open: noGPU, fatal: "not in the set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.require {
+				t.Setenv(gputest.Env, "1")
+			} else {
+				t.Setenv(gputest.Env, "")
+			}
+			var fr *fakeReplayer
+			open := func() (replayer, error) {
+				r, err := tc.open()
+				if r != nil {
+					fr = r.(*fakeReplayer)
+				}
+				return r, err
+			}
+			f := runFake("Bench/"+tc.name, 1, &set2, tc.id, open)
+			for _, c := range []struct{ what, got, want string }{{"skip", f.skipped, tc.skipped}, {"fatal", f.fatal, tc.fatal}, {"error", f.errd, tc.errd}} {
+				if (c.want == "") != (c.got == "") || !strings.Contains(c.got, c.want) {
+					t.Errorf("%s %q, want %q", c.what, c.got, c.want)
+				}
+			}
+			if (fr != nil && fr.calls > 0) != tc.replayed {
+				t.Errorf("replayed %v, want %v", fr != nil && fr.calls > 0, tc.replayed)
+			}
+			if tc.metrics != nil {
+				if len(f.metrics) != len(tc.metrics) {
+					t.Errorf("metrics %v, want %v", f.metrics, tc.metrics)
+				}
+				for unit, want := range tc.metrics {
+					if !near(f.metrics[unit], want, 1e-12) {
+						t.Errorf("%s = %g, want %g", unit, f.metrics[unit], want)
+					}
+				}
+				if fr.cache != replay.Auto || fr.opt.Energy {
+					t.Errorf("cache %v energy %v, want auto and no energy", fr.cache, fr.opt.Energy)
+				}
+			}
+		})
+	}
+}
+
+// A call with b.N > 1 after the first reports the first call's
+// measurement instead of measuring again.
+func TestSignatureMeasuresOncePerRun(t *testing.T) {
+	t.Setenv(gputest.Env, "")
+	set := prefillSet(t)
+	id := set.Signatures[0].ID
+	fr := &fakeReplayer{res: &replay.Result{MedianNS: 10}}
+	open := func() (replayer, error) { return fr, nil }
+	name := "BenchmarkReplay/" + t.Name()
+	for i, n := range []int{1, 100, 1, 5} {
+		f := runFake(name, n, set, id, open)
+		fr.res = &replay.Result{MedianNS: float64(10 * (i + 2))}
+		if f.metrics["ns/op"] == 0 {
+			t.Fatalf("call %d: no ns/op", i)
+		}
+	}
+	// Calls with N = 1 measure (the first of each -count run); the
+	// others repeat the last measurement.
+	if fr.calls != 2 {
+		t.Errorf("%d measurements, want 2", fr.calls)
+	}
+}
+
+func TestOptionsFromEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		energy, cache string
+		wantEnergy    bool
+		wantCache     replay.CacheMode
+		err           string
+	}{
+		{"", "", false, replay.Auto, ""},
+		{"1", "warm", true, replay.Warm, ""},
+		{"0", "rotating", false, replay.Rotating, ""},
+		{"maybe", "", false, replay.Auto, EnvEnergy},
+		{"", "lukewarm", false, replay.Auto, "unknown cache mode"},
+	} {
+		t.Setenv(EnvEnergy, tc.energy)
+		t.Setenv(EnvCache, tc.cache)
+		o, c, err := options()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q %q: err = %v, want %q", tc.energy, tc.cache, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || o.Energy != tc.wantEnergy || c != tc.wantCache {
+			t.Errorf("%q %q: energy %v cache %v err %v", tc.energy, tc.cache, o.Energy, c, err)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	data := []byte(`{"version": 1, "source": {"file": "x", "workload": "w"}, "timeline_summary": null, "links": {}, "signatures": [], "timeline": {"sig": [], "device": [], "stream": [], "start_ns": [], "dur_ns": []}}`)
+	a := Load(t, "x", data)
+	if b := Load(t, "x", data); a != b || a.Source.Workload != "w" {
+		t.Errorf("Load read the set twice or wrong: %p %p %+v", a, b, a.Source)
+	}
+	f := &fakeB{metrics: map[string]float64{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Load(f, "bad", []byte(`{"version": 2}`))
+	}()
+	<-done
+	if !strings.Contains(f.fatal, "version 2") {
+		t.Errorf("bad set: fatal %q", f.fatal)
+	}
+}

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// FindSets returns the set files of the generated packages under root:
+// root/bench/*/set.json, or root/*/set.json and root/set.json when root
+// is the bench directory or a package itself.
+func FindSets(root string) ([]string, error) {
+	for _, pat := range []string{"bench/*/" + SetFile, "*/" + SetFile, SetFile} {
+		m, err := filepath.Glob(filepath.Join(root, pat))
+		if err != nil {
+			return nil, err
+		}
+		if len(m) > 0 {
+			slices.Sort(m)
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// ModuleRoot returns the nearest directory at or above dir that holds a
+// go.mod, or dir when there is none.
+func ModuleRoot(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
+}
+
+// ReadSetFiles reads signature set files.
+func ReadSetFiles(paths []string) ([]*signatures.Set, error) {
+	var sets []*signatures.Set
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		s, err := signatures.ReadSet(f, p)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, s)
+	}
+	return sets, nil
+}

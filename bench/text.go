@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteText prints the prediction as aligned tables.
+func (p *Prediction) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	for i, wp := range p.Workloads {
+		if i > 0 {
+			fmt.Fprintln(ew)
+		}
+		wp.writeText(ew, p.Confidence)
+	}
+	if len(p.NoSet) > 0 {
+		fmt.Fprintf(ew, "\nno signature set for workloads %s (pass -sets)\n", strings.Join(p.NoSet, ", "))
+	}
+	if len(p.NoResults) > 0 {
+		fmt.Fprintf(ew, "\nno results for workloads %s\n", strings.Join(p.NoResults, ", "))
+	}
+	if len(p.Warnings) > 0 {
+		fmt.Fprintln(ew)
+		for _, s := range p.Warnings {
+			fmt.Fprintf(ew, "warning: %s\n", s)
+		}
+	}
+	return ew.err
+}
+
+func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
+	fmt.Fprintf(w, "workload %s (%s", wp.Workload, wp.File)
+	if wp.GPU != "" {
+		fmt.Fprintf(w, ", %s", wp.GPU)
+	}
+	fmt.Fprintf(w, "): %d signatures, %d measured (up to %d runs), %d missing, %d part of another\n",
+		wp.Signatures, wp.Measured, wp.Runs, wp.Missing, wp.Parts)
+	bounds := fmt.Sprintf("%.0f%% CI", 100*conf)
+	if wp.RangeOnly > 0 {
+		bounds = fmt.Sprintf("%.0f%% CI; for %d signatures with < 6 runs, their range", 100*conf, wp.RangeOnly)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "predicted GPU time\t%s\t[%s, %s] (%s)\n", dur(wp.PredictedNS.Center), dur(wp.PredictedNS.Lo), dur(wp.PredictedNS.Hi), bounds)
+	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", dur(float64(wp.CoveredNS)), 100*wp.Coverage, dur(float64(wp.TracedNS)), errText(wp.ErrCovered))
+	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", dur(float64(wp.BusyNS)), dur(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
+	if m := wp.Model; m != nil {
+		fmt.Fprintf(tw, "model wall time\t%s\t[%s, %s], %d runs%s\n", dur(m.WallNS.Center), dur(m.WallNS.Lo), dur(m.WallNS.Hi), m.WallNS.Runs, errText(wp.ErrModel))
+	}
+	if pj := wp.PredictedJ; pj != nil {
+		fmt.Fprintf(tw, "predicted kernel energy\t%.4g J\t[%.4g, %.4g], %d signatures, %.1f%% of the traced time\n",
+			pj.Center, pj.Lo, pj.Hi, wp.EnergySignatures, 100*wp.EnergyCoverage)
+	}
+	if wp.IdleJ != nil {
+		fmt.Fprintf(tw, "idle-gap energy\t%.4g J\tidle %.1f W x (model wall - trace busy)\n", *wp.IdleJ, wp.Model.IdleW.Center)
+	}
+	if t := wp.TotalJ; t != nil && wp.IdleJ != nil {
+		fmt.Fprintf(tw, "predicted energy\t%.4g J\t[%.4g, %.4g]\n", t.Center, t.Lo, t.Hi)
+	}
+	if m := wp.Model; m != nil && m.J != nil {
+		fmt.Fprintf(tw, "model energy\t%.4g J\t[%.4g, %.4g]%s\n", m.J.Center, m.J.Lo, m.J.Hi, errText(wp.ErrEnergy))
+	}
+	tw.Flush()
+
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\ntier\tclass\tsignatures\tmeasured\ttraced\tof it measured\tpredicted\tx traced\t")
+	for _, list := range [][]GroupPrediction{wp.Tiers, wp.Classes} {
+		for _, g := range list {
+			class := string(g.Class)
+			if class == "" {
+				class = "all"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", g.Tier, class, g.Signatures, g.Measured,
+				dur(float64(g.TracedNS)), dur(float64(g.CoveredNS)), dur(g.PredictedNS.Center), ratio(g.Ratio))
+		}
+	}
+	tw.Flush()
+
+	if len(wp.Top) > 0 {
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "\ntop %d signatures by predicted time\nid\ttier\tclass\tcount\ttraced/call\treplay/call\t±\tx traced\tpredicted\tshare\tlabel\n", len(wp.Top))
+		for _, s := range wp.Top {
+			share := 0.0
+			if wp.PredictedNS.Center > 0 {
+				share = s.PredictedNS.Center / wp.PredictedNS.Center
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\n", s.ID, s.Tier, s.Class, s.Count,
+				dur(s.TracedPerCallNS), dur(s.ReplayNS.Center), halfWidth(s.ReplayNS), ratio(s.Ratio),
+				dur(s.PredictedNS.Center), 100*share, truncate(s.Label, 70))
+		}
+		tw.Flush()
+	}
+	if len(wp.MissingSigs) > 0 {
+		var share float64
+		for _, m := range wp.MissingSigs {
+			share += m.Share
+		}
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "\n%d signatures missing from the results, %.1f%% of the traced time\nid\ttier\tclass\tcount\ttraced\tshare\treason\tlabel\n", len(wp.MissingSigs), 100*share)
+		for _, m := range wp.MissingSigs {
+			reason := m.Reason
+			if reason == "" {
+				reason = "not in the output"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%.2f%%\t%s\t%s\n", m.ID, m.Tier, m.Class, m.Count,
+				dur(float64(m.TracedNS)), 100*m.Share, truncate(reason, 60), truncate(m.Label, 50))
+		}
+		tw.Flush()
+	}
+}
+
+func errText(e *float64) string {
+	if e == nil {
+		return ""
+	}
+	return fmt.Sprintf("; prediction %+.1f%%", 100**e)
+}
+
+func ratio(r float64) string {
+	if r == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("x%.3f", r)
+}
+
+// halfWidth is the larger distance from the center to a bound, relative
+// to the center, marked "r" when the bounds are a range.
+func halfWidth(s Summary) string {
+	if s.Center <= 0 {
+		return "-"
+	}
+	h := max(s.Center-s.Lo, s.Hi-s.Center) / s.Center
+	mark := ""
+	if s.Range {
+		mark = " r"
+	}
+	return fmt.Sprintf("%.1f%%%s", 100*h, mark)
+}
+
+func dur(ns float64) string {
+	d := time.Duration(ns)
+	switch {
+	case d >= time.Second || d <= -time.Second:
+		return fmt.Sprintf("%.3fs", d.Seconds())
+	case d >= time.Millisecond || d <= -time.Millisecond:
+		return fmt.Sprintf("%.3fms", ns/1e6)
+	default:
+		return fmt.Sprintf("%.2fµs", ns/1e3)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return oneLine(s, n)
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
