@@ -25,6 +25,9 @@ func init() {
 		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
 		{"run", "[-tiers 1,2,3] [-cache rotating|warm|cold] [-ids ID,...] [-json FILE] [TRACE|SET.json ...]", "replay each signature alone on the GPU and compare with the trace", cmdRun},
 		{"inspect", "[-top N] [-json] [TRACE|SET.json ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded " + traces.Default + ")", cmdInspect},
+		{"gen", "[-o DIR] [-pkg NAME] SET.json|TRACE|embedded:NAME", "write a Go benchmark package of a signature set (default DIR: bench/WORKLOAD)", cmdGen},
+		{"report", "[-json] [-plots DIR] [-sets SET.json,...] [-top N] BENCH.txt ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
+		{"diff", "[-json] [-all] [-alpha A] [-sets SET.json,...] OLD.txt NEW.txt", "compare two go test -bench outputs, per signature and predicted total", cmdDiff},
 	}
 }
 

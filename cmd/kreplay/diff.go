@@ -1,0 +1,45 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/kreplay/kreplay/bench"
+)
+
+func cmdDiff(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("diff", stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	all := fs.Bool("all", false, "list every signature, not only significant changes")
+	alpha := fs.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test")
+	setsFlag := fs.String("sets", "", "signature `SETS` for the predicted totals, comma-separated: SET.json, TRACE or embedded:NAME\n(default: the generated packages' bench/*/set.json in this module)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return errUsage
+	}
+	sets, err := benchSets(*setsFlag, stderr)
+	if err != nil {
+		return err
+	}
+	old, err := bench.ReadFiles(pos[:1])
+	if err != nil {
+		return err
+	}
+	cur, err := bench.ReadFiles(pos[1:])
+	if err != nil {
+		return err
+	}
+	c, err := bench.Diff(old, cur, sets, bench.DiffOptions{Alpha: *alpha})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		return enc.Encode(c)
+	}
+	return c.WriteText(stdout, *all)
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kreplay/kreplay/bench"
+)
+
+func cmdGen(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("gen", stderr)
+	out := fs.String("o", "", "write the package into `DIR` (default: bench/ and the workload as a Go identifier)")
+	pkg := fs.String("pkg", "", "Go package `NAME` (default: the workload as a Go identifier)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errUsage
+	}
+	set, err := load(pos[0])
+	if err != nil {
+		return err
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("bench", bench.PackageName(bench.Workload(set.Source)))
+	}
+	source, err := genSource(pos[0], dir)
+	if err != nil {
+		return err
+	}
+	files, err := bench.Generate(set, bench.GenOptions{Package: *pkg, Source: source})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := writeFileAtomic(filepath.Join(dir, name), files[name]); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "%s: %d signatures of workload %s -> %s (%s)\n", pos[0], len(set.Signatures),
+		bench.Workload(set.Source), dir, strings.Join(names, ", "))
+	return nil
+}
+
+// genSource is the argument the generated go:generate directive passes to
+// kreplay gen: an embedded trace as named, a file by its path relative to
+// the package directory.
+func genSource(arg, dir string) (string, error) {
+	if strings.HasPrefix(arg, embeddedPrefix) {
+		return arg, nil
+	}
+	absArg, err := filepath.Abs(arg)
+	if err != nil {
+		return "", err
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(absDir, absArg)
+	if err != nil {
+		return filepath.ToSlash(absArg), nil
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// writeFileAtomic replaces path with data once fully written.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".kreplay-gen-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+func cmdReport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("report", stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	plots := fs.String("plots", "", "write plots (SVG and PNG) into `DIR`")
+	setsFlag := fs.String("sets", "", "signature `SETS`, comma-separated: SET.json, TRACE or embedded:NAME\n(default: the generated packages' bench/*/set.json in this module)")
+	top := fs.Int("top", 15, "list the top `N` signatures by predicted time")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return errUsage
+	}
+	sets, err := benchSets(*setsFlag, stderr)
+	if err != nil {
+		return err
+	}
+	in, err := bench.ReadFiles(pos)
+	if err != nil {
+		return err
+	}
+	if *top == 0 {
+		*top = -1
+	}
+	p, err := bench.Report(in, sets, bench.ReportOptions{Top: *top})
+	if err != nil {
+		return err
+	}
+	if *plots != "" {
+		files, err := p.WritePlots(*plots)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "kreplay report: %d plots in %s\n", len(files), *plots)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(p); err != nil {
+			return err
+		}
+	} else if err := p.WriteText(stdout); err != nil {
+		return err
+	}
+	if len(p.Workloads) == 0 {
+		return errors.New("no workload in the output has a signature set")
+	}
+	return nil
+}
+
+// benchSets loads the sets named by a -sets flag, or else those of the
+// generated packages of the module the working directory is in.
+func benchSets(flag string, stderr io.Writer) ([]*signatures.Set, error) {
+	if flag == "" {
+		paths, err := bench.FindSets(bench.ModuleRoot("."))
+		if err != nil {
+			return nil, err
+		}
+		if len(paths) == 0 {
+			fmt.Fprintln(stderr, "kreplay: no generated packages (bench/*/set.json) found; pass -sets")
+		}
+		return bench.ReadSetFiles(paths)
+	}
+	var sets []*signatures.Set
+	for _, p := range strings.Split(flag, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		s, err := load(p)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, s)
+	}
+	return sets, nil
+}
