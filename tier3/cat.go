@@ -1,0 +1,153 @@
+package tier3
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// aten::cat: each input tensor (with its traced shape and strides) is
+// copied into its slice of a new contiguous output, all of them in one
+// launch of the batched strided copy (kr_ew_batched, one blockIdx.y per
+// input).
+//
+// The profiler records a TensorList's shapes and strides but not its
+// dtype. The element dtype is taken from the list's type when it names
+// one, else from the kernel's name (CatArrayBatchedCopy<OpaqueType<N>>
+// gives the element size: 1 bool, 2 f16, 4 f32, 8 i64; explicit types
+// such as c10::Half are read as such), else f16, the dtype of the traced
+// models' activations. A copy moves bits, so only the element size
+// matters to the replay.
+
+func init() {
+	Register(buildCat, "aten::cat")
+}
+
+// ewCatPlan is a cat's inputs, dimension, dtype and output shape.
+type ewCatPlan struct {
+	parts []signatures.Tensor // the inputs that are copied (legacy empty 1-d inputs dropped)
+	dim   int
+	dtype string
+	shape []int64
+}
+
+// ewAnalyzeCat reads a cat's signature.
+func ewAnalyzeCat(sig *signatures.Signature) (*ewCatPlan, error) {
+	ins := sig.Inputs
+	if len(ins) == 0 || ins[0].List == nil {
+		return nil, fmt.Errorf("%w: cat without a traced tensor list", ErrUnsupported)
+	}
+	pl := &ewCatPlan{dtype: signatures.DType(ins[0].Type)}
+	if ewCodes[pl.dtype] == "" {
+		pl.dtype = ewKernelDType(sig.Kernel)
+	}
+	if pl.dtype == "" {
+		pl.dtype = "f16"
+	}
+	d := int64(0)
+	if len(ins) > 1 && ins[1].Type == "Scalar" {
+		s, err := ewParseScalar(ins[1].Value)
+		if err != nil || s.cat != ewIntCat {
+			return nil, fmt.Errorf("%w: cat dim %q", ErrUnsupported, ins[1].Value)
+		}
+		d = s.i
+	}
+	for _, t := range ins[0].List {
+		if len(t.Shape) == 1 && t.Shape[0] == 0 {
+			continue // PyTorch skips legacy empty inputs
+		}
+		if len(t.Strides) != len(t.Shape) {
+			t.Strides = ContiguousStrides(t.Shape)
+		}
+		pl.parts = append(pl.parts, t)
+	}
+	if len(pl.parts) == 0 {
+		return nil, fmt.Errorf("%w: cat of empty tensors only", ErrUnsupported)
+	}
+	rank := len(pl.parts[0].Shape)
+	if d < 0 {
+		d += int64(rank)
+	}
+	if d < 0 || d >= int64(max(rank, 1)) || rank == 0 {
+		return nil, fmt.Errorf("%w: cat dim %d of rank %d", ErrUnsupported, d, rank)
+	}
+	pl.dim = int(d)
+	pl.shape = append([]int64(nil), pl.parts[0].Shape...)
+	pl.shape[d] = 0
+	for _, t := range pl.parts {
+		if len(t.Shape) != rank {
+			return nil, fmt.Errorf("%w: cat of ranks %d and %d", ErrUnsupported, rank, len(t.Shape))
+		}
+		for i := range t.Shape {
+			if i != pl.dim && t.Shape[i] != pl.shape[i] {
+				return nil, fmt.Errorf("%w: cat of shapes %v", ErrUnsupported, ewCatShapes(pl.parts))
+			}
+		}
+		pl.shape[d] += t.Shape[d]
+	}
+	return pl, nil
+}
+
+func ewCatShapes(ts []signatures.Tensor) string {
+	var b strings.Builder
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprint(&b, t.Shape)
+	}
+	return b.String()
+}
+
+func buildCat(e *Env, sig *signatures.Signature) (*Instance, error) {
+	pl, err := ewAnalyzeCat(sig)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.Output(pl.shape, pl.dtype)
+	if err != nil {
+		return nil, err
+	}
+	inst := &Instance{Outputs: []*Tensor{out}}
+	var probs []ewProblem
+	var off int64
+	for _, p := range pl.parts {
+		t, err := e.NewTensor(p.Shape, p.Strides, pl.dtype)
+		if err != nil {
+			return nil, err
+		}
+		inst.Inputs = append(inst.Inputs, t)
+		view := &Tensor{Ptr: out.Ptr + cuda.DevicePtr(off*out.ElemSize()), Shape: p.Shape, Strides: out.Strides,
+			DType: pl.dtype, Span: span(p.Shape, out.Strides)}
+		off += p.Shape[pl.dim] * out.Strides[pl.dim]
+		if t.Numel() == 0 {
+			continue
+		}
+		pr := ewProblem{out: view}
+		pr.in[0] = ewTensorOperand(t)
+		probs = append(probs, pr)
+	}
+	inst.Launch = func(*cuda.Stream) error { return nil }
+	if len(probs) == 0 {
+		return inst, nil
+	}
+	for len(probs) > 0 {
+		// At most 65535 inputs per launch (gridDim.y).
+		n := min(len(probs), 65535)
+		launch, err := e.ewCompile(ewSpec{op: "COPY", raw: true}, probs[:n])
+		if err != nil {
+			return nil, err
+		}
+		prev := inst.Launch
+		inst.Launch = func(s *cuda.Stream) error {
+			if err := prev(s); err != nil {
+				return err
+			}
+			return launch(s)
+		}
+		probs = probs[n:]
+	}
+	return inst, nil
+}

@@ -1,0 +1,158 @@
+// Helpers shared by the elementwise-family kernels (elementwise.cu, index.cu,
+// fill.cu): dtype traits with PyTorch's conversions, vector loads and stores,
+// and 32-bit division by invariant integers. Prepended after util.cu; no
+// #include (NVRTC has no include path here).
+typedef unsigned int u32;
+typedef unsigned short u16;
+
+// Dtype codes; tier3/strided.go (ewCodes) must agree.
+#define EW_BOOL 1
+#define EW_U8 2
+#define EW_I8 3
+#define EW_I16 4
+#define EW_I32 5
+#define EW_I64 6
+#define EW_F16 7
+#define EW_BF16 8
+#define EW_F32 9
+#define EW_F64 10
+
+#define EW_MAXD 8
+
+__device__ __forceinline__ float ew_h2f(u16 h) {
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+	return f;
+}
+__device__ __forceinline__ u16 ew_f2h(float f) {
+	u16 h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+}
+__device__ __forceinline__ float ew_b2f(u16 b) { return __uint_as_float((u32)b << 16); }
+// ew_f2b rounds to nearest even; NaN stays a quiet NaN.
+__device__ __forceinline__ u16 ew_f2b(float f) {
+	u32 u = __float_as_uint(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u) return (u16)((u >> 16) | 0x40u);
+	return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// EwTy<code>: S is the storage type, N the natural arithmetic type of the
+// values; ld converts storage to N and st converts N to storage. Arithmetic
+// casts to N follow C++ (and so PyTorch's static_cast): float to integer
+// truncates, anything to bool is != 0.
+template <int D> struct EwTy;
+template <> struct EwTy<EW_BOOL> {
+	typedef unsigned char S;
+	typedef bool N;
+	static __device__ __forceinline__ N ld(S s) { return s != 0; }
+	static __device__ __forceinline__ S st(N v) { return v ? 1 : 0; }
+};
+template <> struct EwTy<EW_U8> {
+	typedef unsigned char S;
+	typedef int N;
+	static __device__ __forceinline__ N ld(S s) { return s; }
+	static __device__ __forceinline__ S st(N v) { return (S)v; }
+};
+template <> struct EwTy<EW_I8> {
+	typedef signed char S;
+	typedef int N;
+	static __device__ __forceinline__ N ld(S s) { return s; }
+	static __device__ __forceinline__ S st(N v) { return (S)v; }
+};
+template <> struct EwTy<EW_I16> {
+	typedef short S;
+	typedef int N;
+	static __device__ __forceinline__ N ld(S s) { return s; }
+	static __device__ __forceinline__ S st(N v) { return (S)v; }
+};
+template <> struct EwTy<EW_I32> {
+	typedef int S;
+	typedef int N;
+	static __device__ __forceinline__ N ld(S s) { return s; }
+	static __device__ __forceinline__ S st(N v) { return v; }
+};
+template <> struct EwTy<EW_I64> {
+	typedef long long S;
+	typedef long long N;
+	static __device__ __forceinline__ N ld(S s) { return s; }
+	static __device__ __forceinline__ S st(N v) { return v; }
+};
+template <> struct EwTy<EW_F16> {
+	typedef u16 S;
+	typedef float N;
+	static __device__ __forceinline__ N ld(S s) { return ew_h2f(s); }
+	static __device__ __forceinline__ S st(N v) { return ew_f2h(v); }
+};
+template <> struct EwTy<EW_BF16> {
+	typedef u16 S;
+	typedef float N;
+	static __device__ __forceinline__ N ld(S s) { return ew_b2f(s); }
+	static __device__ __forceinline__ S st(N v) { return ew_f2b(v); }
+};
+template <> struct EwTy<EW_F32> {
+	typedef float S;
+	typedef float N;
+	static __device__ __forceinline__ N ld(S s) { return s; }
+	static __device__ __forceinline__ S st(N v) { return v; }
+};
+template <> struct EwTy<EW_F64> {
+	typedef double S;
+	typedef double N;
+	static __device__ __forceinline__ N ld(S s) { return s; }
+	static __device__ __forceinline__ S st(N v) { return v; }
+};
+
+// Vector loads and stores of V elements of type S (V*sizeof(S) bytes,
+// aligned to that size or 16, whichever is smaller), in 16-byte pieces.
+template <int B> struct EwWord;
+template <> struct EwWord<1> { typedef unsigned char T; };
+template <> struct EwWord<2> { typedef unsigned short T; };
+template <> struct EwWord<4> { typedef unsigned int T; };
+template <> struct EwWord<8> { typedef uint2 T; };
+template <> struct EwWord<16> { typedef uint4 T; };
+
+template <typename S, int V> struct EwPack {
+	static constexpr int B = (int)sizeof(S) * V;
+	static constexpr int P = B < 16 ? B : 16;
+	typedef typename EwWord<P>::T W;
+	union U {
+		W w[B / P];
+		S s[V];
+	};
+};
+
+template <typename S, int V>
+__device__ __forceinline__ void ew_ldv(const S *p, S (&out)[V]) {
+	typedef EwPack<S, V> K;
+	typename K::U u;
+	const typename K::W *q = reinterpret_cast<const typename K::W *>(p);
+#pragma unroll
+	for (int i = 0; i < K::B / K::P; i++) u.w[i] = q[i];
+#pragma unroll
+	for (int i = 0; i < V; i++) out[i] = u.s[i];
+}
+
+template <typename S, int V>
+__device__ __forceinline__ void ew_stv(S *p, const S (&in)[V]) {
+	typedef EwPack<S, V> K;
+	typename K::U u;
+#pragma unroll
+	for (int i = 0; i < V; i++) u.s[i] = in[i];
+	typename K::W *q = reinterpret_cast<typename K::W *>(p);
+#pragma unroll
+	for (int i = 0; i < K::B / K::P; i++) q[i] = u.w[i];
+}
+
+// Index arithmetic: 32-bit with division by invariant integers (n / d is
+// (umulhi(n, magic) + n) >> shift for n < 2^31), or 64-bit with plain
+// division when a tensor spans 2^31 elements or more (EW_IDX64).
+#ifdef EW_IDX64
+typedef long long ew_idx;
+__device__ __forceinline__ ew_idx ew_div(ew_idx n, long long d, u32 magic, u32 shift) { return n / d; }
+#else
+typedef u32 ew_idx;
+__device__ __forceinline__ ew_idx ew_div(ew_idx n, long long d, u32 magic, u32 shift) {
+	return (__umulhi(n, magic) + n) >> shift;
+}
+#endif
