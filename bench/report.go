@@ -391,8 +391,8 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 		}
 	}
 	slices.SortStableFunc(wp.MissingSigs, func(a, b MissingSig) int { return cmp.Compare(b.TracedNS, a.TracedNS) })
-	wp.ErrBusy = relErr(wp.PredictedNS.Center, float64(wp.BusyNS))
 	if wp.Measured > 0 {
+		wp.ErrBusy = relErr(wp.PredictedNS.Center, float64(wp.BusyNS))
 		wp.ErrCovered = relErr(wp.PredictedNS.Center, float64(wp.CoveredNS))
 	}
 
@@ -406,7 +406,9 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 			s := Summarize(m.IdleW, opt.Confidence)
 			wp.Model.IdleW = &s
 		}
-		wp.ErrModel = relErr(wp.PredictedNS.Center, wp.Model.WallNS.Center)
+		if wp.Measured > 0 {
+			wp.ErrModel = relErr(wp.PredictedNS.Center, wp.Model.WallNS.Center)
+		}
 		if wp.PredictedJ != nil {
 			tot := *wp.PredictedJ
 			if iw := wp.Model.IdleW; iw != nil {

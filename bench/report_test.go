@@ -469,3 +469,14 @@ func TestSummarize(t *testing.T) {
 		})
 	}
 }
+
+// A workload with only a model benchmark has nothing predicted and no
+// errors against the references.
+func TestReportModelOnly(t *testing.T) {
+	set := prefillSet(t)
+	o := synth{runs: 2, modelNS: 16e6, skip: func(*signatures.Signature) bool { return true }}
+	wp := report(t, set, o, ReportOptions{})
+	if wp.Measured != 0 || wp.Model == nil || wp.ErrBusy != nil || wp.ErrCovered != nil || wp.ErrModel != nil || wp.Missing != wp.Signatures-wp.Parts {
+		t.Errorf("model only: measured %d model %+v errors %v %v %v missing %d", wp.Measured, wp.Model, wp.ErrBusy, wp.ErrCovered, wp.ErrModel, wp.Missing)
+	}
+}
