@@ -236,13 +236,17 @@ func planReduce(shape, strides []int64, reduced []bool, esize int64, ordered boo
 				}
 			}
 		}
-		// Each thread gets at least 8 vectors (two rounds of four loads in
-		// flight). Too few rows to fill the GPU are split into chunks of
-		// about 16 vectors a thread: many more chunks than the GPU holds
-		// at once, so the last wave is short.
+		// Each thread gets 8 vectors (two rounds of four loads in flight)
+		// or, when that leaves the GPU short of threads, fewer: up to 512
+		// threads a row. Rows still too few to fill the GPU are split
+		// into chunks of about 16 vectors a thread: many more chunks than
+		// the GPU holds at once, so the last wave is short.
 		vecs := rdCeilDiv(p.R, p.V)
 		p.TPR = rdClamp(rdPow2Floor(vecs/8), 4, 512)
-		if threads := p.O * p.TPR; 2*threads <= target && vecs >= 4*p.TPR {
+		for p.O*p.TPR < target && p.TPR < min(512, rdPow2Floor(vecs)) {
+			p.TPR *= 2
+		}
+		if threads := p.O * p.TPR; 2*threads <= target && vecs >= 16*p.TPR {
 			split := min(max(rdCeilDiv(target, threads), rdCeilDiv(vecs, 16*p.TPR)), rdCeilDiv(vecs, 2*p.TPR))
 			p.chunk = rdCeilDiv(rdCeilDiv(p.R, split), p.V) * p.V
 			p.split = rdCeilDiv(p.R, p.chunk)
@@ -356,13 +360,13 @@ func reduceDefines(s *reduceSpec, p *rdPlan) (map[string]string, error) {
 	if s.mean {
 		mean = "1"
 	}
-	tpr := p.TPR
+	tpr, cols := p.TPR, "0"
 	if p.cols {
-		tpr = 32 // unused by rd_cols; one value keeps one compilation
+		tpr, cols = 32, "1" // RD_TPR is unused by rd_cols; one value keeps one compilation
 	}
 	return map[string]string{
 		"RD_IN": in, "RD_OUT": out, "RD_OP": strconv.Itoa(int(op)), "RD_MEAN": mean,
-		"RD_V": strconv.FormatInt(p.V, 10), "RD_TPR": strconv.FormatInt(tpr, 10),
+		"RD_V": strconv.FormatInt(p.V, 10), "RD_TPR": strconv.FormatInt(tpr, 10), "RD_COLS": cols,
 	}, nil
 }
 

@@ -6,6 +6,7 @@
 //   RD_V           elements per vector load (1: scalar loads)
 //   RD_TPR         rd_rows: threads per row (<= 32: groups in a warp;
 //                  otherwise the whole block, blockDim.x == RD_TPR)
+//   RD_COLS        1: compile rd_cols, 0: rd_rows (rd_finish always)
 //
 // The host (tier3/reduce.go) describes the case as kept dims (one output
 // each) and reduced dims, both after dropping size-1 dims and merging dims
@@ -172,9 +173,8 @@ __device__ __forceinline__ St rd_block(St a) {
 	return a;
 }
 
-// rd_write stores the result of output o.
-__device__ __forceinline__ void rd_write(const RdPlan &p, long long o, St a, out_t *out, long long *idx) {
-	long long oo = p.ocontig ? o : rd_off(o, p.nk, p.ksize, p.kout);
+// rd_store stores a result at output offset oo.
+__device__ __forceinline__ void rd_store(const RdPlan &p, long long oo, St a, out_t *out, long long *idx) {
 #if RD_MEAN
 	a.v = a.v * (acc_t)p.scale;
 #endif
@@ -182,6 +182,11 @@ __device__ __forceinline__ void rd_write(const RdPlan &p, long long o, St a, out
 #if RD_ARG
 	if (idx) idx[oo] = a.i;
 #endif
+}
+
+// rd_write stores the result of output o.
+__device__ __forceinline__ void rd_write(const RdPlan &p, long long o, St a, out_t *out, long long *idx) {
+	rd_store(p, p.ocontig ? o : rd_off(o, p.nk, p.ksize, p.kout), a, out, idx);
 }
 
 // rd_span folds elements [lo, hi) of the reduction of an output whose
@@ -234,6 +239,7 @@ __device__ __forceinline__ void rd_span(const in_t *__restrict__ x, const RdPlan
 #endif
 }
 
+#if !RD_COLS
 // rd_rows: RD_TPR threads per (output, split) work item.
 extern "C" __global__ void __launch_bounds__(1024)
 rd_rows(const in_t *__restrict__ x, const RdPlan p, out_t *out, long long *idx, St *part) {
@@ -265,6 +271,9 @@ rd_rows(const in_t *__restrict__ x, const RdPlan p, out_t *out, long long *idx, 
 	}
 }
 
+#endif
+
+#if RD_COLS
 #define RD_BX 32
 #define RD_BY 8
 #define RD_CV (RD_V > 8 ? 8 : RD_V)
@@ -330,17 +339,21 @@ rd_cols(const in_t *__restrict__ x, const RdPlan p, out_t *out, long long *idx, 
 		for (int k = 0; k < RD_CV; k++) sm[ty][tx * RD_CV + k] = acc[k];
 		__syncthreads();
 		if (ty == 0 && i0 < I) {
+			const long long o = ou * I + i0;
+			const long long oo = p.ocontig ? o : rd_off(o, p.nk, p.ksize, p.kout);
+			const long long os = p.ocontig ? 1 : p.kout[p.nk - 1];
 #pragma unroll
 			for (int k = 0; k < RD_CV; k++) {
 				for (int y = 1; y < RD_BY; y++) rd_comb(acc[k], sm[y][tx * RD_CV + k]);
-				long long o = ou * I + i0 + k;
-				if (p.split == 1) rd_write(p, o, acc[k], out, idx);
-				else part[o * p.split + s] = acc[k];
+				if (p.split == 1) rd_store(p, oo + k * os, acc[k], out, idx);
+				else part[(o + k) * p.split + s] = acc[k];
 			}
 		}
 		__syncthreads();
 	}
 }
+
+#endif
 
 // rd_finish combines the split partial states of each output, a warp per
 // output.

@@ -1,0 +1,153 @@
+package tier3
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/nvrtc"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// rdKernelCase is a kernel source of the reduction family and the kernels
+// a replay loads from it.
+type rdKernelCase struct {
+	name  string
+	src   Source
+	funcs []string
+}
+
+// rdKernelCases derives, through the builders' own parse, plan and define
+// steps, the kernels that the GPU tests' signatures compile.
+func rdKernelCases(t *testing.T) []rdKernelCase {
+	t.Helper()
+	const sms = 132
+	var cases []rdKernelCase
+	tensor := func(sig *signatures.Signature) (shape, strides []int64, esize int64) {
+		x := sig.Inputs[0]
+		st := x.Strides
+		if len(st) != len(x.Shape) {
+			st = ContiguousStrides(x.Shape)
+		}
+		return x.Shape, st, signatures.DTypeSize(signatures.DType(x.Type))
+	}
+	for _, c := range reduceGPUCases {
+		sig := rdSig(t, c.op, c.ins...)
+		s, err := parseReduce(sig)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		shape, strides, esize := tensor(sig)
+		op := s.op
+		if s.indices {
+			op = map[rdOp]rdOp{rdMax: rdArgmax, rdMin: rdArgmin, rdArgmax: rdArgmax, rdArgmin: rdArgmin}[op]
+		}
+		p, err := planReduce(shape, strides, s.reduced(len(shape)), esize, op.isArg(), sms)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		defs, err := reduceDefines(s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		fn := "rd_rows"
+		if p.cols {
+			fn = "rd_cols"
+		}
+		cases = append(cases, rdKernelCase{"reduce " + c.name, rdSource("reduce.cu", reduceSource, defs), []string{fn, "rd_finish"}})
+	}
+	for _, c := range softmaxGPUCases {
+		sig := rdSig(t, c.op, c.ins...)
+		s, err := parseSoftmax(sig)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		shape, strides, esize := tensor(sig)
+		p, err := planSoftmax(shape, strides, s.dim, esize, sms)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		defs, err := softmaxDefines(s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		cases = append(cases, rdKernelCase{"softmax " + c.name, rdSource("softmax.cu", softmaxSource, defs), []string{p.kernel}})
+	}
+	for _, c := range layerNormGPUCases {
+		sig := rdSig(t, c.op, c.ins...)
+		s, err := parseLayerNorm(sig)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		shape, strides, esize := tensor(sig)
+		p, err := planLayerNorm(shape, strides, s.axis, esize, sms)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		defs, err := layerNormDefines(s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		cases = append(cases, rdKernelCase{"layer norm " + c.name, rdSource("norm.cu", normSource, defs), []string{p.kernel}})
+	}
+	for _, c := range scanGPUCases {
+		sig := rdSig(t, c.op, c.ins...)
+		s, err := parseScan(sig)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		shape, strides, _ := tensor(sig)
+		p, err := planScan(shape, strides, s.dim, sms)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		defs, err := scanDefines(s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		cases = append(cases, rdKernelCase{"scan " + c.name, rdSource("scan.cu", scanSource, defs), []string{p.kernel}})
+	}
+	return cases
+}
+
+// TestRdKernelsCompile compiles, with NVRTC for sm_90 but no GPU, every
+// kernel the GPU tests of the reduction family load, so that a source
+// error shows on any machine with NVRTC. Binaries go through the
+// Compiler's caches, so a second run is quick. Skipped without NVRTC.
+func TestRdKernelsCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles dozens of kernels")
+	}
+	if err := nvrtc.Init(); err != nil {
+		t.Skipf("NVRTC not available: %v", err)
+	}
+	c, err := NewCompiler(9, 0)
+	if err != nil {
+		t.Skipf("NVRTC not usable: %v", err)
+	}
+	done := map[string]bool{}
+	for _, kc := range rdKernelCases(t) {
+		opts := kc.src.options(c.arch)
+		h := sha256.New()
+		fmt.Fprintf(h, "%s\x00%s\x00nvrtc %s\x00", kc.src.Code, strings.Join(opts, " "), c.ver)
+		key := hex.EncodeToString(h.Sum(nil))[:32]
+		if done[key] {
+			continue
+		}
+		done[key] = true
+		bin, err := c.binary(key, kc.src, opts)
+		if err != nil {
+			t.Errorf("%s (%v): %v", kc.name, kc.src.Defines, err)
+			continue
+		}
+		for _, f := range kc.funcs {
+			if !bytes.Contains(bin, []byte(f)) {
+				t.Errorf("%s (%v): no kernel %s in the binary", kc.name, kc.src.Defines, f)
+			}
+		}
+	}
+	t.Logf("%d distinct kernel sources, %d compiled (others cached)", len(done), c.Compiles)
+}

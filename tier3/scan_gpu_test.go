@@ -1,0 +1,95 @@
+package tier3
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/launch"
+)
+
+// scanGPUCases cover the traced bool and int64 cumsums (int64 outputs),
+// block tiles, f16 rows, an outer dim, a transposed int32 view and cumprod.
+var scanGPUCases = []rdCase{
+	{"cumsum bool traced", "aten::cumsum", []rdIn{rdT("bool", 4, 512), rdS("-1"), rdNone()}},
+	{"cumsum i64 traced", "aten::cumsum", []rdIn{rdT("long int", 4, 512), rdS("-1"), rdNone()}},
+	{"cumsum f32 block tiles", "aten::cumsum", []rdIn{rdT("float", 16, 10000), rdS("-1"), rdNone()}},
+	{"cumsum f16 rows", "aten::cumsum", []rdIn{rdT("c10::Half", 64, 300), rdS("1"), rdNone()}},
+	{"cumsum f32 outer dim", "aten::cumsum", []rdIn{rdT("float", 100, 64), rdS("0"), rdNone()}},
+	{"cumsum i32 transposed", "aten::cumsum", []rdIn{rdTS("int", []int64{64, 128}, []int64{1, 64}), rdS("1"), rdNone()}},
+	{"cumsum bool into i32", "aten::cumsum", []rdIn{rdT("bool", 8, 77), rdS("-1"), rdS("3")}},
+	{"cumprod f32", "aten::cumprod", []rdIn{rdT("float", 32, 20), rdS("-1"), rdNone()}},
+}
+
+func TestScanGPU(t *testing.T) {
+	for i, c := range scanGPUCases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				sig := rdSig(t, c.op, c.ins...)
+				spec, err := parseScan(sig)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(4000 + 13*i)}, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer k.Close()
+				if a := k.Approximate(); a != "" {
+					t.Fatalf("approximate: %s", a)
+				}
+				if err := k.Launch(s, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Synchronize(); err != nil {
+					t.Fatal(err)
+				}
+				inst := k.Instance(0)
+				in, out := inst.Inputs[0], inst.Outputs[0]
+				if out.DType != spec.out {
+					t.Fatalf("output dtype %s, want %s", out.DType, spec.out)
+				}
+				want := refScan(download(t, in, s), in.Shape, spec.dim, spec.prod)
+				got := download(t, out, s)
+				if rdIsFloat(out.DType) {
+					checkClose(t, c.name, got, want, out.DType)
+					return
+				}
+				for j := range want {
+					if got[j] != want[j] {
+						t.Fatalf("element %d = %v, want %v", j, got[j], want[j])
+					}
+				}
+			})
+		})
+	}
+}
+
+// refScan is the inclusive sum (or product) along dim in float64 over a
+// row-major tensor.
+func refScan(x []float64, shape []int64, dim int, prod bool) []float64 {
+	inner := int64(1)
+	for _, d := range shape[dim+1:] {
+		inner *= d
+	}
+	n := shape[dim]
+	out := make([]float64, len(x))
+	for base := int64(0); base < int64(len(x)); base += n * inner {
+		for j := int64(0); j < inner; j++ {
+			acc := 0.0
+			if prod {
+				acc = 1
+			}
+			for e := int64(0); e < n; e++ {
+				v := x[base+e*inner+j]
+				if prod {
+					acc *= v
+				} else {
+					acc += v
+				}
+				out[base+e*inner+j] = acc
+			}
+		}
+	}
+	return out
+}

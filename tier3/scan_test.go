@@ -1,0 +1,75 @@
+package tier3
+
+import "testing"
+
+func TestParseScan(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		op   string
+		ins  []rdIn
+		dim  int
+		prod bool
+		out  string
+		bad  bool
+	}{
+		{"bool traced", "aten::cumsum", []rdIn{rdT("bool", 4, 512), rdS("-1"), rdNone()}, 1, false, "i64", false},
+		{"i64 traced", "aten::cumsum", []rdIn{rdT("long int", 4, 512), rdS("-1"), rdNone()}, 1, false, "i64", false},
+		{"i32 promotes", "aten::cumsum", []rdIn{rdT("int", 4, 512), rdS("0"), rdNone()}, 0, false, "i64", false},
+		{"f16 stays", "aten::cumsum", []rdIn{rdT("c10::Half", 4, 512), rdS("1"), rdNone()}, 1, false, "f16", false},
+		{"dtype", "aten::cumsum", []rdIn{rdT("c10::Half", 4, 512), rdS("1"), rdS("6")}, 1, false, "f32", false},
+		{"cumprod", "aten::cumprod", []rdIn{rdT("float", 4, 512), rdS("-1"), rdNone()}, 1, true, "f32", false},
+		{"bad dim", "aten::cumsum", []rdIn{rdT("float", 4, 512), rdS("2"), rdNone()}, 0, false, "", true},
+		{"complex", "aten::cumsum", []rdIn{rdT("c10::complex<float>", 4), rdS("0"), rdNone()}, 0, false, "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := parseScan(rdSig(t, c.op, c.ins...))
+			if c.bad {
+				if err == nil {
+					t.Fatalf("accepted: %+v", s)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.dim != c.dim || s.prod != c.prod || s.out != c.out {
+				t.Errorf("got %+v; want dim %d prod %v out %s", s, c.dim, c.prod, c.out)
+			}
+		})
+	}
+}
+
+func TestPlanScan(t *testing.T) {
+	const sms = 132
+	for _, c := range []struct {
+		name          string
+		shape         []int64
+		strides       []int64
+		dim           int
+		kernel        string
+		V, TPR        int64
+		block0, grid0 uint32
+	}{
+		{"traced [4,512]", []int64{4, 512}, nil, 1, "sc_rows", 4, 32, 256, 1},
+		{"short rows", []int64{1000, 20}, nil, 1, "sc_rows", 1, 32, 256, 125},
+		{"tiny rows", []int64{1000, 3}, nil, 1, "sc_rows", 1, 4, 256, 16},
+		{"long rows: a block", []int64{16, 10000}, nil, 1, "sc_rows", 4, 512, 512, 16},
+		{"outer dim", []int64{100, 64}, nil, 0, "sc_cols", 1, 32, 256, 1},
+		{"transposed", []int64{64, 128}, []int64{1, 64}, 1, "sc_cols", 1, 32, 256, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := c.strides
+			if st == nil {
+				st = ContiguousStrides(c.shape)
+			}
+			p, err := planScan(c.shape, st, c.dim, sms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.kernel != c.kernel || p.V != c.V || p.TPR != c.TPR || p.block[0] != c.block0 || p.grid[0] != c.grid0 {
+				t.Errorf("%s V %d TPR %d block %v grid %v; want %s V %d TPR %d block %d grid %d",
+					p.kernel, p.V, p.TPR, p.block, p.grid, c.kernel, c.V, c.TPR, c.block0, c.grid0)
+			}
+		})
+	}
+}

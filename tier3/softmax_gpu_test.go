@@ -1,0 +1,92 @@
+package tier3
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/launch"
+)
+
+// softmaxGPUCases cover the traced shape (warp per row), block rows, long
+// rows, a dim that is not the last, a transposed view, unaligned rows and
+// the output dtype variants.
+var softmaxGPUCases = []rdCase{
+	{"f16 traced attention scores", "aten::_softmax", []rdIn{rdT("c10::Half", 4, 16, 512, 512), rdS("-1"), rdS("False")}},
+	{"f32 rows of 1000", "aten::_softmax", []rdIn{rdT("float", 64, 1000), rdS("-1"), rdS("False")}},
+	{"f16 half_to_float block rows", "aten::_softmax", []rdIn{rdT("c10::Half", 8, 4096), rdS("-1"), rdS("True")}},
+	{"f32 long rows", "aten::_softmax", []rdIn{rdT("float", 4, 40000), rdS("-1"), rdS("False")}},
+	{"f16 middle dim", "aten::_softmax", []rdIn{rdT("c10::Half", 32, 64, 16), rdS("1"), rdS("False")}},
+	{"bf16 transposed", "aten::_softmax", []rdIn{rdTS("c10::BFloat16", []int64{128, 256}, []int64{1, 128}), rdS("-1"), rdS("False")}},
+	{"f32 log unaligned", "aten::_log_softmax", []rdIn{rdT("float", 64, 333), rdS("-1"), rdS("False")}},
+	{"f16 softmax dtype f32", "aten::softmax", []rdIn{rdT("c10::Half", 16, 100), rdS("-1"), rdS("6")}},
+	{"f32 padded rows", "aten::softmax", []rdIn{rdTS("float", []int64{48, 200}, []int64{256, 1}), rdS("1"), rdNone()}},
+}
+
+func TestSoftmaxGPU(t *testing.T) {
+	for i, c := range softmaxGPUCases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				sig := rdSig(t, c.op, c.ins...)
+				spec, err := parseSoftmax(sig)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(2000 + 31*i)}, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer k.Close()
+				if a := k.Approximate(); a != "" {
+					t.Fatalf("approximate: %s", a)
+				}
+				if err := k.Launch(s, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Synchronize(); err != nil {
+					t.Fatal(err)
+				}
+				inst := k.Instance(0)
+				in, out := inst.Inputs[0], inst.Outputs[0]
+				if out.DType != spec.out {
+					t.Fatalf("output dtype %s, want %s", out.DType, spec.out)
+				}
+				want := refSoftmax(download(t, in, s), in.Shape, spec.dim, spec.log)
+				checkClose(t, c.name, download(t, out, s), want, out.DType)
+			})
+		})
+	}
+}
+
+// refSoftmax is softmax (or log-softmax) along dim in float64 over a
+// row-major tensor.
+func refSoftmax(x []float64, shape []int64, dim int, log bool) []float64 {
+	inner := int64(1)
+	for _, d := range shape[dim+1:] {
+		inner *= d
+	}
+	n := shape[dim]
+	out := make([]float64, len(x))
+	for base := int64(0); base < int64(len(x)); base += n * inner {
+		for j := int64(0); j < inner; j++ {
+			m := math.Inf(-1)
+			for e := int64(0); e < n; e++ {
+				m = math.Max(m, x[base+e*inner+j])
+			}
+			var sum float64
+			for e := int64(0); e < n; e++ {
+				sum += math.Exp(x[base+e*inner+j] - m)
+			}
+			for e := int64(0); e < n; e++ {
+				d := x[base+e*inner+j] - m
+				if log {
+					out[base+e*inner+j] = d - math.Log(sum)
+				} else {
+					out[base+e*inner+j] = math.Exp(d) / sum
+				}
+			}
+		}
+	}
+	return out
+}
