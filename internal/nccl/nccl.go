@@ -1,0 +1,166 @@
+// Package nccl is a thin binding to NVIDIA NCCL that loads libnccl.so.2 at
+// run time with dlopen, the way package cublas loads cuBLAS: building needs
+// no NCCL or CUDA header and no GPU, and a process without NCCL only fails
+// when it first calls into the library, with an error that wraps
+// [ErrNotFound] and names every library it tried.
+//
+// The few declarations it needs are transcribed from nccl.h (NCCL 2.2x)
+// into nccl_shim.h; the header probe test compares the enumerations and
+// the size of ncclUniqueId with an installed nccl.h where there is one.
+//
+// Device buffers are plain uintptr values and CUDA streams are
+// unsafe.Pointer values holding a cudaStream_t/CUstream; the package never
+// allocates device memory itself. Errors name the NCCL call and carry
+// NCCL's own text, e.g. "ncclAllReduce: unhandled cuda error (run with
+// NCCL_DEBUG=INFO for details)", followed by ncclGetLastError's message
+// where the library has it.
+//
+// # Threads
+//
+// NCCL uses the CUDA runtime, which works in the context current on the
+// calling OS thread (the device's primary context). Call collectives from
+// a goroutine locked to a thread where the communicator's device context
+// is current. A collective may block until the other ranks arrive, so
+// when one thread drives several ranks (communicators from
+// [CommInitAll]), their calls must be bracketed by [GroupStart] and
+// [GroupEnd]; with one thread per rank, each rank's call stands alone, and
+// the threads must issue them concurrently.
+//
+// # NVLink multicast (NVLS)
+//
+// kreplay keeps NVLS off: on NVSwitch systems NVLS needs NVLink multicast
+// objects, which the shared machines kreplay runs on must not use, and
+// reserves a large share of device memory per communicator; the traced
+// tensor-parallel all-reduce it replays ran without it (RING_LL).
+// [Load] therefore sets NCCL_NVLS_ENABLE=0 in the process environment
+// before it opens the library, unless the variable is already set (an
+// explicit setting is respected). NCCL reads its environment when it
+// initializes, so the setting must precede the first NCCL call; [Load] runs
+// before every call of this package, and [DisableNVLS] can be called
+// earlier still.
+package nccl
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "nccl_shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/dl"
+)
+
+// Candidates lists the library names Load tries, in order. Plain sonames
+// are resolved by the dynamic loader (LD_LIBRARY_PATH, ld.so.cache).
+var Candidates = []string{
+	"libnccl.so.2",
+	"libnccl.so",
+}
+
+// ErrNotFound is matched (errors.Is) by the error Load returns when no
+// usable libnccl could be opened.
+var ErrNotFound = errors.New("nccl: library not found")
+
+// NVLSEnv is the NCCL environment variable that switches NVLink SHARP
+// (multicast) collectives on or off.
+const NVLSEnv = "NCCL_NVLS_ENABLE"
+
+// DisableNVLS sets NCCL_NVLS_ENABLE=0 in the process environment (the C
+// environment NCCL reads, since os.Setenv calls setenv in a cgo program)
+// unless the variable is already set, and reports whether it set it. It
+// must run before the first NCCL call to take effect; Load calls it.
+func DisableNVLS() bool {
+	if _, ok := os.LookupEnv(NVLSEnv); ok {
+		return false
+	}
+	return os.Setenv(NVLSEnv, "0") == nil
+}
+
+var (
+	loadMu     sync.Mutex
+	loadedPath string
+	version    int
+)
+
+// Load sets NCCL_NVLS_ENABLE=0 unless already set (see DisableNVLS), opens
+// libnccl (trying Candidates in order) and resolves the functions this
+// package uses. It is safe to call more than once and from several
+// goroutines; after the first success it returns nil at once. Every other
+// call of the package calls Load first.
+func Load() error {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	if loadedPath != "" {
+		return nil
+	}
+	DisableNVLS()
+	path, err := openFirst(Candidates)
+	if err != nil {
+		return err
+	}
+	var v C.int
+	if err := check("ncclGetVersion", C.kr_ncclGetVersion(&v), nil); err != nil {
+		return err
+	}
+	loadedPath, version = path, int(v)
+	return nil
+}
+
+// Path reports the library Load opened, or "" when none is loaded.
+func Path() string {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	return loadedPath
+}
+
+// Version returns the loaded library's NCCL_VERSION_CODE (ncclGetVersion),
+// e.g. 22703 for NCCL 2.27.3, loading the library if needed.
+func Version() (int, error) {
+	if err := Load(); err != nil {
+		return 0, err
+	}
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	return version, nil
+}
+
+// VersionCode encodes a version the way nccl.h's NCCL_VERSION macro does:
+// major*1000 + minor*100 + patch up to 2.8, major*10000 + minor*100 + patch
+// from 2.9 on.
+func VersionCode(major, minor, patch int) int {
+	if major <= 2 && minor <= 8 {
+		return major*1000 + minor*100 + patch
+	}
+	return major*10000 + minor*100 + patch
+}
+
+// VersionString formats a version code as "2.27.3".
+func VersionString(code int) string {
+	if code < 10000 {
+		return fmt.Sprintf("%d.%d.%d", code/1000, code%1000/100, code%100)
+	}
+	return fmt.Sprintf("%d.%d.%d", code/10000, code%10000/100, code%100)
+}
+
+// openFirst tries each candidate and returns the first that opens with
+// every required symbol. On failure the error wraps ErrNotFound and names
+// every candidate with the loader's reason.
+func openFirst(candidates []string) (string, error) {
+	buf := (*C.char)(C.malloc(1024))
+	defer C.free(unsafe.Pointer(buf))
+	return dl.OpenFirst(ErrNotFound, candidates, func(name string) (string, bool) {
+		cname := C.CString(name)
+		defer C.free(unsafe.Pointer(cname))
+		if C.kr_nccl_open(cname, buf, 1024) == 0 {
+			return "", true
+		}
+		return C.GoString(buf), false
+	})
+}
