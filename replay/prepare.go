@@ -118,7 +118,7 @@ func (d *Device) build(sig *signatures.Signature, opt launch.Options) (launch.Ke
 		}
 		return k, string(k.API()), nil
 	case sig.Class == signatures.ClassCollective:
-		return nil, "", fmt.Errorf("%w: NCCL collectives replay across several GPUs", ErrNotImplemented)
+		return nil, "", errCollectiveOnDevice
 	case sig.Tier == signatures.TierKernel:
 		comp, err := d.compiler()
 		if err != nil {

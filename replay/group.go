@@ -1,0 +1,352 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kreplay/kreplay/internal/nccl"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Group is several GPUs of this process opened for replay together: one
+// Device per GPU, and (on first use) one NCCL communicator spanning them,
+// rank i on Devices[i]. It replays collectives across the GPUs
+// (MeasureCollective) and spreads independent signatures over them so that
+// a suite finishes sooner (RunSet).
+//
+// Each rank's NCCL calls run on its Device's CUDA goroutine, one thread
+// per rank, so no rank's call is inside ncclGroupStart/End: the ranks of
+// a step are released together by a barrier and issue their calls
+// concurrently, as NCCL requires of one thread per rank. NVLink multicast
+// (NVLS) is kept off (NCCL_NVLS_ENABLE=0 unless the environment sets it;
+// see internal/nccl).
+//
+// A Group's methods must not be called concurrently with each other; the
+// Devices' own methods may be used between them.
+type Group struct {
+	// Devices holds the group's GPUs in rank order.
+	Devices []*Device
+
+	mu      sync.Mutex
+	comms   []*nccl.Comm
+	commErr error
+	// broken is set when a collective did not complete on every rank in
+	// time: the communicators may have work that never ends, so Close
+	// aborts them instead of destroying them and no collective runs again.
+	broken error
+	closed bool
+}
+
+// OpenGroup opens the CUDA devices indices (distinct ordinals, rank i on
+// indices[i]) for replay together. It does not touch NCCL: the
+// communicator is created on the first collective (or by Comms), so a
+// Group spreads single-GPU signatures over GPUs on machines without NCCL.
+func OpenGroup(indices ...int) (*Group, error) {
+	if len(indices) == 0 {
+		return nil, errors.New("replay: OpenGroup needs at least one device")
+	}
+	seen := map[int]bool{}
+	for _, i := range indices {
+		if seen[i] {
+			return nil, fmt.Errorf("replay: device %d appears twice in the group %v", i, indices)
+		}
+		seen[i] = true
+	}
+	g := &Group{}
+	for _, i := range indices {
+		d, err := Open(i)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		g.Devices = append(g.Devices, d)
+	}
+	return g, nil
+}
+
+// Size returns the number of GPUs (ranks) of the group.
+func (g *Group) Size() int { return len(g.Devices) }
+
+// Indices returns the CUDA ordinals of the group's GPUs, in rank order.
+func (g *Group) Indices() []int {
+	idx := make([]int, len(g.Devices))
+	for i, d := range g.Devices {
+		idx[i] = d.Index
+	}
+	return idx
+}
+
+// Comms returns the group's communicator, one rank per GPU, creating it
+// on first use with ncclCommInitAll (after setting NCCL_NVLS_ENABLE=0
+// unless the environment sets it). The call runs on the first GPU's CUDA
+// goroutine; NCCL makes each GPU current in turn and restores the first.
+// A failure is remembered and returned again.
+func (g *Group) Comms() ([]*nccl.Comm, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.commsLocked()
+}
+
+func (g *Group) commsLocked() ([]*nccl.Comm, error) {
+	if g.closed {
+		return nil, errors.New("replay: group closed")
+	}
+	if g.comms != nil || g.commErr != nil {
+		return g.comms, g.commErr
+	}
+	// NCCL reads its environment once, at its first call.
+	nccl.DisableNVLS()
+	d0 := g.Devices[0]
+	err := d0.Do(func() error {
+		comms, err := nccl.CommInitAll(g.Indices())
+		// Whatever NCCL left current, the goroutine's context is d0's.
+		if serr := d0.ctx.SetCurrent(); err == nil {
+			err = serr
+		}
+		g.comms = comms
+		return err
+	})
+	if err != nil {
+		g.commErr = fmt.Errorf("creating the NCCL communicator over GPUs %v: %w", g.Indices(), err)
+		return nil, g.commErr
+	}
+	return g.comms, nil
+}
+
+// Close destroys the communicator (each rank on its own GPU's goroutine,
+// concurrently; ncclCommAbort instead when a collective did not complete)
+// and closes the devices.
+func (g *Group) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	var errs []error
+	if g.comms != nil {
+		errs = append(errs, g.onAll(func(rank int, d *Device, _ func() bool) error {
+			c := g.comms[rank]
+			if g.broken != nil {
+				return c.Abort()
+			}
+			return c.Destroy()
+		}))
+		g.comms = nil
+	}
+	for _, d := range g.Devices {
+		errs = append(errs, d.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// errPeerFailed is a rank's error when another rank of the same step
+// failed before the barrier, so no rank issued its collective.
+var errPeerFailed = errors.New("another rank failed before the collective; not issued")
+
+// barrier releases the ranks of one step together. Every rank arrives
+// exactly once; arrive reports whether every rank arrived ready.
+type barrier struct {
+	n       int
+	mu      sync.Mutex
+	arrived int
+	failed  bool
+	release chan struct{}
+}
+
+func newBarrier(n int) *barrier { return &barrier{n: n, release: make(chan struct{})} }
+
+// arrive records one rank's arrival (ready or not) and waits for the
+// others; it reports whether all of them arrived ready.
+func (b *barrier) arrive(ready bool) bool {
+	b.mu.Lock()
+	b.arrived++
+	if !ready {
+		b.failed = true
+	}
+	if b.arrived == b.n {
+		close(b.release)
+	}
+	b.mu.Unlock()
+	<-b.release
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.failed
+}
+
+// onAll runs fn for every rank at once, each on its device's CUDA
+// goroutine, and waits for all of them. fn gets release, which it must
+// call (at most once) right before making calls that wait for the other
+// ranks: release blocks until every rank got there and reports whether
+// all did so ready; on false fn must return errPeerFailed without issuing
+// anything. A rank whose fn returns (or panics) without calling release
+// counts as arrived unready. The error joins the ranks' errors, leaving
+// out errPeerFailed where some rank failed for a reason of its own.
+func (g *Group) onAll(fn func(rank int, d *Device, release func() bool) error) error {
+	n := len(g.Devices)
+	b := newBarrier(n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for rank, d := range g.Devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			arrived := false
+			release := func() bool {
+				if arrived {
+					panic("replay: a rank released twice in one step")
+				}
+				arrived = true
+				return b.arrive(true)
+			}
+			errs[rank] = d.Do(func() error { return fn(rank, d, release) })
+			if !arrived {
+				b.arrive(false)
+			}
+		}()
+	}
+	wg.Wait()
+	return joinRankErrors(g.Indices(), errs)
+}
+
+// joinRankErrors names each rank's error, leaving out errPeerFailed when
+// another rank has an error of its own.
+func joinRankErrors(devices []int, errs []error) error {
+	own := slices.ContainsFunc(errs, func(err error) bool { return err != nil && !errors.Is(err, errPeerFailed) })
+	var out []error
+	for rank, err := range errs {
+		if err == nil || (own && errors.Is(err, errPeerFailed)) {
+			continue
+		}
+		out = append(out, fmt.Errorf("rank %d (GPU %d): %w", rank, devices[rank], err))
+	}
+	return errors.Join(out...)
+}
+
+// RunSet measures every signature of a set, like Device.RunSet, using all
+// of the group's GPUs, and returns the entries in the set's order.
+// Signatures that run on one GPU are spread over the GPUs, one worker
+// goroutine per Device taking the next signature as it finishes one, so a
+// suite finishes sooner; collectives then run one after the other across
+// the whole group (MeasureCollectiveFor) when they were traced on as many
+// ranks as the group has GPUs, and get an error in their Entry otherwise.
+// Progress lines and Done calls come as signatures finish (from one
+// goroutine at a time), so their order varies.
+//
+// CUPTI's activity recording is process-wide, so with more than one GPU
+// the single-GPU measurements run with Options.NoKernelTime: replay times
+// are CUDA event times and SameKernel is not set. A one-GPU group records
+// kernels as Device.RunSet does.
+func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
+	parts := map[string][]*signatures.Signature{}
+	for _, s := range set.Signatures {
+		if s.PartOf != "" {
+			parts[s.PartOf] = append(parts[s.PartOf], s)
+		}
+	}
+	var todo []*signatures.Signature
+	for _, s := range set.Signatures {
+		if len(o.Tiers) == 0 || slices.Contains(o.Tiers, s.Tier) {
+			todo = append(todo, s)
+		}
+	}
+	out := make([]Entry, len(todo))
+	var single, colls []int
+	for i, s := range todo {
+		out[i] = newEntry(s, parts[s.ID])
+		switch {
+		case s.PartOf != "":
+		case s.Class == signatures.ClassCollective:
+			colls = append(colls, i)
+		default:
+			single = append(single, i)
+		}
+	}
+	var mu sync.Mutex
+	finished := 0
+	start := time.Now()
+	report := func(i int, dev int) {
+		mu.Lock()
+		defer mu.Unlock()
+		finished++
+		e := out[i]
+		if o.Done != nil {
+			o.Done(e)
+		}
+		if o.Progress != nil {
+			where := "group"
+			if dev >= 0 {
+				where = fmt.Sprintf("GPU %d", dev)
+			}
+			fmt.Fprintf(o.Progress, "[%d/%d %s %s] %s\n", finished, len(todo), time.Since(start).Round(time.Second), where, e.line())
+		}
+	}
+	for i, s := range todo {
+		if s.PartOf != "" {
+			report(i, -1)
+		}
+	}
+	so := o
+	if len(g.Devices) > 1 {
+		so.Measure.NoKernelTime = true
+	}
+	shard(len(g.Devices), single, func(worker, i int) {
+		d := g.Devices[worker]
+		d.runOne(todo[i], so, &out[i])
+		report(i, d.Index)
+	})
+	for _, i := range colls {
+		g.runCollective(todo[i], o, &out[i])
+		report(i, -1)
+	}
+	return out
+}
+
+// newEntry starts a signature's Entry as Device.RunSet does.
+func newEntry(s *signatures.Signature, parts []*signatures.Signature) Entry {
+	e := Entry{ID: s.ID, Label: s.Label, Tier: s.Tier, Class: s.Class, Count: s.Count, Kernel: s.Kernel,
+		TracedMedianNS: s.TracedNS.Median, TracedTotalNS: s.TracedNS.Total, PartOf: s.PartOf}
+	for _, p := range parts {
+		// Parts run once per call of the signature they belong to.
+		e.TracedMedianNS += p.TracedNS.Median * int64(p.Count) / int64(max(s.Count, 1))
+	}
+	return e
+}
+
+// runCollective measures one collective signature across the group.
+func (g *Group) runCollective(s *signatures.Signature, o SuiteOptions, e *Entry) {
+	if c := s.Collective; c != nil && c.Ranks > 0 && int(c.Ranks) != len(g.Devices) && s.Unreplayable == "" {
+		e.Err = fmt.Sprintf("prepare: traced on %d ranks; this group has %d GPUs", c.Ranks, len(g.Devices))
+		return
+	}
+	r, err := g.MeasureCollectiveFor(s, o.Cache, o.Measure)
+	if err != nil {
+		e.Err = errText(err)
+		return
+	}
+	e.Result = &r.Result
+}
+
+// shard runs run(worker, item) for every item, with workers goroutines
+// each taking the next item as soon as it is done with one.
+func shard(workers int, items []int, run func(worker, item int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				run(w, i)
+			}
+		}()
+	}
+	for _, i := range items {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}

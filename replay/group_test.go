@@ -1,0 +1,188 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// A single Device refuses a collective with ErrNotImplemented and points
+// to Group.
+func TestDevicePrepareCollectivePointsToGroup(t *testing.T) {
+	sig := &signatures.Signature{ID: "c", Class: signatures.ClassCollective, Tier: signatures.TierLibrary,
+		Collective: &signatures.Collective{Op: "allreduce", Nelems: 8, DType: "f16", Ranks: 2}}
+	_, _, err := (&Device{}).build(sig, launch.Options{})
+	if !errors.Is(err, ErrNotImplemented) {
+		t.Fatalf("err = %v, want ErrNotImplemented", err)
+	}
+	for _, want := range []string{"OpenGroup", "MeasureCollective"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+}
+
+func TestBarrier(t *testing.T) {
+	for _, failing := range []int{-1, 0, 3} {
+		const n = 5
+		b := newBarrier(n)
+		got := make([]bool, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(i) * time.Millisecond)
+				got[i] = b.arrive(i != failing)
+			}()
+		}
+		wg.Wait()
+		for i, ok := range got {
+			if ok != (failing < 0) {
+				t.Errorf("failing rank %d: rank %d released with %v", failing, i, ok)
+			}
+		}
+	}
+}
+
+// No rank passes the barrier before the last one arrives.
+func TestBarrierHoldsUntilAll(t *testing.T) {
+	const n = 4
+	b := newBarrier(n)
+	var arrived, early atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 2 * time.Millisecond)
+			arrived.Add(1)
+			b.arrive(true)
+			if arrived.Load() != n {
+				early.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if early.Load() != 0 {
+		t.Errorf("%d ranks passed the barrier early", early.Load())
+	}
+}
+
+func TestJoinRankErrors(t *testing.T) {
+	own := errors.New("out of memory")
+	err := joinRankErrors([]int{4, 5, 6}, []error{errPeerFailed, own, nil})
+	if err == nil || !errors.Is(err, own) || errors.Is(err, errPeerFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "rank 1 (GPU 5)") {
+		t.Errorf("error %q does not name the rank", err)
+	}
+	if err := joinRankErrors([]int{0, 1}, []error{nil, nil}); err != nil {
+		t.Errorf("no errors: %v", err)
+	}
+	if err := joinRankErrors([]int{0}, []error{errPeerFailed}); !errors.Is(err, errPeerFailed) {
+		t.Errorf("only peer errors are kept when there is nothing else: %v", err)
+	}
+}
+
+// shard runs every item once, spreads them over the workers and keeps
+// each worker to one item at a time.
+func TestShard(t *testing.T) {
+	const workers, n = 3, 60
+	items := make([]int, n)
+	for i := range items {
+		items[i] = i
+	}
+	var mu sync.Mutex
+	runs := make([]int, n)
+	perWorker := make([]int, workers)
+	busy := make([]atomic.Bool, workers)
+	shard(workers, items, func(w, i int) {
+		if busy[w].Swap(true) {
+			t.Errorf("worker %d ran two items at once", w)
+		}
+		time.Sleep(200 * time.Microsecond)
+		busy[w].Store(false)
+		mu.Lock()
+		runs[i]++
+		perWorker[w]++
+		mu.Unlock()
+	})
+	for i, c := range runs {
+		if c != 1 {
+			t.Errorf("item %d ran %d times", i, c)
+		}
+	}
+	for w, c := range perWorker {
+		if c == 0 {
+			t.Errorf("worker %d ran nothing (%v)", w, perWorker)
+		}
+	}
+	shard(2, nil, func(int, int) { t.Error("ran an item of none") })
+}
+
+// RunSet keeps the set's order and reports every entry, here with entries
+// that need no GPU: parts of other signatures and a collective traced on
+// more ranks than the group has GPUs.
+func TestGroupRunSetOrderWithoutGPU(t *testing.T) {
+	g := &Group{Devices: []*Device{{Index: 0}}}
+	coll := &signatures.Signature{ID: "c1", Label: "allreduce f16[8]", Class: signatures.ClassCollective, Tier: signatures.TierLibrary, Count: 4,
+		Collective: &signatures.Collective{Op: "allreduce", Nelems: 8, DType: "f16", Ranks: 2}}
+	set := &signatures.Set{Signatures: []*signatures.Signature{
+		{ID: "p1", Label: "part", Tier: signatures.TierKernel, PartOf: "g0", Count: 2},
+		coll,
+		{ID: "p2", Label: "part 2", Tier: signatures.TierMemory, PartOf: "g0", Count: 2},
+	}}
+	var done []string
+	var progress strings.Builder
+	entries := g.RunSet(set, SuiteOptions{Done: func(e Entry) { done = append(done, e.ID) }, Progress: &progress})
+	var ids []string
+	for _, e := range entries {
+		ids = append(ids, e.ID)
+	}
+	if fmt.Sprint(ids) != "[p1 c1 p2]" {
+		t.Errorf("entries in order %v", ids)
+	}
+	if len(done) != 3 || strings.Count(progress.String(), "\n") != 3 {
+		t.Errorf("Done for %v; progress:\n%s", done, progress.String())
+	}
+	if e := entries[1]; !strings.Contains(e.Err, "traced on 2 ranks") || e.Result != nil {
+		t.Errorf("collective entry %+v", e)
+	}
+	if e := entries[0]; e.PartOf != "g0" || e.Err != "" {
+		t.Errorf("part entry %+v", e)
+	}
+	tiers := g.RunSet(set, SuiteOptions{Tiers: []signatures.Tier{signatures.TierMemory}})
+	if len(tiers) != 1 || tiers[0].ID != "p2" {
+		t.Errorf("tier filter: %+v", tiers)
+	}
+}
+
+func TestOpenGroupArguments(t *testing.T) {
+	if _, err := OpenGroup(); err == nil {
+		t.Error("a group of no devices opened")
+	}
+	if _, err := OpenGroup(0, 0); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a device twice: %v", err)
+	}
+}
+
+func TestSetStats(t *testing.T) {
+	var r Result
+	setStats(&r, nil, 0.95)
+	if r.Samples != 0 {
+		t.Error("stats of no values")
+	}
+	setStats(&r, []float64{3, 1, 2, 2, 2, 2, 2, 2, 2, 2}, 0.95)
+	if r.Samples != 10 || r.MedianNS != 2 || r.MinNS != 1 || r.MaxNS != 3 || r.MeanNS != 2 {
+		t.Errorf("%+v", r)
+	}
+}
