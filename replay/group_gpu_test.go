@@ -1,0 +1,319 @@
+package replay
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/internal/nccl"
+	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier2"
+)
+
+// openGroup opens a group of the first gpus GPUs, skipping (or failing
+// under KREPLAY_REQUIRE_GPU=1) without CUDA or NCCL. With fewer GPUs than
+// gpus it skips even under KREPLAY_REQUIRE_GPU=1: the multi-GPU run is a
+// separate job on a machine that has them.
+func openGroup(t *testing.T, gpus int) *Group {
+	t.Helper()
+	gputest.Require(t, func() error {
+		if err := cuda.Init(); err != nil {
+			return err
+		}
+		return nccl.Load()
+	})
+	n, err := cuda.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < gpus {
+		t.Skipf("needs %d GPUs, this machine has %d (the multi-GPU run is separate)", gpus, n)
+	}
+	idx := make([]int, gpus)
+	for i := range idx {
+		idx[i] = i
+	}
+	g, err := OpenGroup(idx...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := g.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	v, _ := nccl.Version()
+	t.Logf("NCCL %s, GPUs %v (%s)", nccl.VersionString(v), g.Indices(), g.Devices[0].Name)
+	return g
+}
+
+// tracedAllReduce is the all-reduce of the Llama-7B TP=2 prefill trace:
+// f16, 8388608 elements, 2 ranks.
+func tracedAllReduce(t *testing.T) *signatures.Signature {
+	t.Helper()
+	set := embedded(t, "2xh200_llama-7b-tp2_prefill.rank0.trace.json.gz")
+	for _, s := range set.Signatures {
+		if c := s.Collective; c != nil && c.Op == "allreduce" && c.DType == "f16" && c.Nelems == 8388608 {
+			return s
+		}
+	}
+	t.Fatal("no f16 all-reduce of 8388608 elements in the TP trace")
+	return nil
+}
+
+func collectiveSig(op string, nelems, out int64, ranks int64) *signatures.Signature {
+	return &signatures.Signature{ID: "c0ffee" + op, Label: op + " test", Class: signatures.ClassCollective,
+		Tier: signatures.TierLibrary, Count: 1, Collective: &signatures.Collective{Op: op, Nelems: nelems,
+			OutNelems: out, DType: "f16", Ranks: ranks, Reduction: "Sum"}}
+}
+
+func readHalves(p cuda.DevicePtr, n int64, s *cuda.Stream) ([]float32, error) {
+	b := make([]byte, 2*n)
+	if err := cuda.CopyDtoH(b, p, s); err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = launch.F16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+	return out, nil
+}
+
+// runOnce builds sig's kernel on every rank, reads the send buffers, runs
+// one call on all ranks at once (released by the barrier, one thread per
+// rank) and returns each rank's input and output.
+func runOnce(t *testing.T, g *Group, sig *signatures.Signature) (in, out [][]float32, ks []*tier2.Collective) {
+	t.Helper()
+	comms, err := g.Comms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := g.Size()
+	in, out, ks = make([][]float32, n), make([][]float32, n), make([]*tier2.Collective, n)
+	t.Cleanup(func() {
+		g.onAll(func(rank int, d *Device, _ func() bool) error {
+			if ks[rank] != nil {
+				return ks[rank].Close()
+			}
+			return nil
+		})
+	})
+	err = g.onAll(func(rank int, d *Device, release func() bool) error {
+		k, err := tier2.NewCollective(sig, comms[rank], launch.Options{Sets: 1, Seed: 99}, d.stream)
+		if err != nil {
+			return err
+		}
+		ks[rank] = k
+		send, recv := k.Buffers(0)
+		sn, rn := k.Counts()
+		if !k.InPlace() {
+			// A stale receive buffer must not pass for a result.
+			if err := cuda.MemsetD8Async(recv, 0, int(2*rn), d.stream); err != nil {
+				return err
+			}
+		}
+		if in[rank], err = readHalves(send, sn, d.stream); err != nil {
+			return err
+		}
+		if !release() {
+			return errPeerFailed
+		}
+		if err := k.Launch(d.stream, 0); err != nil {
+			return err
+		}
+		if err := d.stream.Synchronize(); err != nil {
+			return err
+		}
+		out[rank], err = readHalves(recv, rn, d.stream)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, out, ks
+}
+
+// compareHalves checks got against want, each rounded to half precision,
+// reporting the first few differences.
+func compareHalves(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d elements, want %d", what, len(got), len(want))
+		return
+	}
+	bad := 0
+	for i := range got {
+		w := launch.F16ToF32(launch.F32ToF16(want[i]))
+		if math.Abs(float64(got[i]-w)) > 1e-3*math.Abs(float64(w))+1e-3 {
+			if bad < 5 {
+				t.Errorf("%s: element %d = %v, want %v", what, i, got[i], w)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements wrong", what, bad, len(got))
+	}
+}
+
+// One GPU: a one-rank communicator (ncclCommInitAll over one device)
+// all-reduces random f16 data into the input itself (the sum over one
+// rank), and the traced TP all-reduce is timed through the Group.
+func TestGPUGroupOneRank(t *testing.T) {
+	g := openGroup(t, 1)
+	const n = 1<<20 + 3
+	in, out, ks := runOnce(t, g, collectiveSig("allreduce", n, n, 1))
+	if ks[0].InPlace() || ks[0].Ranks() != 1 {
+		t.Errorf("one-rank all-reduce: in place %v, %d ranks", ks[0].InPlace(), ks[0].Ranks())
+	}
+	compareHalves(t, "one-rank all-reduce", out[0], in[0])
+
+	sig := tracedAllReduce(t)
+	r, err := g.MeasureCollective(sig, quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %.2f µs per call (±%.1f%%, %d samples x %d, graph %v %s), alg %.1f GB/s, bus %.1f GB/s",
+		r.Label, r.MedianNS/1e3, 100*r.RelCI, r.Samples, r.Batch, r.Graph, r.GraphErr, r.AlgGBps, r.BusGBps)
+	if r.MedianNS <= 0 || r.Samples < 10 || r.MinNS > r.MedianNS || r.MedianNS > r.MaxNS {
+		t.Errorf("result %+v", r.Result)
+	}
+	if r.Ranks != 1 || r.TracedRanks != 2 || len(r.PerRank) != 1 || r.PerRank[0].MedianNS != r.MedianNS {
+		t.Errorf("ranks %d traced %d per rank %+v", r.Ranks, r.TracedRanks, r.PerRank)
+	}
+	if r.Op != "allreduce" || r.Call != "ncclAllReduce" || r.DType != "ncclFloat16" || r.SendElems != 8388608 {
+		t.Errorf("op %s call %s dtype %s elems %d", r.Op, r.Call, r.DType, r.SendElems)
+	}
+	if r.AlgBytes != 2*8388608 || r.BusBytes != 0 || r.BusGBps != 0 || r.AlgGBps <= 0 {
+		t.Errorf("one rank: alg %d B (%.1f GB/s), bus %.0f B (%.1f GB/s)", r.AlgBytes, r.AlgGBps, r.BusBytes, r.BusGBps)
+	}
+	if v, _ := nccl.Version(); v >= nccl.VersionCode(2, 9, 0) && !r.Graph {
+		t.Errorf("NCCL %s but no CUDA graph: %s", nccl.VersionString(v), r.GraphErr)
+	}
+	// A Device alone still refuses the collective, pointing to Group.
+	if _, err := g.Devices[0].Prepare(sig); !errors.Is(err, ErrNotImplemented) || !strings.Contains(err.Error(), "Group") {
+		t.Errorf("Device.Prepare of a collective: %v", err)
+	}
+}
+
+// Two GPUs: each collective, issued by one thread per rank released
+// together, gives what NCCL promises on every rank.
+func TestGPUGroupTwoRankCorrectness(t *testing.T) {
+	g := openGroup(t, 2)
+	const n = 1<<20 + 3
+	in, out, _ := runOnce(t, g, collectiveSig("allreduce", n, n, 2))
+	sum := make([]float32, n)
+	for i := range sum {
+		sum[i] = in[0][i] + in[1][i]
+	}
+	for rank := range out {
+		compareHalves(t, fmt.Sprintf("all-reduce sum, rank %d", rank), out[rank], sum)
+	}
+
+	in, out, _ = runOnce(t, g, collectiveSig("broadcast", n, n, 2))
+	for rank := range out {
+		compareHalves(t, fmt.Sprintf("broadcast, rank %d", rank), out[rank], in[0])
+	}
+
+	in, out, _ = runOnce(t, g, collectiveSig("_allgather_base", n, 2*n, 2))
+	gathered := append(append([]float32(nil), in[0]...), in[1]...)
+	for rank := range out {
+		compareHalves(t, fmt.Sprintf("all-gather, rank %d", rank), out[rank], gathered)
+	}
+
+	in, out, _ = runOnce(t, g, collectiveSig("reduce_scatter_tensor", 2*n, n, 2))
+	for rank := range out {
+		block := make([]float32, n)
+		for i := range block {
+			block[i] = in[0][rank*n+i] + in[1][rank*n+i]
+		}
+		compareHalves(t, fmt.Sprintf("reduce-scatter, rank %d", rank), out[rank], block)
+	}
+}
+
+// Two GPUs: the traced tensor-parallel all-reduce (f16, 8388608 elements)
+// measured across both, with its bus bandwidth.
+func TestGPUGroupMeasureTPAllReduce(t *testing.T) {
+	g := openGroup(t, 2)
+	sig := tracedAllReduce(t)
+	r, err := g.MeasureCollective(sig, Options{Budget: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %.2f µs per call (±%.1f%%, %d samples x %d, graph %v %s); alg %.1f GB/s, bus %.1f GB/s; traced median %.2f µs",
+		r.Label, r.MedianNS/1e3, 100*r.RelCI, r.Samples, r.Batch, r.Graph, r.GraphErr, r.AlgGBps, r.BusGBps,
+		float64(sig.TracedNS.Median)/1e3)
+	for _, p := range r.PerRank {
+		t.Logf("rank %d (GPU %d %s): %.2f µs, bus %.1f GB/s, throttled %v", p.Rank, p.Device, p.Name, p.MedianNS/1e3, p.BusGBps, p.Throttled)
+	}
+	if r.Ranks != 2 || len(r.PerRank) != 2 || r.Samples < 10 {
+		t.Fatalf("result %+v", r)
+	}
+	if r.BusBytes != 2*8388608 || math.Abs(r.GBps()-r.BusGBps) > 0.01*r.BusGBps {
+		t.Errorf("bus bytes %.0f, GBps %.1f vs bus %.1f", r.BusBytes, r.GBps(), r.BusGBps)
+	}
+	// 16 MiB over NVLink: tens of microseconds, so between 10 and 1500 GB/s.
+	if r.BusGBps < 10 || r.BusGBps > 1500 {
+		t.Errorf("bus bandwidth %.1f GB/s", r.BusGBps)
+	}
+	for _, p := range r.PerRank {
+		if p.MedianNS <= 0 || p.MedianNS > r.MaxNS*1.0001 {
+			t.Errorf("rank %d median %.0f ns, slowest-rank max %.0f ns", p.Rank, p.MedianNS, r.MaxNS)
+		}
+	}
+	if v, _ := nccl.Version(); v >= nccl.VersionCode(2, 9, 0) && !r.Graph {
+		t.Errorf("NCCL %s but no CUDA graph: %s", nccl.VersionString(v), r.GraphErr)
+	}
+}
+
+// RunSet over every GPU there is (up to two) measures the memory ops of
+// the BLOOM prefill trace and keeps the set's order.
+func TestGPUGroupRunSet(t *testing.T) {
+	gputest.Require(t, cuda.Init)
+	n, err := cuda.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := []int{0}
+	if n > 1 {
+		idx = append(idx, 1)
+	}
+	g, err := OpenGroup(idx...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
+	var progress strings.Builder
+	entries := g.RunSet(set, SuiteOptions{Tiers: []signatures.Tier{signatures.TierMemory}, Measure: quick, Progress: &progress})
+	var want []string
+	for _, s := range set.Signatures {
+		if s.Tier == signatures.TierMemory {
+			want = append(want, s.ID)
+		}
+	}
+	if len(entries) != len(want) || len(want) == 0 {
+		t.Fatalf("%d entries for %d memory signatures", len(entries), len(want))
+	}
+	for i, e := range entries {
+		if e.ID != want[i] {
+			t.Errorf("entry %d is %s, want %s", i, e.ID, want[i])
+		}
+		if e.PartOf == "" && (e.Err != "" || e.Result == nil || e.Result.MedianNS <= 0) {
+			t.Errorf("%s %s: %s", e.ID, e.Label, e.Err)
+		}
+	}
+	for _, d := range g.Devices {
+		if len(want) > len(g.Devices) && !strings.Contains(progress.String(), fmt.Sprintf("GPU %d]", d.Index)) {
+			t.Errorf("nothing ran on GPU %d:\n%s", d.Index, progress.String())
+		}
+	}
+	t.Logf("%d signatures over GPUs %v:\n%s", len(entries), g.Indices(), progress.String())
+}
