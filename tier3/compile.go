@@ -140,10 +140,15 @@ func (c *Compiler) binary(key string, src Source, opts []string) ([]byte, error)
 	c.bins[key] = res.CUBIN
 	if path != "" {
 		// Best effort: a read-only cache directory only costs recompiles.
+		// A unique temporary name, so that processes or devices compiling
+		// the same kernel at once never write one file.
 		if err := os.MkdirAll(c.dir, 0o755); err == nil {
-			tmp := path + ".tmp"
-			if os.WriteFile(tmp, res.CUBIN, 0o644) == nil {
-				os.Rename(tmp, path)
+			if f, err := os.CreateTemp(c.dir, key+".*.tmp"); err == nil {
+				_, werr := f.Write(res.CUBIN)
+				if cerr := f.Close(); werr == nil && cerr == nil {
+					os.Rename(f.Name(), path)
+				}
+				os.Remove(f.Name())
 			}
 		}
 	}
