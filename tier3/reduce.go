@@ -66,7 +66,8 @@ func parseReduce(sig *signatures.Signature) (*reduceSpec, error) {
 		return nil, err
 	}
 	name := strings.TrimPrefix(sig.Op, "aten::")
-	var dimArg, keepArg, dtypeArg string
+	var dimIn signatures.Input
+	var keepArg, dtypeArg string
 	nargs := len(sig.Inputs) - 1
 	switch name {
 	case "sum", "mean", "prod":
@@ -75,14 +76,19 @@ func parseReduce(sig *signatures.Signature) (*reduceSpec, error) {
 		if nargs == 1 {
 			dtypeArg = rdArg(sig, 1).Value
 		} else {
-			dimArg, keepArg, dtypeArg = rdArg(sig, 1).Value, rdArg(sig, 2).Value, rdArg(sig, 3).Value
+			dimIn, keepArg, dtypeArg = rdArg(sig, 1), rdArg(sig, 2).Value, rdArg(sig, 3).Value
 		}
 	case "max", "min", "amax", "amin", "argmax", "argmin", "any", "all":
 		s.op = map[string]rdOp{"max": rdMax, "min": rdMin, "amax": rdMax, "amin": rdMin,
 			"argmax": rdArgmax, "argmin": rdArgmin, "any": rdAny, "all": rdAll}[name]
-		dimArg, keepArg = rdArg(sig, 1).Value, rdArg(sig, 2).Value
+		dimIn, keepArg = rdArg(sig, 1), rdArg(sig, 2).Value
 	default:
 		return nil, rdUnsupported("%s is not a reduction kreplay replays", sig.Op)
+	}
+	dimArg := dimIn.Value
+	if (dimIn.Type == "Scalar" || dimIn.Type == "ScalarList") && strings.TrimSpace(dimArg) == "" {
+		// A dim was passed but the trace has no concrete value for it.
+		return nil, rdUnsupported("%s: the trace records no value for the dim argument", sig.Op)
 	}
 	var err error
 	if s.dims, s.all, err = rdParseDims(dimArg, rank); err != nil {

@@ -136,6 +136,7 @@ func TestParseReduce(t *testing.T) {
 		{"max binary", "aten::max", []rdIn{rdT("float", 4), rdT("float", 4)}, "", false, nil, true},
 		{"mean int", "aten::mean", []rdIn{rdT("long int", 4), rdL("[0]"), rdS("False"), rdNone()}, "", false, nil, true},
 		{"bad dim", "aten::sum", []rdIn{rdT("float", 4), rdL("[3]"), rdS("False"), rdNone()}, "", false, nil, true},
+		{"dims not recorded", "aten::sum", []rdIn{rdT("float", 4, 8), rdL(""), rdS("False"), rdNone()}, "", false, nil, true},
 		{"complex", "aten::sum", []rdIn{rdT("c10::complex<float>", 4), rdL("[0]"), rdS("False"), rdNone()}, "", false, nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
