@@ -101,6 +101,28 @@ func ewCatShapes(ts []signatures.Tensor) string {
 	return b.String()
 }
 
+// ewCatProblems returns the copies of a cat: each input into its slice of
+// out (inputs with no elements dropped).
+func ewCatProblems(pl *ewCatPlan, out *Tensor, inputs []*Tensor) []ewProblem {
+	var probs []ewProblem
+	var off int64
+	for _, t := range inputs {
+		view := &Tensor{Ptr: out.Ptr + cuda.DevicePtr(off*out.ElemSize()), Shape: t.Shape, Strides: out.Strides,
+			DType: out.DType, Span: span(t.Shape, out.Strides)}
+		off += t.Shape[pl.dim] * out.Strides[pl.dim]
+		if t.Numel() == 0 {
+			continue
+		}
+		pr := ewProblem{out: view}
+		pr.in[0] = ewTensorOperand(t)
+		probs = append(probs, pr)
+	}
+	return probs
+}
+
+// ewMaxBatch is the most problems one batched launch takes (gridDim.y).
+const ewMaxBatch = 65535
+
 func buildCat(e *Env, sig *signatures.Signature) (*Instance, error) {
 	pl, err := ewAnalyzeCat(sig)
 	if err != nil {
@@ -110,32 +132,17 @@ func buildCat(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	inst := &Instance{Outputs: []*Tensor{out}}
-	var probs []ewProblem
-	var off int64
+	inst := &Instance{Outputs: []*Tensor{out}, Launch: func(*cuda.Stream) error { return nil }}
 	for _, p := range pl.parts {
 		t, err := e.NewTensor(p.Shape, p.Strides, pl.dtype)
 		if err != nil {
 			return nil, err
 		}
 		inst.Inputs = append(inst.Inputs, t)
-		view := &Tensor{Ptr: out.Ptr + cuda.DevicePtr(off*out.ElemSize()), Shape: p.Shape, Strides: out.Strides,
-			DType: pl.dtype, Span: span(p.Shape, out.Strides)}
-		off += p.Shape[pl.dim] * out.Strides[pl.dim]
-		if t.Numel() == 0 {
-			continue
-		}
-		pr := ewProblem{out: view}
-		pr.in[0] = ewTensorOperand(t)
-		probs = append(probs, pr)
 	}
-	inst.Launch = func(*cuda.Stream) error { return nil }
-	if len(probs) == 0 {
-		return inst, nil
-	}
+	probs := ewCatProblems(pl, out, inst.Inputs)
 	for len(probs) > 0 {
-		// At most 65535 inputs per launch (gridDim.y).
-		n := min(len(probs), 65535)
+		n := min(len(probs), ewMaxBatch)
 		launch, err := e.ewCompile(ewSpec{op: "COPY", raw: true}, probs[:n])
 		if err != nil {
 			return nil, err

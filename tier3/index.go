@@ -238,6 +238,49 @@ func ewGatherLayout(shape, ost, sst, ist []int64, dstride, size int64, ptrs [2]c
 	return l, 1
 }
 
+// ewGatherKernel is a gather's kernel choice and parameters.
+type ewGatherKernel struct {
+	defines map[string]string
+	params  ewGatherParams
+	unroll  int64
+}
+
+// ewGatherMake lays out a gather of src by idx into out.
+func ewGatherMake(pl *ewGatherPlan, src, idx, out *Tensor) (*ewGatherKernel, error) {
+	size := src.ElemSize()
+	l, vec := ewGatherLayout(pl.shape, out.Strides, pl.sst, pl.ist, pl.dstride, size, [2]cuda.DevicePtr{out.Ptr, src.Ptr})
+	nd := len(l.sizes)
+	if nd > ewMaxDims {
+		return nil, fmt.Errorf("%w: a gather over %d dimensions", ErrUnsupported, nd)
+	}
+	p := ewGatherParams{out: out.Ptr, src: src.Ptr, idx: idx.Ptr, ndim: int32(nd), dstride: pl.dstride, limit: pl.limit}
+	total := int64(1)
+	for _, n := range l.sizes {
+		total *= n
+	}
+	p.units = total / vec
+	for d := range nd {
+		n, step := l.sizes[nd-1-d], int64(1)
+		if d == 0 {
+			n, step = n/vec, vec
+		}
+		p.size[d] = n
+		p.magic[d], p.shift[d] = ewMagic(n)
+		p.ost[d] = l.strides[0][nd-1-d] * step
+		p.sst[d] = l.strides[1][nd-1-d] * step
+		p.ist[d] = l.strides[2][nd-1-d] * step
+	}
+	k := &ewGatherKernel{params: p, unroll: min(max(32/(vec*size), 1), 4)}
+	k.defines = map[string]string{
+		"EW_DS": ewCodes[ewRawDType(size)], "EW_DI": ewCodes[idx.DType],
+		"EW_VEC": fmt.Sprint(vec), "EW_UNROLL": fmt.Sprint(k.unroll),
+	}
+	if total >= 1<<31 || out.Span >= 1<<31 || idx.Span >= 1<<31 {
+		k.defines["EW_IDX64"] = "1"
+	}
+	return k, nil
+}
+
 func buildIndex(e *Env, sig *signatures.Signature) (*Instance, error) {
 	pl, err := ewAnalyzeIndex(sig)
 	if err != nil {
@@ -264,46 +307,19 @@ func buildIndex(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if out.Numel() == 0 {
 		return inst, nil
 	}
-	size := src.ElemSize()
-	l, vec := ewGatherLayout(pl.shape, out.Strides, pl.sst, pl.ist, pl.dstride, size, [2]cuda.DevicePtr{out.Ptr, src.Ptr})
-	nd := len(l.sizes)
-	if nd > ewMaxDims {
-		return nil, fmt.Errorf("%w: %s over %d dimensions", ErrUnsupported, sig.Op, nd)
-	}
-	p := ewGatherParams{out: out.Ptr, src: src.Ptr, idx: idx.Ptr, ndim: int32(nd), dstride: pl.dstride, limit: pl.limit}
-	total := int64(1)
-	for _, n := range l.sizes {
-		total *= n
-	}
-	p.units = total / vec
-	for d := range nd {
-		n, step := l.sizes[nd-1-d], int64(1)
-		if d == 0 {
-			n, step = n/vec, vec
-		}
-		p.size[d] = n
-		p.magic[d], p.shift[d] = ewMagic(n)
-		p.ost[d] = l.strides[0][nd-1-d] * step
-		p.sst[d] = l.strides[1][nd-1-d] * step
-		p.ist[d] = l.strides[2][nd-1-d] * step
-	}
-	unroll := min(max(32/(vec*size), 1), 4)
-	defs := map[string]string{
-		"EW_DS": ewCodes[ewRawDType(size)], "EW_DI": ewCodes[idx.DType],
-		"EW_VEC": fmt.Sprint(vec), "EW_UNROLL": fmt.Sprint(unroll),
-	}
-	if total >= 1<<31 || out.Span >= 1<<31 || idx.Span >= 1<<31 {
-		defs["EW_IDX64"] = "1"
-	}
-	f, err := e.Function(ewSources("index.cu", ewIndexSource, defs), "kr_gather")
+	gk, err := ewGatherMake(pl, src, idx, out)
 	if err != nil {
 		return nil, err
 	}
-	gx, err := ewGrid(e, f, p.units, unroll)
+	f, err := e.Function(ewSources("index.cu", ewIndexSource, gk.defines), "kr_gather")
 	if err != nil {
 		return nil, err
 	}
-	arg := cuda.RawArg{Data: p.bytes(), Align: 8}
+	gx, err := ewGrid(e, f, gk.params.units, gk.unroll)
+	if err != nil {
+		return nil, err
+	}
+	arg := cuda.RawArg{Data: gk.params.bytes(), Align: 8}
 	inst.Launch = func(s *cuda.Stream) error {
 		return f.Launch([3]uint32{gx, 1, 1}, [3]uint32{ewBlock, 1, 1}, 0, s, arg)
 	}

@@ -303,7 +303,9 @@ __device__ __forceinline__ void ew_load(const P &p, int k, ew_idx off, ew_ct (&v
 #pragma unroll
 		for (int i = 0; i < V; i++) v[i] = (ew_ct)T::ld(s[i]);
 	} else if constexpr (K == EW_KB) {
-		ew_ct x = (ew_ct)T::ld(reinterpret_cast<const typename T::S *>(p.ptr[k])[off]);
+		const typename T::S *q = reinterpret_cast<const typename T::S *>(p.ptr[k]) + off;
+		EW_ACCESS(q, sizeof(*q), sizeof(*q));
+		ew_ct x = (ew_ct)T::ld(*q);
 #pragma unroll
 		for (int i = 0; i < V; i++) v[i] = x;
 	} else if constexpr (K == EW_KC) {

@@ -19,6 +19,7 @@ typedef unsigned short u16;
 
 #define EW_MAXD 8
 
+#ifndef EW_HOST
 __device__ __forceinline__ float ew_h2f(u16 h) {
 	float f;
 	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
@@ -29,6 +30,11 @@ __device__ __forceinline__ u16 ew_f2h(float f) {
 	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
 	return h;
 }
+#else
+// The host build of the CPU tests (testdata/ew_host.h) converts in software.
+__device__ __forceinline__ float ew_h2f(u16 h) { return ew_host_h2f(h); }
+__device__ __forceinline__ u16 ew_f2h(float f) { return ew_host_f2h(f); }
+#endif
 __device__ __forceinline__ float ew_b2f(u16 b) { return __uint_as_float((u32)b << 16); }
 // ew_f2b rounds to nearest even; NaN stays a quiet NaN.
 __device__ __forceinline__ u16 ew_f2b(float f) {
@@ -122,9 +128,18 @@ template <typename S, int V> struct EwPack {
 	};
 };
 
+// EW_ACCESS checks an access's alignment and bounds in the host build of
+// the CPU tests; it is nothing on the GPU.
+#ifdef EW_HOST
+#define EW_ACCESS(p, bytes, align) ew_host_access((const void *)(p), bytes, align)
+#else
+#define EW_ACCESS(p, bytes, align)
+#endif
+
 template <typename S, int V>
 __device__ __forceinline__ void ew_ldv(const S *p, S (&out)[V]) {
 	typedef EwPack<S, V> K;
+	EW_ACCESS(p, K::B, K::P);
 	typename K::U u;
 	const typename K::W *q = reinterpret_cast<const typename K::W *>(p);
 #pragma unroll
@@ -136,6 +151,7 @@ __device__ __forceinline__ void ew_ldv(const S *p, S (&out)[V]) {
 template <typename S, int V>
 __device__ __forceinline__ void ew_stv(S *p, const S (&in)[V]) {
 	typedef EwPack<S, V> K;
+	EW_ACCESS(p, K::B, K::P);
 	typename K::U u;
 #pragma unroll
 	for (int i = 0; i < V; i++) u.s[i] = in[i];

@@ -14,6 +14,8 @@ extern "C" __global__ void kr_arange(char *out, long long n, double start, doubl
 #else
 		typename EwO::N v = (typename EwO::N)(istart + istep * i);
 #endif
-		reinterpret_cast<typename EwO::S *>(out)[i] = EwO::st(v);
+		typename EwO::S *q = reinterpret_cast<typename EwO::S *>(out) + i;
+		EW_ACCESS(q, sizeof(*q), sizeof(*q));
+		*q = EwO::st(v);
 	}
 }

@@ -76,7 +76,9 @@ extern "C" __global__ void __launch_bounds__(EW_BLOCK) kr_gather(const EwGather 
 				long long s;
 				ew_idx x;
 				ew_gather_offsets(p, j, o[u], s, x);
-				long long i = (long long)reinterpret_cast<const ew_i *>(p.idx)[x];
+				const ew_i *ip = reinterpret_cast<const ew_i *>(p.idx) + x;
+				EW_ACCESS(ip, sizeof(ew_i), sizeof(ew_i));
+				long long i = (long long)*ip;
 				if (i < 0) i += p.limit;
 				ew_ldv<ew_s, EW_VEC>(reinterpret_cast<const ew_s *>(p.src) + s + i * p.dstride, v[u]);
 			}

@@ -1,0 +1,627 @@
+package tier3
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Host runs of the elementwise-family kernels: where a C++ compiler is
+// installed, the CUDA sources are built for the host with the shim in
+// testdata/ew_host.h and run one thread at a time over host memory, with
+// the parameters the Go side computes for the GPU (layouts, vector widths,
+// fast division, batches, grid-stride loops). No GPU needed.
+
+//go:embed testdata/ew_host.h
+var ewHostShim string
+
+//go:embed testdata/ew_host_main.cc
+var ewHostMain string
+
+// ewHostBase is what the host launcher subtracts from a pointer to get an
+// arena offset (EW_HOST_BASE).
+const ewHostBase = 1 << 40
+
+// ewArena is host memory standing for device memory.
+type ewArena struct{ buf []byte }
+
+// alloc places a tensor of the given layout in the arena, 256-aligned, with
+// random contents (launch.RandomPattern's values).
+func (a *ewArena) alloc(t testing.TB, shape, strides []int64, dtype string, seed uint64) *Tensor {
+	t.Helper()
+	if len(strides) != len(shape) {
+		strides = ContiguousStrides(shape)
+	}
+	x := &Tensor{Shape: shape, Strides: strides, DType: dtype, Span: span(shape, strides)}
+	off := (len(a.buf) + 255) &^ 255
+	n := int(max(x.Bytes(), 1))
+	pat, err := launch.RandomPattern(dtype, n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.buf = append(a.buf, make([]byte, off-len(a.buf))...)
+	a.buf = append(a.buf, pat...)
+	x.Ptr = cuda.DevicePtr(ewHostBase + off)
+	return x
+}
+
+func (a *ewArena) bytes(x *Tensor) []byte {
+	off := int(x.Ptr) - ewHostBase
+	return a.buf[off : off+int(x.Bytes())]
+}
+
+// values reads a tensor's view as download does.
+func (a *ewArena) values(x *Tensor) []float64 {
+	raw := a.bytes(x)
+	n := x.Numel()
+	out := make([]float64, n)
+	idx := make([]int64, len(x.Shape))
+	for i := int64(0); i < n; i++ {
+		var off int64
+		for d := range idx {
+			off += idx[d] * x.Strides[d]
+		}
+		out[i] = elem(raw, off, x.DType)
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < x.Shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return out
+}
+
+// indices fills an integer tensor's storage with values in [0, limit).
+func (a *ewArena) indices(x *Tensor, limit int64, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	raw := a.bytes(x)
+	for i := int64(0); i < x.Span; i++ {
+		v := r.Int64N(max(limit, 1))
+		if x.DType == "i64" {
+			binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
+		} else {
+			binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
+		}
+	}
+}
+
+// untouched fails t if a run changed arena bytes outside the elements of
+// the written tensors' views (pre is the arena before the run).
+func (a *ewArena) untouched(t *testing.T, pre []byte, written ...*Tensor) {
+	t.Helper()
+	mask := make([]bool, len(a.buf))
+	for _, x := range written {
+		es := x.ElemSize()
+		base := int64(x.Ptr) - ewHostBase
+		idx := make([]int64, len(x.Shape))
+		for i := int64(0); i < x.Numel(); i++ {
+			var off int64
+			for d := range idx {
+				off += idx[d] * x.Strides[d]
+			}
+			for b := int64(0); b < es; b++ {
+				mask[base+off*es+b] = true
+			}
+			for d := len(idx) - 1; d >= 0; d-- {
+				idx[d]++
+				if idx[d] < x.Shape[d] {
+					break
+				}
+				idx[d] = 0
+			}
+		}
+	}
+	for i := range pre {
+		if !mask[i] && pre[i] != a.buf[i] {
+			t.Fatalf("arena byte %d changed outside the output", i)
+		}
+	}
+}
+
+// ewHost builds and runs host launchers, one per kernel variant.
+type ewHost struct {
+	dir  string
+	cxx  string
+	mu   sync.Mutex
+	bins map[string]*ewHostBin
+}
+
+// ewHostBin is one compiled launcher.
+type ewHostBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func newEwHost(t *testing.T) *ewHost {
+	t.Helper()
+	cxx := os.Getenv("CXX")
+	if cxx == "" {
+		cxx = "g++"
+	}
+	path, err := exec.LookPath(cxx)
+	if err != nil {
+		t.Skipf("no C++ compiler (%s): %v", cxx, err)
+	}
+	return &ewHost{dir: t.TempDir(), cxx: path, bins: map[string]*ewHostBin{}}
+}
+
+// Host launcher kernels (EW_HOST_KERNEL).
+const (
+	ewHostEw = 1 + iota
+	ewHostBatched
+	ewHostGather
+	ewHostArange
+)
+
+// binary compiles (once per variant) the launcher for kernel with defs.
+func (h *ewHost) binary(t *testing.T, kernel int, defs map[string]string) string {
+	t.Helper()
+	src := map[int]string{ewHostEw: ewSource, ewHostBatched: ewSource, ewHostGather: ewIndexSource, ewHostArange: ewFillSource}[kernel]
+	args := []string{"-std=c++17", "-O1", "-w", "-DEW_HOST", fmt.Sprintf("-DEW_HOST_KERNEL=%d", kernel)}
+	var keys []string
+	for k := range defs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "-D"+k+"="+defs[k])
+	}
+	key := strings.Join(args, " ")
+	h.mu.Lock()
+	b := h.bins[key]
+	if b == nil {
+		b = &ewHostBin{}
+		h.bins[key] = b
+	}
+	name := fmt.Sprintf("k%d", len(h.bins))
+	h.mu.Unlock()
+	b.once.Do(func() {
+		cc := filepath.Join(h.dir, name+".cc")
+		code := ewHostShim + "\n" + ewCommonSource + "\n" + src + "\n" + ewHostMain
+		if b.err = os.WriteFile(cc, []byte(code), 0o644); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(h.dir, name)
+		if out, err := exec.Command(h.cxx, append(args, "-o", b.path, cc)...).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("%s: %v\n%s", key, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// run launches kernel over the arena with the given parameters and grid.
+func (h *ewHost) run(t *testing.T, kernel int, defs map[string]string, a *ewArena, params []byte, gx, gy int, extra ...string) {
+	t.Helper()
+	bin := h.binary(t, kernel, defs)
+	dir := t.TempDir()
+	af, pf := filepath.Join(dir, "arena"), filepath.Join(dir, "params")
+	if err := os.WriteFile(af, a.buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if len(params) == 0 {
+		params = []byte{0}
+	}
+	if err := os.WriteFile(pf, params, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{af, pf, fmt.Sprint(gx), fmt.Sprint(gy)}, extra...)
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("host run: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(af)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.buf = b
+}
+
+// ewHostGrid is a small grid, so that the grid-stride loops go round.
+func ewHostGrid(units, unroll int64) int {
+	return int(min(max((units+ewBlock*unroll-1)/(ewBlock*unroll), 1), 3))
+}
+
+// runPlan places a plan's tensors in an arena, runs its kernel and
+// returns the inputs, their values before the run, and the output.
+func (h *ewHost) runPlan(t *testing.T, pl *ewOpPlan, seed uint64, wide bool) (ins []*Tensor, before [][]float64, out *Tensor, a *ewArena) {
+	t.Helper()
+	a = &ewArena{}
+	var pr ewProblem
+	for k, arg := range pl.args {
+		switch {
+		case arg.in != nil:
+			x := a.alloc(t, arg.in.Shape, arg.in.Strides, signatures.DType(arg.in.Type), seed+uint64(k))
+			pr.in[k] = ewTensorOperand(x)
+			ins = append(ins, x)
+		case arg.isSet:
+			pr.in[k] = ewConstOperand(arg.c)
+		}
+	}
+	switch {
+	case pl.inplace >= 0:
+		pr.out = pr.in[pl.inplace].t
+	case pl.out != nil:
+		pr.out = a.alloc(t, pl.out.Shape, pl.out.Strides, pl.outDType, seed+10)
+	default:
+		pr.out = a.alloc(t, pl.shape, nil, pl.outDType, seed+10)
+	}
+	for _, x := range ins {
+		before = append(before, a.values(x))
+	}
+	mp, err := ewMakePlan(ewSpec{op: pl.code, ct: pl.ct, alpha: pl.alpha, raw: pl.raw}, []ewProblem{pr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unroll := int64(1)
+	fmt.Sscan(mp.defines["EW_UNROLL"], &unroll)
+	if wide {
+		mp.defines["EW_IDX64"] = "1"
+	}
+	t.Logf("vec %s unroll %s kinds %s %s %s, %d dims, %d units, tail %d", mp.defines["EW_VEC"], mp.defines["EW_UNROLL"],
+		mp.defines["EW_K1"], mp.defines["EW_K2"], mp.defines["EW_K3"], mp.params[0].ndim, mp.params[0].units, mp.params[0].tail)
+	pre := slices.Clone(a.buf)
+	if mp.units > 0 || mp.tail {
+		h.run(t, ewHostEw, mp.defines, a, mp.params[0].bytes(), ewHostGrid(mp.units, unroll), 1)
+	}
+	a.untouched(t, pre, pr.out)
+	return ins, before, pr.out, a
+}
+
+// ewHostCheck runs a plan on the host (with 64-bit indexing if wide) and
+// compares with the reference.
+func ewHostCheck(t *testing.T, h *ewHost, pl *ewOpPlan, seed uint64, wide bool) {
+	t.Helper()
+	ins, before, out, a := h.runPlan(t, pl, seed, wide)
+	want := ewReference(pl, ins, before, out.Shape)
+	ewCompare(t, pl.code, a.values(out), want, pl.outDType)
+}
+
+// ewHostMaxNumel bounds the cases run on the host (one thread at a time).
+const ewHostMaxNumel = 1 << 21
+
+func ewNumel(shape []int64) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// ewHostCases are layouts of the traced ops shrunk to run quickly on the
+// host, with the same structure: transposed views, broadcasts, 0-dim
+// operands, odd sizes.
+func ewHostCases() []struct {
+	name string
+	op   string
+	args []ewTArg
+} {
+	f16, f32, i64 := "c10::Half", "float", "long int"
+	type c = struct {
+		name string
+		op   string
+		args []ewTArg
+	}
+	rope := ewT(f16, ewDims(2, 4, 16, 128), 8192, 128, 512, 1)
+	return []c{
+		{"neg rope view", "aten::neg", []ewTArg{ewT(f16, ewDims(2, 4, 16, 64), 8192, 128, 512, 1)}},
+		{"mul rope by cos", "aten::mul", []ewTArg{rope, ewT(f16, ewDims(1, 1, 16, 128), 2048, 2048, 128, 1)}},
+		{"add rope halves", "aten::add", []ewTArg{rope, ewT(f16, ewDims(2, 4, 16, 128)), ewS("1")}},
+		{"add mask", "aten::add", []ewTArg{ewT(f16, ewDims(2, 4, 32, 32)), ewT(f16, ewDims(2, 1, 32, 32)), ewS("1")}},
+		{"mul weight row", "aten::mul", []ewTArg{ewT(f16, ewDims(512)), ewT(f16, ewDims(2, 8, 512))}},
+		{"silu odd", "aten::silu", []ewTArg{ewT(f16, ewDims(3, 5, 1001))}},
+		{"gelu none", "aten::gelu", []ewTArg{ewT(f16, ewDims(4, 1024)), ewStr("none")}},
+		{"gelu tanh bf16", "aten::gelu", []ewTArg{ewT("c10::BFloat16", ewDims(4, 1024)), ewStr("tanh")}},
+		{"copy_ f16 to f32", "aten::copy_", []ewTArg{ewT(f32, ewDims(4, 16, 512)), ewT(f16, ewDims(4, 16, 512)), ewS("False")}},
+		{"copy_ f32 to f16 odd", "aten::copy_", []ewTArg{ewT(f16, ewDims(3, 1001)), ewT(f32, ewDims(3, 1001)), ewS("False")}},
+		{"copy_ transpose", "aten::copy_", []ewTArg{ewT(f16, ewDims(2, 16, 4, 64)), ewT(f16, ewDims(2, 16, 4, 64), 4096, 64, 1024, 1), ewS("False")}},
+		{"copy_ qkv slice", "aten::copy_", []ewTArg{ewT(f16, ewDims(2, 4, 16, 64)), ewT(f16, ewDims(2, 4, 16, 64), 12288, 192, 768, 1), ewS("False")}},
+		{"copy_ expand", "aten::copy_", []ewTArg{ewT(f16, ewDims(8, 64, 64)), ewT(f16, ewDims(8, 64, 64), 64, 0, 1), ewS("False")}},
+		{"eq column", "aten::eq", []ewTArg{ewT(i64, ewDims(25088, 1), 1, 1), ewT(i64, ewDims(1, 1))}},
+		{"where mask", "aten::where", []ewTArg{ewT("bool", ewDims(2, 1, 64, 64)), {typ: f16}, {typ: f16}}},
+		{"masked_fill", "aten::masked_fill", []ewTArg{ewT(f16, ewDims(2, 4, 32, 32)), ewT("bool", ewDims(2, 1, 32, 32)), ewS("-65504.")}},
+		{"pow big", "aten::pow", []ewTArg{ewT(f32, ewDims(2, 64, 512)), ewS("2")}},
+		{"div column", "aten::div", []ewTArg{ewT(f32, ewDims(2, 64, 512)), ewT(f32, ewDims(2, 64, 1))}},
+		{"sub i64 alpha", "aten::sub", []ewTArg{ewT(i64, ewDims(4, 512), 513, 1), ewT(i64, ewDims(1)), ewS("3")}},
+		{"div floor i64", "aten::div", []ewTArg{ewT(i64, ewDims(1000)), ewS("7"), ewStr("floor")}},
+		{"div trunc f32", "aten::div", []ewTArg{ewT(f32, ewDims(1000)), ewS("0.25"), ewStr("trunc")}},
+		{"copy_ 8-d permute", "aten::copy_", []ewTArg{ewT(f32, ewDims(2, 3, 2, 3, 2, 3, 2, 3)),
+			ewT(f32, ewDims(2, 3, 2, 3, 2, 3, 2, 3), 1, 2, 6, 12, 36, 72, 216, 432), ewS("False")}},
+		{"fill_ i32 strided", "aten::fill_", []ewTArg{ewT("int", ewDims(33, 7), 1, 33), ewS("-5")}},
+	}
+}
+
+// TestEwHostElementwise runs elementwise, copy and fill plans on the host:
+// the GPU cases small enough, and shrunk versions of the large ones.
+func TestEwHostElementwise(t *testing.T) {
+	h := newEwHost(t)
+	type c = struct {
+		name string
+		op   string
+		args []ewTArg
+	}
+	var cases []c
+	for _, x := range ewGPUCases() {
+		cases = append(cases, c(x))
+	}
+	for _, x := range ewHostCases() {
+		x.name = "host " + x.name
+		cases = append(cases, c(x))
+	}
+	for _, x := range []c{
+		{"fill_ half 0-dim", "aten::fill_", []ewTArg{{typ: "c10::Half"}, ewS("-65504.")}},
+		{"fill_ bool", "aten::fill_", []ewTArg{ewT("bool", ewDims(2509)), ewS("True")}},
+		{"fill_ tensor value", "aten::fill_", []ewTArg{ewT("float", ewDims(4, 512)), {typ: "double"}}},
+		{"zero_ strided", "aten::zero_", []ewTArg{ewT("c10::Half", ewDims(4, 512), 1024, 1)}},
+		{"_to_copy bool to long", "aten::_to_copy", []ewTArg{ewT("bool", ewDims(4, 512)), ewS("4"), ewNone(), ewNone(), ewNone(), ewS("False"), ewNone()}},
+		{"clone strided", "aten::clone", []ewTArg{ewT("c10::Half", ewDims(2, 4, 16, 64), 8192, 128, 512, 1), ewNone()}},
+		{"copy_ bool to long", "aten::copy_", []ewTArg{ewT("long int", ewDims(1, 32)), ewT("bool", ewDims(1, 32)), ewS("False")}},
+		{"copy_ f64 to bf16", "aten::copy_", []ewTArg{ewT("c10::BFloat16", ewDims(999)), ewT("double", ewDims(999)), ewS("False")}},
+		{"copy_ f32 to i32", "aten::copy_", []ewTArg{ewT("int", ewDims(999)), ewT("float", ewDims(999)), ewS("False")}},
+		{"copy_ expand inner", "aten::copy_", []ewTArg{ewT("long int", ewDims(4, 1, 1, 512)), ewT("long int", ewDims(4, 1, 1, 512), 1, 0, 0, 0), ewS("False")}},
+	} {
+		cases = append(cases, x)
+	}
+	for i, x := range cases {
+		t.Run(x.name, func(t *testing.T) {
+			t.Parallel()
+			sig := ewSig(t, x.op, x.args...)
+			var pl *ewOpPlan
+			var err error
+			switch {
+			case slices.Contains([]string{"aten::fill_", "aten::fill", "aten::zero_"}, x.op):
+				pl, err = ewAnalyzeFill(sig)
+			case slices.Contains([]string{"aten::copy_", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous"}, x.op):
+				pl, err = ewAnalyzeCopy(sig)
+			default:
+				pl, err = ewAnalyze(sig)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ewNumel(pl.shape) > ewHostMaxNumel {
+				t.Skipf("%d elements: GPU only", ewNumel(pl.shape))
+			}
+			ewHostCheck(t, h, pl, uint64(1000+10*i), false)
+		})
+	}
+}
+
+// TestEwHostWide runs some cases with the 64-bit indexing that tensors of
+// 2^31 elements or more get.
+func TestEwHostWide(t *testing.T) {
+	h := newEwHost(t)
+	for i, x := range ewHostCases() {
+		if !slices.Contains([]string{"mul rope by cos", "silu odd", "copy_ transpose", "eq column", "copy_ 8-d permute"}, x.name) {
+			continue
+		}
+		t.Run(x.name, func(t *testing.T) {
+			t.Parallel()
+			sig := ewSig(t, x.op, x.args...)
+			pl, err := ewAnalyze(sig)
+			if err != nil {
+				pl, err = ewAnalyzeCopy(sig)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ewHostCheck(t, h, pl, uint64(2000+i), true)
+		})
+	}
+}
+
+// TestEwHostCat runs cats (batched copies) on the host.
+func TestEwHostCat(t *testing.T) {
+	h := newEwHost(t)
+	l := func(ts ...[2][]int64) ewTArg { return ewTArg{typ: "TensorList", list: ts} }
+	p := func(shape []int64, strides ...int64) [2][]int64 {
+		if len(strides) == 0 {
+			strides = ContiguousStrides(shape)
+		}
+		return [2][]int64{shape, strides}
+	}
+	for i, c := range []struct {
+		name   string
+		list   ewTArg
+		dim    string
+		kernel string
+	}{
+		{"rotary halves", l(p(ewDims(2, 4, 16, 64), 8192, 64, 512, 1), p(ewDims(2, 4, 16, 64), 8192, 128, 512, 1)), "-1", "OpaqueType<2u>"},
+		{"kv cache append", l(p(ewDims(0)), p(ewDims(1, 16, 32, 64)), p(ewDims(1, 16, 1, 64), 3072, 192, 3072, 1)), "-2", "OpaqueType<2u>"},
+		{"long mask", l(p(ewDims(4, 1), 1, 1), p(ewDims(4, 512), 0, 1)), "-1", "OpaqueType<8u>"},
+		{"f32 1-d tails", l(p(ewDims(1000)), p(ewDims(37)), p(ewDims(5))), "0", "OpaqueType<4u>"},
+		{"permuted inputs", l(p(ewDims(1, 512, 64), 32768, 1, 512), p(ewDims(1, 512, 64), 32768, 1, 512)), "-1", "OpaqueType<4u>"},
+		{"bool dim 0", l(p(ewDims(3, 40)), p(ewDims(5, 40)), p(ewDims(1, 40))), "0", "OpaqueType<1u>"},
+		{"single input", l(p(ewDims(7, 9), 1, 7)), "1", "OpaqueType<2u>"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sig := ewSig(t, "aten::cat", c.list, ewS(c.dim))
+			sig.Kernel = c.kernel
+			pl, err := ewAnalyzeCat(sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &ewArena{}
+			out := a.alloc(t, pl.shape, nil, pl.dtype, uint64(i))
+			var ins []*Tensor
+			for j, part := range pl.parts {
+				ins = append(ins, a.alloc(t, part.Shape, part.Strides, pl.dtype, uint64(100*i+j+1)))
+			}
+			var before [][]float64
+			for _, x := range ins {
+				before = append(before, a.values(x))
+			}
+			probs := ewCatProblems(pl, out, ins)
+			mp, err := ewMakePlan(ewSpec{op: "COPY", raw: true}, probs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kernel, params := ewHostEw, mp.params[0].bytes()
+			if len(probs) > 1 {
+				kernel, params = ewHostBatched, nil
+				for _, p := range mp.params {
+					params = append(params, p.bytes()...)
+				}
+			}
+			unroll := int64(1)
+			fmt.Sscan(mp.defines["EW_UNROLL"], &unroll)
+			pre := slices.Clone(a.buf)
+			h.run(t, kernel, mp.defines, a, params, ewHostGrid(mp.units, unroll), len(probs))
+			a.untouched(t, pre, out)
+			got := a.values(out)
+			want := make([]float64, len(got))
+			var off int64
+			ostr := ContiguousStrides(pl.shape)
+			for j, x := range ins {
+				idx := make([]int64, len(x.Shape))
+				for _, v := range before[j] {
+					o := off * ostr[pl.dim]
+					for d := range idx {
+						o += idx[d] * ostr[d]
+					}
+					want[o] = v
+					for d := len(idx) - 1; d >= 0; d-- {
+						idx[d]++
+						if idx[d] < x.Shape[d] {
+							break
+						}
+						idx[d] = 0
+					}
+				}
+				off += x.Shape[pl.dim]
+			}
+			for e := range want {
+				if want[e] != got[e] && !(math.IsNaN(want[e]) && math.IsNaN(got[e])) {
+					t.Fatalf("element %d = %v, want %v (vec %s)", e, got[e], want[e], mp.defines["EW_VEC"])
+				}
+			}
+		})
+	}
+}
+
+// TestEwHostIndex runs gathers on the host.
+func TestEwHostIndex(t *testing.T) {
+	h := newEwHost(t)
+	f16 := "c10::Half"
+	for i, c := range []struct {
+		name string
+		op   string
+		args []ewTArg
+	}{
+		{"index_select rows", "aten::index_select", []ewTArg{ewT(f16, ewDims(2508, 64)), ewS("0"), ewT("long int", ewDims(204))}},
+		{"index_select one", "aten::index_select", []ewTArg{ewT(f16, ewDims(2508, 64)), ewS("0"), ewT("long int", ewDims(1))}},
+		{"index_select 0-dim index", "aten::index_select", []ewTArg{ewT(f16, ewDims(25, 64)), ewS("0"), {typ: "long int"}}},
+		{"gather traced layout", "aten::gather", []ewTArg{ewT(f16, ewDims(2508, 128)), ewS("0"), ewT("long int", ewDims(204, 128), 1, 0), ewS("False"), ewT(f16, ewDims(204, 128))}},
+		{"embedding", "aten::embedding", []ewTArg{ewT(f16, ewDims(320, 64)), ewT("long int", ewDims(4, 51)), ewS("-1"), ewS("False"), ewS("False")}},
+		{"embedding odd width", "aten::embedding", []ewTArg{ewT("float", ewDims(320, 33)), ewT("int", ewDims(7)), ewS("-1"), ewS("False"), ewS("False")}},
+		{"index_select last dim", "aten::index_select", []ewTArg{ewT("float", ewDims(8, 100)), ewS("-1"), ewT("int", ewDims(5))}},
+		{"index_select middle strided", "aten::index_select", []ewTArg{ewT("bool", ewDims(6, 50, 4), 1, 24, 6), ewS("1"), ewT("long int", ewDims(17))}},
+		{"gather dim 1", "aten::gather", []ewTArg{ewT("float", ewDims(64, 32)), ewS("1"), ewT("long int", ewDims(64, 8)), ewS("False")}},
+		{"gather 3-d", "aten::gather", []ewTArg{ewT("double", ewDims(5, 6, 7)), ewS("-2"), ewT("long int", ewDims(5, 3, 7)), ewS("False")}},
+		{"index one tensor", "aten::index", []ewTArg{ewT("double", ewDims(64, 32), 1, 64), {typ: "", list: [][2][]int64{{ewDims(10), ewDims(1)}}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sig := ewSig(t, c.op, c.args...)
+			pl, err := ewAnalyzeIndex(sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &ewArena{}
+			src := a.alloc(t, pl.src.Shape, pl.src.Strides, signatures.DType(pl.src.Type), uint64(i))
+			idx := a.alloc(t, pl.index.Shape, pl.index.Strides, signatures.DType(pl.index.Type), 1)
+			a.indices(idx, pl.limit, uint64(i))
+			var out *Tensor
+			if pl.out != nil {
+				out = a.alloc(t, pl.out.Shape, pl.out.Strides, src.DType, 2)
+			} else {
+				out = a.alloc(t, pl.shape, nil, src.DType, 2)
+			}
+			gk, err := ewGatherMake(pl, src, idx, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i%2 == 1 {
+				gk.defines["EW_IDX64"] = "1" // the 64-bit indexing of huge tensors
+			}
+			pre := slices.Clone(a.buf)
+			h.run(t, ewHostGather, gk.defines, a, gk.params.bytes(), ewHostGrid(gk.params.units, gk.unroll), 1)
+			a.untouched(t, pre, out)
+			got := a.values(out)
+			sraw, iraw := a.bytes(src), a.bytes(idx)
+			pos := make([]int64, len(pl.shape))
+			for e := range got {
+				var so, io int64
+				for d := range pos {
+					so += pos[d] * pl.sst[d]
+					io += pos[d] * pl.ist[d]
+				}
+				iv := int64(elem(iraw, io, idx.DType))
+				if want := elem(sraw, so+iv*pl.dstride, src.DType); want != got[e] {
+					t.Fatalf("element %d = %v, want %v (vec %s)", e, got[e], want, gk.defines["EW_VEC"])
+				}
+				for d := len(pos) - 1; d >= 0; d-- {
+					pos[d]++
+					if pos[d] < pl.shape[d] {
+						break
+					}
+					pos[d] = 0
+				}
+			}
+		})
+	}
+}
+
+// TestEwHostArange runs arange on the host.
+func TestEwHostArange(t *testing.T) {
+	h := newEwHost(t)
+	for _, c := range []struct {
+		name string
+		args []ewTArg
+	}{
+		{"traced", []ewTArg{ewS("0"), ewS("2508"), ewS("1"), ewT("long int", ewDims(0))}},
+		{"float step", []ewTArg{ewS("0"), ewS("5.5"), ewS("0.5"), ewNone(), ewNone(), ewNone(), ewNone()}},
+		{"half descending", []ewTArg{ewS("100"), ewS("-3"), ewS("-3"), ewS("5"), ewNone(), ewNone(), ewNone()}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ar, err := ewAnalyzeArange(ewSig(t, "aten::arange", c.args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &ewArena{}
+			out := a.alloc(t, []int64{ar.n}, nil, ar.dtype, 3)
+			pre := slices.Clone(a.buf)
+			defer a.untouched(t, pre, out)
+			h.run(t, ewHostArange, map[string]string{"EW_DO": ewCodes[ar.dtype]}, a, nil, 2, 1,
+				fmt.Sprint(uint64(out.Ptr)), fmt.Sprint(ar.n), fmt.Sprintf("%.17g", ar.start), fmt.Sprintf("%.17g", ar.step),
+				fmt.Sprint(ar.istart), fmt.Sprint(ar.istep))
+			got := a.values(out)
+			for j := range got {
+				want := float64(ar.istart + ar.istep*int64(j))
+				if ewCategoryOf(ar.dtype) == ewFloatCat {
+					want = ewRound(ar.start+ar.step*float64(j), ar.dtype)
+				}
+				if got[j] != want {
+					t.Fatalf("element %d = %v, want %v", j, got[j], want)
+				}
+			}
+		})
+	}
+}
