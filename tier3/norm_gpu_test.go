@@ -21,6 +21,7 @@ var layerNormGPUCases = []rdCase{
 	{"f16 permuted leading dims", "aten::native_layer_norm", []rdIn{rdTS("c10::Half", []int64{64, 8, 1024}, []int64{1024, 64 * 1024, 1}), rdL("[1024]"), rdT("c10::Half", 1024), rdT("c10::Half", 1024), rdS("1e-05")}},
 	{"f32 padded rows two dims", "aten::native_layer_norm", []rdIn{rdTS("float", []int64{16, 10, 10}, []int64{128, 10, 1}), rdL("[10, 10]"), rdT("float", 10, 10), rdT("float", 10, 10), rdS("1e-05")}},
 	{"f32 strided last dim", "aten::layer_norm", []rdIn{rdTS("float", []int64{32, 64}, []int64{128, 2}), rdL("[64]"), rdT("float", 64), rdNone(), rdS("1e-05"), rdS("True")}},
+	{"f32 rows of 64 in lane groups", "aten::native_layer_norm", []rdIn{rdT("float", 1000, 64), rdL("[64]"), rdT("float", 64), rdT("float", 64), rdS("1e-05")}},
 }
 
 func TestLayerNormGPU(t *testing.T) {

@@ -48,6 +48,8 @@ var reduceGPUCases = []rdCase{
 	{"all bool full", "aten::all", []rdIn{rdT("bool", 4)}},
 	{"all bool rows", "aten::all", []rdIn{rdT("bool", 64, 5), rdS("-1"), rdS("False")}},
 	{"any bool rows", "aten::any", []rdIn{rdT("bool", 64, 40), rdS("-1"), rdS("True")}},
+	{"sum f32 short rows in lane groups", "aten::sum", []rdIn{rdT("float", 20000, 64), rdL("[-1]"), rdS("False"), rdNone()}},
+	{"argmax f16 rows of 100 in lane groups", "aten::argmax", []rdIn{rdT("c10::Half", 20000, 100), rdS("-1"), rdS("False")}},
 }
 
 // refRows groups a tensor's values (row-major, as download returns them)

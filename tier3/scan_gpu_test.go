@@ -19,6 +19,7 @@ var scanGPUCases = []rdCase{
 	{"cumsum i32 transposed", "aten::cumsum", []rdIn{rdTS("int", []int64{64, 128}, []int64{1, 64}), rdS("1"), rdNone()}},
 	{"cumsum bool into i32", "aten::cumsum", []rdIn{rdT("bool", 8, 77), rdS("-1"), rdS("3")}},
 	{"cumprod f32", "aten::cumprod", []rdIn{rdT("float", 32, 20), rdS("-1"), rdNone()}},
+	{"cumsum i64 rows of 3 in lane groups", "aten::cumsum", []rdIn{rdT("long int", 1000, 3), rdS("-1"), rdNone()}},
 }
 
 func TestScanGPU(t *testing.T) {

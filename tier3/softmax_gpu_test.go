@@ -22,6 +22,7 @@ var softmaxGPUCases = []rdCase{
 	{"f32 log unaligned", "aten::_log_softmax", []rdIn{rdT("float", 64, 333), rdS("-1"), rdS("False")}},
 	{"f16 softmax dtype f32", "aten::softmax", []rdIn{rdT("c10::Half", 16, 100), rdS("-1"), rdS("6")}},
 	{"f32 padded rows", "aten::softmax", []rdIn{rdTS("float", []int64{48, 200}, []int64{256, 1}), rdS("1"), rdNone()}},
+	{"f16 rows of 16 in lane groups", "aten::_softmax", []rdIn{rdT("c10::Half", 1000, 16), rdS("-1"), rdS("False")}},
 }
 
 func TestSoftmaxGPU(t *testing.T) {
