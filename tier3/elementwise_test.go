@@ -397,7 +397,7 @@ func TestEwMakePlan(t *testing.T) {
 	}{
 		{"add f16 contiguous", ewSpec{op: "add", ct: "float"},
 			ewProblem{out: ewFake(a, "f16", big), in: [3]ewOperand{ewTensorOperand(ewFake(b, "f16", big)), ewTensorOperand(ewFake(c, "f16", big))}},
-			map[string]string{"EW_OP": "EW_ADD", "EW_VEC": "8", "EW_UNROLL": "2", "EW_K1": "EW_KT", "EW_K2": "EW_KT", "EW_K3": "EW_KN", "EW_DO": "EW_F16"},
+			map[string]string{"EW_OP": "EW_ADD", "EW_VEC": "8", "EW_UNROLL": "2", "EW_K1": "EW_KT", "EW_K2": "EW_KT", "EW_K3": "EW_KN", "EW_DO": "EW_F16", "EW_FLAT": "1"},
 			1, 4 * 32 * 1024 * 1024 / 8, 0},
 		{"cast f16 to f32", ewSpec{op: "copy", ct: "float"},
 			ewProblem{out: ewFake(a, "f32", []int64{4, 512, 4096}), in: [3]ewOperand{ewTensorOperand(ewFake(b, "f16", []int64{4, 512, 4096}))}},
@@ -423,7 +423,7 @@ func TestEwMakePlan(t *testing.T) {
 			ewProblem{out: ewFake(a, "f16", []int64{4, 32, 512, 128}), in: [3]ewOperand{
 				ewTensorOperand(ewFake(b, "f16", []int64{4, 32, 512, 128}, 2097152, 128, 4096, 1)),
 				ewTensorOperand(ewFake(c, "f16", []int64{1, 1, 512, 128}))}},
-			map[string]string{"EW_VEC": "8"}, 4, 4 * 32 * 512 * 16, 0},
+			map[string]string{"EW_VEC": "8", "EW_FLAT": ""}, 4, 4 * 32 * 512 * 16, 0},
 		{"inner stride 0: one per unit", ewSpec{op: "copy", raw: true},
 			ewProblem{out: ewFake(a, "i64", []int64{4, 1, 1, 512}), in: [3]ewOperand{ewTensorOperand(ewFake(b, "i64", []int64{4, 1, 1, 512}, 1, 0, 0, 0))}},
 			map[string]string{"EW_VEC": "2", "EW_K1": "EW_KB", "EW_CT": "long long"}, 2, 1024, 0},
@@ -941,7 +941,7 @@ func ewCompileCases() []ewCompileCase {
 		for _, to := range all {
 			add("copy/"+from+"-"+to, map[string]string{"EW_OP": "EW_COPY", "EW_CT": ewCType(from), "EW_DO": ewCodes[to],
 				"EW_D1": ewCodes[from], "EW_D2": "EW_BOOL", "EW_D3": "EW_BOOL", "EW_K1": "EW_KT", "EW_K2": "EW_KN", "EW_K3": "EW_KN",
-				"EW_VEC": "4", "EW_UNROLL": "2"})
+				"EW_VEC": "4", "EW_UNROLL": "2", "EW_FLAT": "1"})
 		}
 		cs = append(cs, ewCompileCase{name: "arange/" + from, file: "fill.cu", code: ewFillSource, fn: "kr_arange",
 			defs: map[string]string{"EW_DO": ewCodes[from]}})

@@ -419,6 +419,13 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 	if wide {
 		pl.defines["EW_IDX64"] = "1"
 	}
+	flat := true
+	for _, l := range layouts {
+		flat = flat && len(l.sizes) == 1
+	}
+	if flat {
+		pl.defines["EW_FLAT"] = "1"
+	}
 	first := probs[0]
 	d, err := dtype(first.out)
 	if err != nil {

@@ -15,6 +15,8 @@
 //   EW_VEC         V: elements per unit along the innermost dimension
 //   EW_UNROLL      units per thread per loop iteration
 //   EW_IDX64       64-bit indexing (otherwise 32-bit with fast division)
+//   EW_FLAT        every problem is one-dimensional (the fast path: no
+//                  index decomposition compiled in)
 //
 // The iteration space is counted in units of V elements; a unit's operand
 // offsets come from decomposing its index over the coalesced shape
@@ -294,29 +296,37 @@ typedef EwTy<EW_D1> Ew1;
 typedef EwTy<EW_D2> Ew2;
 typedef EwTy<EW_D3> Ew3;
 
-// ew_load reads operand k's V values of one unit at element offset off.
-template <int K, typename T, int V, typename P>
-__device__ __forceinline__ void ew_load(const P &p, int k, ew_idx off, ew_ct (&v)[V]) {
-	if constexpr (K == EW_KT) {
-		typename T::S s[V];
+// EwIn<K, T, V> holds one operand's V values of a unit as loaded (storage,
+// converted to the compute type when used, which keeps 16-bit data in half
+// the registers).
+template <int K, typename T, int V> struct EwIn {
+	// EW_KN: absent.
+	template <typename P> __device__ __forceinline__ void load(const P &p, int k, ew_idx off) {}
+	__device__ __forceinline__ ew_ct get(int i) const { return (ew_ct)0; }
+};
+template <typename T, int V> struct EwIn<EW_KT, T, V> {
+	typename T::S s[V];
+	template <typename P> __device__ __forceinline__ void load(const P &p, int k, ew_idx off) {
 		ew_ldv<typename T::S, V>(reinterpret_cast<const typename T::S *>(p.ptr[k]) + off, s);
-#pragma unroll
-		for (int i = 0; i < V; i++) v[i] = (ew_ct)T::ld(s[i]);
-	} else if constexpr (K == EW_KB) {
+	}
+	__device__ __forceinline__ ew_ct get(int i) const { return (ew_ct)T::ld(s[i]); }
+};
+template <typename T, int V> struct EwIn<EW_KB, T, V> {
+	typename T::S s;
+	template <typename P> __device__ __forceinline__ void load(const P &p, int k, ew_idx off) {
 		const typename T::S *q = reinterpret_cast<const typename T::S *>(p.ptr[k]) + off;
 		EW_ACCESS(q, sizeof(*q), sizeof(*q));
-		ew_ct x = (ew_ct)T::ld(*q);
-#pragma unroll
-		for (int i = 0; i < V; i++) v[i] = x;
-	} else if constexpr (K == EW_KC) {
-		ew_ct x = ew_const<ew_ct>(p.cd[k - 1], p.ci[k - 1]);
-#pragma unroll
-		for (int i = 0; i < V; i++) v[i] = x;
-	} else {
-#pragma unroll
-		for (int i = 0; i < V; i++) v[i] = (ew_ct)0;
+		s = *q;
 	}
-}
+	__device__ __forceinline__ ew_ct get(int i) const { return (ew_ct)T::ld(s); }
+};
+template <typename T, int V> struct EwIn<EW_KC, T, V> {
+	ew_ct c;
+	template <typename P> __device__ __forceinline__ void load(const P &p, int k, ew_idx off) {
+		c = ew_const<ew_ct>(p.cd[k - 1], p.ci[k - 1]);
+	}
+	__device__ __forceinline__ ew_ct get(int i) const { return c; }
+};
 
 // ew_offsets decomposes unit index u over the coalesced shape into element
 // offsets of the output and the operands that are tensors.
@@ -326,7 +336,11 @@ __device__ __forceinline__ void ew_offsets(const P &p, ew_idx u, ew_idx (&o)[4])
 	                      EW_K3 == EW_KT || EW_K3 == EW_KB};
 #pragma unroll
 	for (int k = 0; k < 4; k++) o[k] = 0;
+#ifdef EW_FLAT
+	if (true) {
+#else
 	if (p.ndim == 1) {
+#endif
 #pragma unroll
 		for (int k = 0; k < 4; k++)
 			if (used[k]) o[k] = u * (ew_idx)p.st[k][0];
@@ -351,36 +365,47 @@ __device__ __forceinline__ void ew_offsets(const P &p, ew_idx u, ew_idx (&o)[4])
 	}
 }
 
-template <int V, typename P>
-__device__ __forceinline__ void ew_store(const P &p, ew_idx off, const ew_ct (&a)[V], const ew_ct (&b)[V],
-                                         const ew_ct (&c)[V]) {
-	const ew_ct alpha = ew_const<ew_ct>(p.cd[3], p.ci[3]);
-	typename EwO::S r[V];
+// ew_unit is one unit of V elements: its operands and where it goes.
+template <int V> struct EwUnit {
+	EwIn<EW_K1, Ew1, V> a;
+	EwIn<EW_K2, Ew2, V> b;
+	EwIn<EW_K3, Ew3, V> c;
+	ew_idx out;
+
+	template <typename P> __device__ __forceinline__ void load(const P &p, const ew_idx (&o)[4]) {
+		out = o[0];
+		a.load(p, 1, o[1]);
+		b.load(p, 2, o[2]);
+		c.load(p, 3, o[3]);
+	}
+
+	template <typename P> __device__ __forceinline__ void store(const P &p) const {
+		const ew_ct alpha = ew_const<ew_ct>(p.cd[3], p.ci[3]);
+		typename EwO::S r[V];
 #pragma unroll
-	for (int i = 0; i < V; i++) r[i] = EwO::st((typename EwO::N)ew_op(a[i], b[i], c[i], alpha));
-	ew_stv<typename EwO::S, V>(reinterpret_cast<typename EwO::S *>(p.ptr[0]) + off, r);
-}
+		for (int i = 0; i < V; i++) r[i] = EwO::st((typename EwO::N)ew_op(a.get(i), b.get(i), c.get(i), alpha));
+		ew_stv<typename EwO::S, V>(reinterpret_cast<typename EwO::S *>(p.ptr[0]) + out, r);
+	}
+};
 
 template <typename P> __device__ __forceinline__ void ew_run(const P &p) {
 	const ew_idx units = (ew_idx)p.units;
 	const ew_idx step = (ew_idx)gridDim.x * (EW_BLOCK * EW_UNROLL);
 	for (ew_idx base = (ew_idx)blockIdx.x * (EW_BLOCK * EW_UNROLL) + threadIdx.x; base < units; base += step) {
-		ew_idx o[EW_UNROLL][4];
-		ew_ct a[EW_UNROLL][EW_VEC], b[EW_UNROLL][EW_VEC], c[EW_UNROLL][EW_VEC];
+		EwUnit<EW_VEC> w[EW_UNROLL];
 		// All loads first: the output may alias an operand (in-place ops).
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
 			ew_idx j = base + u * EW_BLOCK;
 			if (j < units) {
-				ew_offsets(p, j, o[u]);
-				ew_load<EW_K1, Ew1, EW_VEC>(p, 1, o[u][1], a[u]);
-				ew_load<EW_K2, Ew2, EW_VEC>(p, 2, o[u][2], b[u]);
-				ew_load<EW_K3, Ew3, EW_VEC>(p, 3, o[u][3], c[u]);
+				ew_idx o[4];
+				ew_offsets(p, j, o);
+				w[u].load(p, o);
 			}
 		}
 #pragma unroll
 		for (int u = 0; u < EW_UNROLL; u++) {
-			if (base + u * EW_BLOCK < units) ew_store<EW_VEC>(p, o[u][0], a[u], b[u], c[u]);
+			if (base + u * EW_BLOCK < units) w[u].store(p);
 		}
 	}
 	if (blockIdx.x == 0 && (long long)threadIdx.x < p.tail) {
@@ -389,11 +414,9 @@ template <typename P> __device__ __forceinline__ void ew_run(const P &p) {
 		ew_idx o[4];
 #pragma unroll
 		for (int k = 0; k < 4; k++) o[k] = e * (ew_idx)p.istr[k];
-		ew_ct a[1], b[1], c[1];
-		ew_load<EW_K1, Ew1, 1>(p, 1, o[1], a);
-		ew_load<EW_K2, Ew2, 1>(p, 2, o[2], b);
-		ew_load<EW_K3, Ew3, 1>(p, 3, o[3], c);
-		ew_store<1>(p, o[0], a, b, c);
+		EwUnit<1> w;
+		w.load(p, o);
+		w.store(p);
 	}
 }
 
