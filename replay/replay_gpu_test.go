@@ -83,15 +83,15 @@ func TestGPURunSetPrefill(t *testing.T) {
 func TestGPUBadSignatures(t *testing.T) {
 	d := openGPU(t)
 	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
-	var gemm, tier3 *signatures.Signature
+	var gemm *signatures.Signature
 	for _, s := range set.Signatures {
-		switch {
-		case s.Class == signatures.ClassGEMM && gemm == nil && s.GEMM != nil:
+		if s.Class == signatures.ClassGEMM && gemm == nil && s.GEMM != nil {
 			gemm = s
-		case s.Tier == signatures.TierKernel && tier3 == nil:
-			tier3 = s
 		}
 	}
+	// A collective needs a Group of GPUs, not one Device.
+	coll := &signatures.Signature{ID: "collective", Label: "allreduce", Tier: signatures.TierLibrary,
+		Class: signatures.ClassCollective, Collective: &signatures.Collective{Op: "allreduce", Nelems: 1024, DType: "f16", Ranks: 2}}
 	huge := *gemm
 	g := *gemm.GEMM
 	g.M = 1 << 26 // operands of hundreds of GB
@@ -105,7 +105,7 @@ func TestGPUBadSignatures(t *testing.T) {
 	}{
 		{&huge, nil, "bytes of device memory"},
 		{&unrep, ErrUnreplayable, "unreplayable: test"},
-		{tier3, ErrNotImplemented, "tier 3"},
+		{coll, ErrNotImplemented, "Group"},
 	} {
 		_, err := d.Prepare(tc.sig)
 		var se *SignatureError

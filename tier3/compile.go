@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/nvrtc"
@@ -36,7 +35,7 @@ type Compiler struct {
 }
 
 type fnKey struct {
-	ctx  unsafe.Pointer
+	ctx  cuda.ContextKey
 	key  string
 	name string
 }
@@ -91,7 +90,7 @@ func (c *Compiler) Function(src Source, name string) (*cuda.Function, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00nvrtc %s\x00", src.Code, strings.Join(opts, " "), c.ver)
 	key := hex.EncodeToString(h.Sum(nil))[:32]
-	ctx, err := cuda.CurrentContext()
+	ctx, err := cuda.CurrentContextKey()
 	if err != nil {
 		return nil, err
 	}

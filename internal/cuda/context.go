@@ -29,7 +29,43 @@ func (d Device) RetainPrimaryContext() (*Context, error) {
 	if err := check("cuDevicePrimaryCtxRetain", C.kr_cuDevicePrimaryCtxRetain(&h, C.kr_CUdevice(d))); err != nil {
 		return nil, err
 	}
+	retainMu.Lock()
+	retains[d]++
+	retainMu.Unlock()
 	return &Context{dev: d, h: h}, nil
+}
+
+// Primary contexts are destroyed when their last reference goes, and a new
+// one may get the same handle value; caches of modules and functions key
+// on ContextKey, which tells the two apart.
+var (
+	retainMu sync.Mutex
+	retains  = map[Device]int{}
+	epochs   = map[Device]uint64{}
+)
+
+// ContextKey identifies one lifetime of a context: a context destroyed and
+// created again (for example a primary context released by its last user
+// and retained anew) gets a new key even if its handle is the same.
+type ContextKey struct {
+	h     unsafe.Pointer
+	epoch uint64
+}
+
+// CurrentContextKey returns the key of the context current on the calling
+// OS thread.
+func CurrentContextKey() (ContextKey, error) {
+	h, err := currentContext()
+	if err != nil {
+		return ContextKey{}, err
+	}
+	retainMu.Lock()
+	defer retainMu.Unlock()
+	var epoch uint64
+	for _, e := range epochs {
+		epoch += e // any primary context's end invalidates: cheap and safe
+	}
+	return ContextKey{h: h, epoch: epoch}, nil
 }
 
 // Release drops the reference taken by RetainPrimaryContext. The primary
@@ -48,6 +84,12 @@ func (c *Context) Release() error {
 		return err
 	}
 	c.released = true
+	retainMu.Lock()
+	if retains[c.dev]--; retains[c.dev] <= 0 {
+		delete(retains, c.dev)
+		epochs[c.dev]++
+	}
+	retainMu.Unlock()
 	return nil
 }
 

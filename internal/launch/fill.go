@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/nvrtc"
@@ -25,8 +24,8 @@ var fillKinds = map[string]struct {
 
 var (
 	fillMu    sync.Mutex
-	fillFuncs = map[unsafe.Pointer]*cuda.Function{} // by context
-	fillErr   error                                 // NVRTC unusable: fall back to host patterns
+	fillFuncs = map[cuda.ContextKey]*cuda.Function{} // by context lifetime
+	fillErr   error                                  // NVRTC unusable: fall back to host patterns
 )
 
 // fillFunction compiles kr_fill once per process (as PTX, which the driver
@@ -37,7 +36,7 @@ func fillFunction() (*cuda.Function, error) {
 	if fillErr != nil {
 		return nil, fillErr
 	}
-	ctx, err := cuda.CurrentContext()
+	ctx, err := cuda.CurrentContextKey()
 	if err != nil {
 		return nil, err
 	}
