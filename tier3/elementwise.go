@@ -319,8 +319,10 @@ func ewOutArg(ins []signatures.Input, from int, shape []int64) *signatures.Input
 	return nil
 }
 
-// ewInstantiate allocates a plan's tensors (random inputs, in-range
-// nothing: elementwise ops read any value) and compiles its kernel.
+// ewInstantiate allocates a plan's tensors (random contents: elementwise
+// ops read any value) and compiles its kernel. An in-place op's tensor is
+// both an input and the output, so the footprint counts it twice, as the
+// bytes moved do (read and written).
 func (e *Env) ewInstantiate(pl *ewOpPlan) (*Instance, error) {
 	inst := &Instance{}
 	var pr ewProblem

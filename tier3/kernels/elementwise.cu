@@ -365,7 +365,7 @@ __device__ __forceinline__ void ew_offsets(const P &p, ew_idx u, ew_idx (&o)[4])
 	}
 }
 
-// ew_unit is one unit of V elements: its operands and where it goes.
+// EwUnit is one unit of V elements: its operands and where it goes.
 template <int V> struct EwUnit {
 	EwIn<EW_K1, Ew1, V> a;
 	EwIn<EW_K2, Ew2, V> b;
