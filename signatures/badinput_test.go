@@ -70,6 +70,7 @@ func TestBadInput(t *testing.T) {
 		{"fractional stream", trace(kernelWith(`"stream":7`, `"stream":7.5`)), 0, "not an integer"},
 		{"memcpy no bytes", trace(`{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","ts":1,"dur":1,"args":{}}`), 0, "has no bytes"},
 		{"negative dims", trace(strings.Replace(goodOp, "[[4,8],", "[[-4,8],", 1)), 0, "absurd"},
+		{"negative stride", trace(strings.Replace(goodOp, `[[8,1],`, `[[-8,1],`, 1)), 0, "absurd value: stride"},
 		{"strides mismatch", trace(strings.Replace(goodOp, `[[8,1],`, `[[8],`, 1)), 0, "do not match"},
 		{"deep nesting", trace(`{"args":{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`), 0, "nesting"},
 		{"event not object", trace(`42`), 0, "not a JSON object"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -276,6 +277,21 @@ func TestIDsAreStable(t *testing.T) {
 		if a.Signatures[i].ID != again.Signatures[i].ID {
 			t.Fatalf("signature %d: id %s then %s", i, a.Signatures[i].ID, again.Signatures[i].ID)
 		}
+	}
+}
+
+// A large tensor's strides multiply to more than any tensor has elements;
+// only dims are checked that way.
+func TestLargeStrides(t *testing.T) {
+	op := `{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":5,"args":{"External id":7,` +
+		`"Input Dims":[[4,32,1024,1024],[4,32,1024,1024]],"Input Strides":[[33554432,1048576,1024,1],[33554432,1048576,1024,1]],` +
+		`"Input type":["c10::Half","c10::Half"],"Concrete Inputs":["",""]}}`
+	set, err := Import(strings.NewReader(`{"traceEvents":[`+op+`,`+goodKernel+`]}`), "big.json", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := set.Signatures[0].Tensor.Numel; n != 4*32*1024*1024 {
+		t.Errorf("numel %d", n)
 	}
 }
 

@@ -61,7 +61,7 @@ func parseInputs(raw [4][]byte, l *lexer) ([]Input, error) {
 	*l = lexer{b: raw[0], buf: l.buf}
 	if raw[0] != nil {
 		err := l.array(func() error {
-			in, err := parseShape(l)
+			in, err := parseShape(l, checkDims)
 			ins = append(ins, in)
 			return err
 		})
@@ -74,7 +74,7 @@ func parseInputs(raw [4][]byte, l *lexer) ([]Input, error) {
 		*l = lexer{b: raw[1], buf: l.buf}
 		i := 0
 		err := l.array(func() error {
-			s, err := parseShape(l)
+			s, err := parseShape(l, checkStrides)
 			if err != nil {
 				return err
 			}
@@ -126,8 +126,8 @@ func parseInputs(raw [4][]byte, l *lexer) ([]Input, error) {
 }
 
 // parseShape reads one entry of Input Dims or Input Strides: a list of
-// integers, or a list of such lists for a tensor list.
-func parseShape(l *lexer) (Input, error) {
+// integers, or a list of such lists for a tensor list, checked by check.
+func parseShape(l *lexer, check func([]int64) error) (Input, error) {
 	var in Input
 	if l.peek() != '[' {
 		return in, l.errf("expected a list of dimensions")
@@ -142,7 +142,7 @@ func parseShape(l *lexer) (Input, error) {
 		if err != nil {
 			return in, err
 		}
-		if err := checkDims(dims); err != nil {
+		if err := check(dims); err != nil {
 			return in, err
 		}
 		in.Shape = dims
@@ -154,7 +154,7 @@ func parseShape(l *lexer) (Input, error) {
 		if err != nil {
 			return err
 		}
-		if err := checkDims(dims); err != nil {
+		if err := check(dims); err != nil {
 			return err
 		}
 		in.List = append(in.List, Tensor{Shape: dims})
@@ -178,6 +178,20 @@ func checkDims(dims []int64) error {
 	}
 	if len(dims) > 64 {
 		return fmt.Errorf("%w: %d dimensions", errAbsurd, len(dims))
+	}
+	return nil
+}
+
+// checkStrides rejects negative or absurd strides. Unlike dims, strides
+// are not multiplied: a large tensor's outer stride is itself large.
+func checkStrides(strides []int64) error {
+	for _, s := range strides {
+		if s < 0 || s > maxNumel {
+			return fmt.Errorf("%w: stride %d", errAbsurd, s)
+		}
+	}
+	if len(strides) > 64 {
+		return fmt.Errorf("%w: %d strides", errAbsurd, len(strides))
 	}
 	return nil
 }
