@@ -39,14 +39,15 @@ type GenOptions struct {
 //     that regenerates the package;
 //   - replay_test.go: the set embedded with go:embed, BenchmarkReplay
 //     with one sub-benchmark per signature
-//     (BenchmarkReplay/workload=W/sig=ID, each calling Signature), and
-//     TestGenerated, which checks the embedded set and the benchmark
+//     (BenchmarkReplay/workload=W/sig=ID, each calling Signature),
+//     BenchmarkModel (BenchmarkModel/workload=W/model, calling Model),
+//     and TestGenerated, which checks the embedded set and the benchmark
 //     names (see Check).
 //
-// The same set and options give byte-identical files. Timeline and model
-// benchmarks are not generated: replaying the whole timeline needs every
-// invocation captured in order in one CUDA graph, which the replay
-// package does not offer yet, and the model runs in PyTorch.
+// The same set and options give byte-identical files. BenchmarkModel runs
+// the real model in PyTorch (Model). A timeline benchmark is not
+// generated: replaying the whole timeline needs every invocation captured
+// in order in one CUDA graph, which the replay package does not offer yet.
 func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 	if set == nil {
 		return nil, fmt.Errorf("bench: no set")
@@ -239,6 +240,13 @@ func BenchmarkReplay(b *testing.B) {
 	for _, id := range ids {
 		b.Run(bench.SignatureName(workload, id), func(b *testing.B) { bench.Signature(b, s, id) })
 	}
+}
+
+// BenchmarkModel runs the real inference in PyTorch (bench.Model):
+// BenchmarkModel/workload={{.Workload}}/model.
+func BenchmarkModel(b *testing.B) {
+	s := set(b)
+	b.Run(bench.ModelBenchName(workload), func(b *testing.B) { bench.Model(b, s) })
 }
 
 // TestGenerated checks that the embedded set reads back, that ids are its

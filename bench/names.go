@@ -16,9 +16,7 @@ const (
 	// ModelName is the whole model run for real, as a benchmark line
 	// BenchmarkModel/workload=W/model whose ns/op is the wall time of
 	// one inference, with J/op its energy and idle-W the GPU's idle
-	// power. Generate does not write it (a model runs in PyTorch, not
-	// in Go); a script that runs the model may print it, and Report uses
-	// it when it is there.
+	// power (see Model); Report uses it when it is there.
 	ModelName = "Model"
 )
 

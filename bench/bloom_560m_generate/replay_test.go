@@ -514,6 +514,13 @@ func BenchmarkReplay(b *testing.B) {
 	}
 }
 
+// BenchmarkModel runs the real inference in PyTorch (bench.Model):
+// BenchmarkModel/workload=bloom-560m_generate/model.
+func BenchmarkModel(b *testing.B) {
+	s := set(b)
+	b.Run(bench.ModelBenchName(workload), func(b *testing.B) { bench.Model(b, s) })
+}
+
 // TestGenerated checks that the embedded set reads back, that ids are its
 // signatures and every benchmark name is unique and parses with benchproc.
 func TestGenerated(t *testing.T) { bench.Check(t, set(t), workload, ids) }

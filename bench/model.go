@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/runner"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// EnvModelTicks sets the NVML counter ticks of the model's energy window
+// (default 20: about 2 s; one tick is then about 5% of the window's energy
+// at worst, and the window is aligned to ticks at both ends).
+const EnvModelTicks = "KREPLAY_MODEL_TICKS"
+
+// ModelBenchName is the sub-benchmark name of the model run.
+func ModelBenchName(workload string) string { return WorkloadKey + "=" + workload + "/model" }
+
+// Model runs the workload's real inference in PyTorch through kreplay's
+// full-model runner (internal/runner): the model is built with random
+// weights as the traces were, warmed up, and inferences run back to back
+// until an energy window of whole NVML counter ticks closes. It reports
+// the wall time of one inference as ns/op, its energy as J/op, and the
+// GPU's idle power right after as idle-W, which the report uses for the
+// energy of the idle gaps. It runs once per benchmark invocation.
+func Model(b *testing.B, set *signatures.Set) {
+	b.Helper()
+	w, err := runner.ParseWorkload(set.Source.Workload)
+	if err != nil {
+		b.Skipf("no full-model run for this workload: %v", err)
+	}
+	ticks := 20
+	if v := os.Getenv(EnvModelTicks); v != "" {
+		if ticks, err = strconv.Atoi(v); err != nil || ticks < 2 {
+			b.Fatalf("%s=%q: want a tick count of 2 or more", EnvModelTicks, v)
+		}
+	}
+	r, err := runner.Start("")
+	if err != nil {
+		if errors.Is(err, runner.ErrUnavailable) && !gputest.Required() {
+			b.Skip(err)
+		}
+		b.Fatal(err)
+	}
+	defer r.Close()
+	info, err := r.Load(w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%s on %s, torch %s, CUDA %s, driver %s", set.Source.Workload, info.GPU, info.Torch, info.CUDA, info.Driver)
+	if err := r.Warmup(3); err != nil {
+		b.Fatal(err)
+	}
+	res, err := r.Run(ticks, 5*time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(res.WallSPerInference*1e9, "ns/op")
+	if res.EnergyJPerInference > 0 {
+		b.ReportMetric(res.EnergyJPerInference, UnitJoules)
+		b.ReportMetric(res.EnergyJPerInference/res.WallSPerInference, UnitWatts)
+	}
+	if res.IdleW > 0 {
+		b.ReportMetric(res.IdleW, "idle-W")
+	}
+	b.Logf("%d inferences, %.2f in a %.2f s window of %d ticks", res.Inferences, res.Inside, res.WindowS, res.Ticks)
+}
