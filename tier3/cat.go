@@ -10,8 +10,9 @@ import (
 
 // aten::cat: each input tensor (with its traced shape and strides) is
 // copied into its slice of a new contiguous output, all of them in one
-// launch of the batched strided copy (kr_ew_batched, one blockIdx.y per
-// input).
+// launch: PyTorch's CatArrayBatchedCopy loop with the traced launch shape
+// (kr_cat_pt, faithful.go) when the traced kernel is one, else the batched
+// strided copy (kr_ew_batched, one blockIdx.y per input).
 //
 // The profiler records a TensorList's shapes and strides but not its
 // dtype. The element dtype is taken from the list's type when it names
@@ -139,6 +140,12 @@ func buildCat(e *Env, sig *signatures.Signature) (*Instance, error) {
 			return nil, err
 		}
 		inst.Inputs = append(inst.Inputs, t)
+	}
+	if launch, ok, err := e.ptCat(ptParse(sig), pl.dim, out, inst.Inputs); err != nil {
+		return nil, err
+	} else if ok {
+		inst.Launch, inst.Strategy = launch, ptCat.String()
+		return inst, nil
 	}
 	probs := ewCatProblems(pl, out, inst.Inputs)
 	for len(probs) > 0 {

@@ -115,6 +115,7 @@ func buildCopy(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	pl.pt = ptParse(sig)
 	return e.ewInstantiate(pl)
 }
 

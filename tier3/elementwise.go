@@ -107,6 +107,8 @@ type ewOpPlan struct {
 	out     *signatures.Input
 	inplace int
 	flops   bool
+	// pt is the traced kernel's strategy (faithful.go).
+	pt ptKernel
 }
 
 // ewStrip removes the quotes a profiler may put around a string value.
@@ -352,8 +354,14 @@ func (e *Env) ewInstantiate(pl *ewOpPlan) (*Instance, error) {
 		return nil, err
 	}
 	inst.Outputs = []*Tensor{pr.out}
-	launch, err := e.ewCompile(ewSpec{op: pl.code, ct: pl.ct, alpha: pl.alpha, raw: pl.raw}, []ewProblem{pr})
+	spec := ewSpec{op: pl.code, ct: pl.ct, alpha: pl.alpha, raw: pl.raw, pt: pl.pt}
+	launch, ok, err := e.ptCompile(spec, pr)
 	if err != nil {
+		return nil, err
+	}
+	if ok {
+		inst.Strategy = pl.pt.strategy()
+	} else if launch, err = e.ewCompile(spec, []ewProblem{pr}); err != nil {
 		return nil, err
 	}
 	inst.Launch = launch
@@ -369,5 +377,6 @@ func buildElementwise(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	pl.pt = ptParse(sig)
 	return e.ewInstantiate(pl)
 }

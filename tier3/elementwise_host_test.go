@@ -168,12 +168,16 @@ const (
 	ewHostBatched
 	ewHostGather
 	ewHostArange
+	ewHostPTGeneric
+	ewHostPTLin
+	ewHostCat
 )
 
 // binary compiles (once per variant) the launcher for kernel with defs.
 func (h *ewHost) binary(t *testing.T, kernel int, defs map[string]string) string {
 	t.Helper()
-	src := map[int]string{ewHostEw: ewSource, ewHostBatched: ewSource, ewHostGather: ewIndexSource, ewHostArange: ewFillSource}[kernel]
+	src := map[int]string{ewHostEw: ewSource, ewHostBatched: ewSource, ewHostGather: ewIndexSource, ewHostArange: ewFillSource,
+		ewHostPTGeneric: ewSource, ewHostPTLin: ewSource, ewHostCat: ewCatSource}[kernel]
 	args := []string{"-std=c++17", "-O1", "-w", "-DEW_HOST", fmt.Sprintf("-DEW_HOST_KERNEL=%d", kernel)}
 	var keys []string
 	for k := range defs {
@@ -212,6 +216,12 @@ func (h *ewHost) binary(t *testing.T, kernel int, defs map[string]string) string
 // run launches kernel over the arena with the given parameters and grid.
 func (h *ewHost) run(t *testing.T, kernel int, defs map[string]string, a *ewArena, params []byte, gx, gy int, extra ...string) {
 	t.Helper()
+	h.runBlock(t, kernel, defs, a, params, gx, gy, ewBlock, extra...)
+}
+
+// runBlock is run with block threads per block.
+func (h *ewHost) runBlock(t *testing.T, kernel int, defs map[string]string, a *ewArena, params []byte, gx, gy, block int, extra ...string) {
+	t.Helper()
 	bin := h.binary(t, kernel, defs)
 	dir := t.TempDir()
 	af, pf := filepath.Join(dir, "arena"), filepath.Join(dir, "params")
@@ -225,7 +235,9 @@ func (h *ewHost) run(t *testing.T, kernel int, defs map[string]string, a *ewAren
 		t.Fatal(err)
 	}
 	args := append([]string{af, pf, fmt.Sprint(gx), fmt.Sprint(gy)}, extra...)
-	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("EW_HOST_BLOCK=%d", block))
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("host run: %v\n%s", err, out)
 	}
 	b, err := os.ReadFile(af)
@@ -267,7 +279,29 @@ func (h *ewHost) runPlan(t *testing.T, pl *ewOpPlan, seed uint64, wide bool) (in
 	for _, x := range ins {
 		before = append(before, a.values(x))
 	}
-	mp, err := ewMakePlan(ewSpec{op: pl.code, ct: pl.ct, alpha: pl.alpha, raw: pl.raw}, []ewProblem{pr})
+	spec := ewSpec{op: pl.code, ct: pl.ct, alpha: pl.alpha, raw: pl.raw, pt: pl.pt}
+	if pl.pt.kind != ptNone {
+		pp, ok, err := ptMakePlan(spec, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			t.Skipf("%s does not apply", pl.pt.strategy())
+		}
+		if wide {
+			pp.plan.defines["EW_IDX64"] = "1"
+		}
+		kernel := map[string]int{"kr_ew_pt_generic": ewHostPTGeneric, "kr_ew_pt_lin": ewHostPTLin}[pp.fn]
+		t.Logf("%s: %s vec %s ept %s, %d dims, grid %d block %d", pl.pt.strategy(), pp.fn, pp.plan.defines["EW_VEC"],
+			pp.plan.defines["EW_PT_EPT"], pp.plan.params[0].ndim, pp.grid, pp.block)
+		pre := slices.Clone(a.buf)
+		if pp.grid > 0 {
+			h.runBlock(t, kernel, pp.plan.defines, a, pp.plan.params[0].bytes(), int(pp.grid), 1, int(pp.block))
+		}
+		a.untouched(t, pre, pr.out)
+		return ins, before, pr.out, a
+	}
+	mp, err := ewMakePlan(spec, []ewProblem{pr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,68 +486,85 @@ func TestEwHostCat(t *testing.T) {
 		{"bool dim 0", l(p(ewDims(3, 40)), p(ewDims(5, 40)), p(ewDims(1, 40))), "0", "OpaqueType<1u>"},
 		{"single input", l(p(ewDims(7, 9), 1, 7)), "1", "OpaqueType<2u>"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			sig := ewSig(t, "aten::cat", c.list, ewS(c.dim))
-			sig.Kernel = c.kernel
-			pl, err := ewAnalyzeCat(sig)
-			if err != nil {
-				t.Fatal(err)
+		for _, faithful := range []bool{false, true} {
+			name := c.name
+			if faithful {
+				name += " faithful"
 			}
-			a := &ewArena{}
-			out := a.alloc(t, pl.shape, nil, pl.dtype, uint64(i))
-			var ins []*Tensor
-			for j, part := range pl.parts {
-				ins = append(ins, a.alloc(t, part.Shape, part.Strides, pl.dtype, uint64(100*i+j+1)))
-			}
-			var before [][]float64
-			for _, x := range ins {
-				before = append(before, a.values(x))
-			}
-			probs := ewCatProblems(pl, out, ins)
-			mp, err := ewMakePlan(ewSpec{op: "COPY", raw: true}, probs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			kernel, params := ewHostEw, mp.params[0].bytes()
-			if len(probs) > 1 {
-				kernel, params = ewHostBatched, nil
-				for _, p := range mp.params {
-					params = append(params, p.bytes()...)
+			t.Run(name, func(t *testing.T) {
+				sig := ewSig(t, "aten::cat", c.list, ewS(c.dim))
+				sig.Kernel = c.kernel
+				pl, err := ewAnalyzeCat(sig)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			unroll := int64(1)
-			fmt.Sscan(mp.defines["EW_UNROLL"], &unroll)
-			pre := slices.Clone(a.buf)
-			h.run(t, kernel, mp.defines, a, params, ewHostGrid(mp.units, unroll), len(probs))
-			a.untouched(t, pre, out)
-			got := a.values(out)
-			want := make([]float64, len(got))
-			var off int64
-			ostr := ContiguousStrides(pl.shape)
-			for j, x := range ins {
-				idx := make([]int64, len(x.Shape))
-				for _, v := range before[j] {
-					o := off * ostr[pl.dim]
-					for d := range idx {
-						o += idx[d] * ostr[d]
+				a := &ewArena{}
+				out := a.alloc(t, pl.shape, nil, pl.dtype, uint64(i))
+				var ins []*Tensor
+				for j, part := range pl.parts {
+					ins = append(ins, a.alloc(t, part.Shape, part.Strides, pl.dtype, uint64(100*i+j+1)))
+				}
+				var before [][]float64
+				for _, x := range ins {
+					before = append(before, a.values(x))
+				}
+				pre := slices.Clone(a.buf)
+				if faithful {
+					// CatArrayBatchedCopy with a small grid, so that the
+					// grid-stride loop goes round.
+					pk := ptKernel{kind: ptCat, grid: [3]int64{3, int64(len(ins)), 1}, block: [3]int64{64, 1, 1}}
+					cp, ok := ptCatMake(pk, pl.dim, out, ins)
+					if !ok || cp == nil {
+						t.Fatalf("no faithful cat (ok %v)", ok)
 					}
-					want[o] = v
-					for d := len(idx) - 1; d >= 0; d-- {
-						idx[d]++
-						if idx[d] < x.Shape[d] {
-							break
+					h.runBlock(t, ewHostCat, cp.defines, a, append(cp.out.bytes(), cp.ins...), int(cp.grid[0]), int(cp.grid[1]), int(cp.block[0]))
+				} else {
+					probs := ewCatProblems(pl, out, ins)
+					mp, err := ewMakePlan(ewSpec{op: "COPY", raw: true}, probs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					kernel, params := ewHostEw, mp.params[0].bytes()
+					if len(probs) > 1 {
+						kernel, params = ewHostBatched, nil
+						for _, p := range mp.params {
+							params = append(params, p.bytes()...)
 						}
-						idx[d] = 0
+					}
+					unroll := int64(1)
+					fmt.Sscan(mp.defines["EW_UNROLL"], &unroll)
+					h.run(t, kernel, mp.defines, a, params, ewHostGrid(mp.units, unroll), len(probs))
+				}
+				a.untouched(t, pre, out)
+				got := a.values(out)
+				want := make([]float64, len(got))
+				var off int64
+				ostr := ContiguousStrides(pl.shape)
+				for j, x := range ins {
+					idx := make([]int64, len(x.Shape))
+					for _, v := range before[j] {
+						o := off * ostr[pl.dim]
+						for d := range idx {
+							o += idx[d] * ostr[d]
+						}
+						want[o] = v
+						for d := len(idx) - 1; d >= 0; d-- {
+							idx[d]++
+							if idx[d] < x.Shape[d] {
+								break
+							}
+							idx[d] = 0
+						}
+					}
+					off += x.Shape[pl.dim]
+				}
+				for e := range want {
+					if want[e] != got[e] && !(math.IsNaN(want[e]) && math.IsNaN(got[e])) {
+						t.Fatalf("element %d = %v, want %v", e, got[e], want[e])
 					}
 				}
-				off += x.Shape[pl.dim]
-			}
-			for e := range want {
-				if want[e] != got[e] && !(math.IsNaN(want[e]) && math.IsNaN(got[e])) {
-					t.Fatalf("element %d = %v, want %v (vec %s)", e, got[e], want[e], mp.defines["EW_VEC"])
-				}
-			}
-		})
+			})
+		}
 	}
 }
 

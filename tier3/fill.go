@@ -65,6 +65,7 @@ func buildFill(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	pl.pt = ptParse(sig)
 	return e.ewInstantiate(pl)
 }
 
@@ -163,8 +164,15 @@ func buildArange(e *Env, sig *signatures.Signature) (*Instance, error) {
 		return nil, err
 	}
 	grid := [3]uint32{uint32(min((a.n+ewBlock-1)/ewBlock, int64(max(e.SMs, 1))*8)), 1, 1}
+	block := [3]uint32{ewBlock, 1, 1}
+	if p := ptParse(sig); p.kind == ptIndexed {
+		// The traced launch shape (kr_arange's grid-stride loop covers
+		// any).
+		grid, block = [3]uint32{uint32(p.grid[0]), 1, 1}, [3]uint32{uint32(p.block[0]), 1, 1}
+		inst.Strategy = p.strategy()
+	}
 	inst.Launch = func(s *cuda.Stream) error {
-		return f.Launch(grid, [3]uint32{ewBlock, 1, 1}, 0, s, out.Ptr, a.n, a.start, a.step, a.istart, a.istep)
+		return f.Launch(grid, block, 0, s, out.Ptr, a.n, a.start, a.step, a.istart, a.istep)
 	}
 	return inst, nil
 }

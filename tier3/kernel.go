@@ -19,6 +19,9 @@ type Instance struct {
 	Outputs []*Tensor
 	// FLOPs of one launch, when the op computes (0 otherwise).
 	FLOPs int64
+	// Strategy is the traced PyTorch code path the launch follows (see
+	// Faithful), or "" for kreplay's fast kernel.
+	Strategy string
 }
 
 // Builder builds one buffer set of an op from its signature. It returns

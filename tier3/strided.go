@@ -89,6 +89,11 @@ type ewSpec struct {
 	ct    string
 	alpha ewScalar
 	raw   bool
+	// vec forces the vector width (0: the widest the problems allow); a
+	// width they do not allow gives a plan with vecFallback set.
+	vec int64
+	// pt is the traced kernel's strategy (faithful replay, faithful.go).
+	pt ptKernel
 }
 
 // ewLayout is a problem's iteration space after broadcasting, reordering
@@ -322,6 +327,8 @@ type ewPlan struct {
 	params  []ewParams
 	units   int64 // the largest problem's units
 	tail    bool
+	// vecFallback: spec.vec was not allowed, and the plan uses width 1.
+	vecFallback bool
 }
 
 // ewMakePlan lays out the problems (all of one kind: same dtypes and
@@ -383,7 +390,14 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 		return st != nil && st[len(st)-1] == 0
 	}
 	vec := int64(1)
-	for _, v := range []int64{16, 8, 4, 2} {
+	widths := []int64{16, 8, 4, 2}
+	if spec.vec > 0 {
+		widths = []int64{spec.vec}
+	}
+	for _, v := range widths {
+		if v == 1 {
+			break
+		}
 		ok := true
 		for i, pr := range probs {
 			var ptrs [4]cuda.DevicePtr
@@ -406,6 +420,7 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 			break
 		}
 	}
+	fallback := spec.vec > 1 && vec != spec.vec
 	var maxBytes int64
 	for k := range 4 {
 		maxBytes = max(maxBytes, vec*sizes[k])
@@ -415,7 +430,7 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 	pl := &ewPlan{defines: map[string]string{
 		"EW_OP": "EW_" + strings.ToUpper(spec.op), "EW_CT": ct,
 		"EW_VEC": fmt.Sprint(vec), "EW_UNROLL": fmt.Sprint(unroll),
-	}}
+	}, vecFallback: fallback}
 	if wide {
 		pl.defines["EW_IDX64"] = "1"
 	}

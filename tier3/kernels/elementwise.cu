@@ -427,3 +427,75 @@ extern "C" __global__ void __launch_bounds__(EW_BLOCK) kr_ew(const EwParams p) {
 extern "C" __global__ void __launch_bounds__(EW_BLOCK) kr_ew_batched(const EwParams *__restrict__ ps) {
 	ew_run(ps[blockIdx.y]);
 }
+
+#ifdef EW_PT_EPT
+// PyTorch's elementwise loops, for the faithful replay of a traced kernel
+// (tier3/faithful.go): EW_PT_NT threads per block (the traced block),
+// EW_PT_EPT elements per thread, no grid-stride loop (the grid covers the
+// elements once).
+
+// kr_ew_pt_generic is elementwise_kernel<NT, VT> of TensorIterator's
+// generic path (EW_VEC 1): thread t of block b does elements
+// b*NT*VT + t + i*NT for i < VT, each with its operand offsets decomposed
+// over the coalesced shape and one scalar load per operand.
+extern "C" __global__ void __launch_bounds__(EW_PT_NT) kr_ew_pt_generic(const EwParams p) {
+	const ew_idx n = (ew_idx)p.units;
+	ew_idx idx = (ew_idx)blockIdx.x * (ew_idx)(EW_PT_NT * EW_PT_EPT) + (ew_idx)threadIdx.x;
+#pragma unroll
+	for (int i = 0; i < EW_PT_EPT; i++) {
+		if (idx < n) {
+			ew_idx o[4];
+			ew_offsets(p, idx, o);
+			EwUnit<1> w;
+			w.load(p, o);
+			w.store(p);
+		}
+		idx += EW_PT_NT;
+	}
+}
+
+// kr_ew_pt_lin is vectorized_elementwise_kernel<V> (EW_VEC V) and
+// unrolled_elementwise_kernel (EW_VEC 1) over one contiguous run of
+// elements (a one-dimensional space): a block covers NT*EPT elements.
+// A full block loads EPT/V vectors per thread, thread t's at vector
+// t + i*NT of the block, then computes and stores them; a partial block
+// (and every block when V is 1) does EPT elements per thread, t + i*NT,
+// bounds-checked. Loads all come before stores, as in PyTorch.
+extern "C" __global__ void __launch_bounds__(EW_PT_NT) kr_ew_pt_lin(const EwParams p) {
+	const ew_idx n = (ew_idx)p.units * EW_VEC + (ew_idx)p.tail;
+	const ew_idx bw = (ew_idx)(EW_PT_NT * EW_PT_EPT);
+	const ew_idx base = (ew_idx)blockIdx.x * bw;
+	if (base >= n) return;
+	if (EW_VEC == 1 || n - base < bw) {
+		EwUnit<1> w[EW_PT_EPT];
+#pragma unroll
+		for (int i = 0; i < EW_PT_EPT; i++) {
+			ew_idx e = base + (ew_idx)threadIdx.x + (ew_idx)(i * EW_PT_NT);
+			if (e < n) {
+				ew_idx o[4];
+#pragma unroll
+				for (int k = 0; k < 4; k++) o[k] = e * (ew_idx)p.istr[k];
+				w[i].load(p, o);
+			}
+		}
+#pragma unroll
+		for (int i = 0; i < EW_PT_EPT; i++) {
+			if (base + (ew_idx)threadIdx.x + (ew_idx)(i * EW_PT_NT) < n) w[i].store(p);
+		}
+		return;
+	}
+#if EW_VEC > 1
+	EwUnit<EW_VEC> w[EW_PT_EPT / EW_VEC];
+	const ew_idx u0 = base / EW_VEC + (ew_idx)threadIdx.x;
+#pragma unroll
+	for (int i = 0; i < EW_PT_EPT / EW_VEC; i++) {
+		ew_idx u = u0 + (ew_idx)(i * EW_PT_NT), o[4];
+#pragma unroll
+		for (int k = 0; k < 4; k++) o[k] = u * (ew_idx)p.st[k][0];
+		w[i].load(p, o);
+	}
+#pragma unroll
+	for (int i = 0; i < EW_PT_EPT / EW_VEC; i++) w[i].store(p);
+#endif
+}
+#endif

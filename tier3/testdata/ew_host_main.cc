@@ -1,6 +1,8 @@
 // Host launcher for the CPU tests of the elementwise-family kernels, built
 // after ew_host.h, ew_common.cu and one kernel source. EW_HOST_KERNEL picks
-// the kernel: 1 kr_ew, 2 kr_ew_batched, 3 kr_gather, 4 kr_arange.
+// the kernel: 1 kr_ew, 2 kr_ew_batched, 3 kr_gather, 4 kr_arange,
+// 5 kr_ew_pt_generic, 6 kr_ew_pt_lin, 7 kr_cat_pt (PARAMS: EwCatOut, then
+// the EwCatIn array). The block is 256 threads, or $EW_HOST_BLOCK.
 //
 //   prog ARENA PARAMS GX GY [N START STEP ISTART ISTEP]
 //
@@ -42,8 +44,9 @@ int main(int argc, char **argv) {
 	ew_arena_size = an;
 	void *params = ew_read(argv[2], &pn);
 	blockDim = {256, 1, 1};
+	if (const char *b = getenv("EW_HOST_BLOCK")) blockDim.x = (unsigned)atoi(b);
 	gridDim = {(unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]), 1};
-#if EW_HOST_KERNEL == 1 || EW_HOST_KERNEL == 2
+#if EW_HOST_KERNEL == 1 || EW_HOST_KERNEL == 2 || EW_HOST_KERNEL == 5 || EW_HOST_KERNEL == 6
 	EwParams *ps = (EwParams *)params;
 	for (size_t i = 0; i < pn / sizeof(EwParams); i++)
 		for (int k = 0; k < 4; k++) ps[i].ptr[k] = ew_reloc(ps[i].ptr[k]);
@@ -52,6 +55,11 @@ int main(int argc, char **argv) {
 	g->out = ew_reloc(g->out);
 	g->src = ew_reloc(g->src);
 	g->idx = ew_reloc(g->idx);
+#elif EW_HOST_KERNEL == 7
+	EwCatOut *co = (EwCatOut *)params;
+	co->out = ew_reloc(co->out);
+	EwCatIn *ci = (EwCatIn *)((char *)params + sizeof(EwCatOut));
+	for (size_t i = 0; i < (pn - sizeof(EwCatOut)) / sizeof(EwCatIn); i++) ci[i].in = ew_reloc(ci[i].in);
 #endif
 	for (unsigned by = 0; by < gridDim.y; by++)
 		for (unsigned bx = 0; bx < gridDim.x; bx++)
@@ -67,6 +75,12 @@ int main(int argc, char **argv) {
 #elif EW_HOST_KERNEL == 4
 				kr_arange(ew_reloc((char *)strtoull(argv[5], 0, 10)), atoll(argv[6]), atof(argv[7]), atof(argv[8]),
 				          atoll(argv[9]), atoll(argv[10]));
+#elif EW_HOST_KERNEL == 5
+				kr_ew_pt_generic(*ps);
+#elif EW_HOST_KERNEL == 6
+				kr_ew_pt_lin(*ps);
+#elif EW_HOST_KERNEL == 7
+				kr_cat_pt(*co, ci);
 #endif
 			}
 	FILE *f = fopen(argv[1], "wb");

@@ -1,0 +1,376 @@
+package tier3
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Faithful replay of the elementwise family.
+//
+// kreplay's own elementwise kernel (kr_ew) is fast: vector loads wherever
+// the layout allows, magic-number division, a grid sized to the GPU. It
+// computes the right values but is often much faster (or slower) than the
+// kernel PyTorch ran, so it would not predict the traced time. When
+// Faithful is set and a signature's traced kernel name says which of
+// PyTorch's code paths ran, the op is replayed with that path's loop
+// structure and the traced launch shape, still computing the real op:
+//
+//   elementwise_kernel<NT, VT>       the generic TensorIterator path: NT
+//                                    threads, VT elements per thread spaced
+//                                    by NT, every element's operand offsets
+//                                    decomposed over the (coalesced) shape,
+//                                    scalar loads (kr_ew_pt_generic)
+//   vectorized_elementwise_kernel<V> the contiguous path: V-element vector
+//                                    loads, each thread's vectors spaced by
+//                                    the block, the last partial block done
+//                                    element by element (kr_ew_pt_lin)
+//   unrolled_elementwise_kernel      contiguous with casts: scalar loads,
+//                                    elements spaced by the block (kr_ew_pt_lin
+//                                    with V = 1)
+//   CatArrayBatchedCopy*             cat: one blockIdx.y per input, a
+//                                    grid-stride loop over its elements,
+//                                    the output offset of each found by
+//                                    hardware division over every dimension
+//                                    (kr_cat_pt)
+//   elementwise_kernel_with_index    arange: the traced grid and block
+//
+// The elements per thread of the vectorized and unrolled paths (which
+// PyTorch picks from the operands' sizes and its version) are read off the
+// traced grid: the fewest that let the traced grid cover the elements.
+// A signature whose kernel is not recognised, or whose traced path the
+// operands do not allow (a vectorized kernel over a layout that is not
+// contiguous), runs on the fast kernel. Instance.Strategy says which ran.
+
+//go:embed kernels/cat.cu
+var ewCatSource string
+
+// Faithful selects PyTorch's strategy and launch shape, read from the
+// traced kernel, for the elementwise family (elementwise ops, copies and
+// casts, fill, arange, cat). False replays every op with kreplay's fast
+// kernels. Set it before building kernels.
+var Faithful = true
+
+// ptKind is one of PyTorch's elementwise code paths.
+type ptKind int
+
+const (
+	ptNone       ptKind = iota // not recognised: the fast kernel
+	ptGeneric                  // elementwise_kernel<NT, VT>
+	ptVectorized               // vectorized_elementwise_kernel<V>
+	ptUnrolled                 // unrolled_elementwise_kernel
+	ptCat                      // CatArrayBatchedCopy (and its _contig, _aligned variants)
+	ptIndexed                  // elementwise_kernel_with_index (arange)
+)
+
+func (k ptKind) String() string {
+	return [...]string{"fast", "generic", "vectorized", "unrolled", "cat-batched", "with-index"}[k]
+}
+
+// ptKernel is a traced kernel's strategy and launch shape.
+type ptKernel struct {
+	kind  ptKind
+	nt    int64 // threads per block (generic: from the name; others: the traced block)
+	vt    int64 // generic: elements per thread, from the name
+	vec   int64 // vectorized: the vector width
+	grid  [3]int64
+	block [3]int64
+}
+
+// strategy names a ptKernel for Instance.Strategy.
+func (p ptKernel) strategy() string {
+	switch p.kind {
+	case ptGeneric:
+		return fmt.Sprintf("generic<%d,%d>", p.nt, p.vt)
+	case ptVectorized:
+		return fmt.Sprintf("vectorized<%d>", p.vec)
+	}
+	return p.kind.String()
+}
+
+// ptTemplateInts returns the leading integer template arguments after
+// prefix in name ("elementwise_kernel<128, 4, ..." gives 128, 4).
+func ptTemplateInts(name, prefix string) []int64 {
+	rest := strings.TrimPrefix(name, prefix)
+	var out []int64
+	for _, part := range strings.Split(rest, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+		if err != nil {
+			break
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// ptParse reads the strategy of a signature's traced kernel; kind ptNone
+// when Faithful is off, the kernel is not one of PyTorch's elementwise
+// family, or no launch shape was traced.
+func ptParse(sig *signatures.Signature) ptKernel {
+	var p ptKernel
+	if !Faithful || sig == nil || sig.Launch == nil {
+		return p
+	}
+	l := sig.Launch
+	p.grid, p.block = l.Grid, l.Block
+	if p.block[1] != 1 || p.block[2] != 1 || p.grid[2] != 1 || p.block[0] < 32 || p.block[0] > 1024 || p.grid[0] < 1 {
+		return ptKernel{}
+	}
+	name := strings.TrimPrefix(sig.Kernel, "void ")
+	name = strings.ReplaceAll(name, "at::native::", "")
+	name = strings.ReplaceAll(name, "(anonymous namespace)::", "")
+	p.nt = p.block[0]
+	switch {
+	case strings.HasPrefix(name, "elementwise_kernel_with_index<"):
+		p.kind = ptIndexed
+	case strings.HasPrefix(name, "elementwise_kernel<"):
+		v := ptTemplateInts(name, "elementwise_kernel<")
+		if len(v) < 2 || v[0] != p.block[0] || v[1] < 1 || v[1] > 64 {
+			return ptKernel{}
+		}
+		p.kind, p.nt, p.vt = ptGeneric, v[0], v[1]
+	case strings.HasPrefix(name, "vectorized_elementwise_kernel<"):
+		v := ptTemplateInts(name, "vectorized_elementwise_kernel<")
+		if len(v) < 1 || (v[0] != 1 && v[0] != 2 && v[0] != 4 && v[0] != 8 && v[0] != 16) {
+			return ptKernel{}
+		}
+		p.kind, p.vec = ptVectorized, v[0]
+	case strings.HasPrefix(name, "unrolled_elementwise_kernel<"):
+		p.kind, p.vec = ptUnrolled, 1
+	case strings.HasPrefix(name, "CatArrayBatchedCopy"):
+		p.kind = ptCat
+	default:
+		return ptKernel{}
+	}
+	if p.kind != ptCat && p.grid[1] != 1 {
+		return ptKernel{}
+	}
+	return p
+}
+
+// ptMaxEPT bounds the elements per thread read off a traced grid.
+const ptMaxEPT = 64
+
+// ptLinEPT returns the elements per thread of a vectorized or unrolled
+// kernel over n elements: the fewest (a multiple of vec) with which the
+// traced grid covers n, and the grid that then covers n.
+func ptLinEPT(p ptKernel, n int64) (ept, grid int64) {
+	vec := max(p.vec, 1)
+	per := p.grid[0] * p.nt
+	ept = max((n+per-1)/per, 1)
+	ept = (ept + vec - 1) / vec * vec
+	ept = min(ept, ptMaxEPT/vec*vec)
+	return ept, max((n+p.nt*ept-1)/(p.nt*ept), 1)
+}
+
+// ptCompile builds the faithful launch of one elementwise problem, or
+// returns ok false when the traced strategy does not apply (the caller
+// then runs the fast kernel).
+func (e *Env) ptCompile(spec ewSpec, pr ewProblem) (launch func(*cuda.Stream) error, ok bool, err error) {
+	pp, ok, err := ptMakePlan(spec, pr)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	if pp.grid == 0 {
+		return func(*cuda.Stream) error { return nil }, true, nil
+	}
+	f, err := e.Function(ewSources("elementwise.cu", ewSource, pp.plan.defines), pp.fn)
+	if err != nil {
+		return nil, false, err
+	}
+	arg := cuda.RawArg{Data: pp.plan.params[0].bytes(), Align: 8}
+	grid, block := [3]uint32{uint32(pp.grid), 1, 1}, [3]uint32{uint32(pp.block), 1, 1}
+	return func(s *cuda.Stream) error { return f.Launch(grid, block, 0, s, arg) }, true, nil
+}
+
+// ptPlan is a faithful launch: the kernel's plan, function and shape.
+type ptPlan struct {
+	plan  *ewPlan
+	fn    string
+	grid  int64 // 0: nothing to launch
+	block int64
+}
+
+// ptMakePlan lays out one problem for the traced strategy spec.pt.
+func ptMakePlan(spec ewSpec, pr ewProblem) (*ptPlan, bool, error) {
+	p := spec.pt
+	switch p.kind {
+	case ptGeneric:
+		spec.vec = 1
+	case ptVectorized, ptUnrolled:
+		spec.vec = max(p.vec, 1)
+	default:
+		return nil, false, nil
+	}
+	pl, err := ewMakePlan(spec, []ewProblem{pr})
+	if err != nil {
+		return nil, false, err
+	}
+	if pl.vecFallback {
+		return nil, false, nil
+	}
+	prm := pl.params[0]
+	n := prm.units*max(spec.vec, 1) + prm.tail
+	pp := &ptPlan{plan: pl, block: p.nt}
+	delete(pl.defines, "EW_UNROLL")
+	pl.defines["EW_PT_NT"] = fmt.Sprint(p.nt)
+	switch p.kind {
+	case ptGeneric:
+		delete(pl.defines, "EW_FLAT")
+		pp.fn = "kr_ew_pt_generic"
+		pl.defines["EW_PT_EPT"] = fmt.Sprint(p.vt)
+		need := (prm.units + p.nt*p.vt - 1) / (p.nt * p.vt)
+		pp.grid = p.grid[0]
+		if pp.grid < need {
+			pp.grid = need
+		}
+		if prm.units == 0 {
+			pp.grid = 0
+		}
+	default:
+		if prm.ndim != 1 {
+			// Not one contiguous run: PyTorch would not have taken this path.
+			return nil, false, nil
+		}
+		pp.fn = "kr_ew_pt_lin"
+		ept, grid := ptLinEPT(p, n)
+		pl.defines["EW_PT_EPT"] = fmt.Sprint(ept)
+		pp.grid = grid
+		if n == 0 {
+			pp.grid = 0
+		}
+	}
+	return pp, true, nil
+}
+
+// ptCatOut and ptCatIn are EwCatOut and EwCatIn of cat.cu.
+type ptCatOut struct {
+	out     cuda.DevicePtr
+	ndim    int32
+	dim     int32
+	size    [ptCatMaxDims]int64
+	strides [ptCatMaxDims]int64
+}
+
+type ptCatIn struct {
+	in      cuda.DevicePtr
+	n       int64
+	dimSize int64
+	offset  int64
+	contig  int32
+	strides [ptCatMaxDims]int64
+}
+
+// ptCatMaxDims is EW_CAT_MAXD.
+const ptCatMaxDims = 8
+
+// Sizes of the structs as the device compiler lays them out.
+const (
+	ptCatOutSize = 144
+	ptCatInSize  = 104
+)
+
+func (p *ptCatOut) bytes() []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint64(nil, uint64(p.out))
+	b = le.AppendUint32(b, uint32(p.ndim))
+	b = le.AppendUint32(b, uint32(p.dim))
+	for _, x := range p.size {
+		b = le.AppendUint64(b, uint64(x))
+	}
+	for _, x := range p.strides {
+		b = le.AppendUint64(b, uint64(x))
+	}
+	return b
+}
+
+func (p *ptCatIn) bytes() []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint64(nil, uint64(p.in))
+	b = le.AppendUint64(b, uint64(p.n))
+	b = le.AppendUint64(b, uint64(p.dimSize))
+	b = le.AppendUint64(b, uint64(p.offset))
+	b = le.AppendUint32(b, uint32(p.contig))
+	b = le.AppendUint32(b, 0)
+	for _, x := range p.strides {
+		b = le.AppendUint64(b, uint64(x))
+	}
+	return b
+}
+
+// ptCatPlan is the faithful launch of a cat: its parameters and shape.
+type ptCatPlan struct {
+	defines map[string]string
+	out     ptCatOut
+	ins     []byte // the EwCatIn array
+	grid    [3]uint32
+	block   [3]uint32
+}
+
+// ptCatMake lays out a cat of inputs into out (contiguous) for the traced
+// CatArrayBatchedCopy p; ok false when it cannot (too many dimensions or
+// inputs), and nil with ok true when there is nothing to copy.
+func ptCatMake(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (*ptCatPlan, bool) {
+	if p.kind != ptCat || len(out.Shape) > ptCatMaxDims || len(inputs) > ewMaxBatch {
+		return nil, false
+	}
+	pl := &ptCatPlan{defines: map[string]string{"EW_CAT_BYTES": fmt.Sprint(out.ElemSize())}}
+	pl.out = ptCatOut{out: out.Ptr, ndim: int32(len(out.Shape)), dim: int32(dim)}
+	copy(pl.out.size[:], out.Shape)
+	copy(pl.out.strides[:], out.Strides)
+	wide := out.Span >= 1<<31
+	var off int64
+	n := 0
+	for _, t := range inputs {
+		in := ptCatIn{in: t.Ptr, n: t.Numel(), dimSize: t.Shape[dim], offset: off}
+		off += t.Shape[dim] * out.Strides[dim]
+		if in.n == 0 {
+			continue
+		}
+		if t.Contiguous() {
+			in.contig = 1
+		}
+		copy(in.strides[:], t.Strides)
+		wide = wide || t.Span >= 1<<31
+		pl.ins = append(pl.ins, in.bytes()...)
+		n++
+	}
+	if n == 0 {
+		return nil, true
+	}
+	if wide {
+		pl.defines["EW_IDX64"] = "1"
+	}
+	pl.grid = [3]uint32{uint32(p.grid[0]), uint32(n), 1}
+	pl.block = [3]uint32{uint32(p.block[0]), 1, 1}
+	return pl, true
+}
+
+// ptCat builds the faithful launch of a cat, or returns ok false.
+func (e *Env) ptCat(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (func(*cuda.Stream) error, bool, error) {
+	pl, ok := ptCatMake(p, dim, out, inputs)
+	if !ok {
+		return nil, false, nil
+	}
+	if pl == nil {
+		return func(*cuda.Stream) error { return nil }, true, nil
+	}
+	f, err := e.Function(ewSources("cat.cu", ewCatSource, pl.defines), "kr_cat_pt")
+	if err != nil {
+		return nil, false, err
+	}
+	buf, err := e.NewTensor([]int64{int64(len(pl.ins))}, []int64{1}, "u8")
+	if err != nil {
+		return nil, false, err
+	}
+	if err := cuda.CopyHtoD(buf.Ptr, pl.ins, e.Stream); err != nil {
+		return nil, false, err
+	}
+	arg := cuda.RawArg{Data: pl.out.bytes(), Align: 8}
+	return func(s *cuda.Stream) error { return f.Launch(pl.grid, pl.block, 0, s, arg, buf.Ptr) }, true, nil
+}
