@@ -40,6 +40,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	ticks := fs.Int("ticks", 0, "NVML energy-counter `TICKS` per energy window (default 101: one tick under 1%)")
 	kernels := fs.Bool("kernels", true, "time the kernels and record which ran, with CUPTI")
 	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
+	devList := fs.String("devices", "", "replay on these CUDA `DEVICES` (comma-separated): signatures are spread over them, and the collectives of one trace per rank run across them through NCCL")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
 	tol := fs.Float64("tolerance", 0.10, "ratio tolerance for the within-tolerance share")
 	pos, err := parseInterspersed(fs, args)
@@ -61,15 +62,48 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dev, err := replay.Open(*devIndex)
-	if err != nil {
-		return err
+	var devices []int
+	for _, f := range strings.Split(*devList, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return fmt.Errorf("-devices %q: want device indices", *devList)
+		}
+		devices = append(devices, n)
 	}
-	defer dev.Close()
-	if dev.Meter == nil {
-		fmt.Fprintf(stderr, "kreplay run: no NVML (%v): clocks and throttling are not recorded\n", dev.NVMLErr)
+	if len(devices) == 0 {
+		devices = []int{*devIndex}
 	}
-	fmt.Fprintf(stderr, "device %d: %s, %d SMs, L2 %d MB, CUDA driver %d\n", dev.Index, dev.Name, dev.SMs, dev.L2Bytes>>20, dev.DriverVersion)
+	var runner interface {
+		RunSet(*signatures.Set, replay.SuiteOptions) []replay.Entry
+	}
+	var opened []*replay.Device
+	if len(devices) == 1 {
+		dev, err := replay.Open(devices[0])
+		if err != nil {
+			return err
+		}
+		defer dev.Close()
+		runner, opened = dev, []*replay.Device{dev}
+	} else {
+		g, err := replay.OpenGroup(devices...)
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		runner, opened = g, g.Devices
+	}
+	for _, d := range opened {
+		fmt.Fprintf(stderr, "device %d: %s, %d SMs, L2 %d MB, CUDA driver %d\n", d.Index, d.Name, d.SMs, d.L2Bytes>>20, d.DriverVersion)
+		if d.Meter == nil {
+			fmt.Fprintf(stderr, "kreplay run: no NVML on device %d (%v): clocks and throttling are not recorded\n", d.Index, d.NVMLErr)
+		}
+	}
+	dev := opened[0]
+	var rankSets []*signatures.Set
+	var rankEntries [][]replay.Entry
 	var outs []runOutput
 	for _, p := range pos {
 		set, err := load(p)
@@ -80,7 +114,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if *idsFlag != "" {
 			set = filterIDs(set, strings.Split(*idsFlag, ","))
 		}
-		entries := dev.RunSet(set, replay.SuiteOptions{
+		entries := runner.RunSet(set, replay.SuiteOptions{
 			Tiers: tiers, Cache: cache, Progress: stderr,
 			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause,
 				Energy: *withEnergy, EnergyTicks: *ticks},
@@ -104,9 +138,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 		outs = append(outs, runOutput{Device: dev.Name, Driver: dev.DriverVersion, Set: set.Source, Cache: cache.String(), Entries: entries, Coverage: cov})
+		if set.Source.WorldSize > 1 {
+			rankSets, rankEntries = append(rankSets, set), append(rankEntries, entries)
+		}
+	}
+	var ranks []replay.RankPrediction
+	if len(rankSets) > 1 {
+		if ranks, err = replay.PredictRanks(rankSets, rankEntries); err != nil {
+			fmt.Fprintf(stderr, "kreplay run: ranks: %v\n", err)
+		} else {
+			fmt.Fprintln(stdout, "per rank: predicted compute + communication against traced busy time less waiting for other ranks")
+			if err := replay.WriteRanks(stdout, ranks); err != nil {
+				return err
+			}
+		}
 	}
 	if *jsonOut != "" {
-		b, err := json.MarshalIndent(outs, "", " ")
+		var v any = outs
+		if len(ranks) > 0 {
+			v = struct {
+				Sets  []runOutput             `json:"sets"`
+				Ranks []replay.RankPrediction `json:"ranks"`
+			}{outs, ranks}
+		}
+		b, err := json.MarshalIndent(v, "", " ")
 		if err != nil {
 			return err
 		}
