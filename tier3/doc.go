@@ -11,6 +11,12 @@
 // kernel that reads and writes the same bytes with the traced launch shape;
 // such a replay is marked approximate.
 //
+// The elementwise family (elementwise ops, copies and casts, fill, arange,
+// cat) replays with the strategy and launch shape of the PyTorch kernel the
+// trace names (generic, vectorized, unrolled, CatArrayBatchedCopy) so that
+// its time, not only its result, matches; Faithful = false, or a kernel
+// name not recognised, selects kreplay's fast kernels (see faithful.go).
+//
 // Kernel sources live in kernels/ and are embedded. Compiled code is cached
 // in memory and on disk (see Compiler), keyed by source, options, GPU
 // architecture and NVRTC version, so a suite compiles each kernel once.

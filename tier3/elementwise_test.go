@@ -954,6 +954,24 @@ func ewCompileCases() []ewCompileCase {
 			}
 		}
 	}
+	// The faithful kernels (faithful.go): PyTorch's generic, vectorized
+	// and unrolled loops, and cat's batched copy.
+	pt := func(name, fn, vec, ept string, flat bool) {
+		defs := map[string]string{"EW_OP": "EW_ADD", "EW_CT": "float", "EW_DO": "EW_F16", "EW_D1": "EW_F16",
+			"EW_D2": "EW_F16", "EW_D3": "EW_BOOL", "EW_K1": "EW_KT", "EW_K2": "EW_KT", "EW_K3": "EW_KN",
+			"EW_VEC": vec, "EW_PT_NT": "128", "EW_PT_EPT": ept}
+		if flat {
+			defs["EW_FLAT"] = "1"
+		}
+		cs = append(cs, ewCompileCase{name: name, file: "elementwise.cu", code: ewSource, fn: fn, defs: defs})
+	}
+	pt("pt/generic/add/f16", "kr_ew_pt_generic", "1", "4", false)
+	pt("pt/vectorized8/add/f16", "kr_ew_pt_lin", "8", "8", true)
+	pt("pt/unrolled/add/f16", "kr_ew_pt_lin", "1", "4", true)
+	for _, b := range []string{"1", "2", "4", "8"} {
+		cs = append(cs, ewCompileCase{name: "pt/cat/" + b, file: "cat.cu", code: ewCatSource, fn: "kr_cat_pt",
+			defs: map[string]string{"EW_CAT_BYTES": b}})
+	}
 	return cs
 }
 
@@ -963,6 +981,7 @@ var ewCompileDefault = []string{
 	"add/f16", "mul/i64", "eq/i64", "bitwise_and/bool", "where/f16", "masked_fill/f32", "gelu_tanh/bf16", "gelu/f16",
 	"pow/i32", "sin/f64", "DIV_FLOOR/i64", "copy/f16-f32", "copy/f32-bf16", "copy/i64-bool", "copy/bool-f64",
 	"copy/f64-f16", "arange/i64", "arange/f32", "gather/i16/i64/16", "gather/u8/i32/1",
+	"pt/generic/add/f16", "pt/vectorized8/add/f16", "pt/unrolled/add/f16", "pt/cat/2", "pt/cat/8",
 }
 
 // TestEwKernelsCompile compiles kernel variants with NVRTC where the

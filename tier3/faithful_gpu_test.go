@@ -1,0 +1,157 @@
+package tier3
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// GPU tests of the faithful replay: the embedded traces' signatures, with
+// their real kernel names and launch shapes, replayed with PyTorch's
+// strategy and checked against the float64 references.
+
+// ptGPUMaxNumel bounds the traced cases checked element by element.
+const ptGPUMaxNumel = 1 << 23
+
+// ptTracedByKind returns the traced signatures of the elementwise family
+// whose kernel is recognised, one per label and strategy.
+func ptTracedByKind(t *testing.T, kinds ...ptKind) []*signatures.Signature {
+	seen := map[string]bool{}
+	var out []*signatures.Signature
+	for _, s := range ewTracedSigs(t) {
+		p := ptParse(s)
+		key := s.Op + " " + s.Label + " " + p.strategy()
+		if !slices.Contains(kinds, p.kind) || seen[key] {
+			continue
+		}
+		if s.Tensor != nil && s.Tensor.Numel > ptGPUMaxNumel {
+			continue
+		}
+		seen[key] = true
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no traced signature of kinds %v", kinds)
+	}
+	return out
+}
+
+// TestGPUFaithfulElementwise replays the traced elementwise ops, copies
+// and fills (generic, vectorized and unrolled kernels) and checks every
+// element.
+func TestGPUFaithfulElementwise(t *testing.T) {
+	sigs := ptTracedByKind(t, ptGeneric, ptVectorized, ptUnrolled)
+	for i, sig := range sigs {
+		p := ptParse(sig)
+		t.Run(fmt.Sprintf("%s %s %s", sig.Op, sig.Label, p.strategy()), func(t *testing.T) {
+			var pl *ewOpPlan
+			var err error
+			switch sig.Op {
+			case "aten::fill_", "aten::fill", "aten::zero_":
+				pl, err = ewAnalyzeFill(sig)
+			case "aten::copy_", "aten::copy", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous":
+				pl, err = ewAnalyzeCopy(sig)
+			default:
+				pl, err = ewAnalyze(sig)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				k, before := ewRun(t, sig, dev, s, uint64(7000+i))
+				defer k.Close()
+				inst := k.Instance(0)
+				if inst.Strategy != p.strategy() {
+					t.Errorf("strategy %q, want %q", inst.Strategy, p.strategy())
+				}
+				ewCheckPlan(t, pl, inst, before, s)
+			})
+		})
+	}
+}
+
+// TestGPUFaithfulCat replays the traced cats with CatArrayBatchedCopy's
+// loop and the traced launch shape, and checks every element.
+func TestGPUFaithfulCat(t *testing.T) {
+	for i, sig := range ptTracedByKind(t, ptCat) {
+		t.Run(sig.Label, func(t *testing.T) {
+			pl, err := ewAnalyzeCat(sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				k, before := ewRun(t, sig, dev, s, uint64(8000+i))
+				defer k.Close()
+				inst := k.Instance(0)
+				if inst.Strategy != ptCat.String() {
+					t.Errorf("strategy %q, want %q", inst.Strategy, ptCat.String())
+				}
+				out := inst.Outputs[0]
+				got := download(t, out, s)
+				want := make([]float64, len(got))
+				for j := range want {
+					want[j] = math.NaN()
+				}
+				var off int64
+				ostr := ContiguousStrides(pl.shape)
+				for j, x := range inst.Inputs {
+					idx := make([]int64, len(x.Shape))
+					for _, v := range before[j] {
+						o := off * ostr[pl.dim]
+						for d := range idx {
+							o += idx[d] * ostr[d]
+						}
+						want[o] = v
+						for d := len(idx) - 1; d >= 0; d-- {
+							idx[d]++
+							if idx[d] < x.Shape[d] {
+								break
+							}
+							idx[d] = 0
+						}
+					}
+					off += x.Shape[pl.dim]
+				}
+				for j := range want {
+					if want[j] != got[j] && !(math.IsNaN(want[j]) && math.IsNaN(got[j])) {
+						t.Fatalf("element %d = %v, want %v", j, got[j], want[j])
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestGPUFaithfulArange replays the traced aranges with their launch
+// shape.
+func TestGPUFaithfulArange(t *testing.T) {
+	for i, sig := range ptTracedByKind(t, ptIndexed) {
+		t.Run(sig.Label, func(t *testing.T) {
+			a, err := ewAnalyzeArange(sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				k, _ := ewRun(t, sig, dev, s, uint64(9000+i))
+				defer k.Close()
+				if got := k.Instance(0).Strategy; got != ptIndexed.String() {
+					t.Errorf("strategy %q", got)
+				}
+				want := make([]float64, a.n)
+				for j := range want {
+					if ewCategoryOf(a.dtype) == ewFloatCat {
+						want[j] = ewRound(a.start+a.step*float64(j), a.dtype)
+					} else {
+						want[j] = float64(a.istart + a.istep*int64(j))
+					}
+				}
+				got := download(t, k.Instance(0).Outputs[0], s)
+				ewCompare(t, "arange", got, want, a.dtype)
+			})
+		})
+	}
+}

@@ -1,0 +1,146 @@
+package tier3
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// TestPTParse reads the strategies of kernel names as PyTorch's profiler
+// records them.
+func TestPTParse(t *testing.T) {
+	l := func(g, b int64) *signatures.Launch {
+		return &signatures.Launch{Grid: [3]int64{g, 1, 1}, Block: [3]int64{b, 1, 1}}
+	}
+	for _, c := range []struct {
+		kernel string
+		launch *signatures.Launch
+		want   string
+	}{
+		{"void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<c10::Half> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<c10::Half> const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<c10::Half> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<c10::Half> const&)::{lambda(int)#1})", l(16384, 128), "generic<128,4>"},
+		{"void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<...>>(int, ...)", l(10, 128), "generic<128,2>"},
+		{"void at::native::elementwise_kernel<128, 4, foo>(int, foo)", l(10, 256), "fast"}, // block disagrees with the name
+		{"void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul>)", l(8192, 128), "vectorized<8>"},
+		{"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, std::array<char*, 1ul> >(int, at::native::FillFunctor<bool>, std::array<char*, 1ul>)", l(1, 128), "vectorized<4>"},
+		{"void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >(int, ...)", l(16384, 128), "unrolled"},
+		{"void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>(...)", &signatures.Launch{Grid: [3]int64{264, 2, 1}, Block: [3]int64{512, 1, 1}}, "cat-batched"},
+		{"void at::native::(anonymous namespace)::CatArrayBatchedCopy_alignedK_contig<at::native::(anonymous namespace)::OpaqueType<8u>, unsigned int, 2, 128, 1, 16>(...)", &signatures.Launch{Grid: [3]int64{1, 2, 1}, Block: [3]int64{128, 1, 1}}, "cat-batched"},
+		{"void at::native::elementwise_kernel_with_index<int, at::native::arange_cuda_out(...)::{lambda()#1}::operator()() const::{lambda()#4}::operator()() const::{lambda(long)#1}>(int, ...)", l(1, 64), "with-index"},
+		{"void test_kernel<float>(float*)", l(1, 128), "fast"},
+		{"void at::native::vectorized_elementwise_kernel<8, foo>(int, foo)", nil, "fast"},
+	} {
+		sig := &signatures.Signature{Kernel: c.kernel, Launch: c.launch}
+		if got := ptParse(sig).strategy(); got != c.want {
+			t.Errorf("%.60s: %s, want %s", c.kernel, got, c.want)
+		}
+	}
+	defer func(f bool) { Faithful = f }(Faithful)
+	Faithful = false
+	if got := ptParse(&signatures.Signature{Kernel: "void at::native::vectorized_elementwise_kernel<8, foo>(int, foo)", Launch: l(1, 128)}); got.kind != ptNone {
+		t.Errorf("Faithful off: %s", got.strategy())
+	}
+}
+
+// TestPTTracedSignatures checks that the traced signatures' kernels of
+// the elementwise family are recognised, and that the faithful launch of
+// the vectorized and unrolled ones reproduces the traced grid.
+func TestPTTracedSignatures(t *testing.T) {
+	kinds := map[ptKind]int{}
+	for _, s := range ewTracedSigs(t) {
+		p := ptParse(s)
+		kinds[p.kind]++
+		switch {
+		case p.kind == ptNone:
+			t.Logf("not recognised: %s %.100s", s.Label, s.Kernel)
+		case p.kind == ptVectorized || p.kind == ptUnrolled:
+			var n int64
+			if s.Tensor != nil {
+				n = s.Tensor.Numel
+			}
+			if n == 0 {
+				continue
+			}
+			if _, grid := ptLinEPT(p, n); grid != p.grid[0] {
+				t.Errorf("%s: %s grid %d, traced %d", s.Label, p.strategy(), grid, p.grid[0])
+			}
+		case p.kind == ptGeneric:
+			var n int64
+			if s.Tensor != nil {
+				n = s.Tensor.Numel
+			}
+			if need := (n + p.nt*p.vt - 1) / (p.nt * p.vt); n > 0 && need != p.grid[0] {
+				t.Logf("%s: %s needs grid %d, traced %d", s.Label, p.strategy(), need, p.grid[0])
+			}
+		}
+	}
+	t.Log(kinds)
+	for _, k := range []ptKind{ptGeneric, ptVectorized, ptUnrolled, ptCat, ptIndexed} {
+		if kinds[k] == 0 {
+			t.Errorf("no traced %s kernel", k)
+		}
+	}
+}
+
+// TestEwHostFaithful runs the elementwise cases on the host with each of
+// PyTorch's strategies that applies to their layout, against the float64
+// reference.
+func TestEwHostFaithful(t *testing.T) {
+	h := newEwHost(t)
+	type c = struct {
+		name string
+		op   string
+		args []ewTArg
+	}
+	var cases []c
+	for _, x := range ewHostCases() {
+		cases = append(cases, c(x))
+	}
+	cases = append(cases,
+		c{"add contiguous odd", "aten::add", []ewTArg{ewT("c10::Half", ewDims(3, 5, 1001)), ewT("c10::Half", ewDims(3, 5, 1001)), ewS("1")}},
+		c{"mul by 0-dim", "aten::mul", []ewTArg{ewT("float", ewDims(7, 999)), {typ: "float"}}},
+		c{"add scalar", "aten::add", []ewTArg{ewT("c10::Half", ewDims(2, 4096)), ewS("1"), ewS("1")}},
+		c{"fill_ f16", "aten::fill_", []ewTArg{ewT("c10::Half", ewDims(4, 1000)), ewS("2.5")}},
+		c{"copy_ f32 to f16 contiguous", "aten::copy_", []ewTArg{ewT("c10::Half", ewDims(8, 1024)), ewT("float", ewDims(8, 1024)), ewS("False")}},
+	)
+	strategies := []ptKernel{
+		{kind: ptGeneric, nt: 128, vt: 4},
+		{kind: ptGeneric, nt: 128, vt: 2},
+		{kind: ptVectorized, nt: 128, vec: 8},
+		{kind: ptVectorized, nt: 128, vec: 4},
+		{kind: ptVectorized, nt: 128, vec: 2},
+		{kind: ptUnrolled, nt: 128, vec: 1},
+	}
+	for i, x := range cases {
+		for j, p := range strategies {
+			t.Run(x.name+" "+p.strategy(), func(t *testing.T) {
+				t.Parallel()
+				sig := ewSig(t, x.op, x.args...)
+				var pl *ewOpPlan
+				var err error
+				switch {
+				case slices.Contains([]string{"aten::fill_", "aten::fill", "aten::zero_"}, x.op):
+					pl, err = ewAnalyzeFill(sig)
+				case slices.Contains([]string{"aten::copy_", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous"}, x.op):
+					pl, err = ewAnalyzeCopy(sig)
+				default:
+					pl, err = ewAnalyze(sig)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := ewNumel(pl.shape)
+				if n > ewHostMaxNumel {
+					t.Skipf("%d elements: GPU only", n)
+				}
+				// A traced grid of about 8 elements per thread (vectorized
+				// and unrolled derive theirs from it), so that the last
+				// block is often partial.
+				p.grid = [3]int64{max(n/(128*8), 1), 1, 1}
+				p.block = [3]int64{p.nt, 1, 1}
+				pl.pt = p
+				ewHostCheck(t, h, pl, uint64(3000+10*i+j), false)
+			})
+		}
+	}
+}
