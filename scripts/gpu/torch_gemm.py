@@ -11,11 +11,14 @@ replays of a CUDA graph of about 1 ms of calls, after a 50 ms pause and
 -mintime 30ms` times it: a graph, so that the host's launch rate does not
 count, and a short burst after a pause, so that neither side runs at a
 power cap that depends on what ran before). As many torch passes run as
-kreplay runs are given; the median of each side's medians is compared. Warm cache on
+kreplay runs are given; the median of each side's medians is compared.
+COOLDOWN_S=0.02 idles 20 ms before each sample, as `kreplay run -cooldown
+20ms` does, which keeps both sides at the boost clock instead of a power
+cap that depends on the GPU's recent history. Warm cache on
 both sides: the same buffers every call. Use ops that launch one kernel
 (mm, addmm): torch's baddbmm also copies self into the output first.
 """
-import json, statistics, sys
+import json, os, statistics, sys
 import torch
 
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -51,7 +54,9 @@ def build(sig):
         return lambda: torch.baddbmm(c, a, b, beta=beta, alpha=alpha)
     raise SystemExit(f"{sig['id']}: op {op} is not a GEMM this script knows")
 
-def time_op(fn, pause_s=0.05, warmup_s=0.02, samples=30, batch_s=1e-3):
+COOLDOWN_S = float(os.environ.get("COOLDOWN_S", "0"))
+
+def time_op(fn, pause_s=0.05, warmup_s=0.02, samples=30, batch_s=1e-3, cooldown_s=None):
     """Times fn as `kreplay run -cache warm -mintime 30ms` does: idle for
     pause_s, warm up for warmup_s, capture a CUDA graph of about batch_s of
     calls, then time samples graph replays back to back, each between two
@@ -78,8 +83,12 @@ def time_op(fn, pause_s=0.05, warmup_s=0.02, samples=30, batch_s=1e-3):
         for _ in range(inner):
             fn()
     g.replay(); torch.cuda.synchronize()
+    if cooldown_s is None:
+        cooldown_s = COOLDOWN_S
     per = []
     for _ in range(samples):
+        if cooldown_s > 0:
+            time.sleep(cooldown_s)
         b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         b.record()
         g.replay()
