@@ -258,7 +258,7 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	for i, s := range todo {
 		out[i] = newEntry(s, parts[s.ID])
 		switch {
-		case s.PartOf != "":
+		case s.PartOf != "" || o.reuse(&out[i]):
 		case s.Class == signatures.ClassCollective:
 			colls = append(colls, i)
 		default:
@@ -285,8 +285,8 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 		}
 	}
 	for i, s := range todo {
-		if s.PartOf != "" {
-			report(i, -1)
+		if s.PartOf != "" || out[i].Result != nil {
+			report(i, -1) // part of another, or reused from Previous
 		}
 	}
 	so := o

@@ -119,3 +119,22 @@ func TestWriteTable(t *testing.T) {
 		}
 	}
 }
+
+// A previous run's measured entries are reused; failed ones are not.
+func TestReuse(t *testing.T) {
+	prev := map[string]Entry{
+		"a": {ID: "a", Result: &Result{MedianNS: 42}},
+		"b": {ID: "b", Err: "prepare: boom"},
+	}
+	o := SuiteOptions{Previous: prev}
+	a, b, c := Entry{ID: "a"}, Entry{ID: "b"}, Entry{ID: "a", PartOf: "x"}
+	if !o.reuse(&a) || a.Result.MedianNS != 42 {
+		t.Errorf("a not reused: %+v", a)
+	}
+	if o.reuse(&b) || b.Result != nil {
+		t.Errorf("failed b reused: %+v", b)
+	}
+	if o.reuse(&c) {
+		t.Errorf("part-of entry reused")
+	}
+}

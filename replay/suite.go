@@ -23,6 +23,21 @@ type SuiteOptions struct {
 	// Done, when set, is called with each entry as soon as it is measured,
 	// so that an interrupted run keeps what it has.
 	Done func(Entry)
+	// Previous holds entries of an earlier, interrupted run of the same
+	// set, by signature ID: a signature with a measured result there is
+	// not measured again, and its entry's result is reused.
+	Previous map[string]Entry
+}
+
+// reuse copies a previous run's result into e, reporting whether there
+// was one to reuse.
+func (o *SuiteOptions) reuse(e *Entry) bool {
+	prev, ok := o.Previous[e.ID]
+	if !ok || prev.Result == nil || e.PartOf != "" {
+		return false
+	}
+	e.Result, e.SameKernel, e.Err = prev.Result, prev.SameKernel, ""
+	return true
 }
 
 // Entry is the outcome of one signature in a suite: its result, or the
@@ -94,7 +109,7 @@ func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 			// Parts run once per call of the signature they belong to.
 			e.TracedMedianNS += p.TracedNS.Median * int64(p.Count) / int64(max(s.Count, 1))
 		}
-		if s.PartOf == "" {
+		if s.PartOf == "" && !o.reuse(&e) {
 			d.runOne(s, o, &e)
 		}
 		out = append(out, e)

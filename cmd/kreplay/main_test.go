@@ -93,3 +93,23 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestReadProgress(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "run.jsonl")
+	if got, err := readProgress(p); err != nil || len(got) != 0 {
+		t.Fatalf("missing file: %v, %v", got, err)
+	}
+	good := `{"file":"a.json.gz","workload":"w","entry":{"id":"s1","result":{"median_ns":5}}}`
+	// A torn last line, as a killed run leaves, is ignored.
+	os.WriteFile(p, []byte(good+"\n"+`{"file":"a.json.gz","wor`), 0o644)
+	got, err := readProgress(p)
+	if err != nil || got["a.json.gz"]["s1"].Result.MedianNS != 5 {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	// A bad line in the middle is an error naming it.
+	os.WriteFile(p, []byte("garbage\n"+good+"\n"), 0o644)
+	if _, err := readProgress(p); err == nil || !strings.Contains(err.Error(), ":1:") {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -42,6 +42,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
 	devList := fs.String("devices", "", "replay on these CUDA `DEVICES` (comma-separated): signatures are spread over them, and the collectives of one trace per rank run across them through NCCL")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
+	progOut := fs.String("out", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured")
+	resume := fs.Bool("resume", false, "with -out: reuse the results already in the file and measure only the rest")
 	tol := fs.Float64("tolerance", 0.10, "ratio tolerance for the within-tolerance share")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -102,6 +104,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	dev := opened[0]
+	var prog *progressFile
+	previous := map[string]map[string]replay.Entry{}
+	if *progOut != "" {
+		if *resume {
+			if previous, err = readProgress(*progOut); err != nil {
+				return err
+			}
+		}
+		if prog, err = openProgress(*progOut); err != nil {
+			return err
+		}
+		defer prog.Close()
+	} else if *resume {
+		return fmt.Errorf("-resume needs -out FILE")
+	}
 	var rankSets []*signatures.Set
 	var rankEntries [][]replay.Entry
 	var outs []runOutput
@@ -114,8 +131,20 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if *idsFlag != "" {
 			set = filterIDs(set, strings.Split(*idsFlag, ","))
 		}
+		prev := previous[set.Source.File]
+		if len(prev) > 0 {
+			fmt.Fprintf(stderr, "kreplay run: %s: %d results from %s reused\n", set.Source.File, len(prev), *progOut)
+		}
+		src := set.Source
 		entries := runner.RunSet(set, replay.SuiteOptions{
-			Tiers: tiers, Cache: cache, Progress: stderr,
+			Tiers: tiers, Cache: cache, Progress: stderr, Previous: prev,
+			Done: func(e replay.Entry) {
+				if prog != nil && e.Result != nil && prev[e.ID].Result != e.Result {
+					if err := prog.add(src, e); err != nil {
+						fmt.Fprintf(stderr, "kreplay run: %s: %v\n", *progOut, err)
+					}
+				}
+			},
 			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause,
 				Energy: *withEnergy, EnergyTicks: *ticks},
 		})
