@@ -1,0 +1,453 @@
+package replay
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kreplay/kreplay/energy"
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// ErrTimelineMemory is returned by PrepareTimeline when the buffers of all
+// the timeline's signatures do not fit in device memory together.
+var ErrTimelineMemory = errors.New("timeline: the signatures' buffers do not fit in device memory together")
+
+// TimelineOptions tune PrepareTimeline. The zero value replays every
+// signature that can replay on one device.
+type TimelineOptions struct {
+	// Tiers, when not empty, replays only signatures of these tiers; the
+	// others are skipped.
+	Tiers []signatures.Tier
+	// NoApproximate skips signatures whose replay only moves the op's
+	// bytes (Prepared.Approximate).
+	NoApproximate bool
+	// Reserve is the device memory left free once every signature is
+	// prepared, for the graph and the libraries' workspaces (default
+	// 1 GiB).
+	Reserve int64
+}
+
+// TimelineSkip is a signature of the timeline that is not replayed.
+type TimelineSkip struct {
+	ID     string `json:"id"`
+	Label  string `json:"label"`
+	Reason string `json:"reason"`
+	// Invocations and TracedNS are its invocations in the timeline and
+	// their summed traced durations.
+	Invocations int   `json:"invocations"`
+	TracedNS    int64 `json:"traced_ns"`
+}
+
+// Timeline is a signature set's whole timeline made launchable on one
+// device: every replayable signature prepared once (warm cache mode, one
+// buffer set) and one CUDA graph that launches each invocation of the
+// trace in the timeline's order on the device's stream. Invocations the
+// trace ran on several streams or devices run one after the other.
+type Timeline struct {
+	Set *signatures.Set
+	// Prepared are the replayed signatures, in the set's order.
+	Prepared []*Prepared
+	// Launched is the invocations the graph launches; Skipped and
+	// SkippedNS count the invocations not replayed and their traced time.
+	// Parts counts the invocations of signatures that are part of
+	// another (PartOf): they are not launched on their own but run
+	// inside their parent's replay, and are in neither count; the traced
+	// time of parts whose parent is skipped is in SkippedNS.
+	Launched  int
+	Skipped   int
+	SkippedNS int64
+	Parts     int
+	// Skips lists the skipped signatures with the reason, by traced time.
+	Skips []TimelineSkip
+	// BufferBytes is the device memory the prepared signatures' buffers
+	// take (their footprints times their buffer sets).
+	BufferBytes int64
+	// TracedNS is the summed duration of all the timeline's invocations;
+	// BusyNS the trace's GPU-busy time (the union of their intervals).
+	TracedNS int64
+	BusyNS   int64
+
+	dev   *Device
+	graph *cuda.GraphExec
+}
+
+// PrepareTimeline prepares every signature set's timeline uses that can
+// replay on one device and captures one CUDA graph of all their
+// invocations in timeline order. Signatures that are part of another are
+// launched by their parent; collectives, unreplayable signatures and
+// those that fail to prepare or cannot be captured are skipped with the
+// reason (Timeline.Skips). It fails with ErrTimelineMemory when the
+// signatures' buffers do not fit in device memory together.
+func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timeline, error) {
+	if set == nil {
+		return nil, errors.New("timeline: no set")
+	}
+	if o.Reserve <= 0 {
+		o.Reserve = memoryReserve
+	}
+	t := &Timeline{Set: set, dev: d}
+	for _, s := range set.Summary {
+		t.BusyNS += s.BusyNS
+	}
+	n := len(set.Signatures)
+	count := make([]int, n)
+	traced := make([]int64, n)
+	for _, inv := range set.Timeline {
+		if inv.Sig < 0 || inv.Sig >= n {
+			return nil, fmt.Errorf("timeline: invocation names signature %d of %d", inv.Sig, n)
+		}
+		count[inv.Sig]++
+		traced[inv.Sig] += inv.Dur
+		t.TracedNS += inv.Dur
+	}
+	var free0, total int
+	if err := d.Do(func() error {
+		var err error
+		free0, total, err = cuda.MemGetInfo()
+		return err
+	}); err != nil {
+		return nil, err
+	}
+
+	byIndex := make([]*Prepared, n)
+	reasons := make([]string, n)
+	ok := false
+	defer func() {
+		if !ok {
+			t.Close()
+		}
+	}()
+	for i, sig := range set.Signatures {
+		if count[i] == 0 || sig.PartOf != "" {
+			continue
+		}
+		reason := skipReason(sig, o)
+		if reason == "" {
+			p, err := d.PrepareFor(sig, Warm)
+			switch {
+			case err != nil && isMemoryError(err):
+				return nil, fmt.Errorf("%w: signature %s (%s) does not fit after %d prepared signatures take %d bytes (%d of %d bytes were free before): %v",
+					ErrTimelineMemory, sig.ID, sig.Label, len(t.Prepared), t.BufferBytes, free0, total, err)
+			case err != nil:
+				reason = err.Error()
+				if se := (*SignatureError)(nil); errors.As(err, &se) {
+					reason = se.Err.Error()
+				}
+			case !p.Kernel.Capturable():
+				reason = "cannot be captured in a CUDA graph"
+				p.Close()
+			case o.NoApproximate && p.Approximate != "":
+				reason = "approximate: " + p.Approximate
+				p.Close()
+			default:
+				byIndex[i] = p
+				t.Prepared = append(t.Prepared, p)
+				t.BufferBytes += p.Kernel.Footprint() * int64(p.Kernel.Sets())
+			}
+		}
+		reasons[i] = reason
+	}
+	// The buffers must leave room for the graph and the libraries.
+	if err := d.Do(func() error {
+		free, _, err := cuda.MemGetInfo()
+		if err != nil {
+			return err
+		}
+		if int64(free) < o.Reserve {
+			return fmt.Errorf("%w: %d prepared signatures take %d bytes, %d bytes left free of %d, want %d",
+				ErrTimelineMemory, len(t.Prepared), t.BufferBytes, free, total, o.Reserve)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	skips := map[int]*TimelineSkip{}
+	skip := func(i int, reason string, inv signatures.Invocation) {
+		sk := skips[i]
+		if sk == nil {
+			sig := set.Signatures[i]
+			sk = &TimelineSkip{ID: sig.ID, Label: sig.Label, Reason: reason}
+			skips[i] = sk
+		}
+		sk.Invocations++
+		sk.TracedNS += inv.Dur
+	}
+	var order []*Prepared
+	for _, inv := range set.Timeline {
+		sig := set.Signatures[inv.Sig]
+		if sig.PartOf != "" {
+			t.Parts++
+			parent := set.ByID(sig.PartOf)
+			if parent == nil || parent == sig {
+				t.SkippedNS += inv.Dur
+				skip(inv.Sig, "part of "+sig.PartOf+", which is not in the set", inv)
+				continue
+			}
+			if pi := slices.Index(set.Signatures, parent); byIndex[pi] == nil {
+				t.SkippedNS += inv.Dur
+				skip(inv.Sig, "part of "+sig.PartOf+", which is skipped", inv)
+			}
+			continue
+		}
+		if p := byIndex[inv.Sig]; p != nil {
+			order = append(order, p)
+			continue
+		}
+		t.Skipped++
+		t.SkippedNS += inv.Dur
+		skip(inv.Sig, reasons[inv.Sig], inv)
+	}
+	t.Launched = len(order)
+	for _, sk := range skips {
+		t.Skips = append(t.Skips, *sk)
+	}
+	slices.SortFunc(t.Skips, func(a, b TimelineSkip) int {
+		return cmp.Or(cmp.Compare(b.TracedNS, a.TracedNS), strings.Compare(a.ID, b.ID))
+	})
+	if len(order) == 0 {
+		return nil, errors.New("timeline: no invocation can be replayed")
+	}
+	if err := d.Do(func() error { return t.capture(order) }); err != nil {
+		return nil, fmt.Errorf("timeline: capturing %d launches in a graph: %w", len(order), err)
+	}
+	ok = true
+	return t, nil
+}
+
+// skipReason says why a signature is not prepared for the timeline, or "".
+func skipReason(sig *signatures.Signature, o TimelineOptions) string {
+	switch {
+	case sig.Unreplayable != "":
+		return "unreplayable: " + sig.Unreplayable
+	case sig.Class == signatures.ClassCollective:
+		return "collective: needs the other ranks"
+	case len(o.Tiers) > 0 && !slices.Contains(o.Tiers, sig.Tier):
+		return fmt.Sprintf("tier %d not asked for", sig.Tier)
+	}
+	return ""
+}
+
+// isMemoryError reports whether a preparation failed for lack of device
+// memory: a tier's own check or the driver's out-of-memory error.
+func isMemoryError(err error) bool {
+	if cuda.IsCode(err, cuda.CodeOutOfMemory) {
+		return true
+	}
+	var se *SignatureError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	return err != nil && strings.Contains(err.Error(), "bytes of device memory") && strings.Contains(err.Error(), "available")
+}
+
+// capture builds the timeline's graph: every invocation in order, each
+// signature on its one buffer set. Call inside Do.
+func (t *Timeline) capture(order []*Prepared) error {
+	s := t.dev.stream
+	if err := s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
+		return err
+	}
+	var lerr error
+	for _, p := range order {
+		if lerr = p.Kernel.Launch(s, 0); lerr != nil {
+			lerr = sigErr(p.Sig, "capture", lerr)
+			break
+		}
+	}
+	g, err := s.EndCapture()
+	if lerr != nil {
+		if g != nil {
+			g.Destroy()
+		}
+		return lerr
+	}
+	if err != nil {
+		return err
+	}
+	defer g.Destroy()
+	t.graph, err = g.Instantiate()
+	return err
+}
+
+// Close frees the graph and every prepared signature's buffers.
+func (t *Timeline) Close() error {
+	var errs []error
+	if t.graph != nil {
+		g := t.graph
+		t.graph = nil
+		errs = append(errs, t.dev.Do(g.Destroy))
+	}
+	for _, p := range t.Prepared {
+		errs = append(errs, p.Close())
+	}
+	t.Prepared = nil
+	return errors.Join(errs...)
+}
+
+// TimelineResult is the measurement of a whole timeline. Times are per
+// timeline (one launch of its graph), in nanoseconds.
+type TimelineResult struct {
+	Workload string `json:"workload"`
+	// Invocations is the invocations one timeline launches; Skipped and
+	// SkippedNS the invocations not replayed and their traced time;
+	// Parts the invocations run inside their parent's (see Timeline).
+	Invocations int   `json:"invocations"`
+	Skipped     int   `json:"skipped"`
+	SkippedNS   int64 `json:"skipped_ns"`
+	Parts       int   `json:"parts"`
+	// TracedNS and BusyNS are the trace's summed durations and GPU-busy
+	// time (see Timeline).
+	TracedNS int64 `json:"traced_ns"`
+	BusyNS   int64 `json:"busy_ns"`
+	Samples  int   `json:"samples"`
+
+	MedianNS float64 `json:"median_ns"`
+	MeanNS   float64 `json:"mean_ns"`
+	MinNS    float64 `json:"min_ns"`
+	MaxNS    float64 `json:"max_ns"`
+	// LoNS and HiNS bound the median with the given confidence.
+	LoNS       float64 `json:"lo_ns"`
+	HiNS       float64 `json:"hi_ns"`
+	Confidence float64 `json:"confidence"`
+	RelCI      float64 `json:"rel_ci"`
+	Converged  bool    `json:"converged"`
+
+	// GPU state sampled through NVML during the samples; nil without NVML.
+	GPU       *energy.Summary `json:"gpu,omitempty"`
+	Throttled bool            `json:"throttled"`
+	Reasons   string          `json:"throttle_reasons,omitempty"`
+}
+
+// String formats a timeline result on one line.
+func (r *TimelineResult) String() string {
+	s := fmt.Sprintf("timeline %s: median %.1fµs ±%.1f%% (%d samples), %d invocations, %d skipped (%.1fµs traced); trace busy %.1fµs",
+		r.Workload, r.MedianNS/1e3, 100*r.RelCI, r.Samples, r.Invocations, r.Skipped, float64(r.SkippedNS)/1e3, float64(r.BusyNS)/1e3)
+	if r.Throttled {
+		s += " THROTTLED " + r.Reasons
+	}
+	return s
+}
+
+// Measure times the timeline: after the pause and a warm-up of graph
+// launches, samples of one graph launch each, timed with CUDA events,
+// until the confidence interval of the median reaches o.TargetRelCI or
+// the budget ends. Options that concern batches, energy and CUPTI do not
+// apply.
+func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
+	if t.graph == nil {
+		return nil, errors.New("timeline: closed")
+	}
+	o.defaults()
+	r := &TimelineResult{
+		Workload: t.Set.Source.Workload, Invocations: t.Launched, Skipped: t.Skipped, SkippedNS: t.SkippedNS,
+		Parts: t.Parts, TracedNS: t.TracedNS, BusyNS: t.BusyNS, Confidence: o.Confidence,
+	}
+	if err := t.dev.Do(func() error { return t.measure(o, r) }); err != nil {
+		return nil, fmt.Errorf("timeline: measure: %w", err)
+	}
+	return r, nil
+}
+
+func (t *Timeline) measure(o Options, r *TimelineResult) error {
+	d := t.dev
+	s := d.stream
+	start, err := cuda.NewEvent(true)
+	if err != nil {
+		return err
+	}
+	defer start.Destroy()
+	end, err := cuda.NewEvent(true)
+	if err != nil {
+		return err
+	}
+	defer end.Destroy()
+	sample := func() (time.Duration, error) {
+		if err := start.Record(s); err != nil {
+			return 0, err
+		}
+		if err := t.graph.Launch(s); err != nil {
+			return 0, err
+		}
+		if err := end.Record(s); err != nil {
+			return 0, err
+		}
+		if err := end.Synchronize(); err != nil {
+			return 0, err
+		}
+		return cuda.Elapsed(start, end)
+	}
+
+	if o.Pause > 0 {
+		time.Sleep(o.Pause)
+	}
+	// Warm-up: at least two launches, and until the warm-up time is spent.
+	warmEnd := time.Now().Add(o.Warmup)
+	for i := 0; i < 2 || time.Now().Before(warmEnd); i++ {
+		if _, err := sample(); err != nil {
+			return err
+		}
+	}
+
+	var sampler *energy.Sampler
+	if d.Meter != nil && !o.NoNVML {
+		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
+	}
+	var values []float64
+	began := time.Now()
+	deadline := began.Add(max(o.Budget, o.MinTime))
+	for len(values) < o.MaxSamples {
+		if o.Cooldown > 0 {
+			time.Sleep(o.Cooldown)
+		}
+		el, err := sample()
+		if err != nil {
+			if sampler != nil {
+				sampler.Stop()
+			}
+			return err
+		}
+		values = append(values, float64(el.Nanoseconds()))
+		if len(values) < o.MinSamples {
+			continue
+		}
+		if len(values)%5 == 0 || time.Now().After(deadline) {
+			r.RelCI = relCI(summarize(values, o.Confidence))
+			if r.RelCI <= o.TargetRelCI && time.Since(began) >= o.MinTime {
+				r.Converged = true
+				break
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+		}
+	}
+	if sampler != nil {
+		samples, err := sampler.Stop()
+		if err == nil && len(samples) > 0 {
+			sum := energy.Summarize(energy.DeviceStates(samples, d.Meter.Index()))
+			r.GPU = &sum
+			r.Throttled = sum.Throttled()
+			if r.Throttled {
+				r.Reasons = sum.ThrottleReasons.String()
+			}
+		}
+	}
+	sum := summarize(values, o.Confidence)
+	r.RelCI = relCI(sum)
+	r.Converged = r.Converged || r.RelCI <= o.TargetRelCI
+	r.Samples = len(values)
+	r.MedianNS, r.LoNS, r.HiNS = sum.Center, sum.Lo, sum.Hi
+	r.MinNS, r.MaxNS = slices.Min(values), slices.Max(values)
+	var tot float64
+	for _, v := range values {
+		tot += v
+	}
+	r.MeanNS = tot / float64(len(values))
+	return nil
+}
