@@ -18,6 +18,11 @@ const (
 	// one inference, with J/op its energy and idle-W the GPU's idle
 	// power (see Model); Report uses it when it is there.
 	ModelName = "Model"
+	// TimelineName is the whole traced timeline replayed in order, as a
+	// benchmark line BenchmarkTimeline/workload=W/timeline whose ns/op is
+	// the replay's time for one timeline and skipped-ns the traced time it
+	// could not replay (see Timeline); Report uses it when it is there.
+	TimelineName = "Timeline"
 )
 
 // Keys of the sub-benchmark name configuration.

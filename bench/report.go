@@ -156,6 +156,9 @@ type WorkloadPrediction struct {
 
 	// Model is the whole-model benchmark, when the output has one.
 	Model *ModelResult `json:"model,omitempty"`
+	// Timeline is the timeline benchmark (the whole trace replayed in
+	// order), when the output has one.
+	Timeline *TimelineResult `json:"timeline,omitempty"`
 
 	Tiers   []GroupPrediction `json:"tiers"`
 	Classes []GroupPrediction `json:"classes"`
@@ -173,6 +176,21 @@ type ModelResult struct {
 	WallNS Summary  `json:"wall_ns"`
 	J      *Summary `json:"j,omitempty"`
 	IdleW  *Summary `json:"idle_w,omitempty"`
+}
+
+// TimelineResult summarises the timeline benchmark: the replay of the
+// whole traced timeline in order, one CUDA graph per timeline.
+type TimelineResult struct {
+	// NS summarises ns/op, the replay's time per timeline.
+	NS Summary `json:"ns"`
+	// SkippedNS is the median traced time the replay skipped (skipped-ns);
+	// zero when not reported.
+	SkippedNS float64 `json:"skipped_ns"`
+	// Relative errors of the timeline's time, NS.Center / reference - 1,
+	// against the predicted sum and the trace's busy time; nil where the
+	// reference is missing.
+	ErrPredicted *float64 `json:"err_predicted,omitempty"`
+	ErrBusy      *float64 `json:"err_busy,omitempty"`
 }
 
 // GroupPrediction compares a tier's or class's prediction with its traced
@@ -424,6 +442,17 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 				wp.ErrEnergy = relErr(tot.Center, wp.Model.J.Center)
 			}
 		}
+	}
+
+	if tl := w.Timeline; tl.Runs() > 0 {
+		wp.Timeline = &TimelineResult{NS: Summarize(tl.NS, opt.Confidence)}
+		if len(tl.SkippedNS) > 0 {
+			wp.Timeline.SkippedNS = Summarize(tl.SkippedNS, opt.Confidence).Center
+		}
+		if wp.Measured > 0 {
+			wp.Timeline.ErrPredicted = relErr(wp.Timeline.NS.Center, wp.PredictedNS.Center)
+		}
+		wp.Timeline.ErrBusy = relErr(wp.Timeline.NS.Center, float64(wp.BusyNS))
 	}
 
 	for k, g := range groups {

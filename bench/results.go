@@ -75,6 +75,9 @@ type WorkloadResults struct {
 	// Model holds the whole-model benchmark's values (ModelName); nil
 	// when the output has none.
 	Model *Samples
+	// Timeline holds the timeline benchmark's values (TimelineName); nil
+	// when the output has none.
+	Timeline *Samples
 	// Skipped gives the reason a signature's benchmark was skipped or
 	// failed, from the "--- SKIP" and "--- FAIL" lines go test -v prints.
 	Skipped map[string]string
@@ -89,6 +92,8 @@ type Samples struct {
 	IdleW  []float64 // idle-W
 	GBps   []float64
 	TFLOPs []float64
+	// SkippedNS is the traced time a timeline replay skipped (skipped-ns).
+	SkippedNS []float64
 }
 
 // Runs is the number of runs with a time.
@@ -116,6 +121,8 @@ func (s *Samples) add(r *benchfmt.Result) bool {
 			s.GBps = append(s.GBps, v.Value)
 		case v.Unit == UnitTFLOPs:
 			s.TFLOPs = append(s.TFLOPs, v.Value)
+		case v.OrigUnit == UnitSkippedNS: // benchfmt tidies it to skipped-sec
+			s.SkippedNS = append(s.SkippedNS, v.OrigValue)
 		}
 	}
 	return ok
@@ -185,6 +192,12 @@ func ReadResults(inputs []Input) (*Results, error) {
 						w.Model = &Samples{}
 					}
 					s = w.Model
+				case base == TimelineName && workload != "":
+					w := get(workload)
+					if w.Timeline == nil {
+						w.Timeline = &Samples{}
+					}
+					s = w.Timeline
 				default:
 					if n := string(rec.Name.Full()); !ignored[n] {
 						ignored[n] = true

@@ -47,6 +47,10 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	fmt.Fprintf(tw, "predicted GPU time\t%s\t[%s, %s] (%s)\n", dur(wp.PredictedNS.Center), dur(wp.PredictedNS.Lo), dur(wp.PredictedNS.Hi), bounds)
 	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", dur(float64(wp.CoveredNS)), 100*wp.Coverage, dur(float64(wp.TracedNS)), errText(wp.ErrCovered))
 	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", dur(float64(wp.BusyNS)), dur(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
+	if tl := wp.Timeline; tl != nil {
+		fmt.Fprintf(tw, "timeline replay\t%s\t[%s, %s], %d runs, %s traced skipped%s%s\n", dur(tl.NS.Center), dur(tl.NS.Lo), dur(tl.NS.Hi),
+			tl.NS.Runs, dur(tl.SkippedNS), errVs("predicted", tl.ErrPredicted), errVs("busy", tl.ErrBusy))
+	}
 	if m := wp.Model; m != nil {
 		fmt.Fprintf(tw, "model wall time\t%s\t[%s, %s], %d runs%s\n", dur(m.WallNS.Center), dur(m.WallNS.Lo), dur(m.WallNS.Hi), m.WallNS.Runs, errText(wp.ErrModel))
 	}
@@ -171,4 +175,12 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+// errVs formats a relative error against a named reference, or "".
+func errVs(ref string, e *float64) string {
+	if e == nil {
+		return ""
+	}
+	return fmt.Sprintf("; %+.1f%% vs %s", 100**e, ref)
 }

@@ -301,6 +301,8 @@ type TimelineResult struct {
 	Skipped     int   `json:"skipped"`
 	SkippedNS   int64 `json:"skipped_ns"`
 	Parts       int   `json:"parts"`
+	// Skips lists the skipped signatures (see Timeline.Skips).
+	Skips []TimelineSkip `json:"skips,omitempty"`
 	// TracedNS and BusyNS are the trace's summed durations and GPU-busy
 	// time (see Timeline).
 	TracedNS int64 `json:"traced_ns"`
@@ -346,7 +348,7 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 	o.defaults()
 	r := &TimelineResult{
 		Workload: t.Set.Source.Workload, Invocations: t.Launched, Skipped: t.Skipped, SkippedNS: t.SkippedNS,
-		Parts: t.Parts, TracedNS: t.TracedNS, BusyNS: t.BusyNS, Confidence: o.Confidence,
+		Parts: t.Parts, Skips: slices.Clone(t.Skips), TracedNS: t.TracedNS, BusyNS: t.BusyNS, Confidence: o.Confidence,
 	}
 	if err := t.dev.Do(func() error { return t.measure(o, r) }); err != nil {
 		return nil, fmt.Errorf("timeline: measure: %w", err)

@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// UnitSkippedNS is the traced time per timeline that Timeline could not
+// replay (its skipped invocations' durations).
+const UnitSkippedNS = "skipped-ns"
+
+// TimelineBenchName is the sub-benchmark name of the timeline replay.
+func TimelineBenchName(workload string) string {
+	return WorkloadKey + "=" + workload + "/timeline"
+}
+
+// Timeline is the body of the timeline benchmark: it replays the set's
+// whole timeline in order on the test binary's shared GPU
+// (replay.Device.PrepareTimeline: every replayable signature prepared
+// once, all invocations in one CUDA graph) and measures it once per call
+// of the benchmark function (replay.Timeline.Measure, with Measure's
+// options). It reports the median time of one timeline as ns/op and the
+// traced time of the invocations it could not replay as skipped-ns.
+// Without a usable GPU it is skipped, and fails instead when
+// KREPLAY_REQUIRE_GPU=1; so does an error preparing or measuring.
+func Timeline(b *testing.B, set *signatures.Set) {
+	b.Helper()
+	runTimeline(b, b.N, set, func() (timelineReplayer, error) {
+		r, err := sharedReplayer()
+		if err != nil {
+			return nil, err
+		}
+		tr, ok := r.(timelineReplayer)
+		if !ok {
+			return nil, fmt.Errorf("the shared replayer cannot replay timelines")
+		}
+		return tr, nil
+	})
+}
+
+// timelineReplayer prepares and measures a whole timeline; a
+// replay.Device does it on a GPU, tests use a fake.
+type timelineReplayer interface {
+	ReplayTimeline(set *signatures.Set, o replay.Options) (*replay.TimelineResult, error)
+}
+
+func (r deviceReplayer) ReplayTimeline(set *signatures.Set, o replay.Options) (*replay.TimelineResult, error) {
+	tl, err := r.d.PrepareTimeline(set, replay.TimelineOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer tl.Close()
+	return tl.Measure(o)
+}
+
+func runTimeline(tb benchTB, n int, set *signatures.Set, open func() (timelineReplayer, error)) {
+	tb.Helper()
+	if n > 1 {
+		if r, ok := reported.Load(tb.Name()); ok {
+			reportTimeline(tb, r.(*replay.TimelineResult))
+			return
+		}
+	}
+	var r timelineReplayer
+	gputest.Require(tb, func() error {
+		var err error
+		r, err = open()
+		return err
+	})
+	o, _, err := options()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := r.ReplayTimeline(set, o)
+	if err != nil {
+		if gputest.Required() {
+			tb.Error(err)
+			return
+		}
+		tb.Skipf("%v (set %s=1 to fail instead)", err, gputest.Env)
+	}
+	reported.Store(tb.Name(), res)
+	tb.Logf("%s", res)
+	for _, sk := range res.Skips {
+		tb.Logf("skipped %s (%s): %dx, %s traced: %s", sk.ID, sk.Label, sk.Invocations, dur(float64(sk.TracedNS)), sk.Reason)
+	}
+	reportTimeline(tb, res)
+}
+
+func reportTimeline(tb benchTB, r *replay.TimelineResult) {
+	tb.ReportMetric(r.MedianNS, "ns/op")
+	tb.ReportMetric(float64(r.SkippedNS), UnitSkippedNS)
+}
