@@ -40,14 +40,15 @@ type GenOptions struct {
 //   - replay_test.go: the set embedded with go:embed, BenchmarkReplay
 //     with one sub-benchmark per signature
 //     (BenchmarkReplay/workload=W/sig=ID, each calling Signature),
-//     BenchmarkModel (BenchmarkModel/workload=W/model, calling Model),
-//     and TestGenerated, which checks the embedded set and the benchmark
+//     BenchmarkTimeline (BenchmarkTimeline/workload=W/timeline, calling
+//     Timeline: the whole traced timeline replayed in order as one CUDA
+//     graph, needing no framework), BenchmarkModel
+//     (BenchmarkModel/workload=W/model, calling Model), and
+//     TestGenerated, which checks the embedded set and the benchmark
 //     names (see Check).
 //
 // The same set and options give byte-identical files. BenchmarkModel runs
-// the real model in PyTorch (Model). A timeline benchmark is not
-// generated: replaying the whole timeline needs every invocation captured
-// in order in one CUDA graph, which the replay package does not offer yet.
+// the real model in PyTorch (Model).
 func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 	if set == nil {
 		return nil, fmt.Errorf("bench: no set")
@@ -194,7 +195,10 @@ var docTmpl = template.Must(template.New(DocFile).Funcs(funcs).Parse(`// Code ge
 // Each sub-benchmark BenchmarkReplay/workload={{.Workload}}/sig=ID
 // prepares and measures its signature once (the replay package samples
 // until its confidence target) and reports the time per invocation as
-// ns/op. Set KREPLAY_REQUIRE_GPU=1 to fail instead of skipping when no GPU
+// ns/op. BenchmarkTimeline/workload={{.Workload}}/timeline replays the
+// whole traced timeline in order as one CUDA graph and reports its time
+// as ns/op, and the traced time it could not replay as skipped-ns.
+// Set KREPLAY_REQUIRE_GPU=1 to fail instead of skipping when no GPU
 // is usable, KREPLAY_ENERGY=1 to measure J/op and W too (about 11 s per
 // signature), KREPLAY_CACHE to choose the L2 cache mode (default auto).
 //
@@ -240,6 +244,14 @@ func BenchmarkReplay(b *testing.B) {
 	for _, id := range ids {
 		b.Run(bench.SignatureName(workload, id), func(b *testing.B) { bench.Signature(b, s, id) })
 	}
+}
+
+// BenchmarkTimeline replays the whole traced timeline in order, one CUDA
+// graph per timeline (bench.Timeline):
+// BenchmarkTimeline/workload={{.Workload}}/timeline.
+func BenchmarkTimeline(b *testing.B) {
+	s := set(b)
+	b.Run(bench.TimelineBenchName(workload), func(b *testing.B) { bench.Timeline(b, s) })
 }
 
 // BenchmarkModel runs the real inference in PyTorch (bench.Model):

@@ -243,7 +243,7 @@ func Load(tb testing.TB, name string, data []byte) *signatures.Set {
 // signatures as ids, in order; its workload is workload; every benchmark
 // name is unique; and benchproc, reading the names as go test prints
 // them, gives back each workload and signature ID under the keys
-// "workload" and "sig".
+// "workload" and "sig", and the timeline benchmark's workload.
 func Check(t testing.TB, set *signatures.Set, workload string, ids []string) {
 	t.Helper()
 	if err := check(set, workload, ids); err != nil {
@@ -272,6 +272,7 @@ func check(set *signatures.Set, workload string, ids []string) error {
 		// As go test prints it, with a GOMAXPROCS suffix.
 		fmt.Fprintf(&out, "%s-8\t1\t%d ns/op\n", name, i+1)
 	}
+	fmt.Fprintf(&out, "Benchmark%s/%s-8\t1\t%d ns/op\n", TimelineName, TimelineBenchName(workload), len(ids)+1)
 	rs, err := ReadResults([]Input{{Name: "names", Reader: &out}})
 	if err != nil {
 		return err
@@ -285,6 +286,9 @@ func check(set *signatures.Set, workload string, ids []string) error {
 		if s == nil || len(s.NS) != 1 || math.Abs(s.NS[0]-float64(i+1)) > 1e-6 {
 			return fmt.Errorf("benchproc did not give back signature %s of workload %s", id, workload)
 		}
+	}
+	if tl := w.Timeline; tl.Runs() != 1 || math.Abs(tl.NS[0]-float64(len(ids)+1)) > 1e-6 {
+		return fmt.Errorf("benchproc did not give back the timeline benchmark of workload %s", workload)
 	}
 	if len(w.Sigs) != len(ids) {
 		return fmt.Errorf("benchproc found %d signatures, want %d", len(w.Sigs), len(ids))

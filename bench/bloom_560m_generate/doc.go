@@ -13,7 +13,10 @@
 // Each sub-benchmark BenchmarkReplay/workload=bloom-560m_generate/sig=ID
 // prepares and measures its signature once (the replay package samples
 // until its confidence target) and reports the time per invocation as
-// ns/op. Set KREPLAY_REQUIRE_GPU=1 to fail instead of skipping when no GPU
+// ns/op. BenchmarkTimeline/workload=bloom-560m_generate/timeline replays the
+// whole traced timeline in order as one CUDA graph and reports its time
+// as ns/op, and the traced time it could not replay as skipped-ns.
+// Set KREPLAY_REQUIRE_GPU=1 to fail instead of skipping when no GPU
 // is usable, KREPLAY_ENERGY=1 to measure J/op and W too (about 11 s per
 // signature), KREPLAY_CACHE to choose the L2 cache mode (default auto).
 //

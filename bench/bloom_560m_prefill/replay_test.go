@@ -80,6 +80,14 @@ func BenchmarkReplay(b *testing.B) {
 	}
 }
 
+// BenchmarkTimeline replays the whole traced timeline in order, one CUDA
+// graph per timeline (bench.Timeline):
+// BenchmarkTimeline/workload=bloom-560m_prefill/timeline.
+func BenchmarkTimeline(b *testing.B) {
+	s := set(b)
+	b.Run(bench.TimelineBenchName(workload), func(b *testing.B) { bench.Timeline(b, s) })
+}
+
 // BenchmarkModel runs the real inference in PyTorch (bench.Model):
 // BenchmarkModel/workload=bloom-560m_prefill/model.
 func BenchmarkModel(b *testing.B) {
