@@ -1,9 +1,11 @@
 package tier3
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -102,6 +104,14 @@ func TestEwHostFaithful(t *testing.T) {
 		c{"add scalar", "aten::add", []ewTArg{ewT("c10::Half", ewDims(2, 4096)), ewS("1"), ewS("1")}},
 		c{"fill_ f16", "aten::fill_", []ewTArg{ewT("c10::Half", ewDims(4, 1000)), ewS("2.5")}},
 		c{"copy_ f32 to f16 contiguous", "aten::copy_", []ewTArg{ewT("c10::Half", ewDims(8, 1024)), ewT("float", ewDims(8, 1024)), ewS("False")}},
+		// Traced vectorized cases the replay once refused: a 0-dim operand
+		// wider than the vector's tensors, and fewer elements than a vector.
+		c{"mul f16 by f64 0-dim", "aten::mul", []ewTArg{ewT("c10::Half", ewDims(1, 3, 4096)), {typ: "double"}}},
+		c{"add f16 i64 0-dim", "aten::add", []ewTArg{ewT("c10::Half", ewDims(1, 1, 1000)), {typ: "long int"}, ewS("1")}},
+		c{"add i64 one element", "aten::add", []ewTArg{ewT("long int", ewDims(1)), {typ: "long int"}, ewS("1")}},
+		c{"eq i64 [1,1]", "aten::eq", []ewTArg{ewT("long int", ewDims(1, 1)), ewT("long int", ewDims(1, 1))}},
+		c{"fill_ bool 0-dim", "aten::fill_", []ewTArg{{typ: "bool"}, ewS("True")}},
+		c{"fill_ i64 three", "aten::fill_", []ewTArg{ewT("long int", ewDims(3)), ewS("-2")}},
 	)
 	strategies := []ptKernel{
 		{kind: ptGeneric, nt: 128, vt: 4},
@@ -143,4 +153,93 @@ func TestEwHostFaithful(t *testing.T) {
 			})
 		}
 	}
+}
+
+// ptAnalyzeTraced analyses a traced signature of the elementwise, copy or
+// fill family as the builders do, with its traced strategy.
+func ptAnalyzeTraced(sig *signatures.Signature) (*ewOpPlan, error) {
+	var pl *ewOpPlan
+	var err error
+	switch sig.Op {
+	case "aten::fill_", "aten::fill", "aten::zero_":
+		pl, err = ewAnalyzeFill(sig)
+	case "aten::copy_", "aten::copy", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous":
+		pl, err = ewAnalyzeCopy(sig)
+	default:
+		pl, err = ewAnalyze(sig)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pl.pt = ptParse(sig)
+	return pl, nil
+}
+
+// ptProblem lays out a plan's operands as ewInstantiate does, at
+// 256-byte aligned addresses (as the device allocator gives) that are
+// never dereferenced.
+func ptProblem(t *testing.T, pl *ewOpPlan) ewProblem {
+	t.Helper()
+	next := cuda.DevicePtr(1 << 20)
+	alloc := func(shape, strides []int64, dtype string) *Tensor {
+		if len(strides) != len(shape) {
+			strides = ContiguousStrides(shape)
+		}
+		x := &Tensor{Ptr: next, Shape: shape, Strides: strides, DType: dtype, Span: span(shape, strides)}
+		next += cuda.DevicePtr((max(x.Bytes(), 1) + 255) &^ 255)
+		return x
+	}
+	var pr ewProblem
+	for k, a := range pl.args {
+		switch {
+		case a.in != nil:
+			pr.in[k] = ewTensorOperand(alloc(a.in.Shape, a.in.Strides, signatures.DType(a.in.Type)))
+		case a.isSet:
+			pr.in[k] = ewConstOperand(a.c)
+		}
+	}
+	switch {
+	case pl.inplace >= 0:
+		pr.out = pr.in[pl.inplace].t
+	case pl.out != nil:
+		pr.out = alloc(pl.out.Shape, pl.out.Strides, pl.outDType)
+	default:
+		pr.out = alloc(pl.shape, nil, pl.outDType)
+	}
+	return pr
+}
+
+// TestPTTracedPlans builds, without a GPU, the faithful plan of every
+// traced signature whose kernel is vectorized_elementwise_kernel or
+// unrolled_elementwise_kernel (PyTorch took those paths, so the operands
+// allow them) and checks that the traced strategy applies: that the
+// replay would not fall back to the fast kernel.
+func TestPTTracedPlans(t *testing.T) {
+	n := 0
+	for _, sig := range ewTracedSigs(t) {
+		p := ptParse(sig)
+		if p.kind != ptVectorized && p.kind != ptUnrolled {
+			continue
+		}
+		pl, err := ptAnalyzeTraced(sig)
+		if err != nil {
+			t.Errorf("%s %s: %v", sig.Op, sig.Label, err)
+			continue
+		}
+		spec := ewSpec{op: pl.code, ct: pl.ct, alpha: pl.alpha, raw: pl.raw, pt: pl.pt}
+		pp, ok, err := ptMakePlan(spec, ptProblem(t, pl))
+		switch {
+		case err != nil:
+			t.Errorf("%s %s %s: %v", sig.Op, sig.Label, p.strategy(), err)
+		case !ok:
+			t.Errorf("%s %s %s: the traced strategy does not apply", sig.Op, sig.Label, p.strategy())
+		case pp.plan.defines["EW_VEC"] != fmt.Sprint(max(p.vec, 1)):
+			t.Errorf("%s %s %s: vector width %s", sig.Op, sig.Label, p.strategy(), pp.plan.defines["EW_VEC"])
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no traced vectorized or unrolled signature")
+	}
+	t.Logf("%d traced signatures", n)
 }

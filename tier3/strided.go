@@ -221,13 +221,27 @@ func ewDivide(n uint32, magic, shift uint32) uint32 {
 // and every tensor operand contiguous (or, for operands, broadcast) along
 // the innermost dimension, units aligned to v*size bytes, at most 16 bytes
 // per unit of the narrowest dtype and 32 of the widest.
-func ewVecOK(l ewLayout, v int64, ptrs [4]cuda.DevicePtr, sizes [4]int64) bool {
+//
+// forced is set when the width is the traced kernel's (the faithful
+// replay: PyTorch ran that width, so only what kreplay's kernel needs is
+// checked). Then the byte bounds count only the tensors loaded or stored
+// as vectors (an operand broadcast along the innermost dimension, such as
+// a 0-dim f64 scalar beside f16 tensors, loads one element per unit), and
+// a one-dimensional space shorter than v, which has no full unit, is
+// allowed (kr_ew_pt_lin does it element by element, as PyTorch's
+// vectorized kernel does its remainder). The fast kernel's widths are
+// chosen as before.
+func ewVecOK(l ewLayout, v int64, ptrs [4]cuda.DevicePtr, sizes [4]int64, forced bool) bool {
 	if v == 1 {
 		return true
 	}
+	inner := len(l.sizes) - 1
+	if len(l.sizes) == 1 && l.sizes[0] < v {
+		return forced
+	}
 	var lo, hi int64 = 1 << 62, 0
 	for k := range 4 {
-		if l.strides[k] == nil {
+		if l.strides[k] == nil || (forced && k > 0 && l.strides[k][inner] == 0) {
 			continue
 		}
 		lo, hi = min(lo, sizes[k]), max(hi, sizes[k])
@@ -235,11 +249,7 @@ func ewVecOK(l ewLayout, v int64, ptrs [4]cuda.DevicePtr, sizes [4]int64) bool {
 	if v*lo > 16 || v*hi > 32 {
 		return false
 	}
-	inner := len(l.sizes) - 1
 	if len(l.sizes) > 1 && l.sizes[inner]%v != 0 {
-		return false
-	}
-	if len(l.sizes) == 1 && l.sizes[0] < v {
 		return false
 	}
 	for k := range 4 {
@@ -410,7 +420,7 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 					ok = false
 				}
 			}
-			if !ok || !ewVecOK(layouts[i], v, ptrs, sizes) {
+			if !ok || !ewVecOK(layouts[i], v, ptrs, sizes, spec.vec > 1) {
 				ok = false
 				break
 			}
