@@ -76,6 +76,25 @@ func rdKernelCases(t *testing.T) []rdKernelCase {
 		}
 		cases = append(cases, rdKernelCase{"softmax " + c.name, rdSource("softmax.cu", softmaxSource, defs), []string{p.kernel}})
 	}
+	for _, sig := range append(smTracedSigs(t), smPTGPUSigs(t)...) {
+		s, err := parseSoftmax(sig)
+		if err != nil {
+			t.Fatalf("%s: %v", sig.Label, err)
+		}
+		shape, strides, esize := tensor(sig)
+		p, err := planSoftmax(shape, strides, s.dim, esize, sms)
+		if err != nil {
+			t.Fatalf("%s: %v", sig.Label, err)
+		}
+		defs, err := softmaxDefines(s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", sig.Label, err)
+		}
+		if pt, ok := smParsePT(sig, s, shape, strides); ok {
+			defs["SM_PT_LOG2"] = fmt.Sprint(pt.log2)
+			cases = append(cases, rdKernelCase{"softmax faithful " + sig.Label, rdSource("softmax.cu", softmaxSource, defs), []string{"sm_pt_warp"}})
+		}
+	}
 	for _, c := range layerNormGPUCases {
 		sig := rdSig(t, c.op, c.ins...)
 		s, err := parseLayerNorm(sig)

@@ -2,6 +2,7 @@ package tier3
 
 import (
 	_ "embed"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -127,6 +128,19 @@ func buildSoftmax(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pt, ok := smParsePT(sig, s, x.Shape, x.Strides); ok {
+		defs["SM_PT_LOG2"] = strconv.FormatInt(pt.log2, 10)
+		f, err := e.Function(rdSource("softmax.cu", softmaxSource, defs), "sm_pt_warp")
+		if err != nil {
+			return nil, err
+		}
+		return &Instance{
+			Inputs: []*Tensor{x}, Outputs: []*Tensor{y}, FLOPs: 5 * x.Numel(), Strategy: pt.strategy(),
+			Launch: func(st *cuda.Stream) error {
+				return f.Launch(pt.grid, pt.block, 0, st, x.Ptr, pt.rows, int32(pt.n), y.Ptr)
+			},
+		}, nil
+	}
 	f, err := e.Function(rdSource("softmax.cu", softmaxSource, defs), p.kernel)
 	if err != nil {
 		return nil, err
@@ -161,4 +175,74 @@ func softmaxDefines(s *smSpec, p *smPlan) (map[string]string, error) {
 		"SM_IN": in, "SM_OUT": out, "SM_LOG": log, "SM_V": strconv.FormatInt(p.V, 10),
 		"SM_CH": strconv.FormatInt(p.CH, 10), "SM_TPR": strconv.FormatInt(p.TPR, 10),
 	}, nil
+}
+
+// smPT is a traced softmax_warp_forward launch, replayed by sm_pt_warp
+// when Faithful is set.
+type smPT struct {
+	log2        int64 // the rows' length bound, log2_elements
+	rows, n     int64
+	grid, block [3]uint32
+}
+
+func (p smPT) strategy() string { return fmt.Sprintf("softmax_warp_forward<%d>", p.log2) }
+
+// smParsePT reads a traced
+// softmax_warp_forward<in, out, acc, log2_elements, is_log_softmax, is_masked>
+// (PersistentSoftmax.cuh): ok when Faithful is set, the kernel is that one
+// (unmasked, of the same log-ness), the softmax runs along contiguous rows
+// of at most 2^log2_elements elements, and the traced launch shape is the
+// kernel's (a block of WS lanes by warps, covering every row); otherwise
+// the fast kernels run.
+func smParsePT(sig *signatures.Signature, s *smSpec, shape, strides []int64) (smPT, bool) {
+	var p smPT
+	if !Faithful || sig.Launch == nil {
+		return p, false
+	}
+	name := strings.TrimPrefix(sig.Kernel, "void ")
+	name = strings.ReplaceAll(name, "(anonymous namespace)::", "")
+	name = strings.ReplaceAll(name, "at::native::", "")
+	const prefix = "softmax_warp_forward<"
+	if !strings.HasPrefix(name, prefix) {
+		return p, false
+	}
+	args := strings.Split(strings.TrimPrefix(name, prefix), ",")
+	if len(args) < 6 {
+		return p, false
+	}
+	log2, err := strconv.ParseInt(strings.TrimSpace(args[3]), 10, 64)
+	if err != nil || log2 < 0 || log2 > 11 {
+		return p, false
+	}
+	isLog := strings.TrimSpace(args[4])
+	masked := strings.TrimSpace(strings.SplitN(args[5], ">", 2)[0])
+	if isLog != strconv.FormatBool(s.log) || masked != "false" {
+		return p, false
+	}
+	// Rows along the innermost dimension of a contiguous tensor.
+	t := Tensor{Shape: shape, Strides: strides}
+	if !t.Contiguous() {
+		return p, false
+	}
+	for _, d := range shape[s.dim+1:] {
+		if d != 1 {
+			return p, false
+		}
+	}
+	p.log2, p.n = log2, shape[s.dim]
+	p.rows = t.Numel() / max(p.n, 1)
+	np := int64(1) << log2
+	ws := min(np, 32)
+	wb := int64(1)
+	if np <= 128 {
+		wb = 2
+	}
+	l := sig.Launch
+	if p.n < 1 || p.n > np || l.Block[0] != ws || l.Block[1] < 1 || l.Block[0]*l.Block[1] > 1024 || l.Block[2] != 1 ||
+		l.Grid[1] != 1 || l.Grid[2] != 1 || l.Grid[0] < 1 || l.Grid[0]*l.Block[1]*wb < p.rows {
+		return p, false
+	}
+	p.grid = [3]uint32{uint32(l.Grid[0]), 1, 1}
+	p.block = [3]uint32{uint32(l.Block[0]), uint32(l.Block[1]), 1}
+	return p, true
 }

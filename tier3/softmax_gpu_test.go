@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/signatures"
 )
 
 // softmaxGPUCases cover the traced shape (warp per row), block rows, long
@@ -90,4 +91,50 @@ func refSoftmax(x []float64, shape []int64, dim int, log bool) []float64 {
 		}
 	}
 	return out
+}
+
+// smPTGPUSigs are synthetic softmax_warp_forward signatures: two rows per
+// warp with a partial last warp, lanes short of a warp, rows shorter than
+// 2^log2, log-softmax.
+func smPTGPUSigs(t *testing.T) []*signatures.Signature {
+	return []*signatures.Signature{
+		smPTSig(t, "aten::_softmax", []rdIn{rdT("float", 1001, 100), rdS("-1"), rdS("False")}, 7, false),
+		smPTSig(t, "aten::_log_softmax", []rdIn{rdT("float", 77, 13), rdS("-1"), rdS("False")}, 4, true),
+		smPTSig(t, "aten::_softmax", []rdIn{rdT("float", 3, 5, 1000), rdS("-1"), rdS("False")}, 10, false),
+		smPTSig(t, "aten::_log_softmax", []rdIn{rdT("float", 9, 1), rdS("-1"), rdS("False")}, 0, true),
+	}
+}
+
+// TestGPUSoftmaxFaithful replays the traced softmax_warp_forward
+// signatures (real kernel names and launch shapes) and synthetic ones
+// with sm_pt_warp, checking the strategy and every element.
+func TestGPUSoftmaxFaithful(t *testing.T) {
+	for i, sig := range append(smTracedSigs(t), smPTGPUSigs(t)...) {
+		t.Run(sig.Label, func(t *testing.T) {
+			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				spec, err := parseSoftmax(sig)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(2500 + i)}, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer k.Close()
+				inst := k.Instance(0)
+				if !strings.HasPrefix(inst.Strategy, "softmax_warp_forward<") {
+					t.Errorf("strategy %q", inst.Strategy)
+				}
+				if err := k.Launch(s, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Synchronize(); err != nil {
+					t.Fatal(err)
+				}
+				in, out := inst.Inputs[0], inst.Outputs[0]
+				want := refSoftmax(download(t, in, s), in.Shape, spec.dim, spec.log)
+				checkClose(t, sig.Label, download(t, out, s), want, out.DType)
+			})
+		})
+	}
 }

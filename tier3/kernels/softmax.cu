@@ -190,3 +190,74 @@ extern "C" __global__ void __launch_bounds__(256) sm_cols(const in_t *__restrict
 		}
 	}
 }
+
+#ifdef SM_PT_LOG2
+// sm_pt_warp is PyTorch's softmax_warp_forward<in, out, acc, SM_PT_LOG2,
+// SM_LOG, false> (the faithful replay, softmax.go): rows of n <= 2^LOG2
+// contiguous elements (row stride n), WS = min(2^LOG2, 32) lanes per row
+// along threadIdx.x, WB rows per warp (2 up to 128 elements, else 1), one
+// warp's rows per threadIdx.y. Each lane holds IT = 2^LOG2/WS elements,
+// lane + i*WS, read and written one at a time (scalar loads, coalesced
+// across the lanes); the row's max and sum are butterfly reductions over
+// the WS lanes. Every thread reaches the shuffles (no early return).
+extern "C" __global__ void sm_pt_warp(const in_t *__restrict__ x, const long long rows, const int n, out_t *__restrict__ y) {
+	constexpr int NP = 1 << SM_PT_LOG2;
+	constexpr int WS = NP < 32 ? NP : 32;
+	constexpr int IT = NP / WS;
+	constexpr int WB = NP <= 128 ? 2 : 1;
+	const acc_t ninf = -rd_inf((acc_t)0);
+	const long long first = ((long long)blockIdx.x * blockDim.y + threadIdx.y) * WB;
+	const long long local = rows - first;
+	const int lane = threadIdx.x;
+	x += first * n + lane;
+	y += first * n + lane;
+	acc_t v[WB][IT];
+#pragma unroll
+	for (int b = 0; b < WB; b++) {
+#pragma unroll
+		for (int i = 0; i < IT; i++) {
+			const int e = lane + i * WS;
+			v[b][i] = (b < local && e < n) ? (acc_t)RD<SM_IN>::get(x[(long long)b * n + i * WS]) : ninf;
+		}
+	}
+	acc_t m[WB], s[WB];
+#pragma unroll
+	for (int b = 0; b < WB; b++) {
+		m[b] = v[b][0];
+#pragma unroll
+		for (int i = 1; i < IT; i++) m[b] = sm_max(m[b], v[b][i]);
+		m[b] = rd_gmax<WS>(m[b]);
+	}
+#pragma unroll
+	for (int b = 0; b < WB; b++) {
+		s[b] = 0;
+#pragma unroll
+		for (int i = 0; i < IT; i++) {
+#if SM_LOG
+			s[b] += sm_exp(v[b][i] - m[b]);
+#else
+			v[b][i] = sm_exp(v[b][i] - m[b]);
+			s[b] += v[b][i];
+#endif
+		}
+		s[b] = rd_gsum<WS>(s[b]);
+	}
+#pragma unroll
+	for (int b = 0; b < WB; b++) {
+		if (b >= local) break;
+#if SM_LOG
+		const acc_t ls = sm_log(s[b]);
+#endif
+#pragma unroll
+		for (int i = 0; i < IT; i++) {
+			if (lane + i * WS < n) {
+#if SM_LOG
+				y[(long long)b * n + i * WS] = RD<SM_OUT>::put(v[b][i] - m[b] - ls);
+#else
+				y[(long long)b * n + i * WS] = RD<SM_OUT>::put(v[b][i] / s[b]);
+#endif
+			}
+		}
+	}
+}
+#endif
