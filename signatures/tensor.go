@@ -3,13 +3,14 @@ package signatures
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// broadcastShape returns the broadcast of shapes, or false if they do not
-// broadcast.
-func broadcastShape(shapes [][]int64) ([]int64, bool) {
+// BroadcastShape returns the broadcast of shapes, as PyTorch broadcasts
+// tensor operands, or false if they do not broadcast.
+func BroadcastShape(shapes ...[]int64) ([]int64, bool) {
 	n := 0
 	for _, s := range shapes {
 		n = max(n, len(s))
@@ -89,13 +90,13 @@ func deriveTensor(class Class, op string, ins []Input) (*TensorParams, error) {
 		for i, t := range tensors {
 			shapes[i] = t.Shape
 		}
-		out, ok := broadcastShape(shapes)
+		out, ok := BroadcastShape(shapes...)
 		if !ok {
 			return nil, fmt.Errorf("%s inputs %v do not broadcast", op, shapes)
 		}
 		p.Shape, p.Numel = out, numel(out)
 		for _, t := range tensors {
-			if !equalShape(t.Shape, out) {
+			if !slices.Equal(t.Shape, out) {
 				p.Broadcast = true
 			}
 		}
@@ -228,18 +229,6 @@ func deriveTensor(class Class, op string, ins []Input) (*TensorParams, error) {
 	}
 	p.Bytes = estimateBytes(p, tensors)
 	return p, nil
-}
-
-func equalShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // arangeNumel reads the element count of arange(end) or arange(start, end[, step]).

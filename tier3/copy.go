@@ -59,7 +59,7 @@ func ewAnalyzeCopy(sig *signatures.Signature) (*ewOpPlan, error) {
 			return nil, fmt.Errorf("%w: %s without a tensor source", ErrUnsupported, sig.Op)
 		}
 		src = &ins[1]
-		if _, ok := ewBroadcastShape(ins[0].Shape, src.Shape); !ok || len(src.Shape) > len(ins[0].Shape) {
+		if _, ok := signatures.BroadcastShape(ins[0].Shape, src.Shape); !ok || len(src.Shape) > len(ins[0].Shape) {
 			return nil, fmt.Errorf("%w: %s source %v does not broadcast to %v", ErrUnsupported, sig.Op, src.Shape, ins[0].Shape)
 		}
 		if sig.Op == "aten::copy_" {

@@ -2,6 +2,7 @@ package tier3
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kreplay/kreplay/signatures"
@@ -117,42 +118,6 @@ func ewStrip(v string) string { return strings.Trim(strings.TrimSpace(v), `"'`) 
 // ewIsNone reports whether an input is an absent optional argument.
 func ewIsNone(in signatures.Input) bool {
 	return !in.IsTensor() && in.Type != "Scalar" && (in.Value == "" || in.Value == "None")
-}
-
-// ewBroadcastShape is the broadcast of shapes, or false.
-func ewBroadcastShape(shapes ...[]int64) ([]int64, bool) {
-	n := 0
-	for _, s := range shapes {
-		n = max(n, len(s))
-	}
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, s := range shapes {
-		off := n - len(s)
-		for i, d := range s {
-			switch {
-			case out[off+i] == 1:
-				out[off+i] = d
-			case d != 1 && d != out[off+i]:
-				return nil, false
-			}
-		}
-	}
-	return out, true
-}
-
-func ewEqualShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // ewAnalyze reads an elementwise op's signature.
@@ -282,7 +247,7 @@ func ewAnalyze(sig *signatures.Signature) (*ewOpPlan, error) {
 		}
 		pl.alpha = a
 	}
-	shape, ok := ewBroadcastShape(shapes...)
+	shape, ok := signatures.BroadcastShape(shapes...)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s operands %v do not broadcast", ErrUnsupported, sig.Op, shapes)
 	}
@@ -290,7 +255,7 @@ func ewAnalyze(sig *signatures.Signature) (*ewOpPlan, error) {
 	switch {
 	case inplace:
 		self := pl.args[0].in
-		if !ewEqualShape(self.Shape, shape) {
+		if !slices.Equal(self.Shape, shape) {
 			return nil, fmt.Errorf("%w: in-place %s would broadcast self %v to %v", ErrUnsupported, sig.Op, self.Shape, shape)
 		}
 		pl.out, pl.inplace, pl.outDType = self, 0, signatures.DType(self.Type)
@@ -312,7 +277,7 @@ func ewAnalyze(sig *signatures.Signature) (*ewOpPlan, error) {
 func ewOutArg(ins []signatures.Input, from int, shape []int64) *signatures.Input {
 	for i := from; i < len(ins); i++ {
 		if ins[i].IsTensor() {
-			if ewEqualShape(ins[i].Shape, shape) && ewCodes[signatures.DType(ins[i].Type)] != "" {
+			if slices.Equal(ins[i].Shape, shape) && ewCodes[signatures.DType(ins[i].Type)] != "" {
 				return &ins[i]
 			}
 			return nil

@@ -176,7 +176,7 @@ func TestEwBroadcast(t *testing.T) {
 		{[][]int64{nil, nil}, []int64{}, true},
 		{[][]int64{{3}, {4}}, nil, false},
 	} {
-		got, ok := ewBroadcastShape(c.shapes...)
+		got, ok := signatures.BroadcastShape(c.shapes...)
 		if ok != c.ok || (ok && !slices.Equal(got, c.want)) {
 			t.Errorf("broadcast %v = %v %v, want %v %v", c.shapes, got, ok, c.want, c.ok)
 		}
