@@ -412,7 +412,6 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	var values []float64
 	began := time.Now()
 	deadline := began.Add(max(o.Budget, o.MinTime))
-	var sum benchmath.Summary
 	for len(values) < o.MaxSamples {
 		if o.Cooldown > 0 {
 			time.Sleep(o.Cooldown)
@@ -429,8 +428,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			continue
 		}
 		if len(values)%5 == 0 || time.Now().After(deadline) {
-			sum = summarize(values, o.Confidence)
-			r.RelCI = relCI(sum)
+			r.RelCI = relCI(summarize(values, o.Confidence))
 			if r.RelCI <= o.TargetRelCI && time.Since(began) >= o.MinTime {
 				r.Converged = true
 				break
@@ -440,28 +438,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			}
 		}
 	}
-	if sampler != nil {
-		samples, err := sampler.Stop()
-		if err == nil && len(samples) > 0 {
-			s := energy.Summarize(energy.DeviceStates(samples, d.Meter.Index()))
-			r.GPU = &s
-			r.Throttled = s.Throttled()
-			if r.Throttled {
-				r.Reasons = s.ThrottleReasons.String()
-			}
-		}
-	}
-	sum = summarize(values, o.Confidence)
-	r.RelCI = relCI(sum)
+	r.GPU, r.Throttled, r.Reasons = stopSampler(sampler, d.Meter)
+	setStats(r, values, o.Confidence)
 	r.Converged = r.Converged || r.RelCI <= o.TargetRelCI
-	r.Samples = len(values)
-	r.MedianNS, r.LoNS, r.HiNS = sum.Center, sum.Lo, sum.Hi
-	r.MinNS, r.MaxNS = slices.Min(values), slices.Max(values)
-	var tot float64
-	for _, v := range values {
-		tot += v
-	}
-	r.MeanNS = tot / float64(len(values))
 	if rec != nil {
 		if err := rec.collect(r, len(values), batch, o.Confidence); err != nil {
 			r.KernelErr = err.Error()
@@ -511,4 +490,22 @@ func (r *Result) String() string {
 		fmt.Fprintf(&b, " THROTTLED %s", r.Reasons)
 	}
 	return b.String()
+}
+
+// stopSampler stops an NVML sampler and summarises the meter's device's
+// samples: the summary, whether any sample was throttled, and why. A nil
+// sampler, or one that sampled nothing, gives nil.
+func stopSampler(s *energy.Sampler, m *energy.Device) (*energy.Summary, bool, string) {
+	if s == nil {
+		return nil, false, ""
+	}
+	samples, err := s.Stop()
+	if err != nil || len(samples) == 0 {
+		return nil, false, ""
+	}
+	sum := energy.Summarize(energy.DeviceStates(samples, m.Index()))
+	if !sum.Throttled() {
+		return &sum, false, ""
+	}
+	return &sum, true, sum.ThrottleReasons.String()
 }

@@ -429,17 +429,7 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 			}
 		}
 	}
-	if sampler != nil {
-		samples, err := sampler.Stop()
-		if err == nil && len(samples) > 0 {
-			sum := energy.Summarize(energy.DeviceStates(samples, d.Meter.Index()))
-			r.GPU = &sum
-			r.Throttled = sum.Throttled()
-			if r.Throttled {
-				r.Reasons = sum.ThrottleReasons.String()
-			}
-		}
-	}
+	r.GPU, r.Throttled, r.Reasons = stopSampler(sampler, d.Meter)
 	sum := summarize(values, o.Confidence)
 	r.RelCI = relCI(sum)
 	r.Converged = r.Converged || r.RelCI <= o.TargetRelCI
