@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/internal/nvrtc"
 	"github.com/kreplay/kreplay/internal/traces"
@@ -784,7 +783,7 @@ func BenchmarkGPUAttention(b *testing.B) {
 		for _, arch := range []int{90} {
 			for _, cfg := range attnSweep(p, arch) {
 				b.Run(tc.name+"/"+cfg.String(), func(b *testing.B) {
-					attnGPUEnv(b, func(dev Device, s *cuda.Stream) {
+					gpuEnv(b, func(dev Device, s *cuda.Stream) {
 						if dev.Compiler.Arch() < 80 {
 							b.Skipf("sm_%d", dev.Compiler.Arch())
 						}
@@ -853,51 +852,4 @@ func benchAttention(b *testing.B, dev Device, s *cuda.Stream, sig *signatures.Si
 	b.ReportMetric(us/traced, "x_traced")
 	b.Logf("%v: %.1f us per launch over %d, %.0f TFLOP/s (%.2f GFLOP); traced cuDNN %.1f us (%.2fx)",
 		cfg, us, n, tflops, float64(inst.FLOPs)/1e9, traced, us/traced)
-}
-
-// attnGPUEnv is gpuEnv for any testing.TB (gpuEnv takes a *testing.T),
-// for the benchmark.
-func attnGPUEnv(tb testing.TB, fn func(dev Device, s *cuda.Stream)) {
-	tb.Helper()
-	gputest.Require(tb, func() error {
-		if err := cuda.Init(); err != nil {
-			return err
-		}
-		if n, err := cuda.DeviceCount(); err != nil || n == 0 {
-			return fmt.Errorf("no CUDA device (%v)", err)
-		}
-		return nil
-	})
-	d, err := cuda.DeviceGet(0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, err := d.RetainPrimaryContext()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ctx.Release()
-	major, minor, err := d.ComputeCapability()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sms, err := d.SMCount()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	comp, err := NewCompiler(major, minor)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := ctx.Do(func() error {
-		s, err := cuda.NewStream()
-		if err != nil {
-			return err
-		}
-		defer s.Destroy()
-		fn(Device{Compiler: comp, SMs: sms}, s)
-		return nil
-	}); err != nil {
-		tb.Fatal(err)
-	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -525,54 +524,6 @@ func TestGPUEwTraced(t *testing.T) {
 	})
 }
 
-// ewGPUEnvB is gpuEnv for benchmarks.
-func ewGPUEnvB(b *testing.B, fn func(dev Device, s *cuda.Stream)) {
-	b.Helper()
-	if err := cuda.Init(); err != nil {
-		ewSkipOrFail(b, err)
-	}
-	if n, err := cuda.DeviceCount(); err != nil || n == 0 {
-		ewSkipOrFail(b, fmt.Errorf("no CUDA device (%v)", err))
-	}
-	d, err := cuda.DeviceGet(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, err := d.RetainPrimaryContext()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ctx.Release()
-	major, minor, err := d.ComputeCapability()
-	if err != nil {
-		b.Fatal(err)
-	}
-	sms, err := d.SMCount()
-	if err != nil {
-		b.Fatal(err)
-	}
-	comp, err := NewCompiler(major, minor)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := ctx.Do(func() error {
-		s, err := cuda.NewStream()
-		if err != nil {
-			return err
-		}
-		defer s.Destroy()
-		fn(Device{Compiler: comp, SMs: sms}, s)
-		return nil
-	}); err != nil {
-		b.Fatal(err)
-	}
-}
-
-func ewSkipOrFail(b *testing.B, err error) {
-	b.Helper()
-	gputest.Require(b, func() error { return err })
-}
-
 // ewTime returns the mean time of n launches after warm-up, with CUDA
 // events.
 func ewTime(tb testing.TB, s *cuda.Stream, n int, launchFn func() error) float64 {
@@ -753,7 +704,7 @@ func TestGPUEwBandwidth(t *testing.T) {
 func BenchmarkGPUEwBandwidth(b *testing.B) {
 	for _, c := range ewBandwidthCases() {
 		b.Run(c.name, func(b *testing.B) {
-			ewGPUEnvB(b, func(dev Device, s *cuda.Stream) {
+			gpuEnv(b, func(dev Device, s *cuda.Stream) {
 				k, bytes := ewBandwidthKernel(b, dev, s, c)
 				defer k.Close()
 				var op, mc float64

@@ -32,7 +32,7 @@ func opSig(t *testing.T, op, dims, strides, types, concrete string) *signatures.
 // gpuEnv runs fn with device 0's context current, a stream, and a
 // compiler; it skips (or fails under KREPLAY_REQUIRE_GPU=1) without a GPU.
 // Subtests run on other goroutines: call gpuEnv inside each, not around.
-func gpuEnv(t *testing.T, fn func(dev Device, s *cuda.Stream)) {
+func gpuEnv(t testing.TB, fn func(dev Device, s *cuda.Stream)) {
 	t.Helper()
 	gputest.Require(t, func() error {
 		if err := cuda.Init(); err != nil {
