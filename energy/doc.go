@@ -16,7 +16,9 @@
 //     aligned to changes of NVML's total-energy counter, which advances only
 //     about every 100 ms, so a naive pair of reads would be off by up to one
 //     tick. See [MeasureOptions] for window sizing and [Reading] for the
-//     result and its error bounds.
+//     result and its error bounds. [MeasureDevices] measures several GPUs
+//     at once while one piece of work (a collective across them) runs,
+//     each over a window aligned to its own counter.
 //   - [Sampler]: a background goroutine per device sampling [State] at a fixed
 //     interval; [Summarize] and [IntegratePower] reduce the samples.
 //

@@ -191,52 +191,141 @@ func (d *Device) IdlePower(ctx context.Context, window time.Duration) (Reading, 
 	return measure(ctx, d, nil, MeasureOptions{MinTicks: 1, MinDuration: window})
 }
 
+// MeasureDevices is [Device.Measure] for several GPUs at once: work runs
+// back to back (it should keep every GPU busy, e.g. one step of a
+// collective on all of them, and return when all have finished), and each
+// GPU's energy is measured over its own window aligned to its own
+// counter's ticks, with the calls attributed to that window. The loop
+// stops when every GPU's window has closed. The readings are in the order
+// of devs. If any GPU lacks the energy counter, every GPU is measured by
+// integrating sampled power, as Measure falls back for one.
+func MeasureDevices(ctx context.Context, devs []*Device, work func() error, opts MeasureOptions) ([]Reading, error) {
+	if work == nil {
+		return nil, errors.New("energy: MeasureDevices needs a work function")
+	}
+	if len(devs) == 0 {
+		return nil, errors.New("energy: MeasureDevices needs at least one device")
+	}
+	srcs := make([]meterSource, len(devs))
+	for i, d := range devs {
+		if d == nil {
+			return nil, errors.New("energy: MeasureDevices given a nil device")
+		}
+		srcs[i] = d
+	}
+	return measureAll(ctx, srcs, work, opts)
+}
+
 // measure is Measure for any meterSource; work == nil measures idle.
 func measure(ctx context.Context, src meterSource, work func() error, opts MeasureOptions) (Reading, error) {
-	opts = opts.withDefaults()
-	if _, err := src.EnergyCounter(); err != nil {
-		if errors.Is(err, ErrNotSupported) {
-			return measurePower(ctx, src, work, opts)
-		}
+	rs, err := measureAll(ctx, []meterSource{src}, work, opts)
+	if err != nil {
 		return Reading{}, err
+	}
+	return rs[0], nil
+}
+
+// measureAll measures every source over its own window while work runs;
+// work == nil measures idle.
+func measureAll(ctx context.Context, srcs []meterSource, work func() error, opts MeasureOptions) ([]Reading, error) {
+	opts = opts.withDefaults()
+	for _, src := range srcs {
+		if _, err := src.EnergyCounter(); err != nil {
+			if errors.Is(err, ErrNotSupported) {
+				return measurePower(ctx, srcs, work, opts)
+			}
+			return nil, err
+		}
 	}
 
 	var smp *Sampler
 	if opts.SampleInterval > 0 {
-		smp = startSampler(opts.SampleInterval, []stateReader{src})
+		readers := make([]stateReader, len(srcs))
+		for i, src := range srcs {
+			readers[i] = src
+		}
+		smp = startSampler(opts.SampleInterval, readers)
 	}
 	start := time.Now()
 	rule := windowRule{notBefore: start.Add(opts.Warmup), minTicks: opts.MinTicks, minDur: opts.MinDuration}
-	p := startPoller(ctx, src, rule, start, opts)
-	calls, werr := runWork(ctx, work, p.done, time.Time{})
-	ticks, perr := p.stop()
-	var states []State
+	ps := make([]*poller, len(srcs))
+	for i, src := range srcs {
+		ps[i] = startPoller(ctx, src, rule, start, opts)
+	}
+	calls, werr := runWork(ctx, work, allDone(ps), time.Time{})
+	var samples []Sample
+	var perrs []error
+	for i, p := range ps {
+		if _, err := p.stop(); err != nil {
+			perrs = append(perrs, gpuErr(srcs, i, err))
+		}
+	}
 	if smp != nil {
-		samples, _ := smp.Stop() // sampling errors only thin the summary
-		states = DeviceStates(samples, src.Index())
+		samples, _ = smp.Stop() // sampling errors only thin the summary
 	}
 	if werr != nil {
-		return Reading{}, werr
+		return nil, werr
 	}
-	if perr != nil {
-		return Reading{}, perr
+	if len(perrs) > 0 {
+		return nil, errors.Join(perrs...)
 	}
-	r, err := counterReading(ticks, calls, rule)
-	if err != nil {
-		return Reading{}, err
+	out := make([]Reading, len(srcs))
+	for i, src := range srcs {
+		r, err := counterReading(ps[i].ticks, calls, rule)
+		if err != nil {
+			return nil, gpuErr(srcs, i, err)
+		}
+		r.States = Summarize(statesIn(DeviceStates(samples, src.Index()), r.Start, r.End))
+		out[i] = r
 	}
-	r.States = Summarize(statesIn(states, r.Start, r.End))
-	return r, nil
+	return out, nil
+}
+
+// gpuErr names the GPU of an error when several are measured.
+func gpuErr(srcs []meterSource, i int, err error) error {
+	if len(srcs) == 1 {
+		return err
+	}
+	return fmt.Errorf("GPU %d: %w", srcs[i].Index(), err)
+}
+
+// allDone returns a channel closed when every poller has ended, or as soon
+// as one ended with an error (so that the work stops at once).
+func allDone(ps []*poller) <-chan struct{} {
+	if len(ps) == 1 {
+		return ps[0].done
+	}
+	ended := make(chan error, len(ps))
+	for _, p := range ps {
+		go func() {
+			<-p.done
+			ended <- p.err
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range ps {
+			if err := <-ended; err != nil {
+				return
+			}
+		}
+	}()
+	return done
 }
 
 // measurePower is the fallback for GPUs without an energy counter.
-func measurePower(ctx context.Context, src meterSource, work func() error, opts MeasureOptions) (Reading, error) {
+func measurePower(ctx context.Context, srcs []meterSource, work func() error, opts MeasureOptions) ([]Reading, error) {
 	interval := opts.SampleInterval
 	if interval <= 0 {
 		interval = DefaultSampleInterval
 	}
 	minDur := max(opts.MinDuration, time.Duration(opts.MinTicks)*NominalTick)
-	smp := startSampler(interval, []stateReader{src})
+	readers := make([]stateReader, len(srcs))
+	for i, src := range srcs {
+		readers[i] = src
+	}
+	smp := startSampler(interval, readers)
 	start := time.Now()
 	notBefore := start.Add(opts.Warmup)
 	// Run until the window must be complete: a sample at or after notBefore
@@ -244,22 +333,26 @@ func measurePower(ctx context.Context, src meterSource, work func() error, opts 
 	deadline := notBefore.Add(minDur + 5*interval + 50*time.Millisecond)
 	if deadline.Sub(start) > opts.MaxDuration {
 		smp.Stop()
-		return Reading{}, fmt.Errorf("energy: power-integral window of %v exceeds MaxDuration %v", minDur, opts.MaxDuration)
+		return nil, fmt.Errorf("energy: power-integral window of %v exceeds MaxDuration %v", minDur, opts.MaxDuration)
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	calls, werr := runWork(ctx, work, timer.C, deadline)
 	samples, serr := smp.Stop()
 	if werr != nil {
-		return Reading{}, werr
+		return nil, werr
 	}
-	states := DeviceStates(samples, src.Index())
-	r, err := powerReading(states, calls, notBefore, minDur)
-	if err != nil {
-		return Reading{}, errors.Join(err, serr)
+	out := make([]Reading, len(srcs))
+	for i, src := range srcs {
+		states := DeviceStates(samples, src.Index())
+		r, err := powerReading(states, calls, notBefore, minDur)
+		if err != nil {
+			return nil, gpuErr(srcs, i, errors.Join(err, serr))
+		}
+		r.States = Summarize(statesIn(states, r.Start, r.End))
+		out[i] = r
 	}
-	r.States = Summarize(statesIn(states, r.Start, r.End))
-	return r, nil
+	return out, nil
 }
 
 // runWork calls work back to back until done is ready (or, when until is

@@ -148,3 +148,85 @@ func TestMeasureOptionsDefaults(t *testing.T) {
 		t.Errorf("negative SampleInterval not kept: %v", o.SampleInterval)
 	}
 }
+
+// Two GPUs with different powers and tick periods measured together:
+// each reading has its own window, ticks and power, and both attribute
+// the same work calls to their windows.
+func TestMeasureDevicesSim(t *testing.T) {
+	noLeak(t)
+	now := time.Now()
+	work := func() error { time.Sleep(time.Millisecond); return nil }
+	tests := []struct {
+		name    string
+		gpus    []*simGPU
+		opts    MeasureOptions
+		method  Method
+		wantErr string
+	}{
+		{name: "counters", gpus: []*simGPU{
+			{index: 0, start: now, period: 10 * time.Millisecond, watts: 400},
+			{index: 1, start: now, period: 7 * time.Millisecond, watts: 150},
+		}, opts: MeasureOptions{MinTicks: 15, Warmup: 10 * time.Millisecond, SampleInterval: 2 * time.Millisecond}, method: MethodEnergyCounter},
+		{name: "one without a counter", gpus: []*simGPU{
+			{index: 0, start: now, period: 10 * time.Millisecond, watts: 400},
+			{index: 1, noCounter: true, watts: 150},
+		}, opts: MeasureOptions{MinTicks: 1, SampleInterval: 5 * time.Millisecond}, method: MethodPowerIntegral},
+		{name: "one frozen", gpus: []*simGPU{
+			{index: 0, start: now, period: 10 * time.Millisecond, watts: 400},
+			{index: 3, start: now, frozen: true},
+		}, opts: MeasureOptions{MinTicks: 2, MaxDuration: 60 * time.Millisecond}, wantErr: "GPU 3: energy: window not closed within MaxDuration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srcs := make([]meterSource, len(tt.gpus))
+			for i, g := range tt.gpus {
+				srcs[i] = g
+			}
+			rs, err := measureAll(context.Background(), srcs, work, tt.opts)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rs) != len(tt.gpus) {
+				t.Fatalf("%d readings for %d GPUs", len(rs), len(tt.gpus))
+			}
+			for i, r := range rs {
+				g := tt.gpus[i]
+				if r.Method != tt.method {
+					t.Errorf("GPU %d: Method %v, want %v", g.index, r.Method, tt.method)
+				}
+				if tt.method == MethodEnergyCounter && r.Ticks != tt.opts.MinTicks {
+					t.Errorf("GPU %d: Ticks %d, want %d", g.index, r.Ticks, tt.opts.MinTicks)
+				}
+				if math.Abs(r.Watts-g.watts)/g.watts > 0.2 {
+					t.Errorf("GPU %d: Watts = %.1f, want about %.0f", g.index, r.Watts, g.watts)
+				}
+				if r.Calls <= 0 || r.States.Samples == 0 {
+					t.Errorf("GPU %d: Calls %.2f, %d states", g.index, r.Calls, r.States.Samples)
+				}
+			}
+		})
+	}
+}
+
+func TestMeasureDevicesArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		devs []*Device
+		work func() error
+	}{
+		{"no work", []*Device{{}}, nil},
+		{"no devices", nil, func() error { return nil }},
+		{"nil device", []*Device{nil}, func() error { return nil }},
+	}
+	for _, tt := range tests {
+		if _, err := MeasureDevices(context.Background(), tt.devs, tt.work, MeasureOptions{}); err == nil {
+			t.Errorf("%s: no error", tt.name)
+		}
+	}
+}
