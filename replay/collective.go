@@ -111,9 +111,13 @@ type collRank struct {
 // allocates buffers as for Device.PrepareFor (Cold flushes L2 on every GPU
 // before each single-call sample). The signature's traced element count
 // and dtype are replayed on this group's communicator even when the trace
-// ran on another number of ranks (TracedRanks tells). Options.Energy and
-// the CUPTI kernel times are not available for collectives (EnergyErr,
-// KernelErr say so).
+// ran on another number of ranks (TracedRanks tells). With
+// Options.Energy the collective then runs back to back on every rank for
+// a window of whole NVML counter ticks on each GPU (after
+// Options.EnergyWarmup), as Device.Measure measures one GPU: RankEnergy
+// holds each GPU's energy per call, Energy their sum.
+// CUPTI kernel times are not available for collectives (KernelErr says
+// so).
 func (g *Group) MeasureCollectiveFor(sig *signatures.Signature, cache CacheMode, o Options) (*CollectiveResult, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -305,9 +309,6 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 	r.Sets = ranks[0].t.sets
 	r.Work = ranks[0].k.Work()
 	r.KernelErr = "CUPTI kernel times are not recorded for collectives (CUPTI's activity records are process-wide)"
-	if o.Energy {
-		r.EnergyErr = "energy is not measured for collectives"
-	}
 	if o.Pause > 0 {
 		time.Sleep(o.Pause)
 	}
@@ -427,6 +428,14 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 			}
 		}
 		r.PerRank = append(r.PerRank, rr)
+	}
+	if o.Energy {
+		es, err := g.measureCollectiveEnergy(ranks, r, o)
+		if err != nil {
+			r.EnergyErr = err.Error()
+		} else {
+			r.RankEnergy, r.Energy = es, sumEnergy(es)
+		}
 	}
 	return nil
 }

@@ -26,9 +26,51 @@ type Energy struct {
 	TickShare float64 `json:"tick_share"`
 	// Method is "energy-counter" or, on GPUs without one, "power-integral".
 	Method string `json:"method"`
-	// GPU summarises the NVML samples taken during the window.
+	// GPU summarises the NVML samples taken during the window (of a sum
+	// over GPUs: the first GPU's).
 	GPU       energy.Summary `json:"gpu"`
 	Throttled bool           `json:"throttled"`
+	// GPUs is, for a collective, the number of GPUs whose energy is summed
+	// (0 for a signature replayed on one GPU). A sum's JoulesPerOp and
+	// Watts are the totals over the GPUs; Seconds is the longest window,
+	// Ops and Ticks the fewest, TickShare the largest; Throttled is set
+	// when any GPU was.
+	GPUs int `json:"gpus,omitempty"`
+}
+
+// energyOf converts a reading of calls of batch invocations each.
+func energyOf(rd energy.Reading, batch int) Energy {
+	e := Energy{
+		Seconds: rd.Seconds, Ops: rd.Calls * float64(batch), Watts: rd.Watts,
+		Ticks: rd.Ticks, TickShare: rd.TickEnergyShare, Method: rd.Method.String(),
+		GPU: rd.States, Throttled: rd.States.Throttled(),
+	}
+	if e.Ops > 0 {
+		e.JoulesPerOp = rd.Joules / e.Ops
+	}
+	return e
+}
+
+// sumEnergy sums the energies of the GPUs of one collective (see
+// Energy.GPUs); nil for none.
+func sumEnergy(es []Energy) *Energy {
+	if len(es) == 0 {
+		return nil
+	}
+	s := &Energy{GPUs: len(es), Method: es[0].Method, GPU: es[0].GPU, Ops: es[0].Ops, Ticks: es[0].Ticks}
+	for _, e := range es {
+		s.JoulesPerOp += e.JoulesPerOp
+		s.Watts += e.Watts
+		s.Seconds = max(s.Seconds, e.Seconds)
+		s.Ops = min(s.Ops, e.Ops)
+		s.Ticks = min(s.Ticks, e.Ticks)
+		s.TickShare = max(s.TickShare, e.TickShare)
+		s.Throttled = s.Throttled || e.Throttled
+		if e.Method != s.Method {
+			s.Method = "mixed"
+		}
+	}
+	return s
 }
 
 // ErrNoMeter is returned for energy measurements on a device without NVML.
@@ -74,13 +116,50 @@ func (d *Device) measureEnergy(t *timer, r *Result, o Options) (*Energy, error) 
 	if err != nil {
 		return nil, err
 	}
-	e := &Energy{
-		Seconds: rd.Seconds, Ops: rd.Calls * float64(batch), Watts: rd.Watts,
-		Ticks: rd.Ticks, TickShare: rd.TickEnergyShare, Method: rd.Method.String(),
-		GPU: rd.States, Throttled: rd.States.Throttled(),
+	e := energyOf(rd, batch)
+	return &e, nil
+}
+
+// measureCollectiveEnergy runs batches of the collective (a CUDA graph of
+// about 5 ms of calls per rank, or direct calls where the timed batches
+// ran without graphs) back to back on every rank at once, each step
+// released together as in the timed samples, until every GPU's energy
+// window of whole counter ticks has closed (energy.MeasureDevices). It
+// returns each GPU's energy per call, in rank order.
+func (g *Group) measureCollectiveEnergy(ranks []*collRank, r *CollectiveResult, o Options) ([]Energy, error) {
+	meters := make([]*energy.Device, len(g.Devices))
+	for i, d := range g.Devices {
+		if d.Meter == nil {
+			return nil, fmt.Errorf("GPU %d: %w: %v", d.Index, ErrNoMeter, d.NVMLErr)
+		}
+		meters[i] = d.Meter
 	}
-	if e.Ops > 0 {
-		e.JoulesPerOp = rd.Joules / e.Ops
+	per := r.MedianNS
+	if per <= 0 {
+		return nil, errors.New("no time per call to size the energy batches")
 	}
-	return e, nil
+	batch := clampBatch(5*time.Millisecond, time.Duration(math.Ceil(per)), 100000)
+	if r.Graph {
+		if err := g.captureAll(ranks, batch); err != nil {
+			return nil, fmt.Errorf("capturing %d calls in a graph: %w", batch, err)
+		}
+	}
+	expect := time.Duration(per * float64(batch))
+	work := func() error {
+		_, err := g.sampleAll(ranks, batch, false, expect)
+		return err
+	}
+	ticks := o.EnergyTicks
+	if ticks <= 0 {
+		ticks = energy.DefaultMinTicks
+	}
+	rds, err := energy.MeasureDevices(context.Background(), meters, work, energy.MeasureOptions{MinTicks: ticks, Warmup: o.EnergyWarmup})
+	if err != nil {
+		return nil, err
+	}
+	es := make([]Energy, len(rds))
+	for i, rd := range rds {
+		es[i] = energyOf(rd, batch)
+	}
+	return es, nil
 }

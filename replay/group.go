@@ -236,9 +236,25 @@ func joinRankErrors(devices []int, errs []error) error {
 // Progress lines and Done calls come as signatures finish (from one
 // goroutine at a time), so their order varies.
 //
-// CUPTI's activity recording is process-wide, so with more than one GPU
-// the single-GPU measurements run with Options.NoKernelTime: replay times
-// are CUDA event times and SameKernel is not set. A one-GPU group records
+// With Options.Energy each single-GPU signature's energy is measured on
+// the GPU that ran it, through that Device's meter, while the other GPUs
+// run other signatures (each GPU has its own energy counter); a
+// collective's is measured on every GPU at once (Result.RankEnergy).
+//
+// With more than one GPU the single-GPU measurements run with
+// Options.NoKernelTime: replay times are CUDA event times and SameKernel
+// is not set. CUPTI's activity API cannot give each GPU's measurement its
+// own kernel records: enabling and disabling an activity kind applies to
+// the whole process, and records come only through
+// cuptiActivityFlushAll, which flushes every GPU's buffers at once. To
+// end a measurement the recorder must force that flush (the last buffer
+// is only partly full), and a forced flush while the other GPU is in the
+// middle of its own measurement hands over that GPU's kernels still in
+// flight as incomplete records (no end time) that CUPTI does not deliver
+// again. The records do carry their device, so demultiplexing them would
+// be easy, but the other GPU's batches would lose kernels at arbitrary
+// points; recording only while the other GPUs are idle would serialise
+// the suite, which sharding is there to avoid. A one-GPU group records
 // kernels as Device.RunSet does.
 func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	parts := map[string][]*signatures.Signature{}

@@ -322,3 +322,98 @@ func TestGPUGroupRunSet(t *testing.T) {
 	}
 	t.Logf("%d signatures over GPUs %v:\n%s", len(entries), g.Indices(), progress.String())
 }
+
+// Two GPUs: with Options.Energy the traced all-reduce runs back to back
+// on both for a window of whole counter ticks on each GPU; each GPU's
+// energy per call is plausible, agrees with the time per call, and the
+// sum is the sum of the ranks'.
+func TestGPUGroupCollectiveEnergy(t *testing.T) {
+	g := openGroup(t, 2)
+	for _, d := range g.Devices {
+		if d.Meter == nil {
+			if gputest.Required() {
+				t.Fatalf("GPU %d: no NVML: %v", d.Index, d.NVMLErr)
+			}
+			t.Skipf("GPU %d: no NVML: %v", d.Index, d.NVMLErr)
+		}
+	}
+	sig := tracedAllReduce(t)
+	o := Options{Budget: 500 * time.Millisecond, Energy: true, EnergyTicks: 10, EnergyWarmup: 300 * time.Millisecond}
+	r, err := g.MeasureCollective(sig, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Energy == nil || len(r.RankEnergy) != 2 {
+		t.Fatalf("no energy (%d ranks): %s", len(r.RankEnergy), r.EnergyErr)
+	}
+	t.Logf("%s: %.2f µs per call; %.5f J per call over %d GPUs, %.0f W in all", r.Label, r.MedianNS/1e3, r.Energy.JoulesPerOp, r.Energy.GPUs, r.Energy.Watts)
+	sum := 0.0
+	for i, e := range r.RankEnergy {
+		t.Logf("rank %d (GPU %d): %.5f J per call, %.0f W over %.2f s (%d ticks, %.0f calls, %s), %v",
+			i, g.Devices[i].Index, e.JoulesPerOp, e.Watts, e.Seconds, e.Ticks, e.Ops, e.Method, e.GPU)
+		if e.Ticks < 10 || e.Ops <= 0 || e.Watts < 50 || e.Watts > 1000 {
+			t.Errorf("rank %d: implausible energy %+v", i, e)
+		}
+		// The window's time per call must agree with the timed one.
+		if sPerOp := e.Seconds / e.Ops; sPerOp < 0.5*r.MedianNS*1e-9 || sPerOp > 2*r.MedianNS*1e-9 {
+			t.Errorf("rank %d: energy window gives %.1f µs per call, measured %.1f µs", i, sPerOp*1e6, r.MedianNS/1e3)
+		}
+		sum += e.JoulesPerOp
+	}
+	if r.Energy.GPUs != 2 || math.Abs(r.Energy.JoulesPerOp-sum) > 1e-12 {
+		t.Errorf("sum %+v, ranks' sum %.6f J", r.Energy, sum)
+	}
+}
+
+// A sharded suite with energy: each signature's energy is measured on the
+// GPU that ran it, and the collective's over both GPUs.
+func TestGPUGroupRunSetEnergy(t *testing.T) {
+	g := openGroup(t, 2)
+	set := embedded(t, "2xh200_llama-7b-tp2_prefill.rank0.trace.json.gz")
+	// The all-reduce and the two largest GEMMs.
+	var ids []string
+	for _, s := range set.Signatures {
+		if s.PartOf == "" && (s.Class == signatures.ClassCollective || (s.Class == signatures.ClassGEMM && len(ids) < 3)) {
+			ids = append(ids, s.ID)
+		}
+	}
+	keep := map[string]bool{}
+	for _, id := range ids {
+		keep[id] = true
+	}
+	sub := *set
+	sub.Signatures = nil
+	for _, s := range set.Signatures {
+		if keep[s.ID] || keep[s.PartOf] {
+			sub.Signatures = append(sub.Signatures, s)
+		}
+	}
+	o := quick
+	o.Energy, o.EnergyTicks, o.EnergyWarmup = true, 5, 200*time.Millisecond
+	var progress strings.Builder
+	entries := g.RunSet(&sub, SuiteOptions{Measure: o, Progress: &progress})
+	t.Logf("progress:\n%s", progress.String())
+	colls := 0
+	for _, e := range entries {
+		if e.PartOf != "" {
+			continue
+		}
+		if e.Result == nil || e.Result.Energy == nil {
+			t.Errorf("%s %s: no energy: %s %+v", e.ID, e.Label, e.Err, e.Result)
+			continue
+		}
+		en := e.Result.Energy
+		t.Logf("%s %s: %.5f J per invocation, %.0f W, %d GPUs", e.ID, e.Label, en.JoulesPerOp, en.Watts, en.GPUs)
+		if e.Class == signatures.ClassCollective {
+			colls++
+			if en.GPUs != 2 || len(e.Result.RankEnergy) != 2 {
+				t.Errorf("%s: collective energy over %d GPUs, %d ranks", e.ID, en.GPUs, len(e.Result.RankEnergy))
+			}
+		} else if en.GPUs != 0 || en.JoulesPerOp <= 0 {
+			t.Errorf("%s: single-GPU energy %+v", e.ID, en)
+		}
+	}
+	if colls != 1 {
+		t.Errorf("%d collectives measured, want 1", colls)
+	}
+}

@@ -208,6 +208,9 @@ type Result struct {
 	// measure; EnergyErr says why not otherwise.
 	Energy    *Energy `json:"energy,omitempty"`
 	EnergyErr string  `json:"energy_error,omitempty"`
+	// RankEnergy holds, for a collective, each GPU's energy per call in
+	// rank order; Energy is then their sum (Energy.GPUs).
+	RankEnergy []Energy `json:"rank_energy,omitempty"`
 
 	// GPU state sampled through NVML during the samples; nil without NVML.
 	GPU *energy.Summary `json:"gpu,omitempty"`
