@@ -4,8 +4,8 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/runner"
@@ -29,43 +29,24 @@ func ModelBenchName(workload string) string { return WorkloadKey + "=" + workloa
 // energy of the idle gaps. It runs once per benchmark invocation.
 func Model(b *testing.B, set *signatures.Set) {
 	b.Helper()
-	w, err := runner.ParseWorkload(set.Source.Workload)
-	if err != nil {
+	if _, err := runner.ParseWorkload(set.Source.Workload); err != nil {
 		b.Skipf("no full-model run for this workload: %v", err)
 	}
 	ticks := 20
 	if v := os.Getenv(EnvModelTicks); v != "" {
+		var err error
 		if ticks, err = strconv.Atoi(v); err != nil || ticks < 2 {
 			b.Fatalf("%s=%q: want a tick count of 2 or more", EnvModelTicks, v)
 		}
 	}
-	r, err := runner.Start("")
+	var log strings.Builder
+	res, err := runModel(set, ticks, &log)
+	b.Logf("%s", strings.TrimSpace(log.String()))
 	if err != nil {
 		if errors.Is(err, runner.ErrUnavailable) && !gputest.Required() {
 			b.Skip(err)
 		}
 		b.Fatal(err)
 	}
-	defer r.Close()
-	info, err := r.Load(w)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("%s on %s, torch %s, CUDA %s, driver %s", set.Source.Workload, info.GPU, info.Torch, info.CUDA, info.Driver)
-	if err := r.Warmup(3); err != nil {
-		b.Fatal(err)
-	}
-	res, err := r.Run(ticks, 5*time.Minute)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(res.WallSPerInference*1e9, "ns/op")
-	if res.EnergyJPerInference > 0 {
-		b.ReportMetric(res.EnergyJPerInference, UnitJoules)
-		b.ReportMetric(res.EnergyJPerInference/res.WallSPerInference, UnitWatts)
-	}
-	if res.IdleW > 0 {
-		b.ReportMetric(res.IdleW, "idle-W")
-	}
-	b.Logf("%d inferences, %.2f in a %.2f s window of %d ticks", res.Inferences, res.Inside, res.WindowS, res.Ticks)
+	reportMetrics(b, modelMetrics(res))
 }

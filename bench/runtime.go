@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,11 @@ const (
 	// too (replay.Options.Energy: a window of NVML counter ticks after a
 	// warm-up, about 11 s per signature) and reports J/op and W.
 	EnvEnergy = "KREPLAY_ENERGY"
+	// EnvEnergyTicks sets the NVML counter ticks of each signature's
+	// energy window (replay.Options.EnergyTicks; default 101, one tick
+	// under 1% of the window's energy; reads are aligned to counter
+	// changes at both ends, so fewer ticks mostly cost repeatability).
+	EnvEnergyTicks = "KREPLAY_ENERGY_TICKS"
 	// EnvCache names the L2 cache mode: auto (default), rotating, warm
 	// or cold (see replay.CacheMode).
 	EnvCache = "KREPLAY_CACHE"
@@ -172,6 +178,13 @@ func options() (replay.Options, replay.CacheMode, error) {
 			return o, cache, fmt.Errorf("%s=%q: want 1 or 0", EnvEnergy, v)
 		}
 	}
+	if v := os.Getenv(EnvEnergyTicks); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 {
+			return o, cache, fmt.Errorf("%s=%q: want a tick count of 2 or more", EnvEnergyTicks, v)
+		}
+		o.EnergyTicks = n
+	}
 	if v := os.Getenv(EnvCache); v != "" {
 		c, err := replay.ParseCacheMode(v)
 		if err != nil {
@@ -201,22 +214,7 @@ func ReplayNS(r *replay.Result) float64 {
 	return r.MedianNS
 }
 
-func reportResult(tb benchTB, r *replay.Result) {
-	ns := ReplayNS(r)
-	tb.ReportMetric(ns, "ns/op")
-	if ns > 0 {
-		if r.Work.Bytes > 0 {
-			tb.ReportMetric(float64(r.Work.Bytes)/ns, UnitGBps)
-		}
-		if r.Work.FLOPs > 0 {
-			tb.ReportMetric(float64(r.Work.FLOPs)/ns/1e3, UnitTFLOPs)
-		}
-	}
-	if e := r.Energy; e != nil && e.JoulesPerOp > 0 {
-		tb.ReportMetric(e.JoulesPerOp, UnitJoules)
-		tb.ReportMetric(e.Watts, UnitWatts)
-	}
-}
+func reportResult(tb benchTB, r *replay.Result) { reportMetrics(tb, signatureMetrics(r)) }
 
 // loaded caches the sets Load has read, by the address of their data.
 var loaded sync.Map // *byte -> *signatures.Set

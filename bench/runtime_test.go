@@ -185,18 +185,23 @@ func TestSignatureMeasuresOncePerRun(t *testing.T) {
 
 func TestOptionsFromEnvironment(t *testing.T) {
 	for _, tc := range []struct {
-		energy, cache string
-		wantEnergy    bool
-		wantCache     replay.CacheMode
-		err           string
+		energy, ticks, cache string
+		wantEnergy           bool
+		wantTicks            int
+		wantCache            replay.CacheMode
+		err                  string
 	}{
-		{"", "", false, replay.Auto, ""},
-		{"1", "warm", true, replay.Warm, ""},
-		{"0", "rotating", false, replay.Rotating, ""},
-		{"maybe", "", false, replay.Auto, EnvEnergy},
-		{"", "lukewarm", false, replay.Auto, "unknown cache mode"},
+		{"", "", "", false, 0, replay.Auto, ""},
+		{"1", "", "warm", true, 0, replay.Warm, ""},
+		{"1", "21", "", true, 21, replay.Auto, ""},
+		{"0", "", "rotating", false, 0, replay.Rotating, ""},
+		{"maybe", "", "", false, 0, replay.Auto, EnvEnergy},
+		{"1", "1", "", false, 0, replay.Auto, EnvEnergyTicks},
+		{"1", "many", "", false, 0, replay.Auto, EnvEnergyTicks},
+		{"", "", "lukewarm", false, 0, replay.Auto, "unknown cache mode"},
 	} {
 		t.Setenv(EnvEnergy, tc.energy)
+		t.Setenv(EnvEnergyTicks, tc.ticks)
 		t.Setenv(EnvCache, tc.cache)
 		o, c, err := options()
 		if tc.err != "" {
@@ -205,8 +210,8 @@ func TestOptionsFromEnvironment(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || o.Energy != tc.wantEnergy || c != tc.wantCache {
-			t.Errorf("%q %q: energy %v cache %v err %v", tc.energy, tc.cache, o.Energy, c, err)
+		if err != nil || o.Energy != tc.wantEnergy || o.EnergyTicks != tc.wantTicks || c != tc.wantCache {
+			t.Errorf("%q %q %q: energy %v ticks %d cache %v err %v", tc.energy, tc.ticks, tc.cache, o.Energy, o.EnergyTicks, c, err)
 		}
 	}
 }

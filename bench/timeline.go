@@ -91,7 +91,4 @@ func runTimeline(tb benchTB, n int, set *signatures.Set, open func() (timelineRe
 	reportTimeline(tb, res)
 }
 
-func reportTimeline(tb benchTB, r *replay.TimelineResult) {
-	tb.ReportMetric(r.MedianNS, "ns/op")
-	tb.ReportMetric(float64(r.SkippedNS), UnitSkippedNS)
-}
+func reportTimeline(tb benchTB, r *replay.TimelineResult) { reportMetrics(tb, timelineMetrics(r)) }

@@ -18,7 +18,9 @@
 // as ns/op, and the traced time it could not replay as skipped-ns.
 // Set KREPLAY_REQUIRE_GPU=1 to fail instead of skipping when no GPU
 // is usable, KREPLAY_ENERGY=1 to measure J/op and W too (about 11 s per
-// signature), KREPLAY_CACHE to choose the L2 cache mode (default auto).
+// signature; KREPLAY_ENERGY_TICKS sets the energy window's NVML counter
+// ticks, default 101), KREPLAY_CACHE to choose the L2 cache mode
+// (default auto).
 //
 // Regenerate with go generate.
 package bloom_560m_prefill

@@ -27,6 +27,7 @@ func init() {
 		{"inspect", "[-top N] [-json] [TRACE|SET.json ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded " + traces.Default + ")", cmdInspect},
 		{"gen", "[-o DIR] [-pkg NAME] SET.json|TRACE|embedded:NAME", "write a Go benchmark package of a signature set (default DIR: bench/WORKLOAD)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET.json,...] [-top N] BENCH.txt ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
+		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-no-model] [-no-timeline] [-plots DIR] [TRACE|SET.json]", "the whole flow: inspect, then on a GPU replay every signature with its energy, the\n           timeline and the real inference, and report the prediction (default: the embedded " + traces.Default + ")", cmdPredict},
 		{"diff", "[-json] [-all] [-alpha A] [-sets SET.json,...] OLD.txt NEW.txt", "compare two go test -bench outputs, per signature and predicted total", cmdDiff},
 	}
 }

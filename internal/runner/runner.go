@@ -202,23 +202,30 @@ func (r *Runner) Load(w Workload) (*Info, error) {
 // Warmup runs n inferences.
 func (r *Runner) Warmup(n int) error { return r.call(map[string]any{"cmd": "warmup", "n": n}, nil) }
 
-// Result is a timed, metered run of inferences.
+// Result is a timed, metered run of inferences, run back to back without
+// host synchronization between them (as the shared traces' measured.json
+// timed them).
 type Result struct {
 	Inferences int `json:"inferences"`
 	// Inside is the number of inferences inside the energy window (with
 	// fractions at its ends).
-	Inside              float64 `json:"inside"`
+	Inside float64 `json:"inside"`
+	// WallSPerInference is the host time from the first launch to the end
+	// of the last inference, over the count; EventMSPerInference the
+	// inferences' span on the GPU's clock (CUDA events), over the count.
 	WallSPerInference   float64 `json:"wall_s_per_inference"`
 	EventMSPerInference float64 `json:"event_ms_per_inference"`
 	EnergyJPerInference float64 `json:"energy_j_per_inference"`
-	WindowS             float64 `json:"window_s"`
-	Ticks               int     `json:"ticks"`
+	// WindowS and Ticks are the energy window: every whole counter tick
+	// inside the inferences' span on the GPU.
+	WindowS float64 `json:"window_s"`
+	Ticks   int     `json:"ticks"`
 	// IdleW is the GPU's power just after, idle, from whole counter ticks.
 	IdleW float64 `json:"idle_w"`
 }
 
-// Run runs inferences back to back until an energy window of minTicks
-// counter ticks closes (at most maxWait).
+// Run runs inferences back to back until an energy window of at least
+// minTicks counter ticks fits inside them (at most maxWait).
 func (r *Runner) Run(minTicks int, maxWait time.Duration) (*Result, error) {
 	var res Result
 	err := r.call(map[string]any{"cmd": "run", "min_ticks": minTicks, "max_s": maxWait.Seconds()}, &res)

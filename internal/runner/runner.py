@@ -15,11 +15,17 @@ Requests and replies:
 Errors: {"ok": false, "error": "..."}. A missing torch, transformers or pynvml
 is reported as the first line, then the runner exits with status 2.
 
-Energy: NVML's total-energy counter advances about every 100 ms, so the
-runner runs inferences back to back while a thread polls the counter every
-millisecond; the window opens at a counter change and closes at the first
-change at least min_ticks ticks later, and the inferences inside it count
-by the fraction of their time inside. Models are built from a config with
+Timing: inferences run back to back with no host synchronization between
+them (as a serving loop runs and as the shared traces' measured.json timed
+them), a CUDA event after each; wall_s_per_inference is the host time from
+the first launch to the last inference's end over the count, and
+event_ms_per_inference the same span on the GPU's clock.
+
+Energy: NVML's total-energy counter advances about every 100 ms, so a
+thread polls the counter every millisecond while the inferences run; the
+window spans every whole tick inside the inferences' span on the GPU (at
+least min_ticks), and the inferences inside it count by the fraction of
+their time inside. Models are built from a config with
 random fp16 weights, as the shared traces were (TF32 off).
 """
 import json, sys, threading, time
@@ -98,27 +104,46 @@ def window(changes, min_ticks):
     return changes[0], changes[min_ticks]
 
 def measure(min_ticks, max_s, fn):
+    """Runs fn back to back, as a real serving loop does and as the traces'
+    measured.json timed them: no host synchronization between inferences,
+    so the CPU launches the next inference while the GPU runs the last.
+    A CUDA event after each inference places it on the GPU's timeline,
+    mapped to host time through an event recorded on an idle GPU; the
+    energy window spans the counter changes inside the inferences' span."""
+    torch.cuda.synchronize()
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)  # keep the poller's timestamps within ~1 ms
     p = Poller(); p.start()
-    spans = []
-    t_end = time.perf_counter() + max_s
-    start_ev, end_ev = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start_ev.record()
-    while True:
-        t0 = time.perf_counter(); fn(); torch.cuda.synchronize(); t1 = time.perf_counter()
-        spans.append((t0, t1))
-        if len(p.changes) >= min_ticks + 2 or t1 > t_end:
-            break
-    end_ev.record(); end_ev.synchronize()
-    p.stop = True; p.join()
-    w = window(p.changes, min_ticks)
-    if w is None:
-        raise RuntimeError(f"energy counter changed {len(p.changes)} times in {max_s}s; need {min_ticks + 1}")
-    (ta, ea), (tb, eb) = w
+    try:
+        time.sleep(0.002)
+        evs = [torch.cuda.Event(enable_timing=True)]
+        evs[0].record(); evs[0].synchronize()
+        t_base = time.perf_counter()
+        t_end = t_base + max_s
+        while True:
+            fn()
+            ev = torch.cuda.Event(enable_timing=True); ev.record(); evs.append(ev)
+            if sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2 or time.perf_counter() > t_end:
+                break
+        evs[-1].synchronize()
+        host_s = time.perf_counter() - t_base
+        time.sleep(0.002)
+    finally:
+        p.stop = True; p.join()
+        sys.setswitchinterval(old)
+    ends = [t_base + evs[0].elapsed_time(e) / 1000.0 for e in evs]
+    spans = list(zip(ends[:-1], ends[1:]))
+    inside_changes = [c for c in p.changes if ends[0] < c[0] <= ends[-1]]
+    if len(inside_changes) < min_ticks + 1:
+        raise RuntimeError(f"energy counter changed {len(inside_changes)} times in {ends[-1] - ends[0]:.2f}s of "
+                           f"inferences; need {min_ticks + 1} (raise max_s)")
+    # Every whole tick inside the inferences' span counts.
+    (ta, ea), (tb, eb) = inside_changes[0], inside_changes[-1]
     inside = sum(max(0.0, min(b, tb) - max(a, ta)) / (b - a) for a, b in spans if b > a)
-    wall = sum(b - a for a, b in spans) / len(spans)
-    return dict(inferences=len(spans), inside=inside, window_s=tb - ta, ticks=min_ticks,
-                energy_j=(eb - ea) / 1000.0, wall_s_per_inference=wall,
-                event_ms_per_inference=start_ev.elapsed_time(end_ev) / len(spans))
+    k = len(spans)
+    return dict(inferences=k, inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1,
+                energy_j=(eb - ea) / 1000.0, wall_s_per_inference=host_s / k,
+                event_ms_per_inference=(ends[-1] - ends[0]) * 1000.0 / k)
 
 def run(req):
     r = measure(int(req.get("min_ticks", 20)), float(req.get("max_s", 120)), state["run"])

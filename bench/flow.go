@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/kreplay/kreplay/internal/runner"
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// FlowOptions tune Flow.
+type FlowOptions struct {
+	// Device is the CUDA device index.
+	Device int
+	// Cache is the L2 cache mode of the signature replays (replay.Auto
+	// when zero).
+	Cache replay.CacheMode
+	// Measure are the measurement options (Energy among them).
+	Measure replay.Options
+	// NoTimeline and NoModel skip the timeline replay and the full-model
+	// run.
+	NoTimeline, NoModel bool
+	// ModelTicks is the model's energy window in NVML counter ticks
+	// (default 20).
+	ModelTicks int
+	// Progress receives a line per step and per signature.
+	Progress io.Writer
+}
+
+// FlowResult is what Flow measured. A step that failed has its error and
+// leaves the others standing.
+type FlowResult struct {
+	Set      *signatures.Set
+	Workload string
+	GPU      string
+	// Entries are the signature replays (replay.Device.RunSet).
+	Entries []replay.Entry
+	// Timeline is the timeline replay, or TimelineErr why there is none.
+	Timeline    *replay.TimelineResult
+	TimelineErr error
+	// Model is the full-model run, or ModelErr why there is none.
+	Model    *runner.Result
+	ModelErr error
+}
+
+// Flow runs on one GPU what `go test -bench` runs in a generated
+// benchmark package: every signature of set replayed alone
+// (BenchmarkReplay), the whole timeline (BenchmarkTimeline) and the real
+// inference through the PyTorch runner (BenchmarkModel), in that order.
+// It fails only when the GPU cannot be opened; a signature, the timeline
+// or the model that fails is recorded and the rest goes on. Write the
+// result with WriteBench and read it back with ReadResults or Report.
+func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
+	if o.Cache == 0 {
+		o.Cache = replay.Auto
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	d, err := replay.Open(o.Device)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
+	}
+	defer d.Close()
+	fr := &FlowResult{Set: set, Workload: Workload(set.Source), GPU: d.Name}
+	start := time.Now()
+	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), fr.Workload, fr.GPU)
+	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, Progress: progress})
+	if !o.NoTimeline {
+		fmt.Fprintf(progress, "timeline: every invocation in order, one CUDA graph (%s so far)\n", time.Since(start).Round(time.Second))
+		fr.Timeline, fr.TimelineErr = replayTimeline(d, set, o.Measure)
+		if fr.TimelineErr != nil {
+			fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
+		} else {
+			fmt.Fprintf(progress, "timeline: %s\n", fr.Timeline)
+		}
+	}
+	if !o.NoModel {
+		fmt.Fprintf(progress, "model: the real inference in PyTorch (%s so far)\n", time.Since(start).Round(time.Second))
+		fr.Model, fr.ModelErr = runModel(set, o.ModelTicks, progress)
+		if fr.ModelErr != nil {
+			fmt.Fprintf(progress, "model: %v\n", fr.ModelErr)
+		}
+	}
+	fmt.Fprintf(progress, "done in %s\n", time.Since(start).Round(time.Second))
+	return fr, nil
+}
+
+func replayTimeline(d *replay.Device, set *signatures.Set, o replay.Options) (*replay.TimelineResult, error) {
+	tl, err := d.PrepareTimeline(set, replay.TimelineOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer tl.Close()
+	return tl.Measure(o)
+}
+
+// runModel runs the set's workload in PyTorch through the full-model
+// runner: load, warm up, then an energy window of ticks counter ticks
+// (default 20).
+func runModel(set *signatures.Set, ticks int, log io.Writer) (*runner.Result, error) {
+	w, err := runner.ParseWorkload(set.Source.Workload)
+	if err != nil {
+		return nil, fmt.Errorf("no full-model run for this workload: %w", err)
+	}
+	if ticks == 0 {
+		ticks = 20
+	}
+	r, err := runner.Start("")
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	info, err := r.Load(w)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "model: %s on %s, torch %s, CUDA %s, driver %s\n", set.Source.Workload, info.GPU, info.Torch, info.CUDA, info.Driver)
+	if err := r.Warmup(3); err != nil {
+		return nil, err
+	}
+	res, err := r.Run(ticks, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "model: %d inferences back to back, %.2f of them in an energy window of %d ticks (%.2f s)\n",
+		res.Inferences, res.Inside, res.Ticks, res.WindowS)
+	return res, nil
+}
+
+// WriteBench writes fr in the Go benchmark format under the names of the
+// generated benchmarks (BenchmarkReplay/workload=W/sig=ID and the
+// timeline and model siblings), with pkg as the "pkg" configuration, so
+// that ReadResults, `kreplay report` and benchstat read it as they read
+// `go test -bench` output. A signature without a result is written as a
+// "--- SKIP" line with its reason, as `go test -v` prints skips.
+func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
+	bw := benchfmt.NewWriter(w)
+	cfg := []benchfmt.Config{
+		{Key: "goos", Value: []byte(runtime.GOOS), File: true},
+		{Key: "goarch", Value: []byte(runtime.GOARCH), File: true},
+		{Key: "pkg", Value: []byte(pkg), File: true},
+		{Key: "gpu", Value: []byte(fr.GPU), File: true},
+	}
+	suffix := ""
+	if p := runtime.GOMAXPROCS(0); p > 1 {
+		suffix = fmt.Sprintf("-%d", p)
+	}
+	write := func(name string, v []benchfmt.Value) error {
+		return bw.Write(&benchfmt.Result{Config: cfg, Name: benchfmt.Name(name + suffix), Iters: 1, Values: v})
+	}
+	var skips []string
+	for i := range fr.Entries {
+		e := &fr.Entries[i]
+		name := ReplayName + "/" + SignatureName(fr.Workload, e.ID)
+		switch {
+		case e.PartOf != "":
+			skips = append(skips, skipLineText(name, "part of "+e.PartOf+": replayed and timed with it"))
+		case e.Result == nil:
+			reason := e.Err
+			if reason == "" {
+				reason = "not replayed"
+			}
+			skips = append(skips, skipLineText(name, reason))
+		default:
+			if err := write(name, signatureMetrics(e.Result)); err != nil {
+				return err
+			}
+		}
+	}
+	if fr.Timeline != nil {
+		if err := write(TimelineName+"/"+TimelineBenchName(fr.Workload), timelineMetrics(fr.Timeline)); err != nil {
+			return err
+		}
+	}
+	if fr.Model != nil {
+		if err := write(ModelName+"/"+ModelBenchName(fr.Workload), modelMetrics(fr.Model)); err != nil {
+			return err
+		}
+	}
+	for _, s := range skips {
+		if _, err := io.WriteString(w, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipLineText is a skip as `go test -v` prints it, which ReadResults
+// reads back as the signature's reason for being missing.
+func skipLineText(name, reason string) string {
+	return fmt.Sprintf("--- SKIP: Benchmark%s\n    flow.go:1: %s\n", name, reason)
+}
+
+// ErrNoGPU wraps Flow's error when no GPU could be opened.
+var ErrNoGPU = errors.New("no usable GPU")

@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/runner"
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Flow's output reads back as go test -bench output does: every value
+// under its signature, the failures as skips with their reason, the
+// timeline and model siblings, and a prediction from them. The set is the
+// real BLOOM-560M prefill set; the numbers are SYNTHETIC (1.1 x the
+// traced median, 1 mJ per microsecond), since Flow itself needs a GPU.
+func TestFlowWriteBench(t *testing.T) {
+	set := prefillSet(t)
+	fr := &FlowResult{Set: set, Workload: Workload(set.Source), GPU: "NVIDIA H100 80GB HBM3"}
+	var failed string
+	var wantNS, wantJ float64
+	for _, s := range set.Signatures {
+		e := replay.Entry{ID: s.ID, Label: s.Label, Tier: s.Tier, Class: s.Class, Count: s.Count,
+			TracedMedianNS: s.TracedNS.Median, TracedTotalNS: s.TracedNS.Total, PartOf: s.PartOf}
+		switch {
+		case s.PartOf != "":
+		case failed == "" && s.Tier == 3:
+			failed = s.ID
+			e.Err = "tier 3: shape f16[1,2] too big for the GPU"
+		default:
+			ns := 1.1 * float64(s.TracedNS.Median)
+			e.Result = &replay.Result{ID: s.ID, MedianNS: ns, Energy: &replay.Energy{JoulesPerOp: ns * 1e-6, Watts: 1000}}
+			wantNS += ns * float64(s.Count)
+			wantJ += ns * 1e-6 * float64(s.Count)
+		}
+		fr.Entries = append(fr.Entries, e)
+	}
+	fr.Timeline = &replay.TimelineResult{MedianNS: 13.5e6, SkippedNS: 864}
+	fr.Model = &runner.Result{WallSPerInference: 0.0161, EnergyJPerInference: 7.4, IdleW: 130}
+
+	var buf bytes.Buffer
+	if err := fr.WriteBench(&buf, "github.com/kreplay/kreplay/bench/bloom_560m_prefill"); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"pkg: github.com/kreplay/kreplay/bench/bloom_560m_prefill", "gpu: NVIDIA H100 80GB HBM3",
+		"BenchmarkTimeline/workload=bloom-560m_prefill/timeline", "BenchmarkModel/workload=bloom-560m_prefill/model"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	rs, err := ReadResults([]Input{{Name: "flow.bench", Reader: strings.NewReader(out)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rs.Workload(fr.Workload)
+	if w == nil {
+		t.Fatalf("no workload %s in %v", fr.Workload, rs.WorkloadNames())
+	}
+	if !strings.Contains(w.Skipped[failed], "too big for the GPU") {
+		t.Errorf("skip reason of %s = %q", failed, w.Skipped[failed])
+	}
+	near := func(got []float64, want float64) bool { return len(got) == 1 && math.Abs(got[0]-want) <= 1e-9*want }
+	if w.Timeline == nil || !near(w.Timeline.NS, 13.5e6) || w.Model == nil || !near(w.Model.NS, 16.1e6) ||
+		!near(w.Model.Joules, 7.4) || !near(w.Model.IdleW, 130) {
+		t.Errorf("siblings did not read back: timeline %+v model %+v", w.Timeline, w.Model)
+	}
+	p, err := Predict(rs, []*signatures.Set{set}, ReportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp := p.Workloads[0]
+	if math.Abs(wp.PredictedNS.Center-wantNS) > 1e-6*wantNS {
+		t.Errorf("predicted %v ns, want %v", wp.PredictedNS.Center, wantNS)
+	}
+	if wp.PredictedJ == nil || math.Abs(wp.PredictedJ.Center-wantJ) > 1e-6*wantJ {
+		t.Errorf("predicted %+v J, want %v", wp.PredictedJ, wantJ)
+	}
+	if wp.Missing != 1 {
+		t.Errorf("%d missing signatures, want 1 (%s)", wp.Missing, failed)
+	}
+}

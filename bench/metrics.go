@@ -1,0 +1,57 @@
+package bench
+
+import (
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/kreplay/kreplay/internal/runner"
+	"github.com/kreplay/kreplay/replay"
+)
+
+// The metrics each benchmark reports, in one place for the testing.B
+// benchmarks and for Flow's benchmark-format output, so that both read
+// back the same.
+
+// signatureMetrics are a signature replay's metrics: ns/op (ReplayNS),
+// GB/s and TFLOP/s where its work has bytes or FLOPs, J/op and W where
+// its energy was measured.
+func signatureMetrics(r *replay.Result) []benchfmt.Value {
+	ns := ReplayNS(r)
+	v := []benchfmt.Value{{Value: ns, Unit: "ns/op"}}
+	if ns > 0 {
+		if r.Work.Bytes > 0 {
+			v = append(v, benchfmt.Value{Value: float64(r.Work.Bytes) / ns, Unit: UnitGBps})
+		}
+		if r.Work.FLOPs > 0 {
+			v = append(v, benchfmt.Value{Value: float64(r.Work.FLOPs) / ns / 1e3, Unit: UnitTFLOPs})
+		}
+	}
+	if e := r.Energy; e != nil && e.JoulesPerOp > 0 {
+		v = append(v, benchfmt.Value{Value: e.JoulesPerOp, Unit: UnitJoules}, benchfmt.Value{Value: e.Watts, Unit: UnitWatts})
+	}
+	return v
+}
+
+// timelineMetrics are a timeline replay's: ns/op and skipped-ns.
+func timelineMetrics(r *replay.TimelineResult) []benchfmt.Value {
+	return []benchfmt.Value{{Value: r.MedianNS, Unit: "ns/op"}, {Value: float64(r.SkippedNS), Unit: UnitSkippedNS}}
+}
+
+// modelMetrics are a full-model run's: the wall time of one inference as
+// ns/op, its energy as J/op with the average power, and the idle power.
+func modelMetrics(r *runner.Result) []benchfmt.Value {
+	v := []benchfmt.Value{{Value: r.WallSPerInference * 1e9, Unit: "ns/op"}}
+	if r.EnergyJPerInference > 0 && r.WallSPerInference > 0 {
+		v = append(v, benchfmt.Value{Value: r.EnergyJPerInference, Unit: UnitJoules},
+			benchfmt.Value{Value: r.EnergyJPerInference / r.WallSPerInference, Unit: UnitWatts})
+	}
+	if r.IdleW > 0 {
+		v = append(v, benchfmt.Value{Value: r.IdleW, Unit: UnitIdleWatts})
+	}
+	return v
+}
+
+func reportMetrics(tb benchTB, v []benchfmt.Value) {
+	for _, m := range v {
+		tb.ReportMetric(m.Value, m.Unit)
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"time"
+
+	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// cmdPredict is the whole flow on one workload: import and inspect (CPU),
+// then, where a GPU is usable, replay every signature with its energy,
+// the timeline and the real inference, write them as benchmark output
+// and report the prediction against the trace and the model.
+func cmdPredict(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("predict", stderr)
+	out := fs.String("o", "", "write the measurements as go test -bench output to `FILE` (default WORKLOAD.bench)")
+	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
+	cacheFlag := fs.String("cache", "auto", "L2 cache `MODE` of the signature replays")
+	withEnergy := fs.Bool("energy", true, "measure each signature's energy per invocation with NVML")
+	ticks := fs.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
+	modelTicks := fs.Int("model-ticks", 20, "NVML energy-counter `TICKS` of the full model's energy window")
+	noModel := fs.Bool("no-model", false, "skip the full-model run in PyTorch")
+	noTimeline := fs.Bool("no-timeline", false, "skip the timeline replay")
+	plots := fs.String("plots", "", "write the report's plots (SVG and PNG) into `DIR`")
+	top := fs.Int("top", 10, "show the top `N` signatures")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return errUsage
+	}
+	if len(pos) == 0 {
+		pos = []string{embeddedPrefix + defaultTrace}
+	}
+	cache, err := replay.ParseCacheMode(*cacheFlag)
+	if err != nil {
+		return err
+	}
+	if *ticks < 2 || *modelTicks < 2 {
+		return fmt.Errorf("-ticks %d, -model-ticks %d: want 2 or more", *ticks, *modelTicks)
+	}
+	set, err := load(pos[0])
+	if err != nil {
+		return err
+	}
+	if err := signatures.Inspect(set, *top).WriteText(stdout); err != nil {
+		return err
+	}
+	workload := bench.Workload(set.Source)
+	fmt.Fprintln(stdout)
+	fr, err := bench.Flow(set, bench.FlowOptions{
+		Device:     *devIndex,
+		Cache:      cache,
+		Measure:    replay.Options{Energy: *withEnergy, EnergyTicks: *ticks},
+		NoTimeline: *noTimeline,
+		NoModel:    *noModel,
+		ModelTicks: *modelTicks,
+		Progress:   stderr,
+	})
+	if errors.Is(err, bench.ErrNoGPU) {
+		fmt.Fprintf(stdout, "%v\nThe CPU-only part ends here: on a GPU machine, predict goes on to replay every signature\n"+
+			"(with its energy), the timeline and the real inference, and reports the prediction.\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = workload + ".bench"
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	pkg := path.Join("github.com/kreplay/kreplay/bench", bench.PackageName(workload))
+	err = fr.WriteBench(f, pkg)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", *out, err)
+	}
+	fmt.Fprintf(stderr, "kreplay predict: measurements in %s (benchstat and kreplay report read it) at %s\n", *out, time.Now().Format(time.TimeOnly))
+	in, err := bench.ReadFiles([]string{*out})
+	if err != nil {
+		return err
+	}
+	p, err := bench.Report(in, []*signatures.Set{set}, bench.ReportOptions{Top: *top})
+	if err != nil {
+		return err
+	}
+	if *plots != "" {
+		files, err := p.WritePlots(*plots)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "kreplay predict: %d plots in %s\n", len(files), *plots)
+	}
+	return p.WriteText(stdout)
+}

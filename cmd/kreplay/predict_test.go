@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Without a usable GPU (here: a device index no machine has), predict does
+// the CPU part, inspecting the trace, says why it stops, and succeeds.
+func TestPredictCPUOnly(t *testing.T) {
+	code, out, errOut := runCmd(t, "predict", "-device", "999", "-no-model")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	for _, want := range []string{"bloom-560m_prefill", "top 10 signatures", "no usable GPU", "CPU-only part ends here"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPredictErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"predict", "a", "b"}, 2, "usage: kreplay predict"},
+		{[]string{"predict", "-ticks", "1"}, 1, "want 2 or more"},
+		{[]string{"predict", "-cache", "tepid"}, 1, "unknown cache mode"},
+		{[]string{"predict", "embedded:nope"}, 1, "no such embedded trace"},
+	} {
+		code, _, e := runCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(e, tc.want) {
+			t.Errorf("kreplay %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, e, tc.code, tc.want)
+		}
+	}
+}
