@@ -33,7 +33,11 @@ func TestPredictRanksTP(t *testing.T) {
 				per = float64(comm[i].TransferNS) / float64(comm[i].Collectives)
 			}
 			if s.PartOf == "" {
-				e.Result = &Result{MedianNS: per}
+				// 500 W while busy; a collective's energy per GPU.
+				e.Result = &Result{MedianNS: per, Energy: &Energy{JoulesPerOp: 500 * per * 1e-9}}
+				if s.Class == signatures.ClassCollective {
+					e.Result.RankEnergy = []Energy{{JoulesPerOp: 1e-3}, {JoulesPerOp: 2e-3}}
+				}
 			}
 			es = append(es, e)
 		}
@@ -60,14 +64,90 @@ func TestPredictRanksTP(t *testing.T) {
 			t.Errorf("rank %d: %+v", p.Rank, p)
 		}
 	}
+	m, err := ReadMeasured("testdata/measured.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ps {
+		p := &ps[i]
+		if p.NoEnergy != 0 || p.BusyJ <= 0 {
+			t.Errorf("rank %d: busy energy %.3f J, %d without", p.Rank, p.BusyJ, p.NoEnergy)
+		}
+		run, err := m.Lookup(sets[i].Source.Workload, sets[i].Source.Rank, sets[i].Source.WorldSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Compare(run, 100)
+		if p.WallNS < 0.12e9 || p.IdleJ <= 0 || math.Abs(p.EnergyJ-p.BusyJ-p.IdleJ) > 1e-9 || p.MeasuredJ < 40 {
+			t.Errorf("rank %d: %+v", p.Rank, p)
+		}
+	}
 	var b bytes.Buffer
 	if err := WriteRanks(&b, ps); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "busy-wait_ms") {
-		t.Errorf("table:\n%s", b.String())
+	for _, want := range []string{"busy-wait_ms", "predicted_J", "measured_J", "whole set, 2 ranks: predicted busy", "measured wall 122.277 ms", "energy of the 2 GPUs predicted"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table has no %q:\n%s", want, b.String())
+		}
 	}
+	t.Logf("\n%s", b.String())
 	if _, err := PredictRanks(sets[:1], lists[:1]); err == nil {
 		t.Error("one rank: no error")
+	}
+}
+
+// A rank's energy: busy energy from the replays (a collective's per GPU),
+// idle power over the rest of the measured wall time.
+func TestRankEnergy(t *testing.T) {
+	coll := &Result{Energy: &Energy{JoulesPerOp: 3, GPUs: 2}, RankEnergy: []Energy{{JoulesPerOp: 1}, {JoulesPerOp: 2}}}
+	sum := &Result{Energy: &Energy{JoulesPerOp: 3, GPUs: 2}}
+	one := &Result{Energy: &Energy{JoulesPerOp: 0.5}}
+	tests := []struct {
+		name string
+		r    *Result
+		rank int
+		want float64
+		ok   bool
+	}{
+		{"collective rank 0", coll, 0, 1, true},
+		{"collective rank 1", coll, 1, 2, true},
+		{"collective sum only", sum, 1, 1.5, true},
+		{"single GPU", one, 1, 0.5, true},
+		{"no energy", &Result{}, 0, 0, false},
+	}
+	for _, tt := range tests {
+		if got, ok := rankJoules(tt.r, tt.rank); got != tt.want || ok != tt.ok {
+			t.Errorf("%s: rankJoules = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+
+	compare := []struct {
+		name                         string
+		p                            RankPrediction
+		run                          MeasuredRun
+		idleW                        float64
+		wantIdleJ, wantJ, wantErrRel float64
+	}{
+		// 40 ms busy at 10 J, 100 ms wall: 60 ms idle at 100 W.
+		{"idle", RankPrediction{ComputeNS: 30e6, CommNS: 10e6, BusyJ: 10}, MeasuredRun{WallS: 0.1, EnergyJ: 20}, 100, 6, 16, -0.2},
+		// Predicted longer than the wall: no idle time.
+		{"over wall", RankPrediction{ComputeNS: 150e6, BusyJ: 10}, MeasuredRun{WallS: 0.1, EnergyJ: 10}, 100, 0, 10, 0},
+		{"no measured energy", RankPrediction{ComputeNS: 50e6, BusyJ: 10}, MeasuredRun{WallS: 0.1}, 80, 4, 14, 0},
+	}
+	for _, tt := range compare {
+		p := tt.p
+		p.Compare(tt.run, tt.idleW)
+		if math.Abs(p.IdleJ-tt.wantIdleJ) > 1e-9 || math.Abs(p.EnergyJ-tt.wantJ) > 1e-9 || math.Abs(p.EnergyError-tt.wantErrRel) > 1e-9 {
+			t.Errorf("%s: idle %.3f J, energy %.3f J, error %.3f; want %.3f, %.3f, %.3f", tt.name, p.IdleJ, p.EnergyJ, p.EnergyError, tt.wantIdleJ, tt.wantJ, tt.wantErrRel)
+		}
+	}
+	w := Whole([]RankPrediction{
+		{ComputeNS: 30e6, CommNS: 10e6, TracedBusyNS: 50e6, WaitNS: 8e6, WallNS: 100e6, EnergyJ: 16, MeasuredJ: 20},
+		{ComputeNS: 35e6, CommNS: 10e6, TracedBusyNS: 46e6, WaitNS: 2e6, WallNS: 101e6, EnergyJ: 18, MeasuredJ: 20},
+	})
+	if w.Ranks != 2 || w.WallNS != 101e6 || w.EnergyJ != 34 || w.MeasuredJ != 40 || math.Abs(w.EnergyError+0.15) > 1e-9 ||
+		w.BusyNS[1] != 45e6 || w.BusyWaitNS[0] != 42e6 || w.TracedBusyNS[1] != 46e6 {
+		t.Errorf("Whole = %+v", w)
 	}
 }
