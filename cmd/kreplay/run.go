@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kreplay/kreplay/replay"
@@ -45,9 +47,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	progOut := fs.String("out", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured")
 	resume := fs.Bool("resume", false, "with -out: reuse the results already in the file and measure only the rest")
 	tol := fs.Float64("tolerance", 0.10, "ratio tolerance for the within-tolerance share")
+	measuredFlag := fs.String("measured", "", "compare the per-rank prediction with the runs in `FILE` (the format of measured.json: wall time and energy per inference, by workload and rank)")
+	idleWin := fs.Duration("idle", time.Second, "with -energy: measure each GPU's idle power over `DURATION` before the run (the idle term of the energy prediction)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	var measured *replay.Measured
+	if *measuredFlag != "" {
+		if measured, err = replay.ReadMeasured(*measuredFlag); err != nil {
+			return err
+		}
 	}
 	if len(pos) == 0 {
 		pos = []string{embeddedPrefix + defaultTrace}
@@ -104,6 +114,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	dev := opened[0]
+	var idle []deviceIdle
+	if *withEnergy {
+		idle = measureIdle(opened, *idleWin)
+		for _, x := range idle {
+			if x.Err != "" {
+				fmt.Fprintf(stderr, "kreplay run: idle power of device %d: %s\n", x.Device, x.Err)
+			} else {
+				fmt.Fprintf(stderr, "device %d: idle %.1f W\n", x.Device, x.Watts)
+			}
+		}
+	}
 	var prog *progressFile
 	previous := map[string]map[string]replay.Entry{}
 	if *progOut != "" {
@@ -176,19 +197,29 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if ranks, err = replay.PredictRanks(rankSets, rankEntries); err != nil {
 			fmt.Fprintf(stderr, "kreplay run: ranks: %v\n", err)
 		} else {
+			if measured != nil {
+				for _, w := range compareMeasured(ranks, rankSets, measured, idle) {
+					fmt.Fprintf(stderr, "kreplay run: %s\n", w)
+				}
+			}
 			fmt.Fprintln(stdout, "per rank: predicted compute + communication against traced busy time less waiting for other ranks")
 			if err := replay.WriteRanks(stdout, ranks); err != nil {
 				return err
 			}
 		}
+	} else if measured != nil {
+		fmt.Fprintf(stderr, "kreplay run: -measured: only the ranks of a multi-rank run (one trace per rank) are compared\n")
 	}
 	if *jsonOut != "" {
 		var v any = outs
 		if len(ranks) > 0 {
 			v = struct {
-				Sets  []runOutput             `json:"sets"`
-				Ranks []replay.RankPrediction `json:"ranks"`
-			}{outs, ranks}
+				Sets     []runOutput             `json:"sets"`
+				Ranks    []replay.RankPrediction `json:"ranks"`
+				Whole    replay.SetPrediction    `json:"whole"`
+				Idle     []deviceIdle            `json:"idle,omitempty"`
+				Measured string                  `json:"measured,omitempty"`
+			}{outs, ranks, replay.Whole(ranks), idle, *measuredFlag}
 		}
 		b, err := json.MarshalIndent(v, "", " ")
 		if err != nil {
@@ -213,4 +244,60 @@ func filterIDs(set *signatures.Set, ids []string) *signatures.Set {
 		}
 	}
 	return &out
+}
+
+// deviceIdle is a GPU's idle power, measured before a run with -energy.
+type deviceIdle struct {
+	Device int     `json:"device"`
+	Watts  float64 `json:"watts"`
+	Err    string  `json:"error,omitempty"`
+}
+
+// measureIdle measures every device's idle power at once, over window.
+func measureIdle(devs []*replay.Device, window time.Duration) []deviceIdle {
+	out := make([]deviceIdle, len(devs))
+	var wg sync.WaitGroup
+	for i, d := range devs {
+		out[i].Device = d.Index
+		if d.Meter == nil {
+			out[i].Err = fmt.Sprintf("no NVML: %v", d.NVMLErr)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := d.Meter.IdlePower(context.Background(), window)
+			if err != nil {
+				out[i].Err = err.Error()
+				return
+			}
+			out[i].Watts = r.Watts
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// compareMeasured sets each rank's measured wall time and energy from the
+// run of its set's workload and rank, with the idle power of the GPU of
+// the same rank (idle[rank], when measured), and returns what could not be
+// matched.
+func compareMeasured(ranks []replay.RankPrediction, sets []*signatures.Set, m *replay.Measured, idle []deviceIdle) []string {
+	var warn []string
+	for i := range ranks {
+		src := sets[i].Source
+		run, err := m.Lookup(src.Workload, src.Rank, src.WorldSize)
+		if err != nil {
+			warn = append(warn, err.Error())
+			continue
+		}
+		w := 0.0
+		if r := ranks[i].Rank; r >= 0 && r < len(idle) && idle[r].Err == "" {
+			w = idle[r].Watts
+		} else if len(idle) > 0 {
+			warn = append(warn, fmt.Sprintf("rank %d: no idle power measured for its GPU; its idle energy is left out", ranks[i].Rank))
+		}
+		ranks[i].Compare(run, w)
+	}
+	return warn
 }
