@@ -168,5 +168,13 @@ func (e *Entry) line() string {
 	if e.Result.Throttled {
 		s += " throttled"
 	}
+	if en := e.Result.Energy; en != nil {
+		s += fmt.Sprintf(", %.4g J (%.0f W)", en.JoulesPerOp, en.Watts)
+		for i, r := range e.Result.RankEnergy {
+			s += fmt.Sprintf(" rank %d %.4g J (%.0f W)", i, r.JoulesPerOp, r.Watts)
+		}
+	} else if e.Result.EnergyErr != "" {
+		s += ", energy: " + e.Result.EnergyErr
+	}
 	return s
 }

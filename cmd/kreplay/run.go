@@ -40,6 +40,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	graph := fs.Bool("graph", true, "time batches captured in a CUDA graph (false: direct launches)")
 	withEnergy := fs.Bool("energy", false, "also measure energy per invocation with NVML (about 11 s per signature with the default -ticks)")
 	ticks := fs.Int("ticks", 0, "NVML energy-counter `TICKS` per energy window (default 101: one tick under 1%)")
+	energyWarmup := fs.Duration("energywarmup", time.Second, "with -energy: launch for `DURATION` before each energy window opens (steady-state power and clocks)")
 	kernels := fs.Bool("kernels", true, "time the kernels and record which ran, with CUPTI")
 	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
 	devList := fs.String("devices", "", "replay on these CUDA `DEVICES` (comma-separated): signatures are spread over them, and the collectives of one trace per rank run across them through NCCL")
@@ -167,7 +168,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 				}
 			},
 			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause,
-				Energy: *withEnergy, EnergyTicks: *ticks},
+				Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup},
 		})
 		fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, cache)
 		if err := replay.WriteTable(stdout, entries); err != nil {
