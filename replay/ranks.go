@@ -60,13 +60,14 @@ func (p *RankPrediction) BusyNS() float64 { return p.ComputeNS + p.CommNS }
 
 // Compare sets the measured wall time and energy per inference of the
 // rank (m), the GPU's idle power, and the predicted energy they give
-// (see RankPrediction). A run without energy leaves EnergyError 0.
+// (see RankPrediction). Without a measured energy, or without replayed
+// energies (BusyJ 0), EnergyError is left 0.
 func (p *RankPrediction) Compare(m MeasuredRun, idleW float64) {
 	p.WallNS, p.MeasuredJ, p.IdleW = m.WallS*1e9, m.EnergyJ, idleW
 	p.IdleJ = idleW * max(p.WallNS-p.BusyNS(), 0) / 1e9
 	p.EnergyJ = p.BusyJ + p.IdleJ
 	p.EnergyError = 0
-	if p.MeasuredJ > 0 {
+	if p.MeasuredJ > 0 && p.BusyJ > 0 {
 		p.EnergyError = p.EnergyJ/p.MeasuredJ - 1
 	}
 }
@@ -85,16 +86,21 @@ type SetPrediction struct {
 	// (0 when not measured).
 	WallNS float64 `json:"wall_ns,omitempty"`
 	// EnergyJ and MeasuredJ are the predicted and measured energy per
-	// inference summed over the ranks' GPUs; EnergyError compares them.
+	// inference summed over the ranks' GPUs; EnergyError compares them
+	// when Compared: every rank has both a measured energy and replayed
+	// energies.
 	EnergyJ     float64 `json:"energy_j,omitempty"`
 	MeasuredJ   float64 `json:"measured_j,omitempty"`
 	EnergyError float64 `json:"energy_error,omitempty"`
+	Compared    bool    `json:"compared"`
 }
 
 // Whole sums rank predictions into the whole set's.
 func Whole(ps []RankPrediction) SetPrediction {
 	w := SetPrediction{Ranks: len(ps)}
+	w.Compared = len(ps) > 0
 	for _, p := range ps {
+		w.Compared = w.Compared && p.BusyJ > 0 && p.MeasuredJ > 0
 		w.BusyNS = append(w.BusyNS, p.BusyNS())
 		w.TracedBusyNS = append(w.TracedBusyNS, p.TracedBusyNS)
 		w.BusyWaitNS = append(w.BusyWaitNS, p.TracedBusyNS-p.WaitNS)
@@ -102,7 +108,7 @@ func Whole(ps []RankPrediction) SetPrediction {
 		w.EnergyJ += p.EnergyJ
 		w.MeasuredJ += p.MeasuredJ
 	}
-	if w.MeasuredJ > 0 {
+	if w.Compared {
 		w.EnergyError = w.EnergyJ/w.MeasuredJ - 1
 	}
 	return w
@@ -196,7 +202,7 @@ func WriteRanks(w io.Writer, ps []RankPrediction) error {
 		fmt.Fprintln(tw, "rank\tbusy_J\tno_energy\tidle_W\twall_ms\tidle_J\tpredicted_J\tmeasured_J\terror\t")
 		for _, p := range ps {
 			fmt.Fprintf(tw, "%d\t%.3f\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t\n", p.Rank, p.BusyJ, p.NoEnergy,
-				p.IdleW, p.WallNS/1e6, p.IdleJ, p.EnergyJ, p.MeasuredJ, percent(p.EnergyError, p.MeasuredJ > 0))
+				p.IdleW, p.WallNS/1e6, p.IdleJ, p.EnergyJ, p.MeasuredJ, percent(p.EnergyError, p.MeasuredJ > 0 && p.BusyJ > 0))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -209,7 +215,7 @@ func WriteRanks(w io.Writer, ps []RankPrediction) error {
 		fmt.Fprintf(w, "; measured wall %.3f ms per inference", s.WallNS/1e6)
 	}
 	if s.MeasuredJ > 0 || s.EnergyJ > 0 {
-		fmt.Fprintf(w, "; energy of the %d GPUs predicted %.3f J, measured %.3f J (%s)", s.Ranks, s.EnergyJ, s.MeasuredJ, percent(s.EnergyError, s.MeasuredJ > 0))
+		fmt.Fprintf(w, "; energy of the %d GPUs predicted %.3f J, measured %.3f J (%s)", s.Ranks, s.EnergyJ, s.MeasuredJ, percent(s.EnergyError, s.Compared))
 	}
 	_, err := fmt.Fprintln(w)
 	return err

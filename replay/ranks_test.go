@@ -134,6 +134,8 @@ func TestRankEnergy(t *testing.T) {
 		// Predicted longer than the wall: no idle time.
 		{"over wall", RankPrediction{ComputeNS: 150e6, BusyJ: 10}, MeasuredRun{WallS: 0.1, EnergyJ: 10}, 100, 0, 10, 0},
 		{"no measured energy", RankPrediction{ComputeNS: 50e6, BusyJ: 10}, MeasuredRun{WallS: 0.1}, 80, 4, 14, 0},
+		// No replayed energy: nothing to compare.
+		{"no replayed energy", RankPrediction{ComputeNS: 50e6}, MeasuredRun{WallS: 0.1, EnergyJ: 20}, 80, 4, 4, 0},
 	}
 	for _, tt := range compare {
 		p := tt.p
@@ -143,11 +145,23 @@ func TestRankEnergy(t *testing.T) {
 		}
 	}
 	w := Whole([]RankPrediction{
-		{ComputeNS: 30e6, CommNS: 10e6, TracedBusyNS: 50e6, WaitNS: 8e6, WallNS: 100e6, EnergyJ: 16, MeasuredJ: 20},
-		{ComputeNS: 35e6, CommNS: 10e6, TracedBusyNS: 46e6, WaitNS: 2e6, WallNS: 101e6, EnergyJ: 18, MeasuredJ: 20},
+		{ComputeNS: 30e6, CommNS: 10e6, TracedBusyNS: 50e6, WaitNS: 8e6, WallNS: 100e6, BusyJ: 10, EnergyJ: 16, MeasuredJ: 20},
+		{ComputeNS: 35e6, CommNS: 10e6, TracedBusyNS: 46e6, WaitNS: 2e6, WallNS: 101e6, BusyJ: 12, EnergyJ: 18, MeasuredJ: 20},
 	})
-	if w.Ranks != 2 || w.WallNS != 101e6 || w.EnergyJ != 34 || w.MeasuredJ != 40 || math.Abs(w.EnergyError+0.15) > 1e-9 ||
+	if !w.Compared || w.Ranks != 2 || w.WallNS != 101e6 || w.EnergyJ != 34 || w.MeasuredJ != 40 || math.Abs(w.EnergyError+0.15) > 1e-9 ||
 		w.BusyNS[1] != 45e6 || w.BusyWaitNS[0] != 42e6 || w.TracedBusyNS[1] != 46e6 {
 		t.Errorf("Whole = %+v", w)
+	}
+}
+
+// Without replayed energies the whole set does not compare energy.
+func TestWholeNotCompared(t *testing.T) {
+	w := Whole([]RankPrediction{{BusyJ: 10, MeasuredJ: 20, EnergyJ: 15}, {MeasuredJ: 20, EnergyJ: 4}})
+	if w.Compared || w.EnergyError != 0 {
+		t.Errorf("Whole = %+v", w)
+	}
+	var b bytes.Buffer
+	if err := WriteRanks(&b, []RankPrediction{{MeasuredJ: 20, WallNS: 1e8}}); err != nil || !strings.Contains(b.String(), "(-)") {
+		t.Errorf("table (%v):\n%s", err, b.String())
 	}
 }
