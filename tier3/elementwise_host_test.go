@@ -472,12 +472,18 @@ func TestEwHostCat(t *testing.T) {
 		}
 		return [2][]int64{shape, strides}
 	}
+	// More inputs than one faithful launch takes (ptCatBatch).
+	var many [][2][]int64
+	for j := range ptCatBatch + 3 {
+		many = append(many, p(ewDims(2, int64(j%5+1), 3)))
+	}
 	for i, c := range []struct {
 		name   string
 		list   ewTArg
 		dim    string
 		kernel string
 	}{
+		{"many inputs", l(many...), "1", "OpaqueType<4u>"},
 		{"rotary halves", l(p(ewDims(2, 4, 16, 64), 8192, 64, 512, 1), p(ewDims(2, 4, 16, 64), 8192, 128, 512, 1)), "-1", "OpaqueType<2u>"},
 		{"kv cache append", l(p(ewDims(0)), p(ewDims(1, 16, 32, 64)), p(ewDims(1, 16, 1, 64), 3072, 192, 3072, 1)), "-2", "OpaqueType<2u>"},
 		{"long mask", l(p(ewDims(4, 1), 1, 1), p(ewDims(4, 512), 0, 1)), "-1", "OpaqueType<8u>"},
@@ -517,7 +523,9 @@ func TestEwHostCat(t *testing.T) {
 					if !ok || cp == nil {
 						t.Fatalf("no faithful cat (ok %v)", ok)
 					}
-					h.runBlock(t, ewHostCat, cp.defines, a, append(cp.out.bytes(), cp.ins...), int(cp.grid[0]), int(cp.grid[1]), int(cp.block[0]))
+					for _, l := range cp.launches {
+						h.runBlock(t, ewHostCat, l.defines, a, l.args.bytes(), int(l.grid[0]), int(l.grid[1]), int(l.block[0]))
+					}
 				} else {
 					probs := ewCatProblems(pl, out, ins)
 					mp, err := ewMakePlan(ewSpec{op: "COPY", raw: true}, probs)

@@ -970,7 +970,14 @@ func ewCompileCases() []ewCompileCase {
 	pt("pt/unrolled/add/f16", "kr_ew_pt_lin", "1", "4", true)
 	for _, b := range []string{"1", "2", "4", "8"} {
 		cs = append(cs, ewCompileCase{name: "pt/cat/" + b, file: "cat.cu", code: ewCatSource, fn: "kr_cat_pt",
-			defs: map[string]string{"EW_CAT_BYTES": b}})
+			defs: map[string]string{"EW_CAT_BYTES": b, "EW_CAT_DIMS": "4", "EW_CAT_BATCH": "2"}})
+	}
+	// The most parameters a launch takes: ptCatBatch inputs of
+	// ptCatMaxDims dimensions, 64-bit indices.
+	for _, b := range []string{"2"} {
+		cs = append(cs, ewCompileCase{name: "pt/cat/max/" + b, file: "cat.cu", code: ewCatSource, fn: "kr_cat_pt",
+			defs: map[string]string{"EW_CAT_BYTES": b, "EW_CAT_DIMS": fmt.Sprint(ptCatMaxDims),
+				"EW_CAT_BATCH": fmt.Sprint(ptCatBatch), "EW_IDX64": "1"}})
 	}
 	return cs
 }
@@ -981,7 +988,7 @@ var ewCompileDefault = []string{
 	"add/f16", "mul/i64", "eq/i64", "bitwise_and/bool", "where/f16", "masked_fill/f32", "gelu_tanh/bf16", "gelu/f16",
 	"pow/i32", "sin/f64", "DIV_FLOOR/i64", "copy/f16-f32", "copy/f32-bf16", "copy/i64-bool", "copy/bool-f64",
 	"copy/f64-f16", "arange/i64", "arange/f32", "gather/i16/i64/16", "gather/u8/i32/1",
-	"pt/generic/add/f16", "pt/vectorized8/add/f16", "pt/unrolled/add/f16", "pt/cat/2", "pt/cat/8",
+	"pt/generic/add/f16", "pt/vectorized8/add/f16", "pt/unrolled/add/f16", "pt/cat/2", "pt/cat/8", "pt/cat/max/2",
 }
 
 // TestEwKernelsCompile compiles kernel variants with NVRTC where the

@@ -248,106 +248,121 @@ func ptMakePlan(spec ewSpec, pr ewProblem) (*ptPlan, bool, error) {
 	return pp, true, nil
 }
 
-// ptCatOut and ptCatIn are EwCatOut and EwCatIn of cat.cu.
-type ptCatOut struct {
-	out     cuda.DevicePtr
-	ndim    int32
-	dim     int32
-	size    [ptCatMaxDims]int64
-	strides [ptCatMaxDims]int64
-}
+// ptCatMaxDims is the most dimensions kr_cat_pt takes (EW_CAT_DIMS).
+const ptCatMaxDims = 8
 
+// ptCatBatch is the most inputs one launch of kr_cat_pt takes: their
+// metadata is passed by value and the parameters of a kernel are limited
+// to 4 KB. PyTorch batches 64 or 128; the traced cats have fewer.
+const ptCatBatch = 16
+
+// ptCatIn is EwCatIn of cat.cu.
 type ptCatIn struct {
 	in      cuda.DevicePtr
 	n       int64
 	dimSize int64
 	offset  int64
-	contig  int32
-	strides [ptCatMaxDims]int64
+	contig  bool
+	size    []int64
+	strides []int64
 }
 
-// ptCatMaxDims is EW_CAT_MAXD.
-const ptCatMaxDims = 8
+// ptCatArgs is EwCatArgs of cat.cu: the output and one launch's inputs.
+type ptCatArgs struct {
+	out     cuda.DevicePtr
+	dim     int64
+	size    []int64
+	strides []int64
+	ins     []ptCatIn
+}
 
-// Sizes of the structs as the device compiler lays them out.
-const (
-	ptCatOutSize = 144
-	ptCatInSize  = 104
-)
-
-func (p *ptCatOut) bytes() []byte {
+// bytes lays the arguments out as the device compiler does: every field
+// is 8 bytes, so there is no padding.
+func (p *ptCatArgs) bytes() []byte {
 	le := binary.LittleEndian
 	b := le.AppendUint64(nil, uint64(p.out))
-	b = le.AppendUint32(b, uint32(p.ndim))
-	b = le.AppendUint32(b, uint32(p.dim))
+	b = le.AppendUint64(b, uint64(p.dim))
 	for _, x := range p.size {
 		b = le.AppendUint64(b, uint64(x))
 	}
 	for _, x := range p.strides {
 		b = le.AppendUint64(b, uint64(x))
 	}
-	return b
-}
-
-func (p *ptCatIn) bytes() []byte {
-	le := binary.LittleEndian
-	b := le.AppendUint64(nil, uint64(p.in))
-	b = le.AppendUint64(b, uint64(p.n))
-	b = le.AppendUint64(b, uint64(p.dimSize))
-	b = le.AppendUint64(b, uint64(p.offset))
-	b = le.AppendUint32(b, uint32(p.contig))
-	b = le.AppendUint32(b, 0)
-	for _, x := range p.strides {
-		b = le.AppendUint64(b, uint64(x))
+	for _, in := range p.ins {
+		b = le.AppendUint64(b, uint64(in.in))
+		b = le.AppendUint64(b, uint64(in.n))
+		b = le.AppendUint64(b, uint64(in.dimSize))
+		b = le.AppendUint64(b, uint64(in.offset))
+		c := uint64(0)
+		if in.contig {
+			c = 1
+		}
+		b = le.AppendUint64(b, c)
+		for _, x := range in.size {
+			b = le.AppendUint64(b, uint64(x))
+		}
+		for _, x := range in.strides {
+			b = le.AppendUint64(b, uint64(x))
+		}
 	}
 	return b
 }
 
-// ptCatPlan is the faithful launch of a cat: its parameters and shape.
-type ptCatPlan struct {
+// ptCatLaunch is one launch of kr_cat_pt: up to ptCatBatch inputs.
+type ptCatLaunch struct {
 	defines map[string]string
-	out     ptCatOut
-	ins     []byte // the EwCatIn array
+	args    ptCatArgs
 	grid    [3]uint32
 	block   [3]uint32
 }
 
+// ptCatPlan is the faithful launch of a cat.
+type ptCatPlan struct {
+	launches []ptCatLaunch
+}
+
 // ptCatMake lays out a cat of inputs into out (contiguous) for the traced
 // CatArrayBatchedCopy p; ok false when it cannot (too many dimensions or
-// inputs), and nil with ok true when there is nothing to copy.
+// inputs), and nil with ok true when there is nothing to copy. Inputs are
+// batched ptCatBatch to a launch, each launch compiled for its number of
+// inputs and the output's dimensions.
 func ptCatMake(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (*ptCatPlan, bool) {
-	if p.kind != ptCat || len(out.Shape) > ptCatMaxDims || len(inputs) > ewMaxBatch {
+	nd := len(out.Shape)
+	if p.kind != ptCat || nd > ptCatMaxDims || nd == 0 || len(inputs) > ewMaxBatch {
 		return nil, false
 	}
-	pl := &ptCatPlan{defines: map[string]string{"EW_CAT_BYTES": fmt.Sprint(out.ElemSize())}}
-	pl.out = ptCatOut{out: out.Ptr, ndim: int32(len(out.Shape)), dim: int32(dim)}
-	copy(pl.out.size[:], out.Shape)
-	copy(pl.out.strides[:], out.Strides)
 	wide := out.Span >= 1<<31
+	var ins []ptCatIn
 	var off int64
-	n := 0
 	for _, t := range inputs {
-		in := ptCatIn{in: t.Ptr, n: t.Numel(), dimSize: t.Shape[dim], offset: off}
+		in := ptCatIn{in: t.Ptr, n: t.Numel(), dimSize: t.Shape[dim], offset: off, contig: t.Contiguous(),
+			size: t.Shape, strides: t.Strides}
 		off += t.Shape[dim] * out.Strides[dim]
 		if in.n == 0 {
 			continue
 		}
-		if t.Contiguous() {
-			in.contig = 1
-		}
-		copy(in.strides[:], t.Strides)
 		wide = wide || t.Span >= 1<<31
-		pl.ins = append(pl.ins, in.bytes()...)
-		n++
+		ins = append(ins, in)
 	}
-	if n == 0 {
+	if len(ins) == 0 {
 		return nil, true
 	}
-	if wide {
-		pl.defines["EW_IDX64"] = "1"
+	pl := &ptCatPlan{}
+	for len(ins) > 0 {
+		k := min(len(ins), ptCatBatch)
+		l := ptCatLaunch{
+			defines: map[string]string{"EW_CAT_BYTES": fmt.Sprint(out.ElemSize()), "EW_CAT_DIMS": fmt.Sprint(nd),
+				"EW_CAT_BATCH": fmt.Sprint(k)},
+			args:  ptCatArgs{out: out.Ptr, dim: int64(dim), size: out.Shape, strides: out.Strides, ins: ins[:k]},
+			grid:  [3]uint32{uint32(p.grid[0]), uint32(k), 1},
+			block: [3]uint32{uint32(p.block[0]), 1, 1},
+		}
+		if wide {
+			l.defines["EW_IDX64"] = "1"
+		}
+		pl.launches = append(pl.launches, l)
+		ins = ins[k:]
 	}
-	pl.grid = [3]uint32{uint32(p.grid[0]), uint32(n), 1}
-	pl.block = [3]uint32{uint32(p.block[0]), 1, 1}
 	return pl, true
 }
 
@@ -360,17 +375,25 @@ func (e *Env) ptCat(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (func(*c
 	if pl == nil {
 		return func(*cuda.Stream) error { return nil }, true, nil
 	}
-	f, err := e.Function(ewSources("cat.cu", ewCatSource, pl.defines), "kr_cat_pt")
-	if err != nil {
-		return nil, false, err
+	type call struct {
+		f           *cuda.Function
+		grid, block [3]uint32
+		arg         cuda.RawArg
 	}
-	buf, err := e.NewTensor([]int64{int64(len(pl.ins))}, []int64{1}, "u8")
-	if err != nil {
-		return nil, false, err
+	var calls []call
+	for _, l := range pl.launches {
+		f, err := e.Function(ewSources("cat.cu", ewCatSource, l.defines), "kr_cat_pt")
+		if err != nil {
+			return nil, false, err
+		}
+		calls = append(calls, call{f, l.grid, l.block, cuda.RawArg{Data: l.args.bytes(), Align: 8}})
 	}
-	if err := cuda.CopyHtoD(buf.Ptr, pl.ins, e.Stream); err != nil {
-		return nil, false, err
-	}
-	arg := cuda.RawArg{Data: pl.out.bytes(), Align: 8}
-	return func(s *cuda.Stream) error { return f.Launch(pl.grid, pl.block, 0, s, arg, buf.Ptr) }, true, nil
+	return func(s *cuda.Stream) error {
+		for _, c := range calls {
+			if err := c.f.Launch(c.grid, c.block, 0, s, c.arg); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, true, nil
 }

@@ -4,62 +4,89 @@
 // the input's elements in a grid-stride loop (the traced grid and block),
 // and each element's place in the output is found by hardware division
 // over every dimension of the output (the input's own size along the cat
-// dimension), as is its place in the input when the input is not
-// contiguous. Elements are moved as EW_CAT_BYTES-byte words.
+// dimension), and its place in the input, when the input is not
+// contiguous, by division over the input's own sizes. Those are the
+// output's but for the cat dimension, so the divisions could be shared;
+// PyTorch's kernel does not know that and divides twice, and so does this
+// one. Elements are moved as EW_CAT_BYTES-byte words.
+//
+// As in PyTorch, the number of dimensions is a compile-time constant and
+// the metadata of the launch's inputs is passed by value in the kernel's
+// parameters; each thread keeps its input's sizes and strides in
+// registers, so the loop does the divisions and nothing else (an earlier
+// version looped over 8 dimensions with run-time bounds and read the
+// strides from device memory on every element: twice PyTorch's time).
 //
 //   EW_CAT_BYTES   the element size (1, 2, 4, 8)
+//   EW_CAT_DIMS    the number of dimensions (1 to 8)
+//   EW_CAT_BATCH   the inputs of this launch (gridDim.y)
 //   EW_IDX64       64-bit indices (otherwise 32-bit, as PyTorch's
 //                  unsigned int IndexType)
 
-#define EW_CAT_MAXD 8
+#ifndef EW_CAT_DIMS
+#define EW_CAT_DIMS 4
+#endif
+#ifndef EW_CAT_BATCH
+#define EW_CAT_BATCH 2
+#endif
 
-// Parameters; tier3/cat.go (ptCatOut.bytes, ptCatIn.bytes) writes them.
-struct EwCatOut {
-	char *out;
-	int ndim;
-	int dim;                        // the cat dimension
-	long long size[EW_CAT_MAXD];    // the output's sizes, outermost first
-	long long stride[EW_CAT_MAXD];  // and strides in elements
-};
+// Parameters; tier3/faithful.go (ptCatArgs.bytes) writes them. Every field
+// is 8 bytes, so the host and the device lay them out alike.
 struct EwCatIn {
 	char *in;
 	long long n;                    // elements
 	long long dimSize;              // size along the cat dimension
 	long long offset;               // first output element (offset along dim * stride)
-	int contig;                     // read in[i] for element i
-	int pad;
-	long long stride[EW_CAT_MAXD];  // the input's strides in elements (when not contig)
+	long long contig;               // read in[i] for element i
+	long long size[EW_CAT_DIMS];    // the input's sizes
+	long long stride[EW_CAT_DIMS];  // and strides in elements (when not contig)
+};
+struct EwCatArgs {
+	char *out;
+	long long dim;                  // the cat dimension
+	long long size[EW_CAT_DIMS];    // the output's sizes, outermost first
+	long long stride[EW_CAT_DIMS];  // and strides in elements
+	EwCatIn in[EW_CAT_BATCH];
 };
 
 typedef typename EwWord<EW_CAT_BYTES>::T ew_cat_t;
 
 // ew_cat_offset is CatArrIndexToOffset: element i's offset over sizes
 // (dimSize at the cat dimension) and strides, innermost dimension first.
-__device__ __forceinline__ ew_idx ew_cat_offset(const EwCatOut &o, const long long *stride, ew_idx dimSize, ew_idx i) {
+__device__ __forceinline__ ew_idx ew_cat_offset(const ew_idx (&size)[EW_CAT_DIMS], const ew_idx (&stride)[EW_CAT_DIMS],
+                                                int dim, ew_idx dimSize, ew_idx i) {
 	ew_idx off = 0;
 #pragma unroll
-	for (int d = EW_CAT_MAXD - 1; d >= 1; d--) {
-		if (d < o.ndim) {
-			ew_idx size = d == o.dim ? dimSize : (ew_idx)o.size[d];
-			ew_idx next = i / size;
-			off += (i - next * size) * (ew_idx)stride[d];
-			i = next;
-		}
+	for (int d = EW_CAT_DIMS - 1; d >= 1; d--) {
+		ew_idx size_d = d == dim ? dimSize : size[d];
+		ew_idx next = i / size_d;
+		off += (i - next * size_d) * stride[d];
+		i = next;
 	}
-	return off + i * (ew_idx)stride[0];
+	return off + i * stride[0];
 }
 
-extern "C" __global__ void kr_cat_pt(const EwCatOut o, const EwCatIn *__restrict__ ins) {
-	const EwCatIn &in = ins[blockIdx.y];
-	const ew_idx n = (ew_idx)in.n;
+extern "C" __global__ void kr_cat_pt(const EwCatArgs a) {
+	const unsigned b = blockIdx.y;
+	const ew_idx n = (ew_idx)a.in[b].n;
 	ew_idx i = (ew_idx)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= n) return;
-	const ew_idx dimSize = (ew_idx)in.dimSize, step = (ew_idx)gridDim.x * blockDim.x;
-	const ew_cat_t *src = reinterpret_cast<const ew_cat_t *>(in.in);
-	ew_cat_t *dst = reinterpret_cast<ew_cat_t *>(o.out) + in.offset;
+	const int dim = (int)a.dim;
+	const bool contig = a.in[b].contig != 0;
+	const ew_idx dimSize = (ew_idx)a.in[b].dimSize, step = (ew_idx)gridDim.x * blockDim.x;
+	ew_idx osize[EW_CAT_DIMS], ostride[EW_CAT_DIMS], isize[EW_CAT_DIMS], istride[EW_CAT_DIMS];
+#pragma unroll
+	for (int d = 0; d < EW_CAT_DIMS; d++) {
+		osize[d] = (ew_idx)a.size[d];
+		ostride[d] = (ew_idx)a.stride[d];
+		isize[d] = (ew_idx)a.in[b].size[d];
+		istride[d] = (ew_idx)a.in[b].stride[d];
+	}
+	const ew_cat_t *src = reinterpret_cast<const ew_cat_t *>(a.in[b].in);
+	ew_cat_t *dst = reinterpret_cast<ew_cat_t *>(a.out) + a.in[b].offset;
 	for (; i < n; i += step) {
-		ew_idx to = ew_cat_offset(o, o.stride, dimSize, i);
-		ew_idx from = in.contig ? i : ew_cat_offset(o, in.stride, dimSize, i);
+		ew_idx to = ew_cat_offset(osize, ostride, dim, dimSize, i);
+		ew_idx from = contig ? i : ew_cat_offset(isize, istride, dim, dimSize, i);
 		EW_ACCESS(src + from, EW_CAT_BYTES, EW_CAT_BYTES);
 		EW_ACCESS(dst + to, EW_CAT_BYTES, EW_CAT_BYTES);
 		dst[to] = src[from];

@@ -1,8 +1,7 @@
 // Host launcher for the CPU tests of the elementwise-family kernels, built
 // after ew_host.h, ew_common.cu and one kernel source. EW_HOST_KERNEL picks
 // the kernel: 1 kr_ew, 2 kr_ew_batched, 3 kr_gather, 4 kr_arange,
-// 5 kr_ew_pt_generic, 6 kr_ew_pt_lin, 7 kr_cat_pt (PARAMS: EwCatOut, then
-// the EwCatIn array). The block is 256 threads, or $EW_HOST_BLOCK.
+// 5 kr_ew_pt_generic, 6 kr_ew_pt_lin, 7 kr_cat_pt (PARAMS: EwCatArgs). The block is 256 threads, or $EW_HOST_BLOCK.
 //
 //   prog ARENA PARAMS GX GY [N START STEP ISTART ISTEP]
 //
@@ -56,10 +55,13 @@ int main(int argc, char **argv) {
 	g->src = ew_reloc(g->src);
 	g->idx = ew_reloc(g->idx);
 #elif EW_HOST_KERNEL == 7
-	EwCatOut *co = (EwCatOut *)params;
-	co->out = ew_reloc(co->out);
-	EwCatIn *ci = (EwCatIn *)((char *)params + sizeof(EwCatOut));
-	for (size_t i = 0; i < (pn - sizeof(EwCatOut)) / sizeof(EwCatIn); i++) ci[i].in = ew_reloc(ci[i].in);
+	EwCatArgs *ca = (EwCatArgs *)params;
+	if (pn != sizeof(EwCatArgs)) {
+		fprintf(stderr, "EwCatArgs: %zu bytes of parameters, want %zu\n", pn, sizeof(EwCatArgs));
+		return 2;
+	}
+	ca->out = ew_reloc(ca->out);
+	for (int i = 0; i < EW_CAT_BATCH; i++) ca->in[i].in = ew_reloc(ca->in[i].in);
 #endif
 	for (unsigned by = 0; by < gridDim.y; by++)
 		for (unsigned bx = 0; bx < gridDim.x; bx++)
@@ -80,7 +82,7 @@ int main(int argc, char **argv) {
 #elif EW_HOST_KERNEL == 6
 				kr_ew_pt_lin(*ps);
 #elif EW_HOST_KERNEL == 7
-				kr_cat_pt(*co, ci);
+				kr_cat_pt(*ca);
 #endif
 			}
 	FILE *f = fopen(argv[1], "wb");
