@@ -385,6 +385,11 @@ func buildReduce(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	// PyTorch's own strategy where the traced reduce_kernel's is one the
+	// faithful kernel does (reduce_pt.go).
+	if inst, err := rdPTBuild(e, sig, s, x); err != nil || inst != nil {
+		return inst, err
+	}
 	op := s.op
 	if s.indices {
 		op = map[rdOp]rdOp{rdMax: rdArgmax, rdMin: rdArgmin, rdArgmax: rdArgmax, rdArgmin: rdArgmin}[op]
