@@ -31,6 +31,11 @@ type FlowOptions struct {
 	ModelTicks int
 	// Progress receives a line per step and per signature.
 	Progress io.Writer
+	// Previous and Done resume an interrupted run: signatures with a
+	// result in Previous (by ID) are not measured again, and Done gets
+	// each entry as soon as it is measured (replay.SuiteOptions).
+	Previous map[string]replay.Entry
+	Done     func(replay.Entry)
 }
 
 // FlowResult is what Flow measured. A step that failed has its error and
@@ -72,7 +77,8 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	fr := &FlowResult{Set: set, Workload: Workload(set.Source), GPU: d.Name}
 	start := time.Now()
 	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), fr.Workload, fr.GPU)
-	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, Progress: progress})
+	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, Progress: progress,
+		Previous: o.Previous, Done: o.Done})
 	if !o.NoTimeline {
 		fmt.Fprintf(progress, "timeline: every invocation in order, one CUDA graph (%s so far)\n", time.Since(start).Round(time.Second))
 		fr.Timeline, fr.TimelineErr = replayTimeline(d, set, o.Measure)

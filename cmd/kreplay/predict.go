@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"time"
@@ -18,18 +19,20 @@ import (
 // the timeline and the real inference, write them as benchmark output
 // and report the prediction against the trace and the model.
 func cmdPredict(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("predict", stderr)
-	out := fs.String("o", "", "write the measurements as go test -bench output to `FILE` (default WORKLOAD.bench)")
-	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
-	cacheFlag := fs.String("cache", "auto", "L2 cache `MODE` of the signature replays")
-	withEnergy := fs.Bool("energy", true, "measure each signature's energy per invocation with NVML")
-	ticks := fs.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
-	modelTicks := fs.Int("model-ticks", 20, "NVML energy-counter `TICKS` of the full model's energy window")
-	noModel := fs.Bool("no-model", false, "skip the full-model run in PyTorch")
-	noTimeline := fs.Bool("no-timeline", false, "skip the timeline replay")
-	plots := fs.String("plots", "", "write the report's plots (SVG and PNG) into `DIR`")
-	top := fs.Int("top", 10, "show the top `N` signatures")
-	pos, err := parseInterspersed(fs, args)
+	flags := newFlags("predict", stderr)
+	out := flags.String("o", "", "write the measurements as go test -bench output to `FILE` (default WORKLOAD.bench)")
+	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
+	cacheFlag := flags.String("cache", "auto", "L2 cache `MODE` of the signature replays")
+	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML")
+	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
+	modelTicks := flags.Int("model-ticks", 20, "NVML energy-counter `TICKS` of the full model's energy window")
+	noModel := flags.Bool("no-model", false, "skip the full-model run in PyTorch")
+	noTimeline := flags.Bool("no-timeline", false, "skip the timeline replay")
+	plots := flags.String("plots", "", "write the report's plots (SVG and PNG) into `DIR`")
+	top := flags.Int("top", 10, "show the top `N` signatures")
+	progOut := flags.String("progress", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured (default WORKLOAD.progress.jsonl)")
+	resume := flags.Bool("resume", false, "reuse the signature results already in the progress file and measure only the rest")
+	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
 	}
@@ -55,7 +58,51 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	workload := bench.Workload(set.Source)
 	fmt.Fprintln(stdout)
+	if *progOut == "" {
+		*progOut = workload + ".progress.jsonl"
+	}
+	var previous map[string]replay.Entry
+	if *resume {
+		all, err := readProgress(*progOut)
+		if err != nil {
+			return err
+		}
+		previous = all[set.Source.File]
+		fmt.Fprintf(stderr, "kreplay predict: %d results from %s reused\n", len(previous), *progOut)
+	}
+	// The progress file is opened at the first result, so that a run
+	// without a GPU leaves none; without -resume it starts empty.
+	var prog *progressFile
+	defer func() {
+		if prog != nil {
+			prog.Close()
+		}
+	}()
+	record := func(e replay.Entry) error {
+		if prog == nil {
+			if !*resume {
+				if err := os.Remove(*progOut); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			}
+			p, err := openProgress(*progOut)
+			if err != nil {
+				return err
+			}
+			prog = p
+		}
+		return prog.add(set.Source, e)
+	}
 	fr, err := bench.Flow(set, bench.FlowOptions{
+		Previous: previous,
+		Done: func(e replay.Entry) {
+			if e.Result == nil {
+				return
+			}
+			if err := record(e); err != nil {
+				fmt.Fprintf(stderr, "kreplay predict: %s: %v\n", *progOut, err)
+			}
+		},
 		Device:     *devIndex,
 		Cache:      cache,
 		Measure:    replay.Options{Energy: *withEnergy, EnergyTicks: *ticks},
