@@ -147,6 +147,11 @@ func buildLayerNorm(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	// PyTorch's own strategy where the traced kernel is its vectorized
+	// one and the layout allows it (norm_pt.go).
+	if inst, err := lnPTBuild(e, sig, s, x); err != nil || inst != nil {
+		return inst, err
+	}
 	p, err := planLayerNorm(x.Shape, x.Strides, s.axis, x.ElemSize(), int64(e.SMs))
 	if err != nil {
 		return nil, err
