@@ -313,7 +313,17 @@ func (e *Env) ewInstantiate(pl *ewOpPlan) (*Instance, error) {
 	case pl.out != nil:
 		pr.out, err = e.Input(*pl.out)
 	default:
-		pr.out, err = e.Output(pl.shape, pl.outDType)
+		strides := ContiguousStrides(pl.shape)
+		if pl.pt.kind == ptGeneric {
+			// PyTorch allocates the result in the layout of its input.
+			for _, x := range inst.Inputs {
+				if st, ok := ptOutStrides(pl.shape, x.Shape, x.Strides); ok {
+					strides = st
+					break
+				}
+			}
+		}
+		pr.out, err = e.NewTensor(pl.shape, strides, pl.outDType)
 	}
 	if err != nil {
 		return nil, err

@@ -1,9 +1,11 @@
 package tier3
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -246,6 +248,46 @@ func ptMakePlan(spec ewSpec, pr ewProblem) (*ptPlan, bool, error) {
 		}
 	}
 	return pp, true, nil
+}
+
+// ptOutStrides returns the strides with which PyTorch's TensorIterator
+// allocates the result of shape for an input of the same shape laid out
+// with strides: dense, its dimensions ordered as the input's strides
+// order them (the neg of a transposed slice comes out transposed, not
+// contiguous). ok false when the input's shape differs, the input is
+// contiguous, or its strides do not order the dimensions unambiguously
+// (zeros or ties other than dimensions of size 1), where the contiguous
+// layout is kept.
+func ptOutStrides(shape, inShape, strides []int64) ([]int64, bool) {
+	if !slices.Equal(shape, inShape) || len(strides) != len(shape) {
+		return nil, false
+	}
+	if (&Tensor{Shape: shape, Strides: strides}).Contiguous() {
+		return nil, false
+	}
+	var dims []int
+	for d := range shape {
+		if shape[d] == 1 {
+			continue
+		}
+		if strides[d] <= 0 {
+			return nil, false
+		}
+		dims = append(dims, d)
+	}
+	slices.SortStableFunc(dims, func(a, b int) int { return cmp.Compare(strides[a], strides[b]) })
+	for i := 1; i < len(dims); i++ {
+		if strides[dims[i]] == strides[dims[i-1]] {
+			return nil, false
+		}
+	}
+	out := ContiguousStrides(shape)
+	step := int64(1)
+	for _, d := range dims {
+		out[d] = step
+		step *= shape[d]
+	}
+	return out, true
 }
 
 // ptCatMaxDims is the most dimensions kr_cat_pt takes (EW_CAT_DIMS).

@@ -243,3 +243,33 @@ func TestPTTracedPlans(t *testing.T) {
 	}
 	t.Logf("%d traced signatures", n)
 }
+
+// TestPTOutStrides checks the layouts PyTorch gives the results of
+// elementwise ops on strided inputs.
+func TestPTOutStrides(t *testing.T) {
+	for _, c := range []struct {
+		shape, strides []int64
+		want           string
+	}{
+		// Llama's rotate_half: -x2 of a transposed slice of q; the trace's
+		// cat reads the result with these strides.
+		{[]int64{4, 32, 512, 64}, []int64{2097152, 128, 4096, 1}, "[1048576 64 2048 1]"},
+		{[]int64{4, 16, 512, 64}, []int64{1572864, 192, 3072, 1}, "[524288 64 1024 1]"},
+		{[]int64{2, 3}, []int64{1, 2}, "[1 2]"},
+		{[]int64{4, 1, 8}, []int64{8, 99, 1}, "contiguous"},
+		{[]int64{4, 8}, []int64{8, 1}, "contiguous"},
+		{[]int64{4, 8}, []int64{0, 1}, "contiguous"},
+		{[]int64{4, 8}, []int64{2, 2}, "contiguous"},
+	} {
+		got := "contiguous"
+		if st, ok := ptOutStrides(c.shape, c.shape, c.strides); ok {
+			got = fmt.Sprint(st)
+		}
+		if got != c.want {
+			t.Errorf("%v %v: %s, want %s", c.shape, c.strides, got, c.want)
+		}
+	}
+	if _, ok := ptOutStrides([]int64{4, 8}, []int64{1, 8}, []int64{1, 1}); ok {
+		t.Error("broadcast input taken")
+	}
+}
