@@ -129,9 +129,15 @@ func runModel(set *signatures.Set, ticks int, log io.Writer) (*runner.Result, er
 		return nil, err
 	}
 	fmt.Fprintf(log, "model: %s on %s, torch %s, CUDA %s, driver %s\n", set.Source.Workload, info.GPU, info.Torch, info.CUDA, info.Driver)
-	if err := r.Warmup(3); err != nil {
+	// Seconds of warm-up: the host side of a launch-bound model takes
+	// that long to settle (BLOOM-560M prefill on the H100 timed 21.8,
+	// 17.3 and 13.5 ms per inference in three rounds after 5 warm-up
+	// inferences; scripts/gpu/model_protocol.py).
+	n, err := r.Warmup(3, 3*time.Second)
+	if err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(log, "model: %d warm-up inferences\n", n)
 	res, err := r.Run(ticks, 5*time.Minute)
 	if err != nil {
 		return nil, err

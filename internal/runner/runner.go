@@ -199,8 +199,15 @@ func (r *Runner) Load(w Workload) (*Info, error) {
 	return &info, r.call(req, &info)
 }
 
-// Warmup runs n inferences.
-func (r *Runner) Warmup(n int) error { return r.call(map[string]any{"cmd": "warmup", "n": n}, nil) }
+// Warmup runs at least n inferences and for at least minTime, and
+// returns how many it ran.
+func (r *Runner) Warmup(n int, minTime time.Duration) (int, error) {
+	var res struct {
+		Inferences int `json:"inferences"`
+	}
+	err := r.call(map[string]any{"cmd": "warmup", "n": n, "min_s": minTime.Seconds()}, &res)
+	return res.Inferences, err
+}
 
 // Result is a timed, metered run of inferences, run back to back without
 // host synchronization between them (as the shared traces' measured.json

@@ -6,7 +6,7 @@ Requests and replies:
   {"cmd": "load", "model": "bloom-560m"|"llama-7b", "workload": "prefill"|"generate",
    "batch": 4, "seq": 512, "prompt": 32, "new_tokens": 16, "device": 0, "seed": 0}
       -> {"ok": true, "gpu": ..., "torch": ..., "cuda": ..., "driver": ...}
-  {"cmd": "warmup", "n": 3}                -> {"ok": true}
+  {"cmd": "warmup", "n": 3, "min_s": 2}    -> {"ok": true, "inferences": k, "s": ...}
   {"cmd": "run", "min_ticks": 20, "max_s": 120}
       -> {"ok": true, "inferences": k, "wall_s_per_inference": ..., "event_ms_per_inference": ...,
           "energy_j_per_inference": ..., "window_s": ..., "ticks": ..., "idle_w": ...}
@@ -194,9 +194,13 @@ def main():
             if cmd == "load":
                 reply(ok=True, **load(req))
             elif cmd == "warmup":
-                for _ in range(int(req.get("n", 3))):
-                    state["run"]()
-                torch.cuda.synchronize(); reply(ok=True)
+                # At least n inferences and min_s seconds: a launch-bound
+                # model's host side takes seconds to reach its steady pace.
+                n, min_s, k = int(req.get("n", 3)), float(req.get("min_s", 0)), 0
+                t0 = time.perf_counter()
+                while k < n or time.perf_counter() - t0 < min_s:
+                    state["run"](); k += 1
+                torch.cuda.synchronize(); reply(ok=True, inferences=k, s=time.perf_counter() - t0)
             elif cmd == "run":
                 reply(ok=True, **run(req))
             elif cmd == "capture":

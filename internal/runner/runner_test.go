@@ -75,8 +75,8 @@ func TestGPURunAndCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", info)
-	if err := r.Warmup(3); err != nil {
-		t.Fatal(err)
+	if n, err := r.Warmup(3, 500*time.Millisecond); err != nil || n < 3 {
+		t.Fatalf("warm-up: %d inferences, %v", n, err)
 	}
 	res, err := r.Run(10, time.Minute)
 	if err != nil {
@@ -98,7 +98,7 @@ func TestGPURunAndCapture(t *testing.T) {
 	if set.Links.Activities < 500 || set.Source.Workload != "bloom-560m_prefill" {
 		t.Errorf("captured trace: %d activities, workload %q", set.Links.Activities, set.Source.Workload)
 	}
-	if err := r.Warmup(0); err != nil {
+	if _, err := r.Warmup(0, 0); err != nil {
 		t.Errorf("runner unusable after capture: %v", err)
 	}
 	// An unknown command is an error reply, and the runner goes on.
