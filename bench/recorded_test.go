@@ -15,8 +15,10 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 1x -count 6 -v ./bench/... | tee bench/testdata/h100.bench
 //
-// with the generated packages' sets (./*/set.json) and any
-// testdata/*.set.json. None is recorded yet, so it skips.
+// (the *.energy.bench files with KREPLAY_ENERGY=1, see
+// results/h100/bench-energy), with the generated packages' sets
+// (./*/set.json) and any testdata/*.set.json. Without recorded output it
+// skips.
 func TestRecordedOutput(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.bench"))
 	if err != nil {
