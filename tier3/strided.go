@@ -290,6 +290,10 @@ type ewParams struct {
 	ci    [4]int64
 }
 
+// ewPrefetchBytes: a kernel whose threads load fewer bytes than this per
+// iteration of the grid-stride loop is software-pipelined (EW_PREFETCH).
+const ewPrefetchBytes = 32
+
 // ewParamsSize is sizeof(EwParams).
 const ewParamsSize = 536
 
@@ -443,6 +447,22 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 	}, vecFallback: fallback}
 	if wide {
 		pl.defines["EW_IDX64"] = "1"
+	}
+	// Loads a thread has in flight per iteration: under ewPrefetchBytes
+	// (a cast from f16 to f32 loads 16 bytes), the kernel loads the next
+	// iteration's units before storing this one's.
+	var loaded int64
+	for k, op := range probs[0].in {
+		switch {
+		case op.t == nil:
+		case vec > 1 && innerZero(0, k):
+			loaded += sizes[k+1]
+		default:
+			loaded += vec * sizes[k+1]
+		}
+	}
+	if loaded*unroll < ewPrefetchBytes {
+		pl.defines["EW_PREFETCH"] = "1"
 	}
 	flat := true
 	for _, l := range layouts {

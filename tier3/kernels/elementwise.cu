@@ -17,6 +17,8 @@
 //   EW_IDX64       64-bit indexing (otherwise 32-bit with fast division)
 //   EW_FLAT        every problem is one-dimensional (the fast path: no
 //                  index decomposition compiled in)
+//   EW_PREFETCH    load the next iteration's units before storing this
+//                  one's (kernels that load few bytes a thread)
 //
 // The iteration space is counted in units of V elements; a unit's operand
 // offsets come from decomposing its index over the coalesced shape
@@ -189,6 +191,27 @@ template <typename T> __device__ __forceinline__ T ew_div_floor(T a, T b) {
 	return q;
 }
 
+// Fast math for results stored in 16 bits by kreplay's own kernel (not the
+// faithful replay of PyTorch's, which computes as PyTorch does): exp and
+// division in float to within a few ulp (__expf, __fdividef), far below
+// the output's rounding, so that silu and sigmoid of f16 and bf16 tensors
+// stay bound by memory bandwidth rather than by the accurate expf and
+// IEEE division. The math is still float (PyTorch's opmath type); a double
+// compute type keeps the accurate functions.
+#if (EW_DO == EW_F16 || EW_DO == EW_BF16) && !defined(EW_PT_EPT)
+#define EW_FAST_MATH 1
+#else
+#define EW_FAST_MATH 0
+#endif
+#ifdef EW_HOST
+__device__ __forceinline__ float ew_fexp(float x) { return expf(x); }
+#else
+__device__ __forceinline__ float ew_fexp(float x) { return __expf(x); }
+#endif
+__device__ __forceinline__ double ew_fexp(double x) { return exp(x); }
+__device__ __forceinline__ float ew_fdiv(float a, float b) { return __fdividef(a, b); }
+__device__ __forceinline__ double ew_fdiv(double a, double b) { return a / b; }
+
 __device__ __forceinline__ ew_ct ew_op(ew_ct a, ew_ct b, ew_ct c, ew_ct alpha) {
 	[[maybe_unused]] const ew_ct zero = (ew_ct)0, one = (ew_ct)1;
 #if EW_OP == EW_COPY
@@ -201,8 +224,12 @@ __device__ __forceinline__ ew_ct ew_op(ew_ct a, ew_ct b, ew_ct c, ew_ct alpha) {
 	return ew_sqrt(a);
 #elif EW_OP == EW_TANH
 	return ew_tanh(a);
+#elif EW_OP == EW_SILU && EW_FAST_MATH
+	return ew_fdiv(a, one + ew_fexp(-a));
 #elif EW_OP == EW_SILU
 	return a / (one + ew_exp(-a));
+#elif EW_OP == EW_SIGMOID && EW_FAST_MATH
+	return ew_fdiv(one, one + ew_fexp(-a));
 #elif EW_OP == EW_SIGMOID
 	return one / (one + ew_exp(-a));
 #elif EW_OP == EW_RELU
@@ -388,26 +415,58 @@ template <int V> struct EwUnit {
 	}
 };
 
+// ew_load_units loads the units base + u*EW_BLOCK (u < EW_UNROLL) that
+// exist; ew_store_units computes and stores them.
+template <typename P>
+__device__ __forceinline__ void ew_load_units(const P &p, ew_idx base, ew_idx units, EwUnit<EW_VEC> (&w)[EW_UNROLL]) {
+#pragma unroll
+	for (int u = 0; u < EW_UNROLL; u++) {
+		ew_idx j = base + u * EW_BLOCK;
+		if (j < units) {
+			ew_idx o[4];
+			ew_offsets(p, j, o);
+			w[u].load(p, o);
+		}
+	}
+}
+template <typename P>
+__device__ __forceinline__ void ew_store_units(const P &p, ew_idx base, ew_idx units, const EwUnit<EW_VEC> (&w)[EW_UNROLL]) {
+#pragma unroll
+	for (int u = 0; u < EW_UNROLL; u++) {
+		if (base + u * EW_BLOCK < units) w[u].store(p);
+	}
+}
+
 template <typename P> __device__ __forceinline__ void ew_run(const P &p) {
 	const ew_idx units = (ew_idx)p.units;
 	const ew_idx step = (ew_idx)gridDim.x * (EW_BLOCK * EW_UNROLL);
+#ifdef EW_PREFETCH
+	// Software pipelining for kernels that load few bytes per iteration
+	// (such as an f16 to f32 cast: 16 bytes a thread): the next
+	// iteration's units are loaded before this one's are stored, which
+	// doubles the loads in flight. Units of different iterations are
+	// different elements, and PyTorch rejects an output that partially
+	// overlaps an input, so the early loads read what the op reads.
+	ew_idx base = (ew_idx)blockIdx.x * (EW_BLOCK * EW_UNROLL) + threadIdx.x;
+	EwUnit<EW_VEC> w[EW_UNROLL];
+	if (base < units) ew_load_units(p, base, units, w);
+	while (base < units) {
+		const ew_idx next = base + step;
+		EwUnit<EW_VEC> nw[EW_UNROLL];
+		if (next < units) ew_load_units(p, next, units, nw);
+		ew_store_units(p, base, units, w);
+#pragma unroll
+		for (int u = 0; u < EW_UNROLL; u++) w[u] = nw[u];
+		base = next;
+	}
+#else
 	for (ew_idx base = (ew_idx)blockIdx.x * (EW_BLOCK * EW_UNROLL) + threadIdx.x; base < units; base += step) {
 		EwUnit<EW_VEC> w[EW_UNROLL];
 		// All loads first: the output may alias an operand (in-place ops).
-#pragma unroll
-		for (int u = 0; u < EW_UNROLL; u++) {
-			ew_idx j = base + u * EW_BLOCK;
-			if (j < units) {
-				ew_idx o[4];
-				ew_offsets(p, j, o);
-				w[u].load(p, o);
-			}
-		}
-#pragma unroll
-		for (int u = 0; u < EW_UNROLL; u++) {
-			if (base + u * EW_BLOCK < units) w[u].store(p);
-		}
+		ew_load_units(p, base, units, w);
+		ew_store_units(p, base, units, w);
 	}
+#endif
 	if (blockIdx.x == 0 && (long long)threadIdx.x < p.tail) {
 		// One-dimensional tail, one element per thread.
 		ew_idx e = (ew_idx)p.units * EW_VEC + threadIdx.x;

@@ -40,6 +40,7 @@ static inline unsigned __float_as_uint(float f) {
 }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float __fdividef(float a, float b) { return a / b; }
 
 // IEEE half conversions, rounding to nearest even as cvt.rn.f16.f32 does.
 static inline float ew_host_h2f(unsigned short h) {
