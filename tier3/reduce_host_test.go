@@ -48,7 +48,8 @@ var rdHostSubset = map[string]bool{
 	"f16 rows of 16 in lane groups": true, "f32 log unaligned": true,
 	"f16 traced": true, "f32 block rows": true, "f32 long rows no affine": true, "f32 strided last dim": true,
 	"cumsum bool traced": true, "cumsum f32 block tiles": true, "cumsum f32 outer dim": true,
-	"cumsum i64 rows of 3 in lane groups": true, "cumprod f32": true,
+	"cumsum i64 rows of 3 in lane groups": true, "cumprod f32": true, "cumsum f32 strided rows": true,
+	"cumsum f32 rows of 1024": true, "cumsum f16 rows": true,
 }
 
 // rdHostCases selects the cases of a host run and skips when there is no
@@ -424,6 +425,134 @@ func TestRdHostScan(t *testing.T) {
 			for j := range want {
 				if got[j] != want[j] && !math.IsNaN(want[j]) {
 					t.Fatalf("element %d = %v, want %v", j, got[j], want[j])
+				}
+			}
+		})
+	}
+}
+
+// TestRdHostArgTies runs argmax and argmin over rows with many ties, NaNs,
+// infinities and signed zeros through the vector path of rd_rows, and
+// checks PyTorch's index exactly: the first NaN when a row has one, else
+// the first occurrence of the extreme.
+func TestRdHostArgTies(t *testing.T) {
+	for _, c := range []struct {
+		op, typ string
+		n       int64
+	}{
+		{"aten::argmax", "c10::Half", 1024}, {"aten::argmin", "c10::Half", 1024},
+		{"aten::argmax", "float", 512}, {"aten::argmin", "float", 512},
+		{"aten::argmax", "c10::BFloat16", 200},
+	} {
+		t.Run(c.op+"_"+c.typ, func(t *testing.T) {
+			if testing.Short() {
+				t.Skip("host runs of the kernels take minutes")
+			}
+			if _, err := exec.LookPath(rdHostCXX()); err != nil {
+				t.Skipf("no C++ compiler (%s): %v", rdHostCXX(), err)
+			}
+			const rows = 12
+			sig := rdSig(t, c.op, rdT(c.typ, rows, c.n), rdS("-1"), rdS("False"))
+			s, err := parseReduce(sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &rdHostRun{t: t, seed: 11}
+			x := r.input(sig.Inputs[0])
+			n := c.n
+			vals := make([]float64, rows*n)
+			for row := int64(0); row < rows; row++ {
+				v := vals[row*n : (row+1)*n]
+				for i := range v {
+					v[i] = float64((int64(i)*7+row*3)%5) - 2
+				}
+				switch row {
+				case 1:
+					v[n-3], v[n/3] = math.NaN(), math.NaN()
+				case 2:
+					for i := range v {
+						v[i] = math.Inf(-1)
+					}
+				case 3:
+					for i := range v {
+						v[i] = math.Inf(1)
+					}
+				case 4:
+					for i := range v {
+						v[i] = 0
+					}
+					v[0], v[n-1] = math.Copysign(0, -1), math.Copysign(0, -1)
+				case 5:
+					v[n-1], v[n-2] = 9, 9
+					v[n-5], v[n-6] = -9, -9
+				case 6:
+					v[n-1] = math.NaN()
+				case 7:
+					v[17], v[n-100] = 9, 9
+					v[18], v[n-99] = -9, -9
+				case 8:
+					v[0] = math.NaN()
+				}
+			}
+			raw := r.bufs[x.buf]
+			for i, f := range vals {
+				b := math.Float32bits(float32(f))
+				switch x.DType {
+				case "f32":
+					binary.LittleEndian.PutUint32(raw[4*i:], b)
+				case "bf16":
+					binary.LittleEndian.PutUint16(raw[2*i:], uint16(b>>16))
+				default: // f16 of values that are exact in it
+					h := uint16(b>>16) & 0x8000
+					switch {
+					case math.IsNaN(f):
+						h |= 0x7e00
+					case math.IsInf(f, 0):
+						h |= 0x7c00
+					case f != 0:
+						e := int((b>>23)&0xff) - 127 + 15
+						h |= uint16(e)<<10 | uint16((b>>13)&0x3ff)
+					}
+					binary.LittleEndian.PutUint16(raw[2*i:], h)
+				}
+			}
+			p, err := planReduce(x.Shape, x.Strides, s.reduced(2), x.ElemSize(), true, rdHostSMs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.cols || p.V == 1 {
+				t.Fatalf("plan cols %v V %d: not the vector path of rd_rows", p.cols, p.V)
+			}
+			it := r.output(s.outShape(x.Shape), "i64")
+			defs, err := reduceDefines(s, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			part := -1
+			if p.split > 1 {
+				part = r.alloc(p.O * p.split * rdStateSize(s.op, s.in))
+			}
+			raws := p.raw()
+			r.add("rd_rows", p.grid, p.block, x.buf, raws, -1, it.buf, part)
+			if p.split > 1 {
+				r.add("rd_finish", [3]uint32{p.finishGrid, 1, 1}, [3]uint32{256, 1, 1}, part, raws, -1, it.buf)
+			}
+			r.run(rdSource("reduce.cu", reduceSource, defs), "REDUCE")
+			got := r.values(it)
+			for row := int64(0); row < rows; row++ {
+				v := vals[row*n : (row+1)*n]
+				want := 0
+				for i := range v {
+					if math.IsNaN(v[i]) {
+						want = i
+						break
+					}
+					if (s.op == rdArgmax && v[i] > v[want]) || (s.op == rdArgmin && v[i] < v[want]) {
+						want = i
+					}
+				}
+				if int(got[row]) != want {
+					t.Errorf("row %d: index %v, want %d (V %d TPR %d split %d)", row, got[row], want, p.V, p.TPR, p.split)
 				}
 			}
 		})

@@ -142,6 +142,65 @@ __device__ __forceinline__ void rd_add(St &a, in_t x, long long i) {
 	rd_comb(a, b);
 }
 
+// rd_addv folds RD_V consecutive elements, indices i0.., into a. For
+// argmax and argmin it relies on the order rd_span visits a thread's
+// elements in (increasing index, a's index lower when set): the vector's
+// extreme (NaN when any element is NaN) replaces a only when it is
+// strictly better than a's value, or NaN while a's is not, or a is still
+// empty, and the index taken is its first occurrence in the vector. That
+// is rd_comb's rule (NaN the extreme, ties to the lower index, as
+// PyTorch), at a tree of min/max per vector instead of a compare and
+// select of (value, index) pairs per element.
+__device__ __forceinline__ acc_t rd_ext(acc_t x, acc_t y) {
+#if RD_ARG && (RD_IN == RD_F32 || RD_IN == RD_F16 || RD_IN == RD_BF16)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+	float d;
+#if RD_OP == OP_ARGMAX
+	asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(x), "f"(y));
+#else
+	asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(x), "f"(y));
+#endif
+	return d;
+#endif
+#endif
+#if RD_OP == OP_ARGMIN
+	return (x < y || x != x) ? x : y;
+#else
+	return (x > y || x != x) ? x : y;
+#endif
+}
+
+template <int N> __device__ __forceinline__ void rd_addv(St &a, const in_t (&e)[N], long long i0) {
+#if RD_ARG
+	acc_t v[N], m[N];
+#pragma unroll
+	for (int k = 0; k < N; k++) m[k] = v[k] = (acc_t)RD<RD_IN>::get(e[k]);
+#pragma unroll
+	for (int w = N / 2; w > 0; w >>= 1) {
+#pragma unroll
+		for (int k = 0; k < w; k++) m[k] = rd_ext(m[k], m[k + w]);
+	}
+	const acc_t x = m[0];
+#if RD_OP == OP_ARGMAX
+	const bool better = x > a.v;
+#else
+	const bool better = x < a.v;
+#endif
+	if (a.v == a.v && (better || x != x || a.i == 0x7fffffffffffffffLL)) {
+		int f = 0;
+#pragma unroll
+		for (int k = N - 1; k >= 0; k--) {
+			if (v[k] == x || (x != x && v[k] != v[k])) f = k;
+		}
+		a.v = x;
+		a.i = i0 + f;
+	}
+#else
+#pragma unroll
+	for (int k = 0; k < N; k++) rd_add(a, e[k], i0 + k);
+#endif
+}
+
 __device__ __forceinline__ St rd_shfl(const St &a, int m) {
 	St b;
 	b.v = __shfl_xor_sync(0xffffffffu, a.v, m);
@@ -208,20 +267,15 @@ __device__ __forceinline__ void rd_span(const in_t *__restrict__ x, const RdPlan
 		rd_loadv<RD_V>(q + (j + tpr) * RD_V, e1);
 		rd_loadv<RD_V>(q + (j + 2 * tpr) * RD_V, e2);
 		rd_loadv<RD_V>(q + (j + 3 * tpr) * RD_V, e3);
-#pragma unroll
-		for (int k = 0; k < RD_V; k++) rd_add(acc, e0[k], lo + j * RD_V + k);
-#pragma unroll
-		for (int k = 0; k < RD_V; k++) rd_add(acc, e1[k], lo + (j + tpr) * RD_V + k);
-#pragma unroll
-		for (int k = 0; k < RD_V; k++) rd_add(acc, e2[k], lo + (j + 2 * tpr) * RD_V + k);
-#pragma unroll
-		for (int k = 0; k < RD_V; k++) rd_add(acc, e3[k], lo + (j + 3 * tpr) * RD_V + k);
+		rd_addv<RD_V>(acc, e0, lo + j * RD_V);
+		rd_addv<RD_V>(acc, e1, lo + (j + tpr) * RD_V);
+		rd_addv<RD_V>(acc, e2, lo + (j + 2 * tpr) * RD_V);
+		rd_addv<RD_V>(acc, e3, lo + (j + 3 * tpr) * RD_V);
 	}
 	for (; j < nv; j += tpr) {
 		in_t e0[RD_V];
 		rd_loadv<RD_V>(q + j * RD_V, e0);
-#pragma unroll
-		for (int k = 0; k < RD_V; k++) rd_add(acc, e0[k], lo + j * RD_V + k);
+		rd_addv<RD_V>(acc, e0, lo + j * RD_V);
 	}
 	for (long long r = nv * RD_V + sub; r < n; r += tpr) rd_add(acc, q[r], lo + r);
 #else
