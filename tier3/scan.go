@@ -59,16 +59,20 @@ func parseScan(sig *signatures.Signature) (*scSpec, error) {
 
 // scPlan is the launch plan of a scan.
 type scPlan struct {
-	rp          *rdRowPlan
-	kernel      string // sc_rows or sc_cols
-	V, TPR      int64
+	rp     *rdRowPlan
+	kernel string // sc_rows or sc_cols
+	V, TPR int64
+	// vld: sc_rows loads and stores vectors of V elements (rows
+	// contiguous in input and output, n a multiple of V, row starts
+	// aligned to V elements; buildScan also checks the pointers).
+	vld         bool
 	grid, block [3]uint32
 }
 
 // planScan picks sc_rows (tiles of TPR threads times V consecutive
-// elements: a warp or less per row up to 4096 elements, a block beyond)
-// or sc_cols (a thread per row when the scan dim is not the
-// fastest-varying in memory).
+// elements: a warp or less per row up to 4096 elements, a block beyond;
+// vector loads and stores where the rows allow) or sc_cols (a thread per
+// row when the scan dim is not the fastest-varying in memory).
 func planScan(shape, strides []int64, dim int, sms int64) (*scPlan, error) {
 	rp, err := rdNewRowPlan(shape, strides, dim, false)
 	if err != nil {
@@ -92,7 +96,28 @@ func planScan(shape, strides []int64, dim int, sms int64) (*scPlan, error) {
 		p.TPR = rdClamp(rdPow2Ceil(rdCeilDiv(rp.n, 8*p.V)), 64, 1024)
 	}
 	p.grid, p.block = rdRowsLaunch(rp.rows, p.TPR, int(sms))
+	p.vld = rp.sd == 1 && rp.sdo == 1 && rp.n%p.V == 0
+	for _, d := range rp.other {
+		if d.in%p.V != 0 || d.out%p.V != 0 {
+			p.vld = false
+		}
+	}
 	return p, nil
+}
+
+// scTiles is SC_U, the tiles of a vectorised sc_rows (TPR threads times V
+// elements) a thread loads before scanning them: up to 128 bytes of input
+// a thread (a row of 1024 f32 at once with a warp a row), 32 in blocks of
+// more than 256 threads, no more than a row has.
+func scTiles(p *scPlan, esize int64) int64 {
+	if !p.vld {
+		return 1
+	}
+	budget := int64(128)
+	if p.TPR > 256 {
+		budget = 32
+	}
+	return rdClamp(min(budget/(p.V*esize), rdCeilDiv(p.rp.n, p.TPR*p.V)), 1, 8)
 }
 
 func buildScan(e *Env, sig *signatures.Signature) (*Instance, error) {
@@ -111,6 +136,11 @@ func buildScan(e *Env, sig *signatures.Signature) (*Instance, error) {
 	y, err := e.Output(x.Shape, s.out)
 	if err != nil {
 		return nil, err
+	}
+	for _, t := range []*Tensor{x, y} {
+		if uint64(t.Ptr)%uint64(min(16, p.V*t.ElemSize())) != 0 {
+			p.vld = false
+		}
 	}
 	defs, err := scanDefines(s, p)
 	if err != nil {
@@ -146,8 +176,13 @@ func scanDefines(s *scSpec, p *scPlan) (map[string]string, error) {
 	if s.prod {
 		op = "1"
 	}
+	vld := "0"
+	if p.vld {
+		vld = "1"
+	}
 	return map[string]string{
 		"SC_IN": in, "SC_OUT": out, "SC_OP": op,
 		"SC_V": strconv.FormatInt(p.V, 10), "SC_TPR": strconv.FormatInt(p.TPR, 10),
+		"SC_VLD": vld, "SC_U": strconv.FormatInt(scTiles(p, signatures.DTypeSize(s.in)), 10),
 	}, nil
 }

@@ -9,7 +9,9 @@ import (
 )
 
 // scanGPUCases cover the traced bool and int64 cumsums (int64 outputs),
-// block tiles, f16 rows, an outer dim, a transposed int32 view and cumprod.
+// block tiles, f16 rows, an outer dim, a transposed int32 view, cumprod,
+// rows read with a stride (scalar loads) and rows of 1024 (vector loads,
+// the whole row a warp's tiles at once).
 var scanGPUCases = []rdCase{
 	{"cumsum bool traced", "aten::cumsum", []rdIn{rdT("bool", 4, 512), rdS("-1"), rdNone()}},
 	{"cumsum i64 traced", "aten::cumsum", []rdIn{rdT("long int", 4, 512), rdS("-1"), rdNone()}},
@@ -20,6 +22,8 @@ var scanGPUCases = []rdCase{
 	{"cumsum bool into i32", "aten::cumsum", []rdIn{rdT("bool", 8, 77), rdS("-1"), rdS("3")}},
 	{"cumprod f32", "aten::cumprod", []rdIn{rdT("float", 32, 20), rdS("-1"), rdNone()}},
 	{"cumsum i64 rows of 3 in lane groups", "aten::cumsum", []rdIn{rdT("long int", 1000, 3), rdS("-1"), rdNone()}},
+	{"cumsum f32 strided rows", "aten::cumsum", []rdIn{rdTS("float", []int64{64, 300}, []int64{600, 2}), rdS("-1"), rdNone()}},
+	{"cumsum f32 rows of 1024", "aten::cumsum", []rdIn{rdT("float", 300, 1024), rdS("-1"), rdNone()}},
 }
 
 func TestScanGPU(t *testing.T) {

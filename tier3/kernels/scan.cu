@@ -6,6 +6,10 @@
 //   SC_V           consecutive elements per thread in a tile (sc_rows)
 //   SC_TPR         threads per row (sc_rows): <= 32, groups in a warp; else
 //                  the whole block (blockDim.x == SC_TPR)
+//   SC_VLD         1: rows contiguous in input and output, their length a
+//                  multiple of SC_V and their starts aligned to SC_V
+//                  elements (sc_rows loads and stores SC_V-element vectors)
+//   SC_U           tiles a thread loads before it scans them (SC_VLD)
 //
 // sc_rows scans a row in tiles of SC_TPR*SC_V elements: each thread scans
 // its SC_V elements, the group scans the thread totals with shuffles (and
@@ -72,7 +76,37 @@ __device__ __forceinline__ acc_t sc_block(acc_t v, acc_t &tot) {
 	return sc_op(pre, v);
 }
 
-extern "C" __global__ void __launch_bounds__(1024)
+// sc_tile takes a thread's total run of its SC_V elements in a tile and
+// returns its exclusive prefix in the row (carry, the total of the earlier
+// tiles, then the group's earlier threads), and adds the tile's total to
+// carry.
+__device__ __forceinline__ acc_t sc_tile(acc_t run, int sub, acc_t &carry) {
+	acc_t tot;
+#if SC_TPR <= 32
+	acc_t inc = sc_group<SC_TPR>(run, tot);
+#else
+	acc_t inc = sc_block(run, tot);
+#endif
+	// Exclusive prefix of this thread within the tile: the inclusive
+	// scan minus its own total, without dividing (for products).
+#if SC_TPR <= 32
+	acc_t exc = __shfl_up_sync(0xffffffffu, inc, 1, SC_TPR);
+	if (sub == 0) exc = sc_id();
+#else
+	__shared__ acc_t last[32];
+	acc_t exc = __shfl_up_sync(0xffffffffu, inc, 1, 32);
+	__syncthreads();
+	if ((threadIdx.x & 31) == 31) last[threadIdx.x >> 5] = inc;
+	__syncthreads();
+	if ((threadIdx.x & 31) == 0) exc = threadIdx.x == 0 ? sc_id() : last[(threadIdx.x >> 5) - 1];
+#endif
+	const acc_t pre = sc_op(carry, exc);
+	carry = sc_op(carry, tot);
+	return pre;
+}
+
+// A block is 256 threads (several rows) when SC_TPR <= 32, SC_TPR otherwise.
+extern "C" __global__ void __launch_bounds__(SC_TPR > 32 ? SC_TPR : 256)
 sc_rows(const in_t *__restrict__ x, const RowPlan p, out_t *__restrict__ y) {
 	const int sub = threadIdx.x % SC_TPR;
 	const long long rpb = blockDim.x / SC_TPR;
@@ -85,6 +119,37 @@ sc_rows(const in_t *__restrict__ x, const RowPlan p, out_t *__restrict__ y) {
 			ob = rd_off(row, p.no, p.osize, p.oout);
 		}
 		acc_t carry = sc_id();
+#if SC_VLD
+		// SC_U tiles' vectors loaded at once (a row of 1024 f32 in one go
+		// with a warp a row), then scanned tile by tile.
+		for (long long t0 = 0; t0 < p.n; t0 += (long long)SC_U * SC_TPR * SC_V) {
+			in_t e[SC_U][SC_V];
+#pragma unroll
+			for (int u = 0; u < SC_U; u++) {
+				const long long e0 = t0 + ((long long)u * SC_TPR + sub) * SC_V;
+				if (ok && e0 < p.n) rd_loadv<SC_V>(x + ib + e0, e[u]);
+			}
+#pragma unroll
+			for (int u = 0; u < SC_U; u++) {
+				const long long e0 = t0 + ((long long)u * SC_TPR + sub) * SC_V;
+				const bool in = ok && e0 < p.n;
+				acc_t v[SC_V];
+				acc_t run = sc_id();
+#pragma unroll
+				for (int k = 0; k < SC_V; k++) {
+					run = sc_op(run, in ? (acc_t)RD<SC_IN>::get(e[u][k]) : sc_id());
+					v[k] = run;
+				}
+				const acc_t pre = sc_tile(run, sub, carry);
+				if (in) {
+					out_t o[SC_V];
+#pragma unroll
+					for (int k = 0; k < SC_V; k++) o[k] = RD<SC_OUT>::put(sc_op(pre, v[k]));
+					rd_storev<SC_V>(y + ob + e0, o);
+				}
+			}
+		}
+#else
 		for (long long t0 = 0; t0 < p.n; t0 += (long long)SC_TPR * SC_V) {
 			const long long e0 = t0 + (long long)sub * SC_V;
 			acc_t v[SC_V];
@@ -96,32 +161,13 @@ sc_rows(const in_t *__restrict__ x, const RowPlan p, out_t *__restrict__ y) {
 				run = sc_op(run, a);
 				v[k] = run;
 			}
-			acc_t tot;
-#if SC_TPR <= 32
-			acc_t inc = sc_group<SC_TPR>(run, tot);
-#else
-			acc_t inc = sc_block(run, tot);
-#endif
-			// Exclusive prefix of this thread within the tile: the inclusive
-			// scan minus its own total, without dividing (for products).
-#if SC_TPR <= 32
-			acc_t exc = __shfl_up_sync(0xffffffffu, inc, 1, SC_TPR);
-			if (sub == 0) exc = sc_id();
-#else
-			__shared__ acc_t last[32];
-			acc_t exc = __shfl_up_sync(0xffffffffu, inc, 1, 32);
-			__syncthreads();
-			if ((threadIdx.x & 31) == 31) last[threadIdx.x >> 5] = inc;
-			__syncthreads();
-			if ((threadIdx.x & 31) == 0) exc = threadIdx.x == 0 ? sc_id() : last[(threadIdx.x >> 5) - 1];
-#endif
-			const acc_t pre = sc_op(carry, exc);
+			const acc_t pre = sc_tile(run, sub, carry);
 #pragma unroll
 			for (int k = 0; k < SC_V; k++) {
 				if (ok && e0 + k < p.n) y[ob + (e0 + k) * p.sdo] = RD<SC_OUT>::put(sc_op(pre, v[k]));
 			}
-			carry = sc_op(carry, tot);
 		}
+#endif
 	}
 }
 
