@@ -401,8 +401,8 @@ func TestEwMakePlan(t *testing.T) {
 			1, 4 * 32 * 1024 * 1024 / 8, 0},
 		{"cast f16 to f32", ewSpec{op: "copy", ct: "float"},
 			ewProblem{out: ewFake(a, "f32", []int64{4, 512, 4096}), in: [3]ewOperand{ewTensorOperand(ewFake(b, "f16", []int64{4, 512, 4096}))}},
-			map[string]string{"EW_VEC": "8", "EW_UNROLL": "1", "EW_D1": "EW_F16", "EW_DO": "EW_F32", "EW_CT": "float"},
-			1, 4 * 512 * 4096 / 8, 0},
+			map[string]string{"EW_VEC": "4", "EW_UNROLL": "2", "EW_D1": "EW_F16", "EW_DO": "EW_F32", "EW_CT": "float"},
+			1, 4 * 512 * 4096 / 4, 0},
 		{"raw copy f16", ewSpec{op: "copy", raw: true},
 			ewProblem{out: ewFake(a, "f16", []int64{1000}), in: [3]ewOperand{ewTensorOperand(ewFake(b, "f16", []int64{1000}))}},
 			map[string]string{"EW_VEC": "8", "EW_D1": "EW_I16", "EW_DO": "EW_I16", "EW_CT": "int"},
@@ -435,7 +435,7 @@ func TestEwMakePlan(t *testing.T) {
 			map[string]string{"EW_VEC": "1"}, 1, 1024, 0},
 		{"bool and i64", ewSpec{op: "copy", ct: "bool"},
 			ewProblem{out: ewFake(a, "i64", []int64{4, 512}), in: [3]ewOperand{ewTensorOperand(ewFake(b, "bool", []int64{4, 512}))}},
-			map[string]string{"EW_VEC": "4", "EW_UNROLL": "1"}, 1, 512, 0},
+			map[string]string{"EW_VEC": "2", "EW_UNROLL": "2"}, 1, 1024, 0},
 	} {
 		pl, err := ewMakePlan(tc.spec, []ewProblem{tc.prob})
 		if err != nil {

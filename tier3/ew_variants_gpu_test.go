@@ -10,7 +10,7 @@ import (
 
 // TestGPUEwVariants logs, for the large elementwise cases of
 // TestGPUEwBandwidth, the bandwidth of the fast kernel's plan and of
-// variants of it (vector width, unroll, software pipelining) next to a
+// variants of it (vector width, unroll) next to a
 // device copy: the data behind the choices ewMakePlan makes. No
 // thresholds; the results of the variants are not checked (the plan's
 // are, in TestGPUEwBandwidth).
@@ -19,20 +19,17 @@ func TestGPUEwVariants(t *testing.T) {
 		t.Skip("allocates and times gigabytes")
 	}
 	type variant struct {
-		name     string
-		vec      int64 // 0: the plan's
-		unroll   int64 // 0: the plan's
-		prefetch int   // -1 off, 0 the plan's, 1 on
+		name   string
+		vec    int64 // 0: the plan's
+		unroll int64 // 0: the plan's
 	}
 	variants := []variant{
-		{"plan", 0, 0, 0},
-		{"prefetch on", 0, 0, 1},
-		{"prefetch off", 0, 0, -1},
-		{"unroll 2", 0, 2, -1},
-		{"unroll 4", 0, 4, -1},
-		{"vec 4", 4, 0, -1},
-		{"vec 4 unroll 4", 4, 4, -1},
-		{"vec 4 prefetch", 4, 0, 1},
+		{"plan", 0, 0},
+		{"unroll 2", 0, 2},
+		{"unroll 4", 0, 4},
+		{"vec 8", 8, 0},
+		{"vec 4", 4, 0},
+		{"vec 4 unroll 4", 4, 4},
 	}
 	for _, c := range ewBandwidthCases() {
 		if c.name == "mul_rope_f16_strided" {
@@ -78,12 +75,6 @@ func TestGPUEwVariants(t *testing.T) {
 					if v.unroll > 0 {
 						mp.defines["EW_UNROLL"] = fmt.Sprint(v.unroll)
 					}
-					switch v.prefetch {
-					case -1:
-						delete(mp.defines, "EW_PREFETCH")
-					case 1:
-						mp.defines["EW_PREFETCH"] = "1"
-					}
 					f, err := e.Function(ewSources("elementwise.cu", ewSource, mp.defines), "kr_ew")
 					if err != nil {
 						t.Fatal(err)
@@ -99,9 +90,8 @@ func TestGPUEwVariants(t *testing.T) {
 						return f.Launch([3]uint32{gx, 1, 1}, [3]uint32{ewBlock, 1, 1}, 0, st, arg)
 					}
 					op, mc := ewBandwidth(t, s, &Kernel{sets: []*Instance{{Launch: run}}}, bytes)
-					_, pf := mp.defines["EW_PREFETCH"]
-					t.Logf("%s %-16s vec %s unroll %s prefetch %-5v grid %d: %.0f GB/s, copy %.0f: %.2fx",
-						c.name, v.name, mp.defines["EW_VEC"], mp.defines["EW_UNROLL"], pf, gx, op, mc, op/mc)
+					t.Logf("%s %-14s vec %s unroll %s grid %d: %.0f GB/s, copy %.0f: %.2fx",
+						c.name, v.name, mp.defines["EW_VEC"], mp.defines["EW_UNROLL"], gx, op, mc, op/mc)
 				}
 			})
 		})

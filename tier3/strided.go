@@ -220,7 +220,8 @@ func ewDivide(n uint32, magic, shift uint32) uint32 {
 // ewVecOK reports whether l can run with v elements per unit: the output
 // and every tensor operand contiguous (or, for operands, broadcast) along
 // the innermost dimension, units aligned to v*size bytes, at most 16 bytes
-// per unit of the narrowest dtype and 32 of the widest.
+// per unit of the narrowest dtype and 32 of the widest, and (the fast
+// kernel) at most 16 of the output.
 //
 // forced is set when the width is the traced kernel's (the faithful
 // replay: PyTorch ran that width, so only what kreplay's kernel needs is
@@ -247,6 +248,14 @@ func ewVecOK(l ewLayout, v int64, ptrs [4]cuda.DevicePtr, sizes [4]int64, forced
 		lo, hi = min(lo, sizes[k]), max(hi, sizes[k])
 	}
 	if v*lo > 16 || v*hi > 32 {
+		return false
+	}
+	// kreplay's fast kernel stores at most 16 bytes a unit, so that each
+	// store instruction of a warp writes one contiguous run (a unit of
+	// 8 f32, two 16-byte stores a thread at a 32-byte stride, halved an
+	// f16 to f32 cast's bandwidth: 0.71 of a device copy on an H100,
+	// 0.90 with units of 4).
+	if !forced && v*sizes[0] > 16 {
 		return false
 	}
 	if len(l.sizes) > 1 && l.sizes[inner]%v != 0 {
@@ -289,10 +298,6 @@ type ewParams struct {
 	cd    [4]float64
 	ci    [4]int64
 }
-
-// ewPrefetchBytes: a kernel whose threads load fewer bytes than this per
-// iteration of the grid-stride loop is software-pipelined (EW_PREFETCH).
-const ewPrefetchBytes = 32
 
 // ewParamsSize is sizeof(EwParams).
 const ewParamsSize = 536
@@ -447,22 +452,6 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 	}, vecFallback: fallback}
 	if wide {
 		pl.defines["EW_IDX64"] = "1"
-	}
-	// Loads a thread has in flight per iteration: under ewPrefetchBytes
-	// (a cast from f16 to f32 loads 16 bytes), the kernel loads the next
-	// iteration's units before storing this one's.
-	var loaded int64
-	for k, op := range probs[0].in {
-		switch {
-		case op.t == nil:
-		case vec > 1 && innerZero(0, k):
-			loaded += sizes[k+1]
-		default:
-			loaded += vec * sizes[k+1]
-		}
-	}
-	if loaded*unroll < ewPrefetchBytes {
-		pl.defines["EW_PREFETCH"] = "1"
 	}
 	flat := true
 	for _, l := range layouts {

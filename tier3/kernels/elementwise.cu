@@ -17,8 +17,6 @@
 //   EW_IDX64       64-bit indexing (otherwise 32-bit with fast division)
 //   EW_FLAT        every problem is one-dimensional (the fast path: no
 //                  index decomposition compiled in)
-//   EW_PREFETCH    load the next iteration's units before storing this
-//                  one's (kernels that load few bytes a thread)
 //
 // The iteration space is counted in units of V elements; a unit's operand
 // offsets come from decomposing its index over the coalesced shape
@@ -440,33 +438,12 @@ __device__ __forceinline__ void ew_store_units(const P &p, ew_idx base, ew_idx u
 template <typename P> __device__ __forceinline__ void ew_run(const P &p) {
 	const ew_idx units = (ew_idx)p.units;
 	const ew_idx step = (ew_idx)gridDim.x * (EW_BLOCK * EW_UNROLL);
-#ifdef EW_PREFETCH
-	// Software pipelining for kernels that load few bytes per iteration
-	// (such as an f16 to f32 cast: 16 bytes a thread): the next
-	// iteration's units are loaded before this one's are stored, which
-	// doubles the loads in flight. Units of different iterations are
-	// different elements, and PyTorch rejects an output that partially
-	// overlaps an input, so the early loads read what the op reads.
-	ew_idx base = (ew_idx)blockIdx.x * (EW_BLOCK * EW_UNROLL) + threadIdx.x;
-	EwUnit<EW_VEC> w[EW_UNROLL];
-	if (base < units) ew_load_units(p, base, units, w);
-	while (base < units) {
-		const ew_idx next = base + step;
-		EwUnit<EW_VEC> nw[EW_UNROLL];
-		if (next < units) ew_load_units(p, next, units, nw);
-		ew_store_units(p, base, units, w);
-#pragma unroll
-		for (int u = 0; u < EW_UNROLL; u++) w[u] = nw[u];
-		base = next;
-	}
-#else
 	for (ew_idx base = (ew_idx)blockIdx.x * (EW_BLOCK * EW_UNROLL) + threadIdx.x; base < units; base += step) {
 		EwUnit<EW_VEC> w[EW_UNROLL];
 		// All loads first: the output may alias an operand (in-place ops).
 		ew_load_units(p, base, units, w);
 		ew_store_units(p, base, units, w);
 	}
-#endif
 	if (blockIdx.x == 0 && (long long)threadIdx.x < p.tail) {
 		// One-dimensional tail, one element per thread.
 		ew_idx e = (ew_idx)p.units * EW_VEC + threadIdx.x;
