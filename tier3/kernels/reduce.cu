@@ -170,17 +170,49 @@ __device__ __forceinline__ acc_t rd_ext(acc_t x, acc_t y) {
 #endif
 }
 
-template <int N> __device__ __forceinline__ void rd_addv(St &a, const in_t (&e)[N], long long i0) {
-#if RD_ARG
-	acc_t v[N], m[N];
+// rd_vext is the extreme of N elements, NaN when any is NaN: pairs of f16
+// or bf16 with one packed min/max a pair on sm_80 and later, else a tree
+// of rd_ext in the accumulation type.
+template <int N> __device__ __forceinline__ acc_t rd_vext(const in_t (&e)[N]) {
+#if RD_ARG && (RD_IN == RD_F16 || RD_IN == RD_BF16) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+	if (N >= 2) {
+		u32 m[N / 2];
 #pragma unroll
-	for (int k = 0; k < N; k++) m[k] = v[k] = (acc_t)RD<RD_IN>::get(e[k]);
+		for (int k = 0; k < N / 2; k++) m[k] = (u32)e[2 * k] | ((u32)e[2 * k + 1] << 16);
+#pragma unroll
+		for (int w = N / 4; w > 0; w >>= 1) {
+#pragma unroll
+			for (int k = 0; k < w; k++) {
+				u32 d;
+#if RD_OP == OP_ARGMAX && RD_IN == RD_F16
+				asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(d) : "r"(m[k]), "r"(m[k + w]));
+#elif RD_OP == OP_ARGMAX
+				asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(m[k]), "r"(m[k + w]));
+#elif RD_IN == RD_F16
+				asm("min.NaN.f16x2 %0, %1, %2;" : "=r"(d) : "r"(m[k]), "r"(m[k + w]));
+#else
+				asm("min.NaN.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(m[k]), "r"(m[k + w]));
+#endif
+				m[k] = d;
+			}
+		}
+		return rd_ext(RD<RD_IN>::get((u16)(m[0] & 0xffffu)), RD<RD_IN>::get((u16)(m[0] >> 16)));
+	}
+#endif
+	acc_t m[N];
+#pragma unroll
+	for (int k = 0; k < N; k++) m[k] = (acc_t)RD<RD_IN>::get(e[k]);
 #pragma unroll
 	for (int w = N / 2; w > 0; w >>= 1) {
 #pragma unroll
 		for (int k = 0; k < w; k++) m[k] = rd_ext(m[k], m[k + w]);
 	}
-	const acc_t x = m[0];
+	return m[0];
+}
+
+template <int N> __device__ __forceinline__ void rd_addv(St &a, const in_t (&e)[N], long long i0) {
+#if RD_ARG
+	const acc_t x = rd_vext<N>(e);
 #if RD_OP == OP_ARGMAX
 	const bool better = x > a.v;
 #else
@@ -190,7 +222,8 @@ template <int N> __device__ __forceinline__ void rd_addv(St &a, const in_t (&e)[
 		int f = 0;
 #pragma unroll
 		for (int k = N - 1; k >= 0; k--) {
-			if (v[k] == x || (x != x && v[k] != v[k])) f = k;
+			const acc_t v = (acc_t)RD<RD_IN>::get(e[k]);
+			if (v == x || (x != x && v != v)) f = k;
 		}
 		a.v = x;
 		a.i = i0 + f;
