@@ -33,9 +33,13 @@ const (
 	Cold
 	// Auto picks per signature what a real forward pass sees: Rotating
 	// for GEMMs that read a layer's weights (mm, addmm, linear: every
-	// layer has its own, so they come from device memory), Warm for
-	// everything else, whose operands were just written by the kernel
-	// before (attention's bmm and baddbmm, memory ops).
+	// layer has its own, so they come from device memory); Cold for
+	// layer norm, whose weights come from device memory too but are too
+	// small to rotate out of the L2 (decode's native_layer_norm
+	// f16[1,1,1024] on an H100: 2.92 µs warm, 3.87 cold, 3.49 traced);
+	// Warm for everything else, whose operands were just written by the
+	// kernel before (attention's bmm and baddbmm, elementwise ops, memory
+	// ops).
 	Auto
 )
 
@@ -49,6 +53,10 @@ func (c CacheMode) For(sig *signatures.Signature) CacheMode {
 	case "aten::mm", "aten::addmm", "aten::linear", "aten::matmul", "aten::_addmm_activation":
 		if sig.Class == signatures.ClassGEMM {
 			return Rotating
+		}
+	case "aten::native_layer_norm", "aten::layer_norm":
+		if sig.Class == signatures.ClassNorm {
+			return Cold
 		}
 	}
 	return Warm

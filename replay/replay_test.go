@@ -34,6 +34,8 @@ func TestAutoCacheMode(t *testing.T) {
 		{"aten::baddbmm", signatures.ClassGEMM, Warm},
 		{"aten::mm", signatures.ClassMemset, Warm}, // cuBLAS's memset inside mm
 		{"aten::add", signatures.ClassElementwise, Warm},
+		{"aten::native_layer_norm", signatures.ClassNorm, Cold},
+		{"aten::native_layer_norm", signatures.ClassElementwise, Warm}, // not a norm signature
 	} {
 		sig := &signatures.Signature{Op: tc.op, Class: tc.class}
 		if got := Auto.For(sig); got != tc.want {
