@@ -66,12 +66,15 @@ func ParseMeasured(file string, data []byte) (*Measured, error) {
 	}
 	m := &Measured{File: file}
 	for _, machine := range sortedKeys(top) {
+		if machine == "" {
+			return nil, fail(`""`, "a machine needs a name")
+		}
 		obj, err := object(top[machine])
 		if err != nil {
 			return nil, fail(machine, "%v", err)
 		}
 		if _, ok := obj["runs"]; ok {
-			runs, err := parseRuns(fail, machine, obj, 0, 1)
+			runs, err := parseRuns(fail, machine, machine, obj, 0, 1)
 			if err != nil {
 				return nil, err
 			}
@@ -99,7 +102,7 @@ func ParseMeasured(file string, data []byte) (*Measured, error) {
 			if rank < 0 || world < 1 || rank >= world {
 				return nil, fail(field+".rank", "rank %d of world %d", rank, world)
 			}
-			runs, err := parseRuns(fail, field, sub, rank, world)
+			runs, err := parseRuns(fail, machine, field, sub, rank, world)
 			if err != nil {
 				return nil, err
 			}
@@ -113,8 +116,8 @@ func ParseMeasured(file string, data []byte) (*Measured, error) {
 	return m, nil
 }
 
-// parseRuns reads obj's "runs" (field names obj in errors).
-func parseRuns(fail func(field, format string, args ...any) error, field string, obj map[string]json.RawMessage, rank, world int) ([]MeasuredRun, error) {
+// parseRuns reads the "runs" of machine's obj (field names obj in errors).
+func parseRuns(fail func(field, format string, args ...any) error, machine, field string, obj map[string]json.RawMessage, rank, world int) ([]MeasuredRun, error) {
 	runs, err := object(obj["runs"])
 	if err != nil {
 		return nil, fail(field+".runs", "%v", err)
@@ -125,10 +128,12 @@ func parseRuns(fail func(field, format string, args ...any) error, field string,
 			return nil, fail(field+".gpu", "want a string, got %s", raw)
 		}
 	}
-	machine, _, _ := strings.Cut(field, ".")
 	var out []MeasuredRun
 	for _, w := range sortedKeys(runs) {
 		f := field + ".runs." + w
+		if w == "" {
+			return nil, fail(f, "a run needs a workload name")
+		}
 		run, err := object(runs[w])
 		if err != nil {
 			return nil, fail(f, "%v", err)

@@ -2,6 +2,8 @@ package replay
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -80,4 +82,31 @@ func TestMeasuredAmbiguous(t *testing.T) {
 	if _, err := m.Lookup("w", 0, 1); err == nil || !strings.Contains(err.Error(), "several machines: a, b") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// FuzzParseMeasured: any input parses or fails with an error naming the
+// file, and never panics; what parses has a wall time for every run.
+func FuzzParseMeasured(f *testing.F) {
+	seed, err := os.ReadFile(filepath.Join("testdata", "measured.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte(`{"m": {"runs": {"w": {"wall_s_per_iter": 0.1}}}}`))
+	f.Add([]byte(`{"tp": {"rank0": {"rank": 0, "world": 2, "runs": {"w": {"wall_s_per_iter": "slow"}}}}}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseMeasured("fuzz.json", data)
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.json") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, r := range m.Runs {
+			if r.Machine == "" || r.Workload == "" {
+				t.Errorf("run without machine or workload: %+v", r)
+			}
+		}
+	})
 }
