@@ -171,13 +171,14 @@ const (
 	ewHostPTGeneric
 	ewHostPTLin
 	ewHostCat
+	ewHostPTDyn
 )
 
 // binary compiles (once per variant) the launcher for kernel with defs.
 func (h *ewHost) binary(t *testing.T, kernel int, defs map[string]string) string {
 	t.Helper()
 	src := map[int]string{ewHostEw: ewSource, ewHostBatched: ewSource, ewHostGather: ewIndexSource, ewHostArange: ewFillSource,
-		ewHostPTGeneric: ewSource, ewHostPTLin: ewSource, ewHostCat: ewCatSource}[kernel]
+		ewHostPTGeneric: ewSource, ewHostPTLin: ewSource, ewHostCat: ewCatSource, ewHostPTDyn: ewSource}[kernel]
 	args := []string{"-std=c++17", "-O1", "-w", "-DEW_HOST", fmt.Sprintf("-DEW_HOST_KERNEL=%d", kernel)}
 	var keys []string
 	for k := range defs {
@@ -291,7 +292,7 @@ func (h *ewHost) runPlan(t *testing.T, pl *ewOpPlan, seed uint64, wide bool) (in
 		if wide {
 			pp.plan.defines["EW_IDX64"] = "1"
 		}
-		kernel := map[string]int{"kr_ew_pt_generic": ewHostPTGeneric, "kr_ew_pt_lin": ewHostPTLin}[pp.fn]
+		kernel := map[string]int{"kr_ew_pt_generic": ewHostPTGeneric, "kr_ew_pt_lin": ewHostPTLin, "kr_ew_pt_dyncopy": ewHostPTDyn}[pp.fn]
 		t.Logf("%s: %s vec %s ept %s, %d dims, grid %d block %d", pl.pt.strategy(), pp.fn, pp.plan.defines["EW_VEC"],
 			pp.plan.defines["EW_PT_EPT"], pp.plan.params[0].ndim, pp.grid, pp.block)
 		pre := slices.Clone(a.buf)

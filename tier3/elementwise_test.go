@@ -968,6 +968,21 @@ func ewCompileCases() []ewCompileCase {
 	pt("pt/generic/add/f16", "kr_ew_pt_generic", "1", "4", false)
 	pt("pt/vectorized8/add/f16", "kr_ew_pt_lin", "8", "8", true)
 	pt("pt/unrolled/add/f16", "kr_ew_pt_lin", "1", "4", true)
+	for _, c := range []struct{ name, ct, from, to string }{
+		{"float", "float", "f16", "f32"}, {"long", "long long", "bool", "i64"}, {"bool", "bool", "i64", "bool"},
+	} {
+		for _, call := range []bool{false, true} {
+			defs := map[string]string{"EW_OP": "EW_COPY", "EW_CT": ewCType(c.from), "EW_DO": ewCodes[c.to], "EW_D1": ewCodes[c.from],
+				"EW_D2": "EW_BOOL", "EW_D3": "EW_BOOL", "EW_K1": "EW_KT", "EW_K2": "EW_KN", "EW_K3": "EW_KN",
+				"EW_VEC": "1", "EW_PT_NT": "128", "EW_PT_EPT": "4", "EW_FLAT": "1", "EW_PT_DYN": c.ct}
+			name := "pt/dyncopy/" + c.name
+			if call {
+				defs["EW_PT_DYN_CALL"] = "1"
+				name += "/call"
+			}
+			cs = append(cs, ewCompileCase{name: name, file: "elementwise.cu", code: ewSource, fn: "kr_ew_pt_dyncopy", defs: defs})
+		}
+	}
 	for _, b := range []string{"1", "2", "4", "8"} {
 		cs = append(cs, ewCompileCase{name: "pt/cat/" + b, file: "cat.cu", code: ewCatSource, fn: "kr_cat_pt",
 			defs: map[string]string{"EW_CAT_BYTES": b, "EW_CAT_DIMS": "4", "EW_CAT_BATCH": "2"}})
@@ -988,7 +1003,7 @@ var ewCompileDefault = []string{
 	"add/f16", "mul/i64", "eq/i64", "bitwise_and/bool", "where/f16", "masked_fill/f32", "gelu_tanh/bf16", "gelu/f16",
 	"pow/i32", "sin/f64", "DIV_FLOOR/i64", "copy/f16-f32", "copy/f32-bf16", "copy/i64-bool", "copy/bool-f64",
 	"copy/f64-f16", "arange/i64", "arange/f32", "gather/i16/i64/16", "gather/u8/i32/1",
-	"pt/generic/add/f16", "pt/vectorized8/add/f16", "pt/unrolled/add/f16", "pt/cat/2", "pt/cat/8", "pt/cat/max/2",
+	"pt/generic/add/f16", "pt/vectorized8/add/f16", "pt/unrolled/add/f16", "pt/dyncopy/float", "pt/dyncopy/long/call", "pt/cat/2", "pt/cat/8", "pt/cat/max/2",
 }
 
 // TestEwKernelsCompile compiles kernel variants with NVRTC where the

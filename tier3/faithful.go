@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,7 +35,12 @@ import (
 //                                    element by element (kr_ew_pt_lin)
 //   unrolled_elementwise_kernel      contiguous with casts: scalar loads,
 //                                    elements spaced by the block (kr_ew_pt_lin
-//                                    with V = 1)
+//                                    with V = 1); with LoadWithCast and
+//                                    StoreWithCast (a copy between dtypes),
+//                                    each element fetched and stored through
+//                                    a switch on its run-time dtype, in the
+//                                    compute type of the kernel's lambda
+//                                    (kr_ew_pt_dyncopy)
 //   CatArrayBatchedCopy*             cat: one blockIdx.y per input, a
 //                                    grid-stride loop over its elements,
 //                                    the output offset of each found by
@@ -76,10 +82,14 @@ func (k ptKind) String() string {
 
 // ptKernel is a traced kernel's strategy and launch shape.
 type ptKernel struct {
-	kind  ptKind
-	nt    int64 // threads per block (generic: from the name; others: the traced block)
-	vt    int64 // generic: elements per thread, from the name
-	vec   int64 // vectorized: the vector width
+	kind ptKind
+	nt   int64 // threads per block (generic: from the name; others: the traced block)
+	vt   int64 // generic: elements per thread, from the name
+	vec  int64 // vectorized: the vector width
+	// dyn is, for an unrolled kernel with LoadWithCast, the C type its
+	// lambda computes in ("float", "long long", "bool": a copy's
+	// destination type); "" otherwise.
+	dyn   string
 	grid  [3]int64
 	block [3]int64
 }
@@ -91,6 +101,10 @@ func (p ptKernel) strategy() string {
 		return fmt.Sprintf("generic<%d,%d>", p.nt, p.vt)
 	case ptVectorized:
 		return fmt.Sprintf("vectorized<%d>", p.vec)
+	case ptUnrolled:
+		if p.dyn != "" {
+			return "unrolled-cast<" + p.dyn + ">"
+		}
 	}
 	return p.kind.String()
 }
@@ -144,6 +158,11 @@ func ptParse(sig *signatures.Signature) ptKernel {
 		p.kind, p.vec = ptVectorized, v[0]
 	case strings.HasPrefix(name, "unrolled_elementwise_kernel<"):
 		p.kind, p.vec = ptUnrolled, 1
+		if strings.Contains(name, "LoadWithCast<") && strings.Contains(name, "StoreWithCast<") {
+			if m := ptLambdaArg.FindStringSubmatch(name); m != nil {
+				p.dyn = ptDynTypes[m[1]]
+			}
+		}
 	case strings.HasPrefix(name, "CatArrayBatchedCopy"):
 		p.kind = ptCat
 	default:
@@ -154,6 +173,35 @@ func ptParse(sig *signatures.Signature) ptKernel {
 	}
 	return p
 }
+
+// ptLambdaArg finds the argument type of the functor lambda in a kernel
+// name ("{lambda(float)#1}").
+var ptLambdaArg = regexp.MustCompile(`\{lambda\(([\w:]+)\)#\d+\}`)
+
+// ptDynTypes maps a lambda's argument type to the C type kr_ew_pt_dyncopy
+// computes in; a type not here keeps the plain unrolled kernel.
+var ptDynTypes = map[string]string{
+	"float": "float", "double": "double", "long": "long long", "int": "int", "bool": "bool",
+}
+
+// ptDynOut maps a copy's destination dtype to the C type of PyTorch's
+// copy lambda for it (direct_copy_kernel dispatches on the destination):
+// kr_ew_pt_dyncopy runs only where the traced lambda agrees.
+var ptDynOut = map[string]string{"f32": "float", "f64": "double", "i64": "long long", "i32": "int", "bool": "bool"}
+
+// ptScalarType returns the c10::ScalarType code of a kreplay dtype.
+func ptScalarType(dtype string) (int32, bool) {
+	for code, d := range ewScalarTypes {
+		if d == dtype {
+			return int32(code), true
+		}
+	}
+	return 0, false
+}
+
+// ptDynCall compiles kr_ew_pt_dyncopy's switches as calls rather than
+// inlined (EW_PT_DYN_CALL), for a GPU test comparing the two.
+var ptDynCall = false
 
 // ptMaxEPT bounds the elements per thread read off a traced grid.
 const ptMaxEPT = 64
@@ -240,6 +288,18 @@ func ptMakePlan(spec ewSpec, pr ewProblem) (*ptPlan, bool, error) {
 			return nil, false, nil
 		}
 		pp.fn = "kr_ew_pt_lin"
+		if p.kind == ptUnrolled && p.dyn != "" && spec.op == "COPY" && pr.in[0].t != nil && ptDynOut[pr.out.DType] == p.dyn {
+			src, ok1 := ptScalarType(pr.in[0].t.DType)
+			dst, ok2 := ptScalarType(pr.out.DType)
+			if ok1 && ok2 {
+				pp.fn = "kr_ew_pt_dyncopy"
+				pl.defines["EW_PT_DYN"] = p.dyn
+				if ptDynCall {
+					pl.defines["EW_PT_DYN_CALL"] = "1"
+				}
+				pl.params[0].dyn = src | dst<<8
+			}
+		}
 		ept, grid := ptLinEPT(p, n)
 		pl.defines["EW_PT_EPT"] = fmt.Sprint(ept)
 		pp.grid = grid

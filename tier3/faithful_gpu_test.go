@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -151,6 +152,47 @@ func TestGPUFaithfulArange(t *testing.T) {
 				}
 				got := download(t, k.Instance(0).Outputs[0], s)
 				ewCompare(t, "arange", got, want, a.dtype)
+			})
+		})
+	}
+}
+
+// TestGPUDynCopyTimes logs, for the traced copies between dtypes that
+// PyTorch ran as unrolled_elementwise_kernel with LoadWithCast, the time
+// of kr_ew_pt_dyncopy with its switches inlined (the default, as PyTorch
+// inlines fetch_and_cast) and as calls, beside the traced median. No
+// thresholds: the data behind the default (correctness is checked by
+// TestGPUFaithfulElementwise).
+func TestGPUDynCopyTimes(t *testing.T) {
+	for _, sig := range ptTracedByKind(t, ptUnrolled) {
+		p := ptParse(sig)
+		if p.dyn == "" || sig.Tensor == nil || sig.Tensor.Numel < 1<<16 {
+			continue
+		}
+		t.Run(sig.Label, func(t *testing.T) {
+			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				defer func(c bool) { ptDynCall = c }(ptDynCall)
+				var us [2]float64
+				for i, call := range []bool{false, true} {
+					ptDynCall = call
+					k, err := New(sig, dev, launch.Options{Sets: 1, Seed: 5}, s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := k.Instance(0).Strategy; got != p.strategy() {
+						t.Errorf("strategy %q, want %q", got, p.strategy())
+					}
+					inst := k.Instance(0)
+					var bytes int64
+					for _, x := range append(slices.Clone(inst.Inputs), inst.Outputs...) {
+						bytes += x.Bytes()
+					}
+					op, _ := ewBandwidth(t, s, k, bytes)
+					us[i] = float64(bytes) / op / 1e3
+					k.Close()
+				}
+				t.Logf("%s %s: inlined %.2f µs (x%.2f), calls %.2f µs (x%.2f), traced %.2f µs", sig.ID, p.strategy(),
+					us[0], us[0]*1e3/float64(sig.TracedNS.Median), us[1], us[1]*1e3/float64(sig.TracedNS.Median), float64(sig.TracedNS.Median)/1e3)
 			})
 		})
 	}

@@ -25,7 +25,11 @@ func TestPTParse(t *testing.T) {
 		{"void at::native::elementwise_kernel<128, 4, foo>(int, foo)", l(10, 256), "fast"}, // block disagrees with the name
 		{"void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul>)", l(8192, 128), "vectorized<8>"},
 		{"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, std::array<char*, 1ul> >(int, at::native::FillFunctor<bool>, std::array<char*, 1ul>)", l(1, 128), "vectorized<4>"},
-		{"void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >(int, ...)", l(16384, 128), "unrolled"},
+		{"void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >(int, ...)", l(16384, 128), "unrolled-cast<float>"},
+		{"void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#4}::operator()() const::{lambda(bool)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >(int, ...)", l(1, 128), "unrolled-cast<bool>"},
+		{"void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#5}::operator()() const::{lambda(long)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >(int, ...)", l(4, 128), "unrolled-cast<long long>"},
+		{"void at::native::unrolled_elementwise_kernel<at::native::BitwiseAndFunctor<bool>, std::array<char*, 3ul>, 4, TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<2>, at::native::memory::StoreWithCast<1> >(int, ...)", l(1, 128), "unrolled"}, // no lambda: no run-time cast replay
+		{"void at::native::unrolled_elementwise_kernel<foo::{lambda(float)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadNoCast, at::native::memory::StoreNoCast >(int, ...)", l(4, 128), "unrolled"},
 		{"void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>(...)", &signatures.Launch{Grid: [3]int64{264, 2, 1}, Block: [3]int64{512, 1, 1}}, "cat-batched"},
 		{"void at::native::(anonymous namespace)::CatArrayBatchedCopy_alignedK_contig<at::native::(anonymous namespace)::OpaqueType<8u>, unsigned int, 2, 128, 1, 16>(...)", &signatures.Launch{Grid: [3]int64{1, 2, 1}, Block: [3]int64{128, 1, 1}}, "cat-batched"},
 		{"void at::native::elementwise_kernel_with_index<int, at::native::arange_cuda_out(...)::{lambda()#1}::operator()() const::{lambda()#4}::operator()() const::{lambda(long)#1}>(int, ...)", l(1, 64), "with-index"},
@@ -112,6 +116,12 @@ func TestEwHostFaithful(t *testing.T) {
 		c{"eq i64 [1,1]", "aten::eq", []ewTArg{ewT("long int", ewDims(1, 1)), ewT("long int", ewDims(1, 1))}},
 		c{"fill_ bool 0-dim", "aten::fill_", []ewTArg{{typ: "bool"}, ewS("True")}},
 		c{"fill_ i64 three", "aten::fill_", []ewTArg{ewT("long int", ewDims(3)), ewS("-2")}},
+		// Copies between dtypes as unrolled-cast replays them.
+		c{"copy_ f16 to f32 contiguous", "aten::copy_", []ewTArg{ewT("float", ewDims(4, 4096)), ewT("c10::Half", ewDims(4, 4096)), ewS("False")}},
+		c{"copy_ bool to i64", "aten::copy_", []ewTArg{ewT("long int", ewDims(1, 46)), ewT("bool", ewDims(1, 46)), ewS("False")}},
+		c{"copy_ i64 to bool", "aten::copy_", []ewTArg{ewT("bool", ewDims(4, 512)), ewT("long int", ewDims(4, 512)), ewS("False")}},
+		c{"copy_ f32 to i64", "aten::copy_", []ewTArg{ewT("long int", ewDims(1, 1, 512)), ewT("float", ewDims(1, 1, 512)), ewS("False")}},
+		c{"copy_ bf16 to f32", "aten::copy_", []ewTArg{ewT("float", ewDims(999)), ewT("c10::BFloat16", ewDims(999)), ewS("False")}},
 	)
 	strategies := []ptKernel{
 		{kind: ptGeneric, nt: 128, vt: 4},
@@ -120,6 +130,9 @@ func TestEwHostFaithful(t *testing.T) {
 		{kind: ptVectorized, nt: 128, vec: 4},
 		{kind: ptVectorized, nt: 128, vec: 2},
 		{kind: ptUnrolled, nt: 128, vec: 1},
+		{kind: ptUnrolled, nt: 128, vec: 1, dyn: "float"},
+		{kind: ptUnrolled, nt: 128, vec: 1, dyn: "long long"},
+		{kind: ptUnrolled, nt: 128, vec: 1, dyn: "bool"},
 	}
 	for i, x := range cases {
 		for j, p := range strategies {
@@ -146,6 +159,9 @@ func TestEwHostFaithful(t *testing.T) {
 				// A traced grid of about 8 elements per thread (vectorized
 				// and unrolled derive theirs from it), so that the last
 				// block is often partial.
+				if p.dyn != "" && (pl.code != "COPY" || ptDynOut[pl.outDType] != p.dyn) {
+					t.Skipf("a copy into %s has no %s lambda", pl.outDType, p.dyn)
+				}
 				p.grid = [3]int64{max(n/(128*8), 1), 1, 1}
 				p.block = [3]int64{p.nt, 1, 1}
 				pl.pt = p

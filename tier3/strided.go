@@ -290,6 +290,7 @@ type ewParams struct {
 	units int64
 	tail  int64
 	ndim  int32
+	dyn   int32 // kr_ew_pt_dyncopy's run-time dtypes: source | destination << 8
 	size  [ewMaxDims]int64
 	magic [ewMaxDims]uint32
 	shift [ewMaxDims]uint32
@@ -303,7 +304,7 @@ type ewParams struct {
 const ewParamsSize = 536
 
 // bytes lays the struct out as the device compiler does (8-byte alignment,
-// no padding but the explicit pad after ndim).
+// no padding).
 func (p *ewParams) bytes() []byte {
 	b := make([]byte, 0, ewParamsSize)
 	le := binary.LittleEndian
@@ -313,7 +314,7 @@ func (p *ewParams) bytes() []byte {
 	b = le.AppendUint64(b, uint64(p.units))
 	b = le.AppendUint64(b, uint64(p.tail))
 	b = le.AppendUint32(b, uint32(p.ndim))
-	b = le.AppendUint32(b, 0)
+	b = le.AppendUint32(b, uint32(p.dyn))
 	for _, x := range p.size {
 		b = le.AppendUint64(b, uint64(x))
 	}

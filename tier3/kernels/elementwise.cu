@@ -95,7 +95,7 @@ struct EwParams {
 	long long units;             // units of EW_VEC elements
 	long long tail;              // elements after the last unit (one-dimensional spaces only)
 	int ndim;                    // coalesced dimensions, innermost first
-	int pad;
+	int dyn;                     // kr_ew_pt_dyncopy: source | destination << 8 (c10::ScalarType codes)
 	long long size[EW_MAXD];     // unit shape (size[0] counts units)
 	u32 magic[EW_MAXD];          // division by size[d]
 	u32 shift[EW_MAXD];
@@ -534,4 +534,80 @@ extern "C" __global__ void __launch_bounds__(EW_PT_NT) kr_ew_pt_lin(const EwPara
 	for (int i = 0; i < EW_PT_EPT / EW_VEC; i++) w[i].store(p);
 #endif
 }
+
+#ifdef EW_PT_DYN
+// kr_ew_pt_dyncopy is unrolled_elementwise_kernel with LoadWithCast<1> and
+// StoreWithCast<1>, PyTorch's contiguous copy between dtypes: each element
+// is fetched through a switch on its dtype, a c10::ScalarType code known
+// only at run time (p.dyn: source | destination << 8), converted to the
+// compute type EW_PT_DYN (the argument type of the traced kernel's
+// lambda), and stored through the same kind of switch. The conversion
+// inside each case waits for its load before the next element's switch,
+// so a thread has one load in flight where the vectorized kernels have
+// several: this is why PyTorch's cast copies run below the memory's
+// bandwidth, and what this kernel replays. The switches are inlined, as
+// PyTorch's fetch_and_cast is; EW_PT_DYN_CALL makes them calls instead.
+#ifdef EW_PT_DYN_CALL
+#define EW_DYN_INLINE __noinline__
+#else
+#define EW_DYN_INLINE __forceinline__
+#endif
+template <int D> __device__ __forceinline__ EW_PT_DYN ew_dyn_ld(const char *p, ew_idx e) {
+	const typename EwTy<D>::S *q = reinterpret_cast<const typename EwTy<D>::S *>(p) + e;
+	EW_ACCESS(q, sizeof(*q), sizeof(*q));
+	return (EW_PT_DYN)EwTy<D>::ld(*q);
+}
+template <int D> __device__ __forceinline__ void ew_dyn_st(char *p, ew_idx e, EW_PT_DYN v) {
+	typename EwTy<D>::S *q = reinterpret_cast<typename EwTy<D>::S *>(p) + e;
+	EW_ACCESS(q, sizeof(*q), sizeof(*q));
+	*q = EwTy<D>::st((typename EwTy<D>::N)v);
+}
+__device__ EW_DYN_INLINE EW_PT_DYN ew_dyn_fetch(const char *p, ew_idx e, int code) {
+	switch (code) {
+	case 0: return ew_dyn_ld<EW_U8>(p, e);
+	case 1: return ew_dyn_ld<EW_I8>(p, e);
+	case 2: return ew_dyn_ld<EW_I16>(p, e);
+	case 3: return ew_dyn_ld<EW_I32>(p, e);
+	case 4: return ew_dyn_ld<EW_I64>(p, e);
+	case 5: return ew_dyn_ld<EW_F16>(p, e);
+	case 6: return ew_dyn_ld<EW_F32>(p, e);
+	case 7: return ew_dyn_ld<EW_F64>(p, e);
+	case 11: return ew_dyn_ld<EW_BOOL>(p, e);
+	case 15: return ew_dyn_ld<EW_BF16>(p, e);
+	}
+	return (EW_PT_DYN)0;
+}
+__device__ EW_DYN_INLINE void ew_dyn_store(char *p, ew_idx e, int code, EW_PT_DYN v) {
+	switch (code) {
+	case 0: ew_dyn_st<EW_U8>(p, e, v); return;
+	case 1: ew_dyn_st<EW_I8>(p, e, v); return;
+	case 2: ew_dyn_st<EW_I16>(p, e, v); return;
+	case 3: ew_dyn_st<EW_I32>(p, e, v); return;
+	case 4: ew_dyn_st<EW_I64>(p, e, v); return;
+	case 5: ew_dyn_st<EW_F16>(p, e, v); return;
+	case 6: ew_dyn_st<EW_F32>(p, e, v); return;
+	case 7: ew_dyn_st<EW_F64>(p, e, v); return;
+	case 11: ew_dyn_st<EW_BOOL>(p, e, v); return;
+	case 15: ew_dyn_st<EW_BF16>(p, e, v); return;
+	}
+}
+extern "C" __global__ void __launch_bounds__(EW_PT_NT) kr_ew_pt_dyncopy(const EwParams p) {
+	const ew_idx n = (ew_idx)p.units * EW_VEC + (ew_idx)p.tail;
+	const ew_idx base = (ew_idx)blockIdx.x * (ew_idx)(EW_PT_NT * EW_PT_EPT) + (ew_idx)threadIdx.x;
+	const int src = p.dyn & 0xff, dst = (p.dyn >> 8) & 0xff;
+	EW_PT_DYN v[EW_PT_EPT];
+#pragma unroll
+	for (int i = 0; i < EW_PT_EPT; i++) {
+		const ew_idx e = base + (ew_idx)(i * EW_PT_NT);
+		if (e >= n) break;
+		v[i] = ew_dyn_fetch(p.ptr[1], e * (ew_idx)p.istr[1], src);
+	}
+#pragma unroll
+	for (int i = 0; i < EW_PT_EPT; i++) {
+		const ew_idx e = base + (ew_idx)(i * EW_PT_NT);
+		if (e >= n) break;
+		ew_dyn_store(p.ptr[0], e * (ew_idx)p.istr[0], dst, v[i]);
+	}
+}
+#endif
 #endif

@@ -1,7 +1,8 @@
 // Host launcher for the CPU tests of the elementwise-family kernels, built
 // after ew_host.h, ew_common.cu and one kernel source. EW_HOST_KERNEL picks
 // the kernel: 1 kr_ew, 2 kr_ew_batched, 3 kr_gather, 4 kr_arange,
-// 5 kr_ew_pt_generic, 6 kr_ew_pt_lin, 7 kr_cat_pt (PARAMS: EwCatArgs). The block is 256 threads, or $EW_HOST_BLOCK.
+// 5 kr_ew_pt_generic, 6 kr_ew_pt_lin, 7 kr_cat_pt (PARAMS: EwCatArgs),
+// 8 kr_ew_pt_dyncopy. The block is 256 threads, or $EW_HOST_BLOCK.
 //
 //   prog ARENA PARAMS GX GY [N START STEP ISTART ISTEP]
 //
@@ -45,7 +46,7 @@ int main(int argc, char **argv) {
 	blockDim = {256, 1, 1};
 	if (const char *b = getenv("EW_HOST_BLOCK")) blockDim.x = (unsigned)atoi(b);
 	gridDim = {(unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]), 1};
-#if EW_HOST_KERNEL == 1 || EW_HOST_KERNEL == 2 || EW_HOST_KERNEL == 5 || EW_HOST_KERNEL == 6
+#if EW_HOST_KERNEL == 1 || EW_HOST_KERNEL == 2 || EW_HOST_KERNEL == 5 || EW_HOST_KERNEL == 6 || EW_HOST_KERNEL == 8
 	EwParams *ps = (EwParams *)params;
 	for (size_t i = 0; i < pn / sizeof(EwParams); i++)
 		for (int k = 0; k < 4; k++) ps[i].ptr[k] = ew_reloc(ps[i].ptr[k]);
@@ -83,6 +84,8 @@ int main(int argc, char **argv) {
 				kr_ew_pt_lin(*ps);
 #elif EW_HOST_KERNEL == 7
 				kr_cat_pt(*ca);
+#elif EW_HOST_KERNEL == 8
+				kr_ew_pt_dyncopy(*ps);
 #endif
 			}
 	FILE *f = fopen(argv[1], "wb");
