@@ -41,9 +41,8 @@ type FlowOptions struct {
 // FlowResult is what Flow measured. A step that failed has its error and
 // leaves the others standing.
 type FlowResult struct {
-	Set      *signatures.Set
-	Workload string
-	GPU      string
+	Set *signatures.Set
+	GPU string
 	// Entries are the signature replays (replay.Device.RunSet).
 	Entries []replay.Entry
 	// Timeline is the timeline replay, or TimelineErr why there is none.
@@ -74,14 +73,14 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
 	}
 	defer d.Close()
-	fr := &FlowResult{Set: set, Workload: Workload(set.Source), GPU: d.Name}
+	fr := &FlowResult{Set: set, GPU: d.Name}
 	start := time.Now()
-	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), fr.Workload, fr.GPU)
+	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), Workload(set.Source), fr.GPU)
 	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, Progress: progress,
 		Previous: o.Previous, Done: o.Done})
 	if !o.NoTimeline {
 		fmt.Fprintf(progress, "timeline: every invocation in order, one CUDA graph (%s so far)\n", time.Since(start).Round(time.Second))
-		fr.Timeline, fr.TimelineErr = replayTimeline(d, set, o.Measure)
+		fr.Timeline, fr.TimelineErr = deviceReplayer{d}.ReplayTimeline(set, o.Measure)
 		if fr.TimelineErr != nil {
 			fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
 		} else {
@@ -97,15 +96,6 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	}
 	fmt.Fprintf(progress, "done in %s\n", time.Since(start).Round(time.Second))
 	return fr, nil
-}
-
-func replayTimeline(d *replay.Device, set *signatures.Set, o replay.Options) (*replay.TimelineResult, error) {
-	tl, err := d.PrepareTimeline(set, replay.TimelineOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer tl.Close()
-	return tl.Measure(o)
 }
 
 // runModel runs the set's workload in PyTorch through the full-model
@@ -154,6 +144,7 @@ func runModel(set *signatures.Set, ticks int, log io.Writer) (*runner.Result, er
 // `go test -bench` output. A signature without a result is written as a
 // "--- SKIP" line with its reason, as `go test -v` prints skips.
 func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
+	workload := Workload(fr.Set.Source)
 	bw := benchfmt.NewWriter(w)
 	cfg := []benchfmt.Config{
 		{Key: "goos", Value: []byte(runtime.GOOS), File: true},
@@ -171,7 +162,7 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 	var skips []string
 	for i := range fr.Entries {
 		e := &fr.Entries[i]
-		name := ReplayName + "/" + SignatureName(fr.Workload, e.ID)
+		name := ReplayName + "/" + SignatureName(workload, e.ID)
 		switch {
 		case e.PartOf != "":
 			skips = append(skips, skipLineText(name, "part of "+e.PartOf+": replayed and timed with it"))
@@ -188,12 +179,12 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 		}
 	}
 	if fr.Timeline != nil {
-		if err := write(TimelineName+"/"+TimelineBenchName(fr.Workload), timelineMetrics(fr.Timeline)); err != nil {
+		if err := write(TimelineName+"/"+TimelineBenchName(workload), timelineMetrics(fr.Timeline)); err != nil {
 			return err
 		}
 	}
 	if fr.Model != nil {
-		if err := write(ModelName+"/"+ModelBenchName(fr.Workload), modelMetrics(fr.Model)); err != nil {
+		if err := write(ModelName+"/"+ModelBenchName(workload), modelMetrics(fr.Model)); err != nil {
 			return err
 		}
 	}

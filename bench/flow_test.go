@@ -18,7 +18,7 @@ import (
 // traced median, 1 mJ per microsecond), since Flow itself needs a GPU.
 func TestFlowWriteBench(t *testing.T) {
 	set := prefillSet(t)
-	fr := &FlowResult{Set: set, Workload: Workload(set.Source), GPU: "NVIDIA H100 80GB HBM3"}
+	fr := &FlowResult{Set: set, GPU: "NVIDIA H100 80GB HBM3"}
 	var failed string
 	var wantNS, wantJ float64
 	for _, s := range set.Signatures {
@@ -55,9 +55,10 @@ func TestFlowWriteBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := rs.Workload(fr.Workload)
+	workload := Workload(set.Source)
+	w := rs.Workload(workload)
 	if w == nil {
-		t.Fatalf("no workload %s in %v", fr.Workload, rs.WorkloadNames())
+		t.Fatalf("no workload %s in %v", workload, rs.WorkloadNames())
 	}
 	if !strings.Contains(w.Skipped[failed], "too big for the GPU") {
 		t.Errorf("skip reason of %s = %q", failed, w.Skipped[failed])
