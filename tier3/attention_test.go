@@ -14,7 +14,6 @@ import (
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/internal/nvrtc"
-	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -287,18 +286,14 @@ func TestParseAttentionUnsupported(t *testing.T) {
 // tracedAttention returns the first signature of op in an embedded trace.
 func tracedAttention(tb testing.TB, trace, op string) *signatures.Signature {
 	tb.Helper()
-	f, err := traces.Open(trace)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	set, err := signatures.Import(f, trace, signatures.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, s := range set.Signatures {
-		if s.Op == op && s.Activity == signatures.ActivityKernel {
-			return s
+	for _, set := range tracedSetList(tb) {
+		if set.Source.File != trace {
+			continue
+		}
+		for _, s := range set.Signatures {
+			if s.Op == op && s.Activity == signatures.ActivityKernel {
+				return s
+			}
 		}
 	}
 	tb.Fatalf("%s: no %s kernel", trace, op)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/nvrtc"
-	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -810,27 +809,10 @@ func ewTracedSigs(t testing.TB) []*signatures.Signature {
 	for _, op := range Ops() {
 		mine[op] = true
 	}
-	var out []*signatures.Signature
-	for _, name := range traces.Names() {
-		f, err := traces.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		set, err := signatures.Import(f, name, signatures.Options{})
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range set.Signatures {
-			if s.Tier != signatures.TierKernel || s.Unreplayable != "" || !mine[s.Op] {
-				continue
-			}
-			if _, ok := ewAnalyzers[s.Op]; ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+	return tracedTier3(t, func(s *signatures.Signature) bool {
+		_, ok := ewAnalyzers[s.Op]
+		return mine[s.Op] && ok
+	})
 }
 
 // ewAnalyzers maps this family's ops to a CPU-only analysis of their

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -164,4 +166,53 @@ func checkClose(t *testing.T, name string, got, want []float64, dtype string) {
 	if rel := math.Sqrt(num / den); rel > tol || math.IsNaN(rel) {
 		t.Errorf("%s: relative error %.3g, tolerance %.3g", name, rel, tol)
 	}
+}
+
+// tracedSets holds the embedded traces' signature sets, imported once per
+// test binary (the generate trace alone is 30 MB of JSON). Tests share
+// them and must not modify them.
+var tracedSets struct {
+	once sync.Once
+	sets []*signatures.Set
+	err  error
+}
+
+// tracedSetList returns the embedded traces' sets, in traces.Names order.
+func tracedSetList(tb testing.TB) []*signatures.Set {
+	tb.Helper()
+	tracedSets.once.Do(func() {
+		for _, name := range traces.Names() {
+			f, err := traces.Open(name)
+			if err != nil {
+				tracedSets.err = err
+				return
+			}
+			set, err := signatures.Import(f, name, signatures.Options{})
+			f.Close()
+			if err != nil {
+				tracedSets.err = err
+				return
+			}
+			tracedSets.sets = append(tracedSets.sets, set)
+		}
+	})
+	if tracedSets.err != nil {
+		tb.Fatal(tracedSets.err)
+	}
+	return tracedSets.sets
+}
+
+// tracedTier3 returns, in trace and set order, the embedded traces'
+// replayable tier-3 signatures that keep accepts.
+func tracedTier3(tb testing.TB, keep func(*signatures.Signature) bool) []*signatures.Signature {
+	tb.Helper()
+	var out []*signatures.Signature
+	for _, set := range tracedSetList(tb) {
+		for _, s := range set.Signatures {
+			if s.Tier == signatures.TierKernel && s.Unreplayable == "" && keep(s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

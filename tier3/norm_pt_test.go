@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/nvrtc"
-	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -14,24 +13,9 @@ import (
 // PyTorch's vectorized_layer_norm_kernel.
 func lnPTTracedSigs(t testing.TB) []*signatures.Signature {
 	t.Helper()
-	var out []*signatures.Signature
-	for _, name := range traces.Names() {
-		f, err := traces.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		set, err := signatures.Import(f, name, signatures.Options{})
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range set.Signatures {
-			if s.Tier == signatures.TierKernel && s.Unreplayable == "" && strings.Contains(s.Kernel, "vectorized_layer_norm_kernel<") {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+	return tracedTier3(t, func(s *signatures.Signature) bool {
+		return strings.Contains(s.Kernel, "vectorized_layer_norm_kernel<")
+	})
 }
 
 // TestLnPTTraced checks that every traced vectorized layer norm takes the

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/nvrtc"
-	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -18,24 +17,7 @@ const rdPTMeanKernel = "void at::native::reduce_kernel<512, 1, at::native::Reduc
 // PyTorch's reduce_kernel.
 func rdPTTracedSigs(t testing.TB) []*signatures.Signature {
 	t.Helper()
-	var out []*signatures.Signature
-	for _, name := range traces.Names() {
-		f, err := traces.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		set, err := signatures.Import(f, name, signatures.Options{})
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range set.Signatures {
-			if s.Tier == signatures.TierKernel && s.Unreplayable == "" && strings.Contains(s.Kernel, "reduce_kernel<") {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+	return tracedTier3(t, func(s *signatures.Signature) bool { return strings.Contains(s.Kernel, "reduce_kernel<") })
 }
 
 // TestRdPTParse reads reduce_kernel's template arguments from kernel

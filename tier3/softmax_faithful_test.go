@@ -5,31 +5,13 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
 // smTracedSigs returns the embedded traces' softmax signatures.
 func smTracedSigs(t testing.TB) []*signatures.Signature {
 	t.Helper()
-	var out []*signatures.Signature
-	for _, name := range traces.Names() {
-		f, err := traces.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		set, err := signatures.Import(f, name, signatures.Options{})
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range set.Signatures {
-			if s.Tier == signatures.TierKernel && s.Unreplayable == "" && (s.Op == "aten::_softmax" || s.Op == "aten::softmax") {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+	return tracedTier3(t, func(s *signatures.Signature) bool { return s.Op == "aten::_softmax" || s.Op == "aten::softmax" })
 }
 
 // smPTSig is a softmax signature with a synthetic softmax_warp_forward
