@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -133,7 +134,7 @@ func Compare(before, after *Results, sets []*signatures.Set, opt DiffOptions) (*
 	for _, w := range after.Workloads {
 		names[w.Name] = true
 	}
-	for _, name := range sortedKeys(names) {
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		wo, wn := before.Workload(name), after.Workload(name)
 		if wo == nil || wn == nil {
 			which := "old"
@@ -158,7 +159,7 @@ func compareWorkload(wo, wn *WorkloadResults, set *signatures.Set, opt DiffOptio
 	}
 	var logSum float64
 	var common []string
-	for _, id := range sortedKeys(wo.Sigs) {
+	for _, id := range slices.Sorted(maps.Keys(wo.Sigs)) {
 		so, sn := wo.Sigs[id], wn.Sigs[id]
 		if sn == nil || so.Runs() == 0 || sn.Runs() == 0 {
 			if so.Runs() > 0 {
@@ -194,7 +195,7 @@ func compareWorkload(wo, wn *WorkloadResults, set *signatures.Set, opt DiffOptio
 		}
 		wd.Sigs = append(wd.Sigs, d)
 	}
-	for _, id := range sortedKeys(wn.Sigs) {
+	for _, id := range slices.Sorted(maps.Keys(wn.Sigs)) {
 		if wn.Sigs[id].Runs() > 0 && wo.Sigs[id].Runs() == 0 {
 			wd.OnlyNew = append(wd.OnlyNew, id)
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -274,7 +275,7 @@ func Predict(rs *Results, sets []*signatures.Set, opt ReportOptions) (*Predictio
 		p.Workloads = append(p.Workloads, wp)
 		p.Warnings = append(p.Warnings, warn...)
 	}
-	for _, name := range sortedKeys(bySet) {
+	for _, name := range slices.Sorted(maps.Keys(bySet)) {
 		if rs.Workload(name) == nil {
 			p.NoResults = append(p.NoResults, name)
 		}
@@ -482,13 +483,4 @@ func relErr(got, want float64) *float64 {
 	}
 	e := got/want - 1
 	return &e
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

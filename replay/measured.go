@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func ParseMeasured(file string, data []byte) (*Measured, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	m := &Measured{File: file}
-	for _, machine := range sortedKeys(top) {
+	for _, machine := range slices.Sorted(maps.Keys(top)) {
 		if machine == "" {
 			return nil, fail(`""`, "a machine needs a name")
 		}
@@ -82,7 +83,7 @@ func ParseMeasured(file string, data []byte) (*Measured, error) {
 			continue
 		}
 		ranks := 0
-		for _, key := range sortedKeys(obj) {
+		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			sub, err := object(obj[key])
 			if err != nil {
 				continue // a scalar or list beside the ranks (a note)
@@ -129,7 +130,7 @@ func parseRuns(fail func(field, format string, args ...any) error, machine, fiel
 		}
 	}
 	var out []MeasuredRun
-	for _, w := range sortedKeys(runs) {
+	for _, w := range slices.Sorted(maps.Keys(runs)) {
 		f := field + ".runs." + w
 		if w == "" {
 			return nil, fail(f, "a run needs a workload name")
@@ -232,13 +233,4 @@ func short(raw json.RawMessage) string {
 		s = s[:40] + "..."
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
