@@ -157,31 +157,11 @@ func buildLayerNorm(e *Env, sig *signatures.Signature) (*Instance, error) {
 		return nil, err
 	}
 	p.rp.eps = s.eps
-	inst := &Instance{Inputs: []*Tensor{x}, FLOPs: 8 * x.Numel()}
-	var w, b cuda.DevicePtr
-	for i, ptr := range []*cuda.DevicePtr{&w, &b} {
-		if in := rdArg(sig, 2+i); in.IsTensor() {
-			t, err := e.Input(in)
-			if err != nil {
-				return nil, err
-			}
-			inst.Inputs = append(inst.Inputs, t)
-			*ptr = t.Ptr
-		}
-	}
-	y, err := e.Output(x.Shape, s.in)
+	inst, w, b, err := lnOperands(e, sig, s, x, rdAccDType(s.in))
 	if err != nil {
 		return nil, err
 	}
-	mean, err := e.Output(s.statShape(x.Shape), rdAccDType(s.in))
-	if err != nil {
-		return nil, err
-	}
-	rstd, err := e.Output(s.statShape(x.Shape), rdAccDType(s.in))
-	if err != nil {
-		return nil, err
-	}
-	inst.Outputs = []*Tensor{y, mean, rstd}
+	y, mean, rstd := inst.Outputs[0], inst.Outputs[1], inst.Outputs[2]
 	defs, err := layerNormDefines(s, p)
 	if err != nil {
 		return nil, err
@@ -198,6 +178,36 @@ func buildLayerNorm(e *Env, sig *signatures.Signature) (*Instance, error) {
 		return f.Launch(p.grid, p.block, 0, st, x.Ptr, raw, w, b, y.Ptr, mean.Ptr, rstd.Ptr)
 	}
 	return inst, nil
+}
+
+// lnOperands binds a layer norm's operands: the input x, the weight and
+// bias where the op has them (w and b are 0 otherwise), and the outputs
+// y, mean and rstd, the statistics in statDType.
+func lnOperands(e *Env, sig *signatures.Signature, s *lnSpec, x *Tensor, statDType string) (inst *Instance, w, b cuda.DevicePtr, err error) {
+	inst = &Instance{Inputs: []*Tensor{x}, FLOPs: 8 * x.Numel()}
+	for i, ptr := range []*cuda.DevicePtr{&w, &b} {
+		if in := rdArg(sig, 2+i); in.IsTensor() {
+			t, err := e.Input(in)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			inst.Inputs = append(inst.Inputs, t)
+			*ptr = t.Ptr
+		}
+	}
+	y, err := e.Output(x.Shape, s.in)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	inst.Outputs = []*Tensor{y}
+	for range 2 { // mean, rstd
+		t, err := e.Output(s.statShape(x.Shape), statDType)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		inst.Outputs = append(inst.Outputs, t)
+	}
+	return inst, w, b, nil
 }
 
 // layerNormDefines are the compile-time definitions of a layer norm kernel.

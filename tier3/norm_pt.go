@@ -72,31 +72,12 @@ func lnPTBuild(e *Env, sig *signatures.Signature, s *lnSpec, x *Tensor) (*Instan
 	if !ok {
 		return nil, nil
 	}
-	inst := &Instance{Inputs: []*Tensor{x}, FLOPs: 8 * x.Numel(), Strategy: fmt.Sprintf("vectorized_layer_norm<32x%d>", p.block[1])}
-	var w, b cuda.DevicePtr
-	for i, ptr := range []*cuda.DevicePtr{&w, &b} {
-		if in := rdArg(sig, 2+i); in.IsTensor() {
-			t, err := e.Input(in)
-			if err != nil {
-				return nil, err
-			}
-			inst.Inputs = append(inst.Inputs, t)
-			*ptr = t.Ptr
-		}
-	}
-	y, err := e.Output(x.Shape, s.in)
+	inst, w, b, err := lnOperands(e, sig, s, x, "f32")
 	if err != nil {
 		return nil, err
 	}
-	mean, err := e.Output(s.statShape(x.Shape), "f32")
-	if err != nil {
-		return nil, err
-	}
-	rstd, err := e.Output(s.statShape(x.Shape), "f32")
-	if err != nil {
-		return nil, err
-	}
-	inst.Outputs = []*Tensor{y, mean, rstd}
+	inst.Strategy = fmt.Sprintf("vectorized_layer_norm<32x%d>", p.block[1])
+	y, mean, rstd := inst.Outputs[0], inst.Outputs[1], inst.Outputs[2]
 	f, err := e.Function(ewSources("norm_pt.cu", normPTSource, p.defines), "kr_ln_pt")
 	if err != nil {
 		return nil, err
