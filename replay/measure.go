@@ -420,35 +420,17 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	if d.Meter != nil && !o.NoNVML {
 		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
 	}
-	var values []float64
-	began := time.Now()
-	deadline := began.Add(max(o.Budget, o.MinTime))
-	for len(values) < o.MaxSamples {
-		if o.Cooldown > 0 {
-			time.Sleep(o.Cooldown)
-		}
+	values, rel, converged, err := sampleToTarget(o, func() (float64, error) {
 		el, err := t.sample(batch, cold)
-		if err != nil {
-			if sampler != nil {
-				sampler.Stop()
-			}
-			return err
+		return float64(el.Nanoseconds()) / float64(batch), err
+	})
+	if err != nil {
+		if sampler != nil {
+			sampler.Stop()
 		}
-		values = append(values, float64(el.Nanoseconds())/float64(batch))
-		if len(values) < o.MinSamples {
-			continue
-		}
-		if len(values)%5 == 0 || time.Now().After(deadline) {
-			r.RelCI = relCI(summarize(values, o.Confidence))
-			if r.RelCI <= o.TargetRelCI && time.Since(began) >= o.MinTime {
-				r.Converged = true
-				break
-			}
-			if time.Now().After(deadline) {
-				break
-			}
-		}
+		return err
 	}
+	r.RelCI, r.Converged = rel, converged
 	r.GPU, r.Throttled, r.Reasons = stopSampler(sampler, d.Meter)
 	setStats(r, values, o.Confidence)
 	r.Converged = r.Converged || r.RelCI <= o.TargetRelCI
@@ -474,6 +456,39 @@ func clampBatch(target, per time.Duration, maxBatch int) int {
 		return maxBatch
 	}
 	return max(1, min(maxBatch, int(math.Ceil(float64(target)/float64(per)))))
+}
+
+// sampleToTarget takes samples (nanoseconds each), with o.Cooldown before
+// each, until the confidence interval of their median is within
+// o.TargetRelCI once o.MinTime has passed (converged), the budget ends or
+// o.MaxSamples are taken, and no fewer than o.MinSamples. It returns the
+// samples and the last relative half-width it computed.
+func sampleToTarget(o Options, sample func() (float64, error)) (values []float64, rel float64, converged bool, err error) {
+	began := time.Now()
+	deadline := began.Add(max(o.Budget, o.MinTime))
+	for len(values) < o.MaxSamples {
+		if o.Cooldown > 0 {
+			time.Sleep(o.Cooldown)
+		}
+		v, err := sample()
+		if err != nil {
+			return values, rel, false, err
+		}
+		values = append(values, v)
+		if len(values) < o.MinSamples {
+			continue
+		}
+		if len(values)%5 == 0 || time.Now().After(deadline) {
+			rel = relCI(summarize(values, o.Confidence))
+			if rel <= o.TargetRelCI && time.Since(began) >= o.MinTime {
+				return values, rel, true, nil
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+		}
+	}
+	return values, rel, false, nil
 }
 
 func summarize(values []float64, confidence float64) benchmath.Summary {

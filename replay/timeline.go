@@ -400,35 +400,17 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 	if d.Meter != nil && !o.NoNVML {
 		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
 	}
-	var values []float64
-	began := time.Now()
-	deadline := began.Add(max(o.Budget, o.MinTime))
-	for len(values) < o.MaxSamples {
-		if o.Cooldown > 0 {
-			time.Sleep(o.Cooldown)
-		}
+	values, rel, converged, err := sampleToTarget(o, func() (float64, error) {
 		el, err := sample()
-		if err != nil {
-			if sampler != nil {
-				sampler.Stop()
-			}
-			return err
+		return float64(el.Nanoseconds()), err
+	})
+	if err != nil {
+		if sampler != nil {
+			sampler.Stop()
 		}
-		values = append(values, float64(el.Nanoseconds()))
-		if len(values) < o.MinSamples {
-			continue
-		}
-		if len(values)%5 == 0 || time.Now().After(deadline) {
-			r.RelCI = relCI(summarize(values, o.Confidence))
-			if r.RelCI <= o.TargetRelCI && time.Since(began) >= o.MinTime {
-				r.Converged = true
-				break
-			}
-			if time.Now().After(deadline) {
-				break
-			}
-		}
+		return err
 	}
+	r.RelCI, r.Converged = rel, converged
 	r.GPU, r.Throttled, r.Reasons = stopSampler(sampler, d.Meter)
 	sum := summarize(values, o.Confidence)
 	r.RelCI = relCI(sum)
