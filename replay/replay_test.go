@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -138,5 +139,43 @@ func TestReuse(t *testing.T) {
 	}
 	if o.reuse(&c) {
 		t.Errorf("part-of entry reused")
+	}
+}
+
+func TestSampleToTarget(t *testing.T) {
+	base := Options{TargetRelCI: 0.01, Confidence: 0.95, MinSamples: 10, MaxSamples: 40, Budget: time.Minute}
+	errBoom := errors.New("boom")
+	for _, tc := range []struct {
+		name      string
+		sample    func(i int) (float64, error)
+		wantN     int
+		converged bool
+		err       error
+	}{
+		// Steady samples converge at the first check after MinSamples.
+		{"steady", func(int) (float64, error) { return 1000, nil }, 10, true, nil},
+		// Samples that swing by 2x never narrow to 1%: MaxSamples ends it.
+		{"noisy", func(i int) (float64, error) { return float64(1000 + 1000*(i%2)), nil }, 40, false, nil},
+		{"error", func(i int) (float64, error) {
+			if i == 3 {
+				return 0, errBoom
+			}
+			return 1000, nil
+		}, 3, false, errBoom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			i := 0
+			values, rel, converged, err := sampleToTarget(base, func() (float64, error) {
+				v, err := tc.sample(i)
+				i++
+				return v, err
+			})
+			if len(values) != tc.wantN || converged != tc.converged || !errors.Is(err, tc.err) {
+				t.Errorf("%d samples, converged %v, err %v; want %d, %v, %v", len(values), converged, err, tc.wantN, tc.converged, tc.err)
+			}
+			if converged && rel > base.TargetRelCI {
+				t.Errorf("converged with relative CI %g", rel)
+			}
+		})
 	}
 }
