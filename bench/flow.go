@@ -104,7 +104,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 func runModel(set *signatures.Set, ticks int, log io.Writer) (*runner.Result, error) {
 	w, err := runner.ParseWorkload(set.Source.Workload)
 	if err != nil {
-		return nil, fmt.Errorf("no full-model run for this workload: %w", err)
+		return nil, fmt.Errorf("%w: %v", errNoModel, err)
 	}
 	if ticks == 0 {
 		ticks = 20
@@ -201,6 +201,9 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 func skipLineText(name, reason string) string {
 	return fmt.Sprintf("--- SKIP: Benchmark%s\n    flow.go:1: %s\n", name, reason)
 }
+
+// errNoModel wraps runModel's error for a workload the runner cannot run.
+var errNoModel = errors.New("no full-model run for this workload")
 
 // ErrNoGPU wraps Flow's error when no GPU could be opened.
 var ErrNoGPU = errors.New("no usable GPU")
