@@ -27,8 +27,8 @@ const (
 	// under 1% of the window's energy; reads are aligned to counter
 	// changes at both ends, so fewer ticks mostly cost repeatability).
 	EnvEnergyTicks = "KREPLAY_ENERGY_TICKS"
-	// EnvCache names the L2 cache mode: auto (default), rotating, warm
-	// or cold (see replay.CacheMode).
+	// EnvCache names the L2 cache mode: auto (default), rotating, warm,
+	// cold or primed (see replay.CacheMode).
 	EnvCache = "KREPLAY_CACHE"
 )
 

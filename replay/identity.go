@@ -25,6 +25,9 @@ type Ran struct {
 type recorder struct {
 	d     *Device
 	kinds []cupti.Kind
+	// skip names a kernel whose records are not the signature's (the
+	// primed mode's primers).
+	skip string
 }
 
 func startRecording(d *Device) (*recorder, error) {
@@ -63,6 +66,9 @@ func (c *recorder) collect(r *Result, samples, batch int, confidence float64) er
 		x, ok := ranOf(rec)
 		if !ok || (x.Kind == "memset" && c.d.flushN > 0 && x.Bytes == uint64(c.d.flushN)) {
 			continue // the L2 flush of cold mode is not the signature's
+		}
+		if c.skip != "" && x.Kind == "kernel" && x.Name == c.skip {
+			continue // nor are the primers of the primed mode
 		}
 		recs = append(recs, x)
 	}

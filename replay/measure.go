@@ -37,10 +37,20 @@ const (
 	// layer norm, whose weights come from device memory too but are too
 	// small to rotate out of the L2 (decode's native_layer_norm
 	// f16[1,1,1024] on an H100: 2.92 µs warm, 3.87 cold, 3.49 traced);
-	// Warm for everything else, whose operands were just written by the
-	// kernel before (attention's bmm and baddbmm, elementwise ops, memory
-	// ops).
+	// Primed for the other tier-3 kernels, whose inputs the kernels before
+	// them just wrote; Warm for the rest (attention's bmm and baddbmm,
+	// memory ops).
 	Auto
+	// Primed rewrites the op's input tensors in place, in argument
+	// order, before each launch (tier 3's kernels: see
+	// launch.Primer), as the kernels that produced them would have: an
+	// input larger than the L2 is left with its tail in L2 and its head in
+	// device memory, not wholly cached as repeated launches leave it. The
+	// replay time (CUPTI) leaves the primers out; the event times
+	// (Result.MedianNS) include them, and the energy is measured without
+	// them. Kernels that cannot be primed, or a run without CUPTI, run
+	// Warm instead.
+	Primed
 )
 
 // For returns the cache mode Auto picks for a signature; other modes
@@ -59,6 +69,9 @@ func (c CacheMode) For(sig *signatures.Signature) CacheMode {
 			return Cold
 		}
 	}
+	if sig.Tier == signatures.TierKernel {
+		return Primed
+	}
 	return Warm
 }
 
@@ -72,18 +85,20 @@ func (c CacheMode) String() string {
 		return "cold"
 	case Auto:
 		return "auto"
+	case Primed:
+		return "primed"
 	}
 	return fmt.Sprintf("CacheMode(%d)", int(c))
 }
 
-// ParseCacheMode parses "rotating", "warm" or "cold".
+// ParseCacheMode parses "rotating", "warm", "cold", "primed" or "auto".
 func ParseCacheMode(s string) (CacheMode, error) {
-	for _, c := range []CacheMode{Rotating, Warm, Cold, Auto} {
+	for _, c := range []CacheMode{Rotating, Warm, Cold, Primed, Auto} {
 		if c.String() == s {
 			return c, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown cache mode %q (want rotating, warm, cold or auto)", s)
+	return 0, fmt.Errorf("unknown cache mode %q (want rotating, warm, cold, primed or auto)", s)
 }
 
 // Options tune Measure. The zero value gives the defaults.
@@ -265,6 +280,8 @@ type timer struct {
 	start, end *cuda.Event
 	graph      *cuda.GraphExec
 	batch      int
+	// prime, when set, primes each launch's inputs (the primed mode).
+	prime launch.Primer
 }
 
 func (t *timer) close() {
@@ -282,6 +299,11 @@ func (t *timer) close() {
 // launchN enqueues n launches directly, rotating buffer sets.
 func (t *timer) launchN(n int) error {
 	for i := 0; i < n; i++ {
+		if t.prime != nil {
+			if err := t.prime.Prime(t.d.stream, t.next); err != nil {
+				return err
+			}
+		}
 		if err := t.k.Launch(t.d.stream, t.next); err != nil {
 			return err
 		}
@@ -349,7 +371,7 @@ func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
 func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	k := p.Kernel
 	t := &timer{d: d, k: k, sets: k.Sets()}
-	if p.Cache == Warm {
+	if p.Cache == Warm || p.Cache == Primed {
 		t.sets = 1
 	}
 	defer t.close()
@@ -368,6 +390,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		if rec, err = startRecording(d); err != nil {
 			r.KernelErr = err.Error()
 		} else {
+			if pr, ok := k.(launch.Primer); ok && p.Cache == Primed {
+				t.prime, rec.skip = pr, pr.PrimeKernel()
+			}
 			defer func() {
 				if rec != nil {
 					rec.stop()
@@ -376,6 +401,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		}
 	}
 
+	if p.Cache == Primed && t.prime == nil {
+		r.Cache = Warm.String() // nothing to prime with, or no CUPTI to leave the primers out
+	}
 	if o.Pause > 0 {
 		time.Sleep(o.Pause)
 	}
@@ -442,6 +470,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		rec = nil
 	}
 	if o.Energy {
+		t.prime = nil // the primers' energy is not the op's
 		e, err := d.measureEnergy(t, r, o)
 		if err != nil {
 			r.EnergyErr = err.Error()

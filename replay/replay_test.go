@@ -12,7 +12,7 @@ import (
 )
 
 func TestParseCacheMode(t *testing.T) {
-	for _, c := range []CacheMode{Rotating, Warm, Cold, Auto} {
+	for _, c := range []CacheMode{Rotating, Warm, Cold, Auto, Primed} {
 		got, err := ParseCacheMode(c.String())
 		if err != nil || got != c {
 			t.Errorf("ParseCacheMode(%q) = %v, %v", c, got, err)
@@ -26,19 +26,22 @@ func TestParseCacheMode(t *testing.T) {
 func TestAutoCacheMode(t *testing.T) {
 	for _, tc := range []struct {
 		op    string
+		tier  signatures.Tier
 		class signatures.Class
 		want  CacheMode
 	}{
-		{"aten::mm", signatures.ClassGEMM, Rotating},
-		{"aten::addmm", signatures.ClassGEMM, Rotating},
-		{"aten::bmm", signatures.ClassGEMM, Warm},
-		{"aten::baddbmm", signatures.ClassGEMM, Warm},
-		{"aten::mm", signatures.ClassMemset, Warm}, // cuBLAS's memset inside mm
-		{"aten::add", signatures.ClassElementwise, Warm},
-		{"aten::native_layer_norm", signatures.ClassNorm, Cold},
-		{"aten::native_layer_norm", signatures.ClassElementwise, Warm}, // not a norm signature
+		{"aten::mm", signatures.TierLibrary, signatures.ClassGEMM, Rotating},
+		{"aten::addmm", signatures.TierLibrary, signatures.ClassGEMM, Rotating},
+		{"aten::bmm", signatures.TierLibrary, signatures.ClassGEMM, Warm},
+		{"aten::baddbmm", signatures.TierLibrary, signatures.ClassGEMM, Warm},
+		{"aten::mm", signatures.TierMemory, signatures.ClassMemset, Warm}, // cuBLAS's memset inside mm
+		{"aten::copy_", signatures.TierMemory, signatures.ClassMemcpy, Warm},
+		{"aten::add", signatures.TierKernel, signatures.ClassElementwise, Primed},
+		{"aten::mean", signatures.TierKernel, signatures.ClassReduce, Primed},
+		{"aten::native_layer_norm", signatures.TierKernel, signatures.ClassNorm, Cold},
+		{"aten::native_layer_norm", signatures.TierKernel, signatures.ClassElementwise, Primed}, // not a norm signature
 	} {
-		sig := &signatures.Signature{Op: tc.op, Class: tc.class}
+		sig := &signatures.Signature{Op: tc.op, Tier: tc.tier, Class: tc.class}
 		if got := Auto.For(sig); got != tc.want {
 			t.Errorf("Auto.For(%s %s) = %v, want %v", tc.op, tc.class, got, tc.want)
 		}

@@ -3,6 +3,7 @@ package tier3
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/kreplay/kreplay/internal/cuda"
@@ -61,9 +62,11 @@ type Kernel struct {
 	sets   []*Instance
 	envs   []*Env
 	approx string // why the replay is approximate; "" when exact
+	sms    int
+	touch  *cuda.Function // kr_touch, once Prime has run
 }
 
-var _ launch.Kernel = (*Kernel)(nil)
+var _ launch.Primer = (*Kernel)(nil)
 
 // Device describes what a tier-3 kernel is built for.
 type Device struct {
@@ -78,7 +81,7 @@ func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stre
 	if sig.Tier != signatures.TierKernel {
 		return nil, fmt.Errorf("%s: tier %d is not tier 3", sig.ID, sig.Tier)
 	}
-	k := &Kernel{sig: sig}
+	k := &Kernel{sig: sig, sms: dev.SMs}
 	b := builders[sig.Op]
 	switch {
 	case sig.Unreplayable != "":
@@ -129,6 +132,42 @@ func (k *Kernel) Instance(i int) *Instance { return k.sets[i] }
 
 // Launch enqueues buffer set set's op on s.
 func (k *Kernel) Launch(s *cuda.Stream, set int) error { return k.sets[set].Launch(s) }
+
+// TouchKernel names the kernel Prime runs, so that its activity records
+// can be told from the op's.
+const TouchKernel = "kr_touch"
+
+// Prime leaves buffer set set's input tensors as the kernels that produced
+// them leave them in a real forward pass: each is rewritten in place with
+// its own values, in argument order, so that it is just written and in L2
+// as far as the L2 holds it (for a tensor larger than the L2, its tail).
+// It is enqueued on s, before Launch; its kernels (TouchKernel) are not
+// the op's.
+func (k *Kernel) Prime(s *cuda.Stream, set int) error {
+	if k.touch == nil {
+		f, err := k.envs[0].Function(Util, TouchKernel)
+		if err != nil {
+			return err
+		}
+		k.touch = f
+	}
+	var done []cuda.DevicePtr
+	for _, t := range k.sets[set].Inputs {
+		if t.Ptr == 0 || slices.Contains(done, t.Ptr) {
+			continue
+		}
+		done = append(done, t.Ptr)
+		n := t.Bytes()
+		blocks := max(1, min((n/16+255)/256, int64(max(k.sms, 1))*8))
+		if err := k.touch.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, 0, s, t.Ptr, uint64(n), uint32(0)); err != nil {
+			return fmt.Errorf("priming input of %d bytes: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// PrimeKernel returns TouchKernel.
+func (k *Kernel) PrimeKernel() string { return TouchKernel }
 
 // Sets returns the number of buffer sets.
 func (k *Kernel) Sets() int { return len(k.sets) }

@@ -23,7 +23,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
-		{"run", "[-tiers 1,2,3] [-cache rotating|warm|cold] [-ids ID,...] [-json FILE] [TRACE|SET.json ...]", "replay each signature alone on the GPU and compare with the trace", cmdRun},
+		{"run", "[-tiers 1,2,3] [-cache auto|rotating|warm|cold|primed] [-ids ID,...] [-json FILE] [TRACE|SET.json ...]", "replay each signature alone on the GPU and compare with the trace", cmdRun},
 		{"inspect", "[-top N] [-json] [TRACE|SET.json ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded " + traces.Default + ")", cmdInspect},
 		{"gen", "[-o DIR] [-pkg NAME] SET.json|TRACE|embedded:NAME", "write a Go benchmark package of a signature set (default DIR: bench/WORKLOAD)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET.json,...] [-top N] BENCH.txt ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},

@@ -29,7 +29,7 @@ type runOutput struct {
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	tiersFlag := fs.String("tiers", "1,2,3", "replay only these `TIERS` (comma-separated)")
-	cacheFlag := fs.String("cache", "auto", "L2 cache `MODE`: auto (weights rotate, layer norm cold, activations warm), rotating, warm or cold")
+	cacheFlag := fs.String("cache", "auto", "L2 cache `MODE`: auto (weights rotate, layer norm cold, other tier-3 kernels primed, the rest warm), rotating, warm, cold or primed")
 	idsFlag := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
 	budget := fs.Duration("budget", 2*time.Second, "time `BUDGET` per signature")
 	warmup := fs.Duration("warmup", 20*time.Millisecond, "launch for `DURATION` before timing each signature")

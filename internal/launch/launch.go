@@ -30,6 +30,17 @@ type Kernel interface {
 	Close() error
 }
 
+// Primer is a Kernel that can leave its inputs in the cache state a real
+// forward pass leaves them in: just written by the kernels that produced
+// them. Prime is enqueued before each Launch of set in the primed cache
+// mode; the activities it runs are named PrimeKernel and are not the
+// signature's.
+type Primer interface {
+	Kernel
+	Prime(s *cuda.Stream, set int) error
+	PrimeKernel() string
+}
+
 // Work is what one invocation moves and computes.
 type Work struct {
 	Bytes int64 // device-memory bytes read plus written

@@ -1,0 +1,26 @@
+package tier3
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/nvrtc"
+)
+
+// The primer compiles with NVRTC for sm_90 on any machine that has NVRTC.
+func TestTouchKernelCompiles(t *testing.T) {
+	if err := nvrtc.Init(); err != nil {
+		t.Skipf("NVRTC not available: %v", err)
+	}
+	c, err := NewCompiler(9, 0)
+	if err != nil {
+		t.Skipf("NVRTC not usable: %v", err)
+	}
+	bin, err := c.binary("touch-test", Util, Util.options(c.arch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(bin, []byte(TouchKernel)) {
+		t.Errorf("no %s in the binary", TouchKernel)
+	}
+}
