@@ -92,9 +92,6 @@ type ptKernel struct {
 	dyn   string
 	grid  [3]int64
 	block [3]int64
-	// params is, for a cat, the bytes of the traced kernel's parameters
-	// (ptCatParamBytes); 0 when the name does not say.
-	params int64
 }
 
 // strategy names a ptKernel for Instance.Strategy.
@@ -167,7 +164,7 @@ func ptParse(sig *signatures.Signature) ptKernel {
 			}
 		}
 	case strings.HasPrefix(name, "CatArrayBatchedCopy"):
-		p.kind, p.params = ptCat, ptCatParamBytes(name)
+		p.kind = ptCat
 	default:
 		return ptKernel{}
 	}
@@ -361,44 +358,6 @@ const ptCatMaxDims = 8
 // to 4 KB. PyTorch batches 64 or 128; the traced cats have fewer.
 const ptCatBatch = 16
 
-// ptCatPad pads kr_cat_pt's parameters to the traced kernel's size (see
-// ptCatParamBytes); a variable for the GPU test that times both.
-var ptCatPad = true
-
-// ptCatArgTypes matches the template arguments of a CatArrayBatchedCopy
-// name after its element type: the index type, then the integers
-// (Dims, batch_size, stride_size[, alignment]).
-var ptCatArgTypes = regexp.MustCompile(`>, (unsigned int|unsigned long|long|int), (\d+), (\d+), (\d+)[,>]`)
-
-// ptCatParamBytes returns the bytes of the parameters of PyTorch's
-// CatArrayBatchedCopy kernel named name (any of its variants), or 0 when
-// the name does not give them. The kernel takes the output pointer, the
-// metadata of batch_size inputs by value (CatArrInputTensorMetadata:
-// pointers, offsets, sizes along the cat dimension, element counts,
-// contiguity flags, and stride_size TensorSizeStride of
-// CAT_ARRAY_MAX_INPUT_DIMS = 4 sizes and strides), the output's
-// TensorSizeStride, the cat dimension and its stride: 3440 bytes for
-// the batch of 64 of PyTorch's common case, whatever the number of
-// inputs. Launching takes that much parameter memory whether or not the
-// kernel reads it, so the faithful replay passes as much.
-func ptCatParamBytes(name string) int64 {
-	m := ptCatArgTypes.FindStringSubmatch(name)
-	if m == nil {
-		return 0
-	}
-	idx := int64(4)
-	if m[1] == "unsigned long" || m[1] == "long" {
-		idx = 8
-	}
-	batch, _ := strconv.ParseInt(m[3], 10, 64)
-	stride, _ := strconv.ParseInt(m[4], 10, 64)
-	const maxDims = 4
-	align := func(n, a int64) int64 { return (n + a - 1) / a * a }
-	meta := align(8*batch+3*idx*batch+batch, idx) + stride*2*maxDims*idx
-	meta = align(meta, 8)
-	return align(8+meta+2*maxDims*idx+4+idx, 8)
-}
-
 // ptCatIn is EwCatIn of cat.cu.
 type ptCatIn struct {
 	in      cuda.DevicePtr
@@ -417,7 +376,6 @@ type ptCatArgs struct {
 	size    []int64
 	strides []int64
 	ins     []ptCatIn
-	pad     int64 // zero bytes after the fields (EW_CAT_PAD)
 }
 
 // bytes lays the arguments out as the device compiler does: every field
@@ -449,7 +407,7 @@ func (p *ptCatArgs) bytes() []byte {
 			b = le.AppendUint64(b, uint64(x))
 		}
 	}
-	return append(b, make([]byte, p.pad)...)
+	return b
 }
 
 // ptCatLaunch is one launch of kr_cat_pt: up to ptCatBatch inputs.
@@ -503,10 +461,6 @@ func ptCatMake(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (*ptCatPlan, 
 		}
 		if wide {
 			l.defines["EW_IDX64"] = "1"
-		}
-		if n := int64(len(l.args.bytes())); ptCatPad && p.params > n {
-			l.args.pad = (p.params - n + 7) &^ 7
-			l.defines["EW_CAT_PAD"] = fmt.Sprint(l.args.pad)
 		}
 		pl.launches = append(pl.launches, l)
 		ins = ins[k:]

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/cupti"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -194,108 +193,6 @@ func TestGPUDynCopyTimes(t *testing.T) {
 				}
 				t.Logf("%s %s: inlined %.2f µs (x%.2f), calls %.2f µs (x%.2f), traced %.2f µs", sig.ID, p.strategy(),
 					us[0], us[0]*1e3/float64(sig.TracedNS.Median), us[1], us[1]*1e3/float64(sig.TracedNS.Median), float64(sig.TracedNS.Median)/1e3)
-			})
-		})
-	}
-}
-
-// cuptiMedianNS runs enqueue (n launches of kernel) and returns the median
-// of kernel's durations as CUPTI records them, and how many it recorded.
-func cuptiMedianNS(t *testing.T, s *cuda.Stream, kernel string, enqueue func() error) (float64, int) {
-	t.Helper()
-	kinds := []cupti.Kind{cupti.KindConcurrentKernel}
-	if err := cupti.Enable(kinds...); err != nil {
-		t.Fatal(err)
-	}
-	defer cupti.Disable(kinds...)
-	if err := s.Synchronize(); err != nil {
-		t.Fatal(err)
-	}
-	cupti.Flush()
-	cupti.Drain()
-	if err := enqueue(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Synchronize(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cupti.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	var d []float64
-	for _, r := range cupti.Drain() {
-		if r.Name == kernel {
-			d = append(d, float64(r.Duration()))
-		}
-	}
-	if len(d) == 0 {
-		return 0, 0
-	}
-	slices.Sort(d)
-	return d[len(d)/2], len(d)
-}
-
-// TestGPUCatParamTimes logs, for the small traced cats (decode's KV-cache
-// cats), the CUPTI time of kr_cat_pt with its parameters as small as its
-// fields and padded to the size of PyTorch's (ptCatPad), each launched
-// directly (as PyTorch launches, the GPU idle between launches when they
-// are shorter than the host's launch time) and back to back in a CUDA
-// graph (as kreplay times), beside the traced median. It checks that
-// every launch ran; the times are the data behind ptCatPad.
-func TestGPUCatParamTimes(t *testing.T) {
-	sigs := tracedTier3(t, func(s *signatures.Signature) bool {
-		return s.Class == signatures.ClassCat && s.Tensor != nil && s.Tensor.Numel < 1<<20
-	})
-	if len(sigs) == 0 {
-		t.Fatal("no small traced cat")
-	}
-	const n = 200
-	for _, sig := range sigs {
-		t.Run(sig.Label, func(t *testing.T) {
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				defer func(p bool) { ptCatPad = p }(ptCatPad)
-				var line []string
-				for _, pad := range []bool{false, true} {
-					ptCatPad = pad
-					k, err := New(sig, dev, launch.Options{Sets: 1, Seed: 5}, s)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if k.Instance(0).Strategy != ptCat.String() {
-						k.Close()
-						t.Skipf("strategy %q", k.Instance(0).Strategy)
-					}
-					launchN := func() error {
-						for i := 0; i < n; i++ {
-							if err := k.Launch(s, 0); err != nil {
-								return err
-							}
-						}
-						return nil
-					}
-					direct, nd := cuptiMedianNS(t, s, "kr_cat_pt", launchN)
-					if err := s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
-						t.Fatal(err)
-					}
-					lerr := launchN()
-					g, err := s.EndCapture()
-					if lerr != nil || err != nil {
-						t.Fatal(lerr, err)
-					}
-					ge, err := g.Instantiate()
-					g.Destroy()
-					if err != nil {
-						t.Fatal(err)
-					}
-					graph, ng := cuptiMedianNS(t, s, "kr_cat_pt", func() error { return ge.Launch(s) })
-					ge.Destroy()
-					k.Close()
-					if nd < n || ng < n {
-						t.Errorf("pad %v: CUPTI recorded %d direct and %d graph launches of %d", pad, nd, ng, n)
-					}
-					line = append(line, fmt.Sprintf("pad %v: direct %.2f graph %.2f", pad, direct/1e3, graph/1e3))
-				}
-				t.Logf("%s: %v; traced %.2f µs (params %d bytes)", sig.ID, line, float64(sig.TracedNS.Median)/1e3, ptParse(sig).params)
 			})
 		})
 	}

@@ -289,23 +289,3 @@ func TestPTOutStrides(t *testing.T) {
 		t.Error("broadcast input taken")
 	}
 }
-
-// The parameter bytes of PyTorch's cat kernels, from their traced names,
-// as the CUDA compiler lays out CatArrInputTensorMetadata and the rest.
-func TestPTCatParamBytes(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		want int64
-	}{
-		{"CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>(at::native::(anonymous namespace)::OpaqueType<2u>*, ...)", 3440},
-		{"CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<4u>, unsigned int, 3, 64, 64>(...)", 3440},
-		// 8*128 + 3*4*128 + 128 + 1*32 of metadata, 8 + 32 + 4 + 4 around it.
-		{"CatArrayBatchedCopy_alignedK_contig<at::native::(anonymous namespace)::OpaqueType<8u>, unsigned int, 2, 128, 1, 16>(...)", 2768},
-		{"CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned long, 4, 64, 64>(...)", 8 + (512 + 3*8*64 + 64 + 64*64) + 64 + 4 + 8 + 4},
-		{"CatArrayBatchedCopy", 0},
-	} {
-		if got := ptCatParamBytes(tc.name); got != tc.want {
-			t.Errorf("ptCatParamBytes(%.60s) = %d, want %d", tc.name, got, tc.want)
-		}
-	}
-}

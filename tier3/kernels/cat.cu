@@ -22,9 +22,6 @@
 //   EW_CAT_BATCH   the inputs of this launch (gridDim.y)
 //   EW_IDX64       64-bit indices (otherwise 32-bit, as PyTorch's
 //                  unsigned int IndexType)
-//   EW_CAT_PAD     bytes of padding after the fields, so that the
-//                  parameters are as large as the traced kernel's (the
-//                  metadata of 64 inputs by value, whatever the count)
 
 #ifndef EW_CAT_DIMS
 #define EW_CAT_DIMS 4
@@ -50,9 +47,6 @@ struct EwCatArgs {
 	long long size[EW_CAT_DIMS];    // the output's sizes, outermost first
 	long long stride[EW_CAT_DIMS];  // and strides in elements
 	EwCatIn in[EW_CAT_BATCH];
-#ifdef EW_CAT_PAD
-	char pad[EW_CAT_PAD];
-#endif
 };
 
 typedef typename EwWord<EW_CAT_BYTES>::T ew_cat_t;
