@@ -244,4 +244,29 @@ func TestGPUPrimedMode(t *testing.T) {
 	if w := res[Warm].KernelMedianNS; pr.KernelMedianNS < 1.5*w {
 		t.Errorf("primed %.0f ns is not slower than warm %.0f ns: the input stayed in L2", pr.KernelMedianNS, w)
 	}
+	// The energy window runs the op without its primers: its time per
+	// invocation is the op's, well under the primed event time.
+	if d.Meter == nil {
+		t.Fatalf("no NVML: %v", d.NVMLErr)
+	}
+	p, err := d.PrepareFor(sig, Primed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	o := quick
+	o.Energy, o.EnergyTicks, o.EnergyWarmup = true, 5, 100*time.Millisecond
+	r, err := d.Measure(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Energy == nil {
+		t.Fatalf("no energy: %s", r.EnergyErr)
+	}
+	perOp := r.Energy.Seconds / r.Energy.Ops * 1e9
+	t.Logf("primed energy: %.3g J/op, %.0f W, %.2f µs/op in the window; event %.2f µs, kernel %.2f µs",
+		r.Energy.JoulesPerOp, r.Energy.Watts, perOp/1e3, r.MedianNS/1e3, r.KernelMedianNS/1e3)
+	if perOp > 0.8*r.MedianNS {
+		t.Errorf("energy window ran %.0f ns per op, the primed event time is %.0f: primers counted", perOp, r.MedianNS)
+	}
 }
