@@ -371,22 +371,28 @@ __device__ __forceinline__ void ew_offsets(const P &p, ew_idx u, ew_idx (&o)[4])
 			if (used[k]) o[k] = u * (ew_idx)p.st[k][0];
 		return;
 	}
+	// One exit for all the dimensions past ndim, as OffsetCalculator's
+	// "if (dim == dims) break": a test of each unused dimension, as an
+	// earlier version had, costs two instructions and a taken branch per
+	// dimension and element, which a latency-bound strided kernel pays
+	// in full (BLOOM-560M's broadcast add of f16[4,16,512,512] on an
+	// H100: 61.4 µs against PyTorch's 50.4, with the same DRAM traffic
+	// and L2 hit rate under Nsight Compute).
 	ew_idx r = u;
 #pragma unroll
 	for (int d = 0; d < EW_MAXD; d++) {
-		if (d < p.ndim) {
-			ew_idx c;
-			if (d == p.ndim - 1) {
-				c = r;
-			} else {
-				ew_idx q = ew_div(r, p.size[d], p.magic[d], p.shift[d]);
-				c = r - q * (ew_idx)p.size[d];
-				r = q;
-			}
-#pragma unroll
-			for (int k = 0; k < 4; k++)
-				if (used[k]) o[k] += c * (ew_idx)p.st[k][d];
+		if (d >= p.ndim) break;
+		ew_idx c;
+		if (d == p.ndim - 1) {
+			c = r;
+		} else {
+			ew_idx q = ew_div(r, p.size[d], p.magic[d], p.shift[d]);
+			c = r - q * (ew_idx)p.size[d];
+			r = q;
 		}
+#pragma unroll
+		for (int k = 0; k < 4; k++)
+			if (used[k]) o[k] += c * (ew_idx)p.st[k][d];
 	}
 }
 
@@ -405,7 +411,12 @@ template <int V> struct EwUnit {
 	}
 
 	template <typename P> __device__ __forceinline__ void store(const P &p) const {
-		const ew_ct alpha = ew_const<ew_ct>(p.cd[3], p.ci[3]);
+		store(p, ew_const<ew_ct>(p.cd[3], p.ci[3]));
+	}
+	// store with alpha converted once per thread, as PyTorch's functors
+	// hold it in the compute type (the conversion from double is an FP64
+	// instruction per element otherwise).
+	template <typename P> __device__ __forceinline__ void store(const P &p, const ew_ct alpha) const {
 		typename EwO::S r[V];
 #pragma unroll
 		for (int i = 0; i < V; i++) r[i] = EwO::st((typename EwO::N)ew_op(a.get(i), b.get(i), c.get(i), alpha));
@@ -476,6 +487,7 @@ extern "C" __global__ void __launch_bounds__(EW_BLOCK) kr_ew_batched(const EwPar
 // over the coalesced shape and one scalar load per operand.
 extern "C" __global__ void __launch_bounds__(EW_PT_NT) kr_ew_pt_generic(const EwParams p) {
 	const ew_idx n = (ew_idx)p.units;
+	const ew_ct alpha = ew_const<ew_ct>(p.cd[3], p.ci[3]);
 	ew_idx idx = (ew_idx)blockIdx.x * (ew_idx)(EW_PT_NT * EW_PT_EPT) + (ew_idx)threadIdx.x;
 #pragma unroll
 	for (int i = 0; i < EW_PT_EPT; i++) {
@@ -484,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(EW_PT_NT) kr_ew_pt_generic(const Ew
 			ew_offsets(p, idx, o);
 			EwUnit<1> w;
 			w.load(p, o);
-			w.store(p);
+			w.store(p, alpha);
 		}
 		idx += EW_PT_NT;
 	}
