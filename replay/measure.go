@@ -41,15 +41,20 @@ const (
 	// them just wrote; Warm for the rest (attention's bmm and baddbmm,
 	// memory ops).
 	Auto
-	// Primed rewrites the op's input tensors in place, in argument
-	// order, before each launch (tier 3's kernels: see
-	// launch.Primer), as the kernels that produced them would have: an
-	// input larger than the L2 is left with its tail in L2 and its head in
-	// device memory, not wholly cached as repeated launches leave it. The
-	// replay time (CUPTI) leaves the primers out; the event times
-	// (Result.MedianNS) include them, and the energy is measured without
-	// them. Kernels that cannot be primed, or a run without CUPTI, run
-	// Warm instead.
+	// Primed rotates buffer sets as Rotating does and, before each
+	// launch, rewrites that set's input tensors in place, in argument
+	// order (tier 3's kernels: see launch.Primer), as the kernels that
+	// produced them would have: the inputs are just written (an input
+	// larger than the L2 keeps only its tail there), the outputs are
+	// memory no recent kernel touched, and the L2 holds the dirty lines
+	// of earlier launches, written back while the op runs, as in a
+	// forward pass. (Warm launches rewrite the same output lines still
+	// dirty in L2, so part of the output never reaches device memory:
+	// under Nsight Compute, BLOOM-560M's softmax wrote 44 of its 64 MB
+	// warm and all of them in the real model.) The replay time (CUPTI)
+	// leaves the primers out; the event times (Result.MedianNS) include
+	// them, and the energy is measured without them. Kernels that cannot
+	// be primed, or a run without CUPTI, run Rotating instead.
 	Primed
 )
 
@@ -371,7 +376,7 @@ func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
 func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	k := p.Kernel
 	t := &timer{d: d, k: k, sets: k.Sets()}
-	if p.Cache == Warm || p.Cache == Primed {
+	if p.Cache == Warm {
 		t.sets = 1
 	}
 	defer t.close()
@@ -402,7 +407,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	}
 
 	if p.Cache == Primed && t.prime == nil {
-		r.Cache = Warm.String() // nothing to prime with, or no CUPTI to leave the primers out
+		r.Cache = Rotating.String() // nothing to prime with, or no CUPTI to leave the primers out
 	}
 	if o.Pause > 0 {
 		time.Sleep(o.Pause)

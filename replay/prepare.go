@@ -75,7 +75,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 		if err != nil {
 			return err
 		}
-		if cache == Rotating {
+		if cache == Rotating || cache == Primed {
 			if n := launch.SetsFor(k.Footprint(), d.L2Bytes, opt.FreeBytes/2, maxSets); n > 1 {
 				if err := k.Close(); err != nil {
 					return err
