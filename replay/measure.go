@@ -51,7 +51,9 @@ const (
 	// forward pass. (Warm launches rewrite the same output lines still
 	// dirty in L2, so part of the output never reaches device memory:
 	// under Nsight Compute, BLOOM-560M's softmax wrote 44 of its 64 MB
-	// warm and all of them in the real model.) The replay time (CUPTI)
+	// warm and all of them in the real model.) As in Cold, each sample
+	// is one launch after the L2 is overwritten with dirty lines, so that
+	// every sample starts from the same state. The replay time (CUPTI)
 	// leaves the primers out; the event times (Result.MedianNS) include
 	// them, and the energy is measured without them. Kernels that cannot
 	// be primed, or a run without CUPTI, run Rotating instead.
@@ -388,7 +390,8 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		return err
 	}
 	r.Sets, r.Work = t.sets, k.Work()
-	cold := p.Cache == Cold
+	// Cold and primed samples are single launches after an L2 flush.
+	cold := p.Cache == Cold || p.Cache == Primed
 	var rec *recorder
 	if !o.NoKernelTime {
 		var err error
