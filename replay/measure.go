@@ -390,8 +390,6 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		return err
 	}
 	r.Sets, r.Work = t.sets, k.Work()
-	// Cold and primed samples are single launches after an L2 flush.
-	cold := p.Cache == Cold || p.Cache == Primed
 	var rec *recorder
 	if !o.NoKernelTime {
 		var err error
@@ -412,6 +410,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	if p.Cache == Primed && t.prime == nil {
 		r.Cache = Rotating.String() // nothing to prime with, or no CUPTI to leave the primers out
 	}
+	// Cold and primed samples are single launches after an L2 flush; a
+	// primed signature that fell back to rotating samples batches.
+	cold := p.Cache == Cold || t.prime != nil
 	if o.Pause > 0 {
 		time.Sleep(o.Pause)
 	}
