@@ -413,9 +413,9 @@ template <int V> struct EwUnit {
 	template <typename P> __device__ __forceinline__ void store(const P &p) const {
 		store(p, ew_const<ew_ct>(p.cd[3], p.ci[3]));
 	}
-	// store with alpha converted once per thread, as PyTorch's functors
-	// hold it in the compute type (the conversion from double is an FP64
-	// instruction per element otherwise).
+	// store with alpha already in the compute type, as PyTorch's functors
+	// hold it (kr_ew_pt_generic converts it once at the top; the compiler
+	// may still rematerialize the conversion per element).
 	template <typename P> __device__ __forceinline__ void store(const P &p, const ew_ct alpha) const {
 		typename EwO::S r[V];
 #pragma unroll
