@@ -42,10 +42,11 @@ const (
 	// memory ops).
 	Auto
 	// Primed rotates buffer sets as Rotating does and, before each
-	// launch, rewrites that set's input tensors in place, in argument
-	// order (tier 3's kernels: see launch.Primer), as the kernels that
-	// produced them would have: the inputs are just written (an input
-	// larger than the L2 keeps only its tail there), the outputs are
+	// launch, writes that set's input tensors from twins that hold the
+	// same bytes, in argument order (tier 3's kernels: see launch.Primer
+	// and tier3.Kernel.Prime), as the kernels that produced them would
+	// have: the inputs are just written, beside what their producer read
+	// (an input larger than the L2 keeps only its tail there), the outputs are
 	// memory no recent kernel touched, and the L2 holds the dirty lines
 	// of earlier launches, written back while the op runs, as in a
 	// forward pass. (Warm launches rewrite the same output lines still

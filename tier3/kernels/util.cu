@@ -35,23 +35,30 @@ extern "C" __global__ void kr_approx(const uint4 *in, u64 in16, uint4 *out, u64 
 	}
 }
 
-// kr_touch rewrites n bytes at p with their own values (flip is 0, which
-// the compiler cannot know, so every store happens): the bytes are left as
-// the kernel that produced them leaves them, just written and in L2 as far
-// as it holds them. The primed cache mode runs it on an op's inputs before
-// each launch; CUPTI's records of it are not the op's.
-extern "C" __global__ void kr_touch(unsigned char *p, u64 n, unsigned flip) {
+// kr_touch writes n bytes at dst from src (flip is 0, which the compiler
+// cannot know, so every store happens), 16 bytes at a time where both are
+// equally aligned. The primed cache mode runs it before each launch to
+// write an op's inputs from twins that hold the same bytes, as the kernels
+// that produced them would have: the inputs are just written and in L2 as
+// far as it holds them, beside the lines of what their producer read. With
+// src == dst it rewrites the bytes in place. CUPTI's records of it are not
+// the op's.
+extern "C" __global__ void kr_touch(unsigned char *dst, const unsigned char *src, u64 n, unsigned flip) {
 	u64 tid = blockIdx.x * (u64)blockDim.x + threadIdx.x;
 	u64 stride = (u64)gridDim.x * blockDim.x;
-	u64 head = (16 - ((u64)p & 15)) & 15;
+	u64 head = (16 - ((u64)dst & 15)) & 15;
+	if ((((u64)dst ^ (u64)src) & 15) != 0) head = n; // unequal alignment: bytes only
 	if (head > n) head = n;
 	u64 n16 = (n - head) / 16;
-	uint4 *v = (uint4 *)(p + head);
-	for (u64 i = tid; i < head; i += stride) p[i] ^= (unsigned char)flip;
+	uint4 *d = (uint4 *)(dst + head);
+	const uint4 *v = (const uint4 *)(src + head);
+	for (u64 i = tid; i < head; i += stride) dst[i] = src[i] ^ (unsigned char)flip;
 	for (u64 i = tid; i < n16; i += stride) {
 		uint4 x = v[i];
 		x.x ^= flip; x.y ^= flip; x.z ^= flip; x.w ^= flip;
-		v[i] = x;
+		d[i] = x;
 	}
+	for (u64 i = head + 16 * n16 + tid; i < n; i += stride) dst[i] = src[i] ^ (unsigned char)flip;
+}
 	for (u64 i = head + 16 * n16 + tid; i < n; i += stride) p[i] ^= (unsigned char)flip;
 }

@@ -1,0 +1,66 @@
+# A/B of BLOOM-560M decode's KV-cache cat (cat [[1,16,46,64] [1,16,1,64]] along
+# dim 2, the new key a strided view of the QKV output): PyTorch's
+# CatArrayBatchedCopy and kreplay's kr_cat_pt on the same buffers, in the same
+# process and stream, timed by torch.profiler (CUPTI). kreplay's cubin comes
+# from its kernel cache (run kreplay on the signature first).
+# Usage: python3 cat_ab.py KERNEL_CACHE_DIR
+import ctypes, glob, json, os, statistics, sys
+import torch
+from torch.profiler import profile, ProfilerActivity
+
+f16 = torch.float16
+torch.zeros(1, device="cuda")
+cu = ctypes.CDLL("libcuda.so.1")
+cubins = [f for f in glob.glob(os.path.join(sys.argv[1], "*.cubin")) if b"kr_cat_pt" in open(f, "rb").read()]
+mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+data = open(cubins[0], "rb").read()
+assert cu.cuModuleLoadData(ctypes.byref(mod), data) == 0
+assert cu.cuModuleGetFunction(ctypes.byref(fn), mod, b"kr_cat_pt") == 0
+
+def setup(seq, separate):
+    """past [1,16,seq,64] and the strided key; separate: each in its own large allocation."""
+    if separate:
+        past = torch.empty(4 << 20, device="cuda", dtype=f16)[:16 * seq * 64].view(1, 16, seq, 64).normal_()
+        qkv = torch.empty(4 << 20, device="cuda", dtype=f16)[:3072].view(1, 1, 3072).normal_()
+        out = torch.empty(4 << 20, device="cuda", dtype=f16)[:16 * (seq + 1) * 64].view(1, 16, seq + 1, 64)
+    else:
+        past = torch.randn(1, 16, seq, 64, device="cuda", dtype=f16)
+        qkv = torch.randn(1, 1, 3072, device="cuda", dtype=f16)
+        out = torch.empty(1, 16, seq + 1, 64, device="cuda", dtype=f16)
+    key = qkv.view(1, 1, 16, 3, 64)[..., 1, :].transpose(1, 2)
+    return past, key, out
+
+def ours(past, key, out):
+    s = seq = past.shape[2]
+    vals = [out.data_ptr(), 2, 1, 16, s + 1, 64, *out.stride(),
+            past.data_ptr(), past.numel(), s, 0, 1, *past.shape, *past.stride(),
+            key.data_ptr(), key.numel(), 1, s * 64, 0, *key.shape, *key.stride()]
+    buf = (ctypes.c_int64 * len(vals))(*vals)
+    params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
+    st = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    r = cu.cuLaunchKernel(fn, 264, 2, 1, 512, 1, 1, 0, st, params, None)
+    assert r == 0, r
+
+def run(label, body, iters=60):
+    for _ in range(5): body()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as p:
+        for _ in range(iters): body()
+        torch.cuda.synchronize()
+    path = "/tmp/cat_ab.json"; p.export_chrome_trace(path)
+    ev = [e for e in json.load(open(path))["traceEvents"] if e.get("cat") == "kernel"]
+    by = {}
+    for e in ev:
+        n = "kr_cat_pt" if "kr_cat_pt" in e["name"] else ("torch" if "CatArray" in e["name"] else None)
+        if n: by.setdefault(n, []).append(e["dur"])
+    print("%-44s %s" % (label, "  ".join("%s n=%d %.2f us" % (k, len(v), statistics.median(v)) for k, v in sorted(by.items()))), flush=True)
+
+for separate in (False, True):
+    past, key, out = setup(46, separate)
+    ours(past, key, out); torch.cuda.synchronize()
+    ref = torch.cat([past, key], 2)
+    print("separate allocations" if separate else "caching-allocator blocks", "| kr_cat_pt output equals torch.cat:", torch.equal(out, ref))
+    run("  torch.cat", lambda: torch.cat([past, key], 2))
+    run("  torch.cat out=", lambda: torch.cat([past, key], 2, out=out))
+    run("  kr_cat_pt", lambda: ours(past, key, out))
+    run("  alternating", lambda: (torch.cat([past, key], 2, out=out), ours(past, key, out)))
