@@ -60,5 +60,3 @@ extern "C" __global__ void kr_touch(unsigned char *dst, const unsigned char *src
 	}
 	for (u64 i = head + 16 * n16 + tid; i < n; i += stride) dst[i] = src[i] ^ (unsigned char)flip;
 }
-	for (u64 i = head + 16 * n16 + tid; i < n; i += stride) p[i] ^= (unsigned char)flip;
-}
