@@ -124,7 +124,7 @@ func (d *Device) build(sig *signatures.Signature, opt launch.Options) (launch.Ke
 		if err != nil {
 			return nil, "", err
 		}
-		k, err := tier3.New(sig, tier3.Device{Compiler: comp, SMs: d.SMs}, opt, d.stream)
+		k, err := tier3.New(sig, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes}, opt, d.stream)
 		if err != nil {
 			return nil, "", err
 		}

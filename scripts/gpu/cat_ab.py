@@ -3,8 +3,11 @@
 # CatArrayBatchedCopy and kreplay's kr_cat_pt on the same buffers, in the same
 # process and stream, timed by torch.profiler (CUPTI). kreplay's cubin comes
 # from its kernel cache (run kreplay on the signature first).
-# Usage: python3 cat_ab.py KERNEL_CACHE_DIR
-import ctypes, glob, json, os, statistics, sys
+# With TORCH_CUBIN (the sm_90 cubin of libtorch_cuda that holds Shape.cu's
+# kernels, from cuobjdump -xelf), PyTorch's kernel is also launched from that
+# cubin through the driver API, as kr_cat_pt is.
+# Usage: python3 cat_ab.py KERNEL_CACHE_DIR [TORCH_CUBIN]
+import ctypes, glob, json, os, statistics, struct, sys
 import torch
 from torch.profiler import profile, ProfilerActivity
 
@@ -16,6 +19,32 @@ mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
 data = open(cubins[0], "rb").read()
 assert cu.cuModuleLoadData(ctypes.byref(mod), data) == 0
 assert cu.cuModuleGetFunction(ctypes.byref(fn), mod, b"kr_cat_pt") == 0
+
+tfn = None
+if len(sys.argv) > 2:
+    tmod, tfn = ctypes.c_void_p(), ctypes.c_void_p()
+    assert cu.cuModuleLoadData(ctypes.byref(tmod), open(sys.argv[2], "rb").read()) == 0
+    name = b"_ZN2at6native40_GLOBAL__N__0f1a8107_8_Shape_cu_49f7391c19CatArrayBatchedCopyINS1_10OpaqueTypeILj2EEEjLi4ELi64ELi64EEEvPT_NS1_25CatArrInputTensorMetadataIS5_T0_XT2_EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_"
+    assert cu.cuModuleGetFunction(ctypes.byref(tfn), tmod, name) == 0
+
+def theirs(past, key, out):
+    """PyTorch's CatArrayBatchedCopy<OpaqueType<2>, unsigned, 4, 64, 64> from its cubin, 3440 bytes of parameters."""
+    s = past.shape[2]
+    b = bytearray(3440)
+    def put(off, fmt, *v): struct.pack_into(fmt, b, off, *v)
+    put(0, "<Q", out.data_ptr())
+    for i, (t, off, dsz, contig) in enumerate([(past, 0, s, 1), (key, s, 1, 0)]):
+        put(8 + 8 * i, "<Q", t.data_ptr()); put(520 + 4 * i, "<I", off); put(776 + 4 * i, "<I", dsz)
+        put(1032 + 4 * i, "<I", t.numel()); put(1288 + i, "<B", contig)
+        put(1352 + 32 * i, "<8I", *t.shape, *t.stride())
+    put(3400, "<8I", *out.shape, *out.stride()); put(3432, "<iI", 2, out.stride(2))
+    buf = (ctypes.c_char * len(b)).from_buffer(b)
+    base = ctypes.addressof(buf)
+    params = (ctypes.c_void_p * 5)(base, base + 8, base + 3400, base + 3432, base + 3436)
+    st = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    r = cu.cuLaunchKernel(tfn, 264, 2, 1, 512, 1, 1, 0, st, params, None)
+    assert r == 0, r
+    theirs.keep = b
 
 def setup(seq, separate):
     """past [1,16,seq,64] and the strided key; separate: each in its own large allocation."""
@@ -64,3 +93,8 @@ for separate in (False, True):
     run("  torch.cat out=", lambda: torch.cat([past, key], 2, out=out))
     run("  kr_cat_pt", lambda: ours(past, key, out))
     run("  alternating", lambda: (torch.cat([past, key], 2, out=out), ours(past, key, out)))
+    if tfn is not None:
+        out.zero_(); theirs(past, key, out); torch.cuda.synchronize()
+        print("  PyTorch's kernel from its cubin: output equals torch.cat:", torch.equal(out, ref))
+        run("  torch kernel from its cubin", lambda: theirs(past, key, out))
+        run("  torch kernel from its cubin, kr_cat_pt", lambda: (theirs(past, key, out), ours(past, key, out)))
