@@ -20,14 +20,23 @@ data = open(cubins[0], "rb").read()
 assert cu.cuModuleLoadData(ctypes.byref(mod), data) == 0
 assert cu.cuModuleGetFunction(ctypes.byref(fn), mod, b"kr_cat_pt") == 0
 
-tfn = None
+# The same kernels loaded as context-independent libraries (cuLibraryLoadData,
+# as the CUDA runtime loads PyTorch's), launched as CUkernel handles.
+lib, lfn = ctypes.c_void_p(), ctypes.c_void_p()
+assert cu.cuLibraryLoadData(ctypes.byref(lib), data, None, None, 0, None, None, 0) == 0
+assert cu.cuLibraryGetKernel(ctypes.byref(lfn), lib, b"kr_cat_pt") == 0
+tfn = tlfn = None
 if len(sys.argv) > 2:
+    tdata = open(sys.argv[2], "rb").read()
     tmod, tfn = ctypes.c_void_p(), ctypes.c_void_p()
-    assert cu.cuModuleLoadData(ctypes.byref(tmod), open(sys.argv[2], "rb").read()) == 0
+    assert cu.cuModuleLoadData(ctypes.byref(tmod), tdata) == 0
     name = b"_ZN2at6native40_GLOBAL__N__0f1a8107_8_Shape_cu_49f7391c19CatArrayBatchedCopyINS1_10OpaqueTypeILj2EEEjLi4ELi64ELi64EEEvPT_NS1_25CatArrInputTensorMetadataIS5_T0_XT2_EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_"
     assert cu.cuModuleGetFunction(ctypes.byref(tfn), tmod, name) == 0
+    tlib, tlfn = ctypes.c_void_p(), ctypes.c_void_p()
+    assert cu.cuLibraryLoadData(ctypes.byref(tlib), tdata, None, None, 0, None, None, 0) == 0
+    assert cu.cuLibraryGetKernel(ctypes.byref(tlfn), tlib, name) == 0
 
-def theirs(past, key, out):
+def theirs(past, key, out, f=None):
     """PyTorch's CatArrayBatchedCopy<OpaqueType<2>, unsigned, 4, 64, 64> from its cubin, 3440 bytes of parameters."""
     s = past.shape[2]
     b = bytearray(3440)
@@ -42,7 +51,7 @@ def theirs(past, key, out):
     base = ctypes.addressof(buf)
     params = (ctypes.c_void_p * 5)(base, base + 8, base + 3400, base + 3432, base + 3436)
     st = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-    r = cu.cuLaunchKernel(tfn, 264, 2, 1, 512, 1, 1, 0, st, params, None)
+    r = cu.cuLaunchKernel(f or tfn, 264, 2, 1, 512, 1, 1, 0, st, params, None)
     assert r == 0, r
     theirs.keep = b
 
@@ -59,7 +68,7 @@ def setup(seq, separate):
     key = qkv.view(1, 1, 16, 3, 64)[..., 1, :].transpose(1, 2)
     return past, key, out
 
-def ours(past, key, out):
+def ours(past, key, out, f=None):
     s = seq = past.shape[2]
     vals = [out.data_ptr(), 2, 1, 16, s + 1, 64, *out.stride(),
             past.data_ptr(), past.numel(), s, 0, 1, *past.shape, *past.stride(),
@@ -67,7 +76,7 @@ def ours(past, key, out):
     buf = (ctypes.c_int64 * len(vals))(*vals)
     params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
     st = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-    r = cu.cuLaunchKernel(fn, 264, 2, 1, 512, 1, 1, 0, st, params, None)
+    r = cu.cuLaunchKernel(f or fn, 264, 2, 1, 512, 1, 1, 0, st, params, None)
     assert r == 0, r
 
 def run(label, body, iters=60):
@@ -98,3 +107,5 @@ for separate in (False, True):
         print("  PyTorch's kernel from its cubin: output equals torch.cat:", torch.equal(out, ref))
         run("  torch kernel from its cubin", lambda: theirs(past, key, out))
         run("  torch kernel from its cubin, kr_cat_pt", lambda: (theirs(past, key, out), ours(past, key, out)))
+        run("  torch kernel, library-loaded", lambda: theirs(past, key, out, tlfn))
+    run("  kr_cat_pt, library-loaded", lambda: ours(past, key, out, lfn))
