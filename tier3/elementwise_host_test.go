@@ -493,12 +493,9 @@ func TestEwHostCat(t *testing.T) {
 		{"bool dim 0", l(p(ewDims(3, 40)), p(ewDims(5, 40)), p(ewDims(1, 40))), "0", "OpaqueType<1u>"},
 		{"single input", l(p(ewDims(7, 9), 1, 7)), "1", "OpaqueType<2u>"},
 	} {
-		for _, faithful := range []bool{false, true} {
-			name := c.name
-			if faithful {
-				name += " faithful"
-			}
-			t.Run(name, func(t *testing.T) {
+		for _, mode := range []string{"", " faithful", " faithful strided"} {
+			faithful := mode != ""
+			t.Run(c.name+mode, func(t *testing.T) {
 				sig := ewSig(t, "aten::cat", c.list, ewS(c.dim))
 				sig.Kernel = c.kernel
 				pl, err := ewAnalyzeCat(sig)
@@ -519,7 +516,10 @@ func TestEwHostCat(t *testing.T) {
 				if faithful {
 					// CatArrayBatchedCopy with a small grid, so that the
 					// grid-stride loop goes round.
-					pk := ptKernel{kind: ptCat, grid: [3]int64{3, int64(len(ins)), 1}, block: [3]int64{64, 1, 1}}
+					// Strided: every input read through its strides, as
+					// PyTorch's strided path does.
+					pk := ptKernel{kind: ptCat, grid: [3]int64{3, int64(len(ins)), 1}, block: [3]int64{64, 1, 1},
+						catStrided: mode == " faithful strided"}
 					cp, ok := ptCatMake(pk, pl.dim, out, ins)
 					if !ok || cp == nil {
 						t.Fatalf("no faithful cat (ok %v)", ok)

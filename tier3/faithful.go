@@ -89,9 +89,14 @@ type ptKernel struct {
 	// dyn is, for an unrolled kernel with LoadWithCast, the C type its
 	// lambda computes in ("float", "long long", "bool": a copy's
 	// destination type); "" otherwise.
-	dyn   string
-	grid  [3]int64
-	block [3]int64
+	dyn string
+	// catStrided is set for PyTorch's strided cat (CatArrayBatchedCopy
+	// with stride_size > 1, taken when any input is not contiguous), which
+	// marks every input non-contiguous and finds each element's place in
+	// it through its sizes and strides, contiguous inputs too.
+	catStrided bool
+	grid       [3]int64
+	block      [3]int64
 }
 
 // strategy names a ptKernel for Instance.Strategy.
@@ -104,6 +109,10 @@ func (p ptKernel) strategy() string {
 	case ptUnrolled:
 		if p.dyn != "" {
 			return "unrolled-cast<" + p.dyn + ">"
+		}
+	case ptCat:
+		if p.catStrided {
+			return "cat-strided"
 		}
 	}
 	return p.kind.String()
@@ -122,6 +131,34 @@ func ptTemplateInts(name, prefix string) []int64 {
 		out = append(out, v)
 	}
 	return out
+}
+
+// ptTemplateArgs returns the top-level template arguments of the first
+// template in name ("f<a<1>, b, 2>(x)" gives "a<1>", "b", "2"), or nil.
+func ptTemplateArgs(name string) []string {
+	i := strings.IndexByte(name, '<')
+	if i < 0 {
+		return nil
+	}
+	var args []string
+	depth, start := 0, i+1
+	for j := i; j < len(name); j++ {
+		switch name[j] {
+		case '<':
+			depth++
+		case '>':
+			depth--
+			if depth == 0 {
+				return append(args, strings.TrimSpace(name[start:j]))
+			}
+		case ',':
+			if depth == 1 {
+				args = append(args, strings.TrimSpace(name[start:j]))
+				start = j + 1
+			}
+		}
+	}
+	return nil
 }
 
 // ptParse reads the strategy of a signature's traced kernel; kind ptNone
@@ -165,6 +202,11 @@ func ptParse(sig *signatures.Signature) ptKernel {
 		}
 	case strings.HasPrefix(name, "CatArrayBatchedCopy"):
 		p.kind = ptCat
+		if args := ptTemplateArgs(name); strings.HasPrefix(name, "CatArrayBatchedCopy<") && len(args) == 5 {
+			// <T, IndexType, Dims, batch_size, stride_size>
+			n, err := strconv.ParseInt(args[4], 10, 64)
+			p.catStrided = err == nil && n > 1
+		}
 	default:
 		return ptKernel{}
 	}
@@ -437,7 +479,7 @@ func ptCatMake(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (*ptCatPlan, 
 	var ins []ptCatIn
 	var off int64
 	for _, t := range inputs {
-		in := ptCatIn{in: t.Ptr, n: t.Numel(), dimSize: t.Shape[dim], offset: off, contig: t.Contiguous(),
+		in := ptCatIn{in: t.Ptr, n: t.Numel(), dimSize: t.Shape[dim], offset: off, contig: !p.catStrided && t.Contiguous(),
 			size: t.Shape, strides: t.Strides}
 		off += t.Shape[dim] * out.Strides[dim]
 		if in.n == 0 {

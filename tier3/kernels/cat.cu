@@ -8,7 +8,12 @@
 // contiguous, by division over the input's own sizes. Those are the
 // output's but for the cat dimension, so the divisions could be shared;
 // PyTorch's kernel does not know that and divides twice, and so does this
-// one. Elements are moved as EW_CAT_BYTES-byte words.
+// one. PyTorch's strided path (stride_size > 1, taken when any input of
+// the cat is not contiguous) marks every input non-contiguous, so
+// faithful.go clears contig for all of them there: BLOOM-560M decode's
+// KV-cache cats read the contiguous past keys that way (Nsight Compute:
+// 360,640 instructions against 253,184 with the past marked contiguous).
+// Elements are moved as EW_CAT_BYTES-byte words.
 //
 // As in PyTorch, the number of dimensions is a compile-time constant and
 // the metadata of the launch's inputs is passed by value in the kernel's
