@@ -172,13 +172,15 @@ const (
 	ewHostPTLin
 	ewHostCat
 	ewHostPTDyn
+	ewHostCatMeta
 )
 
 // binary compiles (once per variant) the launcher for kernel with defs.
 func (h *ewHost) binary(t *testing.T, kernel int, defs map[string]string) string {
 	t.Helper()
 	src := map[int]string{ewHostEw: ewSource, ewHostBatched: ewSource, ewHostGather: ewIndexSource, ewHostArange: ewFillSource,
-		ewHostPTGeneric: ewSource, ewHostPTLin: ewSource, ewHostCat: ewCatSource, ewHostPTDyn: ewSource}[kernel]
+		ewHostPTGeneric: ewSource, ewHostPTLin: ewSource, ewHostCat: ewCatSource, ewHostPTDyn: ewSource,
+		ewHostCatMeta: ewCatSource}[kernel]
 	args := []string{"-std=c++17", "-O1", "-w", "-DEW_HOST", fmt.Sprintf("-DEW_HOST_KERNEL=%d", kernel)}
 	var keys []string
 	for k := range defs {
@@ -493,7 +495,7 @@ func TestEwHostCat(t *testing.T) {
 		{"bool dim 0", l(p(ewDims(3, 40)), p(ewDims(5, 40)), p(ewDims(1, 40))), "0", "OpaqueType<1u>"},
 		{"single input", l(p(ewDims(7, 9), 1, 7)), "1", "OpaqueType<2u>"},
 	} {
-		for _, mode := range []string{"", " faithful", " faithful strided"} {
+		for _, mode := range []string{"", " faithful", " faithful strided", " faithful pytorch-params", " faithful pytorch-params strided"} {
 			faithful := mode != ""
 			t.Run(c.name+mode, func(t *testing.T) {
 				sig := ewSig(t, "aten::cat", c.list, ewS(c.dim))
@@ -519,13 +521,28 @@ func TestEwHostCat(t *testing.T) {
 					// Strided: every input read through its strides, as
 					// PyTorch's strided path does.
 					pk := ptKernel{kind: ptCat, grid: [3]int64{3, int64(len(ins)), 1}, block: [3]int64{64, 1, 1},
-						catStrided: mode == " faithful strided"}
+						catStrided: strings.HasSuffix(mode, " strided")}
+					if strings.Contains(mode, "pytorch-params") {
+						if len(pl.shape) > 4 {
+							t.Skip("PyTorch's batched cat takes up to 4 dimensions")
+						}
+						pk.catMeta = [3]int64{int64(len(pl.shape)), 64, 1}
+						if pk.catStrided {
+							pk.catMeta[2] = 64
+						}
+					}
 					cp, ok := ptCatMake(pk, pl.dim, out, ins)
 					if !ok || cp == nil {
 						t.Fatalf("no faithful cat (ok %v)", ok)
 					}
 					for _, l := range cp.launches {
-						h.runBlock(t, ewHostCat, l.defines, a, l.args.bytes(), int(l.grid[0]), int(l.grid[1]), int(l.block[0]))
+						k := ewHostCat
+						if l.meta != nil {
+							k = ewHostCatMeta
+						} else if pk.catMeta[0] != 0 && (pk.catStrided || allContiguous(ins)) {
+							t.Fatal("PyTorch's parameters asked for, kr_cat_pt launched")
+						}
+						h.runBlock(t, k, l.defines, a, l.params(), int(l.grid[0]), int(l.grid[1]), int(l.block[0]))
 					}
 				} else {
 					probs := ewCatProblems(pl, out, ins)
@@ -684,4 +701,14 @@ func TestEwHostArange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// allContiguous reports whether every tensor is contiguous.
+func allContiguous(ts []*Tensor) bool {
+	for _, t := range ts {
+		if !t.Contiguous() {
+			return false
+		}
+	}
+	return true
 }

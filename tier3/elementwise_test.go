@@ -976,6 +976,11 @@ func ewCompileCases() []ewCompileCase {
 			defs: map[string]string{"EW_CAT_BYTES": b, "EW_CAT_DIMS": fmt.Sprint(ptCatMaxDims),
 				"EW_CAT_BATCH": fmt.Sprint(ptCatBatch), "EW_IDX64": "1"}})
 	}
+	// PyTorch's parameter layout, as traced: 64 inputs, 64 records.
+	for _, b := range []string{"2", "8"} {
+		cs = append(cs, ewCompileCase{name: "pt/catmeta/" + b, file: "cat.cu", code: ewCatSource, fn: "kr_cat_ptmeta",
+			defs: map[string]string{"EW_CAT_BYTES": b, "EW_CAT_DIMS": "4", "EW_CAT_PT_N": "64", "EW_CAT_PT_S": "64"}})
+	}
 	return cs
 }
 
@@ -986,6 +991,7 @@ var ewCompileDefault = []string{
 	"pow/i32", "sin/f64", "DIV_FLOOR/i64", "copy/f16-f32", "copy/f32-bf16", "copy/i64-bool", "copy/bool-f64",
 	"copy/f64-f16", "arange/i64", "arange/f32", "gather/i16/i64/16", "gather/u8/i32/1",
 	"pt/generic/add/f16", "pt/vectorized8/add/f16", "pt/unrolled/add/f16", "pt/dyncopy/float", "pt/dyncopy/long/call", "pt/cat/2", "pt/cat/8", "pt/cat/max/2",
+	"pt/catmeta/2",
 }
 
 // TestEwKernelsCompile compiles kernel variants with NVRTC where the

@@ -95,8 +95,11 @@ type ptKernel struct {
 	// marks every input non-contiguous and finds each element's place in
 	// it through its sizes and strides, contiguous inputs too.
 	catStrided bool
-	grid       [3]int64
-	block      [3]int64
+	// catMeta is, for CatArrayBatchedCopy<T, unsigned int, Dims, N, S>,
+	// {Dims, N, S}: kr_cat_ptmeta takes PyTorch's parameter layout.
+	catMeta [3]int64
+	grid    [3]int64
+	block   [3]int64
 }
 
 // strategy names a ptKernel for Instance.Strategy.
@@ -204,8 +207,17 @@ func ptParse(sig *signatures.Signature) ptKernel {
 		p.kind = ptCat
 		if args := ptTemplateArgs(name); strings.HasPrefix(name, "CatArrayBatchedCopy<") && len(args) == 5 {
 			// <T, IndexType, Dims, batch_size, stride_size>
-			n, err := strconv.ParseInt(args[4], 10, 64)
-			p.catStrided = err == nil && n > 1
+			var v [3]int64
+			ok := args[1] == "unsigned int"
+			for j := range v {
+				x, err := strconv.ParseInt(args[2+j], 10, 64)
+				ok = ok && err == nil && x > 0
+				v[j] = x
+			}
+			if ok && v[0] <= 4 && (v[2] == 1 || v[2] == v[1]) {
+				p.catMeta = v
+			}
+			p.catStrided = ok && v[2] > 1
 		}
 	default:
 		return ptKernel{}
@@ -405,7 +417,8 @@ type ptCatIn struct {
 	in      cuda.DevicePtr
 	n       int64
 	dimSize int64
-	offset  int64
+	at      int64 // first place along the cat dimension
+	offset  int64 // first output element (at times the output's stride there)
 	contig  bool
 	size    []int64
 	strides []int64
@@ -452,12 +465,75 @@ func (p *ptCatArgs) bytes() []byte {
 	return b
 }
 
-// ptCatLaunch is one launch of kr_cat_pt: up to ptCatBatch inputs.
+// ptCatMeta is EwCatPtArgs of cat.cu: one launch of kr_cat_ptmeta with
+// PyTorch's parameter layout for n inputs and s size-and-stride records.
+type ptCatMeta struct {
+	n, s      int
+	out       cuda.DevicePtr
+	ins       []ptCatIn
+	size      []int64 // the output's
+	strides   []int64
+	dim       int
+	dimStride int64
+}
+
+// bytes lays the parameters out as PyTorch's CatArrayBatchedCopy takes
+// them (3440 bytes for n = s = 64).
+func (m *ptCatMeta) bytes() []byte {
+	le := binary.LittleEndian
+	dimsAt := (21*m.n + 3) &^ 3
+	meta := make([]byte, (dimsAt+32*m.s+7)&^7)
+	dims := func(b []byte, size, strides []int64) {
+		for d := range min(len(size), 4) {
+			le.PutUint32(b[4*d:], uint32(size[d]))
+			le.PutUint32(b[16+4*d:], uint32(strides[d]))
+		}
+	}
+	for i, in := range m.ins {
+		le.PutUint64(meta[8*i:], uint64(in.in))
+		le.PutUint32(meta[8*m.n+4*i:], uint32(in.at))
+		le.PutUint32(meta[12*m.n+4*i:], uint32(in.dimSize))
+		le.PutUint32(meta[16*m.n+4*i:], uint32(in.n))
+		if in.contig {
+			meta[20*m.n+i] = 1
+		}
+		if m.s > 1 {
+			dims(meta[dimsAt+32*i:], in.size, in.strides)
+		}
+	}
+	b := le.AppendUint64(nil, uint64(m.out))
+	b = append(b, meta...)
+	od := make([]byte, 32)
+	dims(od, m.size, m.strides)
+	b = append(b, od...)
+	b = le.AppendUint32(b, uint32(m.dim))
+	return le.AppendUint32(b, uint32(m.dimStride))
+}
+
+// ptCatLaunch is one launch of kr_cat_pt (args: up to ptCatBatch inputs)
+// or, with meta, of kr_cat_ptmeta.
 type ptCatLaunch struct {
 	defines map[string]string
 	args    ptCatArgs
+	meta    *ptCatMeta
 	grid    [3]uint32
 	block   [3]uint32
+}
+
+// kernel is the launch's kernel name.
+func (l *ptCatLaunch) kernel() string {
+	if l.meta != nil {
+		return "kr_cat_ptmeta"
+	}
+	return "kr_cat_pt"
+}
+
+// params is the launch's parameter struct.
+func (l *ptCatLaunch) params() []byte {
+	if l.meta != nil {
+		return l.meta.bytes()
+	}
+	return l.args.bytes()
 }
 
 // ptCatPlan is the faithful launch of a cat.
@@ -477,11 +553,11 @@ func ptCatMake(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (*ptCatPlan, 
 	}
 	wide := out.Span >= 1<<31
 	var ins []ptCatIn
-	var off int64
+	var at int64
 	for _, t := range inputs {
-		in := ptCatIn{in: t.Ptr, n: t.Numel(), dimSize: t.Shape[dim], offset: off, contig: !p.catStrided && t.Contiguous(),
-			size: t.Shape, strides: t.Strides}
-		off += t.Shape[dim] * out.Strides[dim]
+		in := ptCatIn{in: t.Ptr, n: t.Numel(), dimSize: t.Shape[dim], at: at, offset: at * out.Strides[dim],
+			contig: !p.catStrided && t.Contiguous(), size: t.Shape, strides: t.Strides}
+		at += t.Shape[dim]
 		if in.n == 0 {
 			continue
 		}
@@ -492,6 +568,29 @@ func ptCatMake(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (*ptCatPlan, 
 		return nil, true
 	}
 	pl := &ptCatPlan{}
+	allContig := true
+	for _, in := range ins {
+		allContig = allContig && in.contig
+	}
+	// With one size-and-stride record (S = 1) PyTorch's kernel reads every
+	// input as contiguous, and PyTorch takes it only when they all are.
+	if m := p.catMeta; m[0] == int64(nd) && !wide && (m[2] > 1 || allContig) {
+		// PyTorch's parameters: N inputs a launch.
+		n := int(m[1])
+		for len(ins) > 0 {
+			k := min(len(ins), n)
+			pl.launches = append(pl.launches, ptCatLaunch{
+				defines: map[string]string{"EW_CAT_BYTES": fmt.Sprint(out.ElemSize()), "EW_CAT_DIMS": fmt.Sprint(nd),
+					"EW_CAT_PT_N": fmt.Sprint(n), "EW_CAT_PT_S": fmt.Sprint(m[2])},
+				meta: &ptCatMeta{n: n, s: int(m[2]), out: out.Ptr, ins: ins[:k], size: out.Shape, strides: out.Strides,
+					dim: dim, dimStride: out.Strides[dim]},
+				grid:  [3]uint32{uint32(p.grid[0]), uint32(k), 1},
+				block: [3]uint32{uint32(p.block[0]), 1, 1},
+			})
+			ins = ins[k:]
+		}
+		return pl, true
+	}
 	for len(ins) > 0 {
 		k := min(len(ins), ptCatBatch)
 		l := ptCatLaunch{
@@ -526,11 +625,11 @@ func (e *Env) ptCat(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (func(*c
 	}
 	var calls []call
 	for _, l := range pl.launches {
-		f, err := e.Function(ewSources("cat.cu", ewCatSource, l.defines), "kr_cat_pt")
+		f, err := e.Function(ewSources("cat.cu", ewCatSource, l.defines), l.kernel())
 		if err != nil {
 			return nil, false, err
 		}
-		calls = append(calls, call{f, l.grid, l.block, cuda.RawArg{Data: l.args.bytes(), Align: 8}})
+		calls = append(calls, call{f, l.grid, l.block, cuda.RawArg{Data: l.params(), Align: 8}})
 	}
 	return func(s *cuda.Stream) error {
 		for _, c := range calls {

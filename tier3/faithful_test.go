@@ -1,6 +1,7 @@
 package tier3
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
@@ -288,5 +289,47 @@ func TestPTOutStrides(t *testing.T) {
 	}
 	if _, ok := ptOutStrides([]int64{4, 8}, []int64{1, 8}, []int64{1, 1}); ok {
 		t.Error("broadcast input taken")
+	}
+}
+
+// PyTorch's CatArrayBatchedCopy<OpaqueType<2u>, unsigned int, 4, 64, 64>
+// takes 3440 bytes of parameters; its sm_90 code (libtorch_cuda 2.11,
+// cuobjdump) reads input b's element count at 1032+4b, its contiguity at
+// 1288+b, its sizes and strides at 1352+32b, the output's at 3400, the
+// dimension at 3432 and the output's stride along it at 3436 (offsets from
+// the first parameter). kr_cat_ptmeta's parameters must match.
+func TestCatMetaLayout(t *testing.T) {
+	m := &ptCatMeta{n: 64, s: 64, out: 0x1000, dim: 2, dimStride: 64,
+		size: []int64{1, 16, 47, 64}, strides: []int64{48128, 3008, 64, 1},
+		ins: []ptCatIn{
+			{in: 0x2000, n: 47104, dimSize: 46, at: 0, contig: false, size: []int64{1, 16, 46, 64}, strides: []int64{47104, 2944, 64, 1}},
+			{in: 0x3000, n: 1024, dimSize: 1, at: 46, contig: false, size: []int64{1, 16, 1, 64}, strides: []int64{3072, 192, 3072, 1}},
+		}}
+	b := m.bytes()
+	if len(b) != 3440 {
+		t.Fatalf("%d bytes, want 3440", len(b))
+	}
+	le := binary.LittleEndian
+	u32 := func(off int) uint32 { return le.Uint32(b[off:]) }
+	for _, c := range []struct {
+		what      string
+		got, want uint64
+	}{
+		{"output", le.Uint64(b[0:]), 0x1000},
+		{"input 1", le.Uint64(b[8+8:]), 0x3000},
+		{"offset 1", uint64(u32(520 + 4)), 46},
+		{"dimSize 0", uint64(u32(776)), 46},
+		{"nElements 1", uint64(u32(1032 + 4)), 1024},
+		{"stride 1 of input 1", uint64(u32(1352 + 32 + 16 + 4)), 192},
+		{"output size 2", uint64(u32(3400 + 8)), 47},
+		{"concatDim", uint64(u32(3432)), 2},
+		{"dimStride", uint64(u32(3436)), 64},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %d, want %d", c.what, c.got, c.want)
+		}
+	}
+	if b[1288] != 0 || b[1289] != 0 {
+		t.Errorf("contiguity flags %d %d, want 0 0", b[1288], b[1289])
 	}
 }

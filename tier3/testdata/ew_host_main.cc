@@ -2,7 +2,7 @@
 // after ew_host.h, ew_common.cu and one kernel source. EW_HOST_KERNEL picks
 // the kernel: 1 kr_ew, 2 kr_ew_batched, 3 kr_gather, 4 kr_arange,
 // 5 kr_ew_pt_generic, 6 kr_ew_pt_lin, 7 kr_cat_pt (PARAMS: EwCatArgs),
-// 8 kr_ew_pt_dyncopy. The block is 256 threads, or $EW_HOST_BLOCK.
+// 8 kr_ew_pt_dyncopy, 9 kr_cat_ptmeta (PARAMS: EwCatPtArgs). The block is 256 threads, or $EW_HOST_BLOCK.
 //
 //   prog ARENA PARAMS GX GY [N START STEP ISTART ISTEP]
 //
@@ -63,6 +63,14 @@ int main(int argc, char **argv) {
 	}
 	ca->out = ew_reloc(ca->out);
 	for (int i = 0; i < EW_CAT_BATCH; i++) ca->in[i].in = ew_reloc(ca->in[i].in);
+#elif EW_HOST_KERNEL == 9
+	EwCatPtArgs *ca = (EwCatPtArgs *)params;
+	if (pn != sizeof(EwCatPtArgs)) {
+		fprintf(stderr, "EwCatPtArgs: %zu bytes of parameters, want %zu\n", pn, sizeof(EwCatPtArgs));
+		return 2;
+	}
+	ca->out = ew_reloc(ca->out);
+	for (int i = 0; i < EW_CAT_PT_N; i++) ca->meta.in[i] = ew_reloc(ca->meta.in[i]);
 #endif
 	for (unsigned by = 0; by < gridDim.y; by++)
 		for (unsigned bx = 0; bx < gridDim.x; bx++)
@@ -86,6 +94,8 @@ int main(int argc, char **argv) {
 				kr_cat_pt(*ca);
 #elif EW_HOST_KERNEL == 8
 				kr_ew_pt_dyncopy(*ps);
+#elif EW_HOST_KERNEL == 9
+				kr_cat_ptmeta(*ca);
 #endif
 			}
 	FILE *f = fopen(argv[1], "wb");
