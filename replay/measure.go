@@ -46,10 +46,10 @@ const (
 	// same bytes, in argument order (tier 3's kernels: see launch.Primer
 	// and tier3.Kernel.Prime), as the kernels that produced them would
 	// have: the inputs are just written, beside what their producer read
-	// (an input larger than the L2 keeps only its tail there), the outputs are
-	// memory no recent kernel touched, and the L2 holds the dirty lines
-	// of earlier launches, written back while the op runs, as in a
-	// forward pass. (Warm launches rewrite the same output lines still
+	// (an input larger than the L2 keeps only its tail there), the
+	// outputs are memory no recent kernel touched, and the L2 holds the
+	// dirty lines of earlier launches, written back while the op runs, as
+	// in a forward pass. (Warm launches rewrite the same output lines still
 	// dirty in L2, so part of the output never reaches device memory:
 	// under Nsight Compute, BLOOM-560M's softmax wrote 44 of its 64 MB
 	// warm and all of them in the real model.) As in Cold, each sample

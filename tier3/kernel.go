@@ -152,8 +152,8 @@ const TouchKernel = "kr_touch"
 // order, from a twin that holds the same bytes, so that it is just written
 // and in L2 as far as the L2 holds it (for a tensor larger than the L2,
 // its tail), beside the lines its producer read. A producer reads at least
-// what it writes: rewriting the inputs in place instead leaves twice as
-// much of them in L2, and on an H100 PyTorch's own mean over Llama-7B's
+// what it writes: rewriting the inputs in place instead leaves more of
+// them in L2, and on an H100 PyTorch's own mean over Llama-7B's
 // f32[4,512,4096] took 17.0 µs after an in-place rewrite, 20.5 after a
 // copy and 20.1 after its real producer (pow), 21.06 traced
 // (scripts/gpu/context_probe3.py, results/h100/tier3-producer). The twins
