@@ -121,13 +121,12 @@ func (p ptKernel) strategy() string {
 	return p.kind.String()
 }
 
-// ptTemplateInts returns the leading integer template arguments after
-// prefix in name ("elementwise_kernel<128, 4, ..." gives 128, 4).
-func ptTemplateInts(name, prefix string) []int64 {
-	rest := strings.TrimPrefix(name, prefix)
+// ptTemplateInts returns the leading integer template arguments of the
+// first template in name ("elementwise_kernel<128, 4, ..." gives 128, 4).
+func ptTemplateInts(name string) []int64 {
 	var out []int64
-	for _, part := range strings.Split(rest, ",") {
-		v, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+	for _, a := range ptTemplateArgs(name) {
+		v, err := strconv.ParseInt(a, 10, 64)
 		if err != nil {
 			break
 		}
@@ -185,13 +184,13 @@ func ptParse(sig *signatures.Signature) ptKernel {
 	case strings.HasPrefix(name, "elementwise_kernel_with_index<"):
 		p.kind = ptIndexed
 	case strings.HasPrefix(name, "elementwise_kernel<"):
-		v := ptTemplateInts(name, "elementwise_kernel<")
+		v := ptTemplateInts(name)
 		if len(v) < 2 || v[0] != p.block[0] || v[1] < 1 || v[1] > 64 {
 			return ptKernel{}
 		}
 		p.kind, p.nt, p.vt = ptGeneric, v[0], v[1]
 	case strings.HasPrefix(name, "vectorized_elementwise_kernel<"):
-		v := ptTemplateInts(name, "vectorized_elementwise_kernel<")
+		v := ptTemplateInts(name)
 		if len(v) < 1 || (v[0] != 1 && v[0] != 2 && v[0] != 4 && v[0] != 8 && v[0] != 16) {
 			return ptKernel{}
 		}
@@ -418,7 +417,6 @@ type ptCatIn struct {
 	n       int64
 	dimSize int64
 	at      int64 // first place along the cat dimension
-	offset  int64 // first output element (at times the output's stride there)
 	contig  bool
 	size    []int64
 	strides []int64
@@ -449,7 +447,7 @@ func (p *ptCatArgs) bytes() []byte {
 		b = le.AppendUint64(b, uint64(in.in))
 		b = le.AppendUint64(b, uint64(in.n))
 		b = le.AppendUint64(b, uint64(in.dimSize))
-		b = le.AppendUint64(b, uint64(in.offset))
+		b = le.AppendUint64(b, uint64(in.at*p.strides[p.dim])) // first output element
 		c := uint64(0)
 		if in.contig {
 			c = 1
@@ -555,7 +553,7 @@ func ptCatMake(p ptKernel, dim int, out *Tensor, inputs []*Tensor) (*ptCatPlan, 
 	var ins []ptCatIn
 	var at int64
 	for _, t := range inputs {
-		in := ptCatIn{in: t.Ptr, n: t.Numel(), dimSize: t.Shape[dim], at: at, offset: at * out.Strides[dim],
+		in := ptCatIn{in: t.Ptr, n: t.Numel(), dimSize: t.Shape[dim], at: at,
 			contig: !p.catStrided && t.Contiguous(), size: t.Shape, strides: t.Strides}
 		at += t.Shape[dim]
 		if in.n == 0 {

@@ -48,7 +48,7 @@ func rdPTParse(sig *signatures.Signature) (k rdPTKernel, ok bool) {
 	if !strings.HasPrefix(name, "reduce_kernel<") {
 		return k, false
 	}
-	v := ptTemplateInts(name, "reduce_kernel<")
+	v := ptTemplateInts(name)
 	if len(v) < 2 {
 		return k, false
 	}

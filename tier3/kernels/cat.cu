@@ -56,15 +56,16 @@ struct EwCatArgs {
 
 typedef typename EwWord<EW_CAT_BYTES>::T ew_cat_t;
 
-// ew_cat_offset is CatArrIndexToOffset: element i's offset over sizes
-// (dimSize at the cat dimension) and strides, innermost dimension first.
-__device__ __forceinline__ ew_idx ew_cat_offset(const ew_idx (&size)[EW_CAT_DIMS], const ew_idx (&stride)[EW_CAT_DIMS],
-                                                int dim, ew_idx dimSize, ew_idx i) {
-	ew_idx off = 0;
+// ew_cat_offset is CatArrIndexToOffset: element i's offset over the first
+// EW_CAT_DIMS of size (dimSize at the cat dimension) and strides, innermost
+// dimension first, in index type I.
+template <typename I, int N>
+__device__ __forceinline__ I ew_cat_offset(const I (&size)[N], const I (&stride)[N], int dim, I dimSize, I i) {
+	I off = 0;
 #pragma unroll
 	for (int d = EW_CAT_DIMS - 1; d >= 1; d--) {
-		ew_idx size_d = d == dim ? dimSize : size[d];
-		ew_idx next = i / size_d;
+		I size_d = d == dim ? dimSize : size[d];
+		I next = i / size_d;
 		off += (i - next * size_d) * stride[d];
 		i = next;
 	}
@@ -134,20 +135,6 @@ struct EwCatPtArgs {
 	unsigned dimStride;
 };
 
-// ew_cat_pt_offset is ew_cat_offset over a 4-dimension record, of which
-// the first EW_CAT_DIMS are used.
-__device__ __forceinline__ unsigned ew_cat_pt_offset(const EwCatPtDims &r, int dim, unsigned dimSize, unsigned i) {
-	unsigned off = 0;
-#pragma unroll
-	for (int d = EW_CAT_DIMS - 1; d >= 1; d--) {
-		unsigned size_d = d == dim ? dimSize : r.size[d];
-		unsigned next = i / size_d;
-		off += (i - next * size_d) * r.stride[d];
-		i = next;
-	}
-	return off + i * r.stride[0];
-}
-
 extern "C" __global__ void kr_cat_ptmeta(const EwCatPtArgs a) {
 	const unsigned b = blockIdx.y;
 	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -159,8 +146,8 @@ extern "C" __global__ void kr_cat_ptmeta(const EwCatPtArgs a) {
 	ew_cat_t *dst = reinterpret_cast<ew_cat_t *>(a.out) + a.meta.offset[b] * a.dimStride;
 	const unsigned dimSize = a.meta.dimSize[b], step = gridDim.x * blockDim.x;
 	for (; i < n; i += step) {
-		unsigned to = ew_cat_pt_offset(a.out_dims, a.dim, dimSize, i);
-		unsigned from = contig ? i : ew_cat_pt_offset(in_dims, a.dim, dimSize, i);
+		unsigned to = ew_cat_offset(a.out_dims.size, a.out_dims.stride, a.dim, dimSize, i);
+		unsigned from = contig ? i : ew_cat_offset(in_dims.size, in_dims.stride, a.dim, dimSize, i);
 		EW_ACCESS(src + from, EW_CAT_BYTES, EW_CAT_BYTES);
 		EW_ACCESS(dst + to, EW_CAT_BYTES, EW_CAT_BYTES);
 		dst[to] = src[from];
