@@ -7,8 +7,9 @@ import (
 	"github.com/kreplay/kreplay/internal/nvrtc"
 )
 
-// The primer compiles with NVRTC for sm_90 on any machine that has NVRTC.
-func TestTouchKernelCompiles(t *testing.T) {
+// The helpers (the primer, the causal mask) compile with NVRTC for sm_90
+// on any machine that has NVRTC.
+func TestUtilKernelsCompile(t *testing.T) {
 	if err := nvrtc.Init(); err != nil {
 		t.Skipf("NVRTC not available: %v", err)
 	}
@@ -17,11 +18,13 @@ func TestTouchKernelCompiles(t *testing.T) {
 	if err != nil {
 		t.Skipf("NVRTC not usable: %v", err)
 	}
-	bin, err := c.binary("touch-test", Util, Util.options(c.arch))
+	bin, err := c.binary("util-test", Util, Util.options(c.arch))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(bin, []byte(TouchKernel)) {
-		t.Errorf("no %s in the binary", TouchKernel)
+	for _, k := range []string{TouchKernel, "kr_causal_mask"} {
+		if !bytes.Contains(bin, []byte(k)) {
+			t.Errorf("no %s in the binary", k)
+		}
 	}
 }

@@ -120,6 +120,11 @@ func buildSoftmax(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	if causalScores(x.Shape, s.dim) {
+		if err := e.MaskCausal(x); err != nil {
+			return nil, err
+		}
+	}
 	y, err := e.Output(x.Shape, s.out)
 	if err != nil {
 		return nil, err

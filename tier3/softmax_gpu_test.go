@@ -54,7 +54,11 @@ func TestSoftmaxGPU(t *testing.T) {
 				if out.DType != spec.out {
 					t.Fatalf("output dtype %s, want %s", out.DType, spec.out)
 				}
-				want := refSoftmax(download(t, in, s), in.Shape, spec.dim, spec.log)
+				x := download(t, in, s)
+				if causalScores(in.Shape, spec.dim) && checkCausal(t, x, in.Shape, in.DType) == 0 {
+					t.Fatal("attention scores not causally masked")
+				}
+				want := refSoftmax(x, in.Shape, spec.dim, spec.log)
 				checkClose(t, c.name, download(t, out, s), want, out.DType)
 			})
 		})
@@ -132,7 +136,11 @@ func TestGPUSoftmaxFaithful(t *testing.T) {
 					t.Fatal(err)
 				}
 				in, out := inst.Inputs[0], inst.Outputs[0]
-				want := refSoftmax(download(t, in, s), in.Shape, spec.dim, spec.log)
+				x := download(t, in, s)
+				if causalScores(in.Shape, spec.dim) && checkCausal(t, x, in.Shape, in.DType) == 0 {
+					t.Fatal("attention scores not causally masked")
+				}
+				want := refSoftmax(x, in.Shape, spec.dim, spec.log)
 				checkClose(t, sig.Label, download(t, out, s), want, out.DType)
 			})
 		})

@@ -60,3 +60,36 @@ extern "C" __global__ void kr_touch(unsigned char *dst, const unsigned char *src
 	}
 	for (u64 i = head + 16 * n16 + tid; i < n; i += stride) dst[i] = src[i] ^ (unsigned char)flip;
 }
+
+// KrMaskShape is the layout of kr_causal_mask's tensor: ndim (2 to 8) sizes
+// and element strides, the last two dims a query and a key dim.
+struct KrMaskShape {
+	i64 ndim, size[8], stride[8];
+};
+
+// kr_causal_mask writes v, the low size bytes of which are the dtype's
+// lowest value, to each of the n elements of a [..., Q, K] tensor whose key
+// index k lies past its query index q (k - q > K - Q, the causal mask
+// aligned to the last key), as a causal language model's additive mask
+// leaves its attention scores.
+extern "C" __global__ void kr_causal_mask(unsigned char *p, const KrMaskShape s, u64 n, u64 v, int size) {
+	const i64 Q = s.size[s.ndim - 2], K = s.size[s.ndim - 1];
+	for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+		u64 r = i;
+		i64 off = 0, q = 0, k = 0;
+		for (int d = (int)s.ndim - 1; d >= 0; d--) {
+			const i64 c = (i64)(r % (u64)s.size[d]);
+			r /= (u64)s.size[d];
+			if (d == s.ndim - 1) k = c;
+			if (d == s.ndim - 2) q = c;
+			off += c * s.stride[d];
+		}
+		if (k - q <= K - Q) continue;
+		unsigned char *e = p + off * size;
+		switch (size) {
+		case 2: *(unsigned short *)e = (unsigned short)v; break;
+		case 4: *(unsigned *)e = (unsigned)v; break;
+		case 8: *(u64 *)e = v; break;
+		}
+	}
+}
