@@ -6,7 +6,9 @@
 // Each op family registers a Builder for the aten ops it replays. A
 // Builder allocates one buffer set of the op's traced tensors (shapes,
 // strides and dtypes as traced, random data, in-range indices) and returns
-// an Instance whose Launch runs the real computation. An op with no
+// an Instance whose Launch runs the real computation. Where an op's time
+// depends on its values, the data looks like the model's: a softmax over
+// square attention scores gets them causally masked (see CausalScores). An op with no
 // builder, or whose builder cannot handle the traced case, falls back to a
 // kernel that reads and writes the same bytes with the traced launch shape;
 // such a replay is marked approximate.
