@@ -379,14 +379,7 @@ __device__ __forceinline__ void ew_offsets(const P &p, ew_idx u, ew_idx (&o)[4])
 #pragma unroll
 	for (int d = 0; d < EW_MAXD; d++) {
 		if (d >= p.ndim) break;
-		ew_idx c;
-		if (d == p.ndim - 1) {
-			c = r;
-		} else {
-			ew_idx q = ew_div(r, p.size[d], p.magic[d], p.shift[d]);
-			c = r - q * (ew_idx)p.size[d];
-			r = q;
-		}
+		const ew_idx c = d == p.ndim - 1 ? r : ew_divmod(r, p.size[d], p.magic[d], p.shift[d]);
 #pragma unroll
 		for (int k = 0; k < 4; k++)
 			if (used[k]) o[k] += c * (ew_idx)p.st[k][d];
@@ -412,9 +405,7 @@ __device__ __forceinline__ void ew_offsets_pt(const P &p, ew_idx u, ew_idx (&o)[
 #pragma unroll
 	for (int d = 0; d < EW_MAXD; d++) {
 		if (d == p.ndim) break;
-		const ew_idx q = ew_div(r, p.size[d], p.magic[d], p.shift[d]);
-		const ew_idx c = r - q * (ew_idx)p.size[d];
-		r = q;
+		const ew_idx c = ew_divmod(r, p.size[d], p.magic[d], p.shift[d]);
 #pragma unroll
 		for (int k = 0; k < 4; k++)
 			if (used[k]) o[k] += c * (ew_idx)p.st[k][d];

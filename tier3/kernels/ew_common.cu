@@ -172,3 +172,12 @@ __device__ __forceinline__ ew_idx ew_div(ew_idx n, long long d, u32 magic, u32 s
 	return (__umulhi(n, magic) + n) >> shift;
 }
 #endif
+
+// ew_divmod divides r by d in place and returns the remainder: the index
+// along one dimension of size d, r becoming the index over the rest.
+__device__ __forceinline__ ew_idx ew_divmod(ew_idx &r, long long d, u32 magic, u32 shift) {
+	const ew_idx q = ew_div(r, d, magic, shift);
+	const ew_idx c = r - q * (ew_idx)d;
+	r = q;
+	return c;
+}

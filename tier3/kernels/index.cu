@@ -48,14 +48,7 @@ __device__ __forceinline__ void ew_gather_offsets(const EwGather &p, ew_idx u, e
 #pragma unroll
 	for (int d = 0; d < EW_MAXD; d++) {
 		if (d < p.ndim) {
-			ew_idx c;
-			if (d == p.ndim - 1) {
-				c = r;
-			} else {
-				ew_idx q = ew_div(r, p.size[d], p.magic[d], p.shift[d]);
-				c = r - q * (ew_idx)p.size[d];
-				r = q;
-			}
+			const ew_idx c = d == p.ndim - 1 ? r : ew_divmod(r, p.size[d], p.magic[d], p.shift[d]);
 			o += c * (ew_idx)p.ost[d];
 			s += (long long)c * p.sst[d];
 			x += c * (ew_idx)p.ist[d];
