@@ -1,6 +1,5 @@
 // Package bench turns signature sets into Go benchmarks that users run with
-// go test, and turns their output back into predictions of a workload's GPU
-// time and energy.
+// go test.
 //
 // Generate writes one Go test package per workload (see `kreplay gen`): the
 // signature set, embedded, and a BenchmarkReplay whose sub-benchmarks are
@@ -13,15 +12,10 @@
 // measures the signature once on the test binary's shared replay.Device
 // and reports the replay's time per invocation as ns/op (replacing the
 // testing package's own), with GB/s, TFLOP/s, and J/op and W when energy is
-// measured.
+// measured. Timeline and Model are the siblings: the whole traced timeline
+// replayed in one CUDA graph, and the real inference (package workload).
 //
-// Report reads `go test -bench` output (benchfmt: several files and -count
-// runs) with the signature sets and predicts each workload's GPU time and
-// energy: the sum over signatures of (time per invocation x invocations in
-// the trace), against the trace's GPU-busy time and a whole-model benchmark
-// when one is in the output. Diff compares two such outputs as benchstat
-// does, signature by signature and for the predicted totals.
-//
-// Data flows one way: bench imports signatures, replay and energy; only
-// cmd/kreplay and the generated benchmark packages import bench.
+// The names and metrics here are the format that package predict reads
+// back. Data flows one way: bench imports signatures, replay and workload;
+// predict, cmd/kreplay and the generated packages import bench.
 package bench

@@ -11,10 +11,10 @@ import (
 // benchmarks and for Flow's benchmark-format output, so that both read
 // back the same.
 
-// signatureMetrics are a signature replay's metrics: ns/op (ReplayNS),
+// SignatureMetrics are a signature replay's metrics: ns/op (ReplayNS),
 // GB/s and TFLOP/s where its work has bytes or FLOPs, J/op and W where
 // its energy was measured.
-func signatureMetrics(r *replay.Result) []benchfmt.Value {
+func SignatureMetrics(r *replay.Result) []benchfmt.Value {
 	ns := ReplayNS(r)
 	v := []benchfmt.Value{{Value: ns, Unit: "ns/op"}}
 	if ns > 0 {
@@ -31,14 +31,14 @@ func signatureMetrics(r *replay.Result) []benchfmt.Value {
 	return v
 }
 
-// timelineMetrics are a timeline replay's: ns/op and skipped-ns.
-func timelineMetrics(r *replay.TimelineResult) []benchfmt.Value {
+// TimelineMetrics are a timeline replay's: ns/op and skipped-ns.
+func TimelineMetrics(r *replay.TimelineResult) []benchfmt.Value {
 	return []benchfmt.Value{{Value: r.MedianNS, Unit: "ns/op"}, {Value: float64(r.SkippedNS), Unit: UnitSkippedNS}}
 }
 
-// modelMetrics are a full-model run's: the wall time of one inference as
+// ModelMetrics are a full-model run's: the wall time of one inference as
 // ns/op, its energy as J/op with the average power, and the idle power.
-func modelMetrics(r *runner.Result) []benchfmt.Value {
+func ModelMetrics(r *runner.Result) []benchfmt.Value {
 	v := []benchfmt.Value{{Value: r.WallSPerInference * 1e9, Unit: "ns/op"}}
 	if r.EnergyJPerInference > 0 && r.WallSPerInference > 0 {
 		v = append(v, benchfmt.Value{Value: r.EnergyJPerInference, Unit: UnitJoules},

@@ -10,6 +10,7 @@ import (
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // EnvModelTicks sets the NVML counter ticks of the model's energy window
@@ -37,15 +38,15 @@ func Model(b *testing.B, set *signatures.Set) {
 		}
 	}
 	var log strings.Builder
-	res, err := runModel(set, ticks, &log)
+	res, err := workload.Measure(set.Source.Workload, ticks, &log)
 	if l := strings.TrimSpace(log.String()); l != "" {
 		b.Logf("%s", l)
 	}
 	if err != nil {
-		if errors.Is(err, errNoModel) || errors.Is(err, runner.ErrUnavailable) && !gputest.Required() {
+		if errors.Is(err, workload.ErrNoModel) || errors.Is(err, runner.ErrUnavailable) && !gputest.Required() {
 			b.Skip(err)
 		}
 		b.Fatal(err)
 	}
-	reportMetrics(b, modelMetrics(res))
+	reportMetrics(b, ModelMetrics(res))
 }

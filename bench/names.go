@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
+
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -80,4 +83,30 @@ func PackageName(workload string) string {
 // BenchmarkReplay: "workload=W/sig=ID".
 func SignatureName(workload, id string) string {
 	return WorkloadKey + "=" + workload + "/" + SigKey + "=" + id
+}
+
+// NameProjection reads kreplay's keys from benchmark results as benchstat
+// and benchproc read them: the base name (".name") and the "/workload"
+// and "/sig" keys of the sub-benchmark name.
+type NameProjection struct {
+	proj                 *benchproc.Projection
+	name, workload, sigF *benchproc.Field
+}
+
+// NewNameProjection returns a NameProjection.
+func NewNameProjection() (*NameProjection, error) {
+	var pp benchproc.ProjectionParser
+	proj, err := pp.Parse(".name,/"+WorkloadKey+",/"+SigKey, nil)
+	if err != nil {
+		return nil, err
+	}
+	f := proj.Fields()
+	return &NameProjection{proj: proj, name: f[0], workload: f[1], sigF: f[2]}, nil
+}
+
+// Keys returns r's base name (ReplayName, ModelName, TimelineName or
+// another benchmark's), workload and signature ID ("" where absent).
+func (np *NameProjection) Keys(r *benchfmt.Result) (base, workload, sig string) {
+	key := np.proj.Project(r)
+	return key.Get(np.name), key.Get(np.workload), key.Get(np.sigF)
 }

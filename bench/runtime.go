@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/replay"
@@ -214,7 +215,7 @@ func ReplayNS(r *replay.Result) float64 {
 	return r.MedianNS
 }
 
-func reportResult(tb benchTB, r *replay.Result) { reportMetrics(tb, signatureMetrics(r)) }
+func reportResult(tb benchTB, r *replay.Result) { reportMetrics(tb, SignatureMetrics(r)) }
 
 // loaded caches the sets Load has read, by the address of their data.
 var loaded sync.Map // *byte -> *signatures.Set
@@ -271,25 +272,30 @@ func check(set *signatures.Set, workload string, ids []string) error {
 		fmt.Fprintf(&out, "%s-8\t1\t%d ns/op\n", name, i+1)
 	}
 	fmt.Fprintf(&out, "Benchmark%s/%s-8\t1\t%d ns/op\n", TimelineName, TimelineBenchName(workload), len(ids)+1)
-	rs, err := ReadResults([]Input{{Name: "names", Reader: &out}})
+	np, err := NewNameProjection()
 	if err != nil {
 		return err
 	}
-	w := rs.Workload(workload)
-	if w == nil || len(rs.Workloads) != 1 {
-		return fmt.Errorf("benchproc found workloads %v in the names, want [%s]", rs.WorkloadNames(), workload)
-	}
-	for i, id := range ids {
-		s := w.Sigs[id]
-		if s == nil || len(s.NS) != 1 || math.Abs(s.NS[0]-float64(i+1)) > 1e-6 {
-			return fmt.Errorf("benchproc did not give back signature %s of workload %s", id, workload)
+	br := benchfmt.NewReader(&out, "names")
+	for i := 0; br.Scan(); i++ {
+		r, ok := br.Result().(*benchfmt.Result)
+		if !ok {
+			return fmt.Errorf("benchfmt cannot read the generated names: %v", br.Result())
+		}
+		base, w, sig := np.Keys(r)
+		want, wantSig := ReplayName, ""
+		if i < len(ids) {
+			wantSig = ids[i]
+		} else {
+			want = TimelineName
+		}
+		if base != want || w != workload || sig != wantSig {
+			return fmt.Errorf("benchproc reads %s as %s workload=%q sig=%q, want %s workload=%q sig=%q",
+				r.Name.Full(), base, w, sig, want, workload, wantSig)
 		}
 	}
-	if tl := w.Timeline; tl.Runs() != 1 || math.Abs(tl.NS[0]-float64(len(ids)+1)) > 1e-6 {
-		return fmt.Errorf("benchproc did not give back the timeline benchmark of workload %s", workload)
-	}
-	if len(w.Sigs) != len(ids) {
-		return fmt.Errorf("benchproc found %d signatures, want %d", len(w.Sigs), len(ids))
+	if err := br.Err(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -49,12 +49,7 @@ type timelineReplayer interface {
 }
 
 func (r deviceReplayer) ReplayTimeline(set *signatures.Set, o replay.Options) (*replay.TimelineResult, error) {
-	tl, err := r.d.PrepareTimeline(set, replay.TimelineOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer tl.Close()
-	return tl.Measure(o)
+	return r.d.MeasureTimeline(set, replay.TimelineOptions{}, o)
 }
 
 func runTimeline(tb benchTB, n int, set *signatures.Set, open func() (timelineReplayer, error)) {
@@ -86,9 +81,9 @@ func runTimeline(tb benchTB, n int, set *signatures.Set, open func() (timelineRe
 	reported.Store(tb.Name(), res)
 	tb.Logf("%s", res)
 	for _, sk := range res.Skips {
-		tb.Logf("skipped %s (%s): %dx, %s traced: %s", sk.ID, sk.Label, sk.Invocations, dur(float64(sk.TracedNS)), sk.Reason)
+		tb.Logf("skipped %s (%s): %dx, %s traced: %s", sk.ID, sk.Label, sk.Invocations, FormatNS(float64(sk.TracedNS)), sk.Reason)
 	}
 	reportTimeline(tb, res)
 }
 
-func reportTimeline(tb benchTB, r *replay.TimelineResult) { reportMetrics(tb, timelineMetrics(r)) }
+func reportTimeline(tb benchTB, r *replay.TimelineResult) { reportMetrics(tb, TimelineMetrics(r)) }

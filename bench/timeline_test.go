@@ -1,68 +1,13 @@
 package bench
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
-
-// A BenchmarkTimeline line is read like the model's, and the report shows
-// the timeline's time against the predicted sum and the trace's busy time.
-func TestReportTimeline(t *testing.T) {
-	set := prefillSet(t)
-	w := Workload(set.Source)
-	out := synth{runs: 6, jitter: jitter6}.output(set)
-	// Six runs of the timeline benchmark, as go test prints them.
-	tlNS := []float64{9.0e6, 9.1e6, 9.2e6, 9.3e6, 9.4e6, 9.5e6}
-	for _, ns := range tlNS {
-		out += fmt.Sprintf("Benchmark%s/%s-16\t1\t%.0f ns/op\t12345 %s\n", TimelineName, TimelineBenchName(w), ns, UnitSkippedNS)
-	}
-	p, err := Report([]Input{input("timeline.bench", out)}, []*signatures.Set{set}, ReportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Workloads) != 1 {
-		t.Fatalf("%d workloads", len(p.Workloads))
-	}
-	for _, warn := range p.Warnings {
-		if strings.Contains(warn, "Timeline") {
-			t.Errorf("warning %s", warn)
-		}
-	}
-	wp := p.Workloads[0]
-	tl := wp.Timeline
-	if tl == nil {
-		t.Fatal("no timeline in the prediction")
-	}
-	if tl.NS.Runs != 6 || !near(tl.NS.Center, 9.25e6, 1e-9) || tl.NS.Lo > tl.NS.Center || tl.NS.Hi < tl.NS.Center || tl.SkippedNS != 12345 {
-		t.Errorf("timeline %+v", tl)
-	}
-	if tl.ErrPredicted == nil || !near(*tl.ErrPredicted, tl.NS.Center/wp.PredictedNS.Center-1, 1e-9) {
-		t.Errorf("error against the prediction %v", tl.ErrPredicted)
-	}
-	if tl.ErrBusy == nil || !near(*tl.ErrBusy, tl.NS.Center/float64(wp.BusyNS)-1, 1e-9) {
-		t.Errorf("error against the busy time %v", tl.ErrBusy)
-	}
-	var text bytes.Buffer
-	if err := p.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"timeline replay", "vs predicted", "vs busy", "traced skipped", "predicted GPU time", "trace GPU busy"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text lacks %q:\n%s", want, text.String())
-		}
-	}
-	// No timeline line: no timeline in the prediction or the text.
-	wp = report(t, set, synth{runs: 1}, ReportOptions{})
-	if wp.Timeline != nil {
-		t.Errorf("timeline %+v without a timeline line", wp.Timeline)
-	}
-}
 
 type fakeTimeline struct {
 	res   *replay.TimelineResult

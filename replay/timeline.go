@@ -76,6 +76,17 @@ type Timeline struct {
 	graph *cuda.GraphExec
 }
 
+// MeasureTimeline prepares set's timeline (PrepareTimeline), measures it
+// (Timeline.Measure) and frees it.
+func (d *Device) MeasureTimeline(set *signatures.Set, to TimelineOptions, o Options) (*TimelineResult, error) {
+	tl, err := d.PrepareTimeline(set, to)
+	if err != nil {
+		return nil, err
+	}
+	defer tl.Close()
+	return tl.Measure(o)
+}
+
 // PrepareTimeline prepares every signature set's timeline uses that can
 // replay on one device and captures one CUDA graph of all their
 // invocations in timeline order. Signatures that are part of another are

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -78,7 +79,7 @@ func TestGenCommand(t *testing.T) {
 func syntheticBench(t *testing.T, factor float64, runs int) (path string, set *signatures.Set) {
 	t.Helper()
 	setPath := filepath.Join("..", "..", "bench", "bloom_560m_prefill", bench.SetFile)
-	sets, err := bench.ReadSetFiles([]string{setPath})
+	sets, err := predict.ReadSetFiles([]string{setPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestReportCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("report -json: exit %d: %s", code, e)
 	}
-	var p bench.Prediction
+	var p predict.Prediction
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestDiffCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("diff -json: exit %d: %s", code, e)
 	}
-	var c bench.Comparison
+	var c predict.Comparison
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/predict"
 )
 
 func cmdDiff(args []string, stdout, stderr io.Writer) error {
@@ -24,15 +24,15 @@ func cmdDiff(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	old, err := bench.ReadFiles(pos[:1])
+	old, err := predict.ReadFiles(pos[:1])
 	if err != nil {
 		return err
 	}
-	cur, err := bench.ReadFiles(pos[1:])
+	cur, err := predict.ReadFiles(pos[1:])
 	if err != nil {
 		return err
 	}
-	c, err := bench.Diff(old, cur, sets, bench.DiffOptions{Alpha: *alpha})
+	c, err := predict.Diff(old, cur, sets, predict.DiffOptions{Alpha: *alpha})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -93,7 +94,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		}
 		return prog.add(set.Source, e)
 	}
-	fr, err := bench.Flow(set, bench.FlowOptions{
+	fr, err := predict.Flow(set, predict.FlowOptions{
 		Previous: previous,
 		Done: func(e replay.Entry) {
 			if e.Result == nil {
@@ -111,7 +112,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		ModelTicks: *modelTicks,
 		Progress:   stderr,
 	})
-	if errors.Is(err, bench.ErrNoGPU) {
+	if errors.Is(err, predict.ErrNoGPU) {
 		fmt.Fprintf(stdout, "%v\nThe CPU-only part ends here: on a GPU machine, predict goes on to replay every signature\n"+
 			"(with its energy), the timeline and the real inference, and reports the prediction.\n", err)
 		return nil
@@ -135,11 +136,11 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", *out, err)
 	}
 	fmt.Fprintf(stderr, "kreplay predict: measurements in %s (benchstat and kreplay report read it) at %s\n", *out, time.Now().Format(time.TimeOnly))
-	in, err := bench.ReadFiles([]string{*out})
+	in, err := predict.ReadFiles([]string{*out})
 	if err != nil {
 		return err
 	}
-	p, err := bench.Report(in, []*signatures.Set{set}, bench.ReportOptions{Top: *top})
+	p, err := predict.Report(in, []*signatures.Set{set}, predict.ReportOptions{Top: *top})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -28,14 +28,14 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in, err := bench.ReadFiles(pos)
+	in, err := predict.ReadFiles(pos)
 	if err != nil {
 		return err
 	}
 	if *top == 0 {
 		*top = -1
 	}
-	p, err := bench.Report(in, sets, bench.ReportOptions{Top: *top})
+	p, err := predict.Report(in, sets, predict.ReportOptions{Top: *top})
 	if err != nil {
 		return err
 	}
@@ -65,14 +65,14 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 // generated packages of the module the working directory is in.
 func benchSets(flag string, stderr io.Writer) ([]*signatures.Set, error) {
 	if flag == "" {
-		paths, err := bench.FindSets(bench.ModuleRoot("."))
+		paths, err := predict.FindSets(predict.ModuleRoot("."))
 		if err != nil {
 			return nil, err
 		}
 		if len(paths) == 0 {
 			fmt.Fprintln(stderr, "kreplay: no generated packages (bench/*/set.json) found; pass -sets")
 		}
-		return bench.ReadSetFiles(paths)
+		return predict.ReadSetFiles(paths)
 	}
 	var sets []*signatures.Set
 	for _, p := range strings.Split(flag, ",") {

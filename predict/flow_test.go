@@ -1,4 +1,4 @@
-package bench
+package predict
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
@@ -55,7 +56,7 @@ func TestFlowWriteBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	workload := Workload(set.Source)
+	workload := bench.Workload(set.Source)
 	w := rs.Workload(workload)
 	if w == nil {
 		t.Fatalf("no workload %s in %v", workload, rs.WorkloadNames())

@@ -1,10 +1,11 @@
-package bench
+package predict
 
 import (
 	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -12,7 +13,7 @@ import (
 // root/bench/*/set.json, or root/*/set.json and root/set.json when root
 // is the bench directory or a package itself.
 func FindSets(root string) ([]string, error) {
-	for _, pat := range []string{"bench/*/" + SetFile, "*/" + SetFile, SetFile} {
+	for _, pat := range []string{"bench/*/" + bench.SetFile, "*/" + bench.SetFile, bench.SetFile} {
 		m, err := filepath.Glob(filepath.Join(root, pat))
 		if err != nil {
 			return nil, err

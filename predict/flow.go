@@ -1,4 +1,4 @@
-package bench
+package predict
 
 import (
 	"errors"
@@ -9,9 +9,11 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // FlowOptions tune Flow.
@@ -75,12 +77,12 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	defer d.Close()
 	fr := &FlowResult{Set: set, GPU: d.Name}
 	start := time.Now()
-	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), Workload(set.Source), fr.GPU)
+	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), fr.GPU)
 	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, Progress: progress,
 		Previous: o.Previous, Done: o.Done})
 	if !o.NoTimeline {
 		fmt.Fprintf(progress, "timeline: every invocation in order, one CUDA graph (%s so far)\n", time.Since(start).Round(time.Second))
-		fr.Timeline, fr.TimelineErr = deviceReplayer{d}.ReplayTimeline(set, o.Measure)
+		fr.Timeline, fr.TimelineErr = d.MeasureTimeline(set, replay.TimelineOptions{}, o.Measure)
 		if fr.TimelineErr != nil {
 			fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
 		} else {
@@ -89,52 +91,13 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	}
 	if !o.NoModel {
 		fmt.Fprintf(progress, "model: the real inference in PyTorch (%s so far)\n", time.Since(start).Round(time.Second))
-		fr.Model, fr.ModelErr = runModel(set, o.ModelTicks, progress)
+		fr.Model, fr.ModelErr = workload.Measure(set.Source.Workload, o.ModelTicks, progress)
 		if fr.ModelErr != nil {
 			fmt.Fprintf(progress, "model: %v\n", fr.ModelErr)
 		}
 	}
 	fmt.Fprintf(progress, "done in %s\n", time.Since(start).Round(time.Second))
 	return fr, nil
-}
-
-// runModel runs the set's workload in PyTorch through the full-model
-// runner: load, warm up, then an energy window of ticks counter ticks
-// (default 20).
-func runModel(set *signatures.Set, ticks int, log io.Writer) (*runner.Result, error) {
-	w, err := runner.ParseWorkload(set.Source.Workload)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNoModel, err)
-	}
-	if ticks == 0 {
-		ticks = 20
-	}
-	r, err := runner.Start("")
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	info, err := r.Load(w)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(log, "model: %s on %s, torch %s, CUDA %s, driver %s\n", set.Source.Workload, info.GPU, info.Torch, info.CUDA, info.Driver)
-	// Seconds of warm-up: the host side of a launch-bound model takes
-	// that long to settle (BLOOM-560M prefill on the H100 timed 21.8,
-	// 17.3 and 13.5 ms per inference in three rounds after 5 warm-up
-	// inferences; scripts/gpu/model_protocol.py).
-	n, err := r.Warmup(3, 3*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(log, "model: %d warm-up inferences\n", n)
-	res, err := r.Run(ticks, 5*time.Minute)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(log, "model: %d inferences back to back, %.2f of them in an energy window of %d ticks (%.2f s)\n",
-		res.Inferences, res.Inside, res.Ticks, res.WindowS)
-	return res, nil
 }
 
 // WriteBench writes fr in the Go benchmark format under the names of the
@@ -144,7 +107,7 @@ func runModel(set *signatures.Set, ticks int, log io.Writer) (*runner.Result, er
 // `go test -bench` output. A signature without a result is written as a
 // "--- SKIP" line with its reason, as `go test -v` prints skips.
 func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
-	workload := Workload(fr.Set.Source)
+	workload := bench.Workload(fr.Set.Source)
 	bw := benchfmt.NewWriter(w)
 	cfg := []benchfmt.Config{
 		{Key: "goos", Value: []byte(runtime.GOOS), File: true},
@@ -162,7 +125,7 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 	var skips []string
 	for i := range fr.Entries {
 		e := &fr.Entries[i]
-		name := ReplayName + "/" + SignatureName(workload, e.ID)
+		name := bench.ReplayName + "/" + bench.SignatureName(workload, e.ID)
 		switch {
 		case e.PartOf != "":
 			skips = append(skips, skipLineText(name, "part of "+e.PartOf+": replayed and timed with it"))
@@ -173,18 +136,18 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 			}
 			skips = append(skips, skipLineText(name, reason))
 		default:
-			if err := write(name, signatureMetrics(e.Result)); err != nil {
+			if err := write(name, bench.SignatureMetrics(e.Result)); err != nil {
 				return err
 			}
 		}
 	}
 	if fr.Timeline != nil {
-		if err := write(TimelineName+"/"+TimelineBenchName(workload), timelineMetrics(fr.Timeline)); err != nil {
+		if err := write(bench.TimelineName+"/"+bench.TimelineBenchName(workload), bench.TimelineMetrics(fr.Timeline)); err != nil {
 			return err
 		}
 	}
 	if fr.Model != nil {
-		if err := write(ModelName+"/"+ModelBenchName(workload), modelMetrics(fr.Model)); err != nil {
+		if err := write(bench.ModelName+"/"+bench.ModelBenchName(workload), bench.ModelMetrics(fr.Model)); err != nil {
 			return err
 		}
 	}
@@ -201,9 +164,6 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 func skipLineText(name, reason string) string {
 	return fmt.Sprintf("--- SKIP: Benchmark%s\n    flow.go:1: %s\n", name, reason)
 }
-
-// errNoModel wraps runModel's error for a workload the runner cannot run.
-var errNoModel = errors.New("no full-model run for this workload")
 
 // ErrNoGPU wraps Flow's error when no GPU could be opened.
 var ErrNoGPU = errors.New("no usable GPU")

@@ -1,4 +1,4 @@
-package bench
+package predict
 
 import (
 	"encoding/json"
@@ -8,12 +8,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
 // The tests of Report and Diff run on the REAL signature sets of the two
-// BLOOM-560M traces (the committed bench/bloom_560m_*/set.json, imported
+// BLOOM-560M traces (the committed ../bench/bloom_560m_*/set.json, imported
 // from internal/traces) with SYNTHETIC benchmark numbers: no GPU run has
 // been recorded yet, so the ns/op, J/op and W values below are made up
 // from the traced durations. Only the model's wall time and energy come
@@ -32,7 +33,7 @@ var setCache sync.Map // path -> *signatures.Set
 // tests must not modify it).
 func realSet(t testing.TB, dir string) *signatures.Set {
 	t.Helper()
-	path := filepath.Join(dir, SetFile)
+	path := filepath.Join("..", "bench", dir, bench.SetFile)
 	if s, ok := setCache.Load(path); ok {
 		return s.(*signatures.Set)
 	}
@@ -46,21 +47,6 @@ func realSet(t testing.TB, dir string) *signatures.Set {
 
 func prefillSet(t testing.TB) *signatures.Set  { return realSet(t, realSets[0].dir) }
 func generateSet(t testing.TB) *signatures.Set { return realSet(t, realSets[1].dir) }
-
-// importEmbedded imports one of the embedded traces.
-func importEmbedded(t testing.TB, name string) *signatures.Set {
-	t.Helper()
-	f, err := traces.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := signatures.Import(f, name, signatures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // synth describes SYNTHETIC benchmark output for a real set.
 type synth struct {
@@ -115,14 +101,14 @@ func (o synth) synthNS(set *signatures.Set, s *signatures.Signature, r int) floa
 // every signature's runs one after the other, as -count does.
 func (o synth) output(set *signatures.Set) string {
 	var b strings.Builder
-	w := Workload(set.Source)
-	fmt.Fprintf(&b, "goos: linux\ngoarch: amd64\npkg: github.com/kreplay/kreplay/bench/%s\ncpu: synthetic\n", PackageName(w))
+	w := bench.Workload(set.Source)
+	fmt.Fprintf(&b, "goos: linux\ngoarch: amd64\npkg: github.com/kreplay/kreplay/bench/%s\ncpu: synthetic\n", bench.PackageName(w))
 	suffix := ""
 	if o.procs > 0 {
 		suffix = fmt.Sprintf("-%d", o.procs)
 	}
 	for _, s := range set.Signatures {
-		name := "Benchmark" + ReplayName + "/" + SignatureName(w, s.ID)
+		name := "Benchmark" + bench.ReplayName + "/" + bench.SignatureName(w, s.ID)
 		if (s.PartOf != "" && !o.parts) || (o.skip != nil && o.skip(s)) {
 			if o.skipLog != "" {
 				fmt.Fprintf(&b, "%s\n    replay_test.go:79: %s\n--- SKIP: %s\n", name, o.skipLog, name)
@@ -141,7 +127,7 @@ func (o synth) output(set *signatures.Set) string {
 	}
 	if o.modelNS > 0 {
 		for r := 0; r < max(o.runs, 1); r++ {
-			fmt.Fprintf(&b, "Benchmark%s/%s=%s/model%s \t       1\t%.6f ns/op", ModelName, WorkloadKey, w, suffix, o.modelNS)
+			fmt.Fprintf(&b, "Benchmark%s/%s=%s/model%s \t       1\t%.6f ns/op", bench.ModelName, bench.WorkloadKey, w, suffix, o.modelNS)
 			if o.modelJ > 0 {
 				fmt.Fprintf(&b, "\t%g J/op", o.modelJ)
 			}

@@ -1,4 +1,4 @@
-package bench
+package predict
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -274,7 +275,7 @@ func (c *Comparison) WriteText(w io.Writer, all bool) error {
 			wd.Workload, len(wd.Sigs), wd.Faster, wd.Slower, c.Alpha, wd.Geomean)
 		if t := wd.Total; t != nil {
 			fmt.Fprintf(ew, "predicted GPU time over %d signatures: %s [%s, %s] -> %s [%s, %s]: %s (p=%.3f, runs %d and %d)\n",
-				t.Signatures, dur(t.Old.Center), dur(t.Old.Lo), dur(t.Old.Hi), dur(t.New.Center), dur(t.New.Lo), dur(t.New.Hi),
+				t.Signatures, bench.FormatNS(t.Old.Center), bench.FormatNS(t.Old.Lo), bench.FormatNS(t.Old.Hi), bench.FormatNS(t.New.Center), bench.FormatNS(t.New.Lo), bench.FormatNS(t.New.Hi),
 				t.Delta, t.P, t.Runs[0], t.Runs[1])
 			for _, s := range t.Warnings {
 				fmt.Fprintf(ew, "  total: %s\n", s)
@@ -290,8 +291,8 @@ func (c *Comparison) WriteText(w io.Writer, all bool) error {
 				unchanged++
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\tp=%.3f n=%d+%d\t%d\t%s\n", d.ID, dur(d.Old.Center), halfWidth(d.Old),
-				dur(d.New.Center), halfWidth(d.New), d.Delta, d.P, d.Old.Runs, d.New.Runs, d.Count, truncate(d.Label, 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\tp=%.3f n=%d+%d\t%d\t%s\n", d.ID, bench.FormatNS(d.Old.Center), halfWidth(d.Old),
+				bench.FormatNS(d.New.Center), halfWidth(d.New), d.Delta, d.P, d.Old.Runs, d.New.Runs, d.Count, truncate(d.Label, 60))
 		}
 		tw.Flush()
 		if unchanged > 0 {

@@ -1,4 +1,4 @@
-package bench
+package predict
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -286,7 +287,7 @@ func Predict(rs *Results, sets []*signatures.Set, opt ReportOptions) (*Predictio
 func setsByWorkload(sets []*signatures.Set) (map[string]*signatures.Set, error) {
 	m := map[string]*signatures.Set{}
 	for _, s := range sets {
-		w := Workload(s.Source)
+		w := bench.Workload(s.Source)
 		if o := m[w]; o != nil && o != s {
 			return nil, fmt.Errorf("bench: two signature sets for workload %s (%s and %s)", w, o.Source.File, s.Source.File)
 		}

@@ -1,11 +1,12 @@
-package bench
+package predict
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
+
+	"github.com/kreplay/kreplay/bench"
 )
 
 // WriteText prints the prediction as aligned tables.
@@ -44,15 +45,15 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 		bounds = fmt.Sprintf("%.0f%% CI; for %d signatures with < 6 runs, their range", 100*conf, wp.RangeOnly)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "predicted GPU time\t%s\t[%s, %s] (%s)\n", dur(wp.PredictedNS.Center), dur(wp.PredictedNS.Lo), dur(wp.PredictedNS.Hi), bounds)
-	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", dur(float64(wp.CoveredNS)), 100*wp.Coverage, dur(float64(wp.TracedNS)), errText(wp.ErrCovered))
-	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", dur(float64(wp.BusyNS)), dur(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
+	fmt.Fprintf(tw, "predicted GPU time\t%s\t[%s, %s] (%s)\n", bench.FormatNS(wp.PredictedNS.Center), bench.FormatNS(wp.PredictedNS.Lo), bench.FormatNS(wp.PredictedNS.Hi), bounds)
+	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", bench.FormatNS(float64(wp.CoveredNS)), 100*wp.Coverage, bench.FormatNS(float64(wp.TracedNS)), errText(wp.ErrCovered))
+	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", bench.FormatNS(float64(wp.BusyNS)), bench.FormatNS(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
 	if tl := wp.Timeline; tl != nil {
-		fmt.Fprintf(tw, "timeline replay\t%s\t[%s, %s], %d runs, %s traced skipped%s%s\n", dur(tl.NS.Center), dur(tl.NS.Lo), dur(tl.NS.Hi),
-			tl.NS.Runs, dur(tl.SkippedNS), errVs("predicted", tl.ErrPredicted), errVs("busy", tl.ErrBusy))
+		fmt.Fprintf(tw, "timeline replay\t%s\t[%s, %s], %d runs, %s traced skipped%s%s\n", bench.FormatNS(tl.NS.Center), bench.FormatNS(tl.NS.Lo), bench.FormatNS(tl.NS.Hi),
+			tl.NS.Runs, bench.FormatNS(tl.SkippedNS), errVs("predicted", tl.ErrPredicted), errVs("busy", tl.ErrBusy))
 	}
 	if m := wp.Model; m != nil {
-		fmt.Fprintf(tw, "model wall time\t%s\t[%s, %s], %d runs%s\n", dur(m.WallNS.Center), dur(m.WallNS.Lo), dur(m.WallNS.Hi), m.WallNS.Runs, errText(wp.ErrModel))
+		fmt.Fprintf(tw, "model wall time\t%s\t[%s, %s], %d runs%s\n", bench.FormatNS(m.WallNS.Center), bench.FormatNS(m.WallNS.Lo), bench.FormatNS(m.WallNS.Hi), m.WallNS.Runs, errText(wp.ErrModel))
 	}
 	if pj := wp.PredictedJ; pj != nil {
 		fmt.Fprintf(tw, "predicted kernel energy\t%.4g J\t[%.4g, %.4g], %d signatures, %.1f%% of the traced time\n",
@@ -78,7 +79,7 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 				class = "all"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", g.Tier, class, g.Signatures, g.Measured,
-				dur(float64(g.TracedNS)), dur(float64(g.CoveredNS)), dur(g.PredictedNS.Center), ratio(g.Ratio))
+				bench.FormatNS(float64(g.TracedNS)), bench.FormatNS(float64(g.CoveredNS)), bench.FormatNS(g.PredictedNS.Center), ratio(g.Ratio))
 		}
 	}
 	tw.Flush()
@@ -92,8 +93,8 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 				share = s.PredictedNS.Center / wp.PredictedNS.Center
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\n", s.ID, s.Tier, s.Class, s.Count,
-				dur(s.TracedPerCallNS), dur(s.ReplayNS.Center), halfWidth(s.ReplayNS), ratio(s.Ratio),
-				dur(s.PredictedNS.Center), 100*share, truncate(s.Label, 70))
+				bench.FormatNS(s.TracedPerCallNS), bench.FormatNS(s.ReplayNS.Center), halfWidth(s.ReplayNS), ratio(s.Ratio),
+				bench.FormatNS(s.PredictedNS.Center), 100*share, truncate(s.Label, 70))
 		}
 		tw.Flush()
 	}
@@ -110,7 +111,7 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 				reason = "not in the output"
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%.2f%%\t%s\t%s\n", m.ID, m.Tier, m.Class, m.Count,
-				dur(float64(m.TracedNS)), 100*m.Share, truncate(reason, 60), truncate(m.Label, 50))
+				bench.FormatNS(float64(m.TracedNS)), 100*m.Share, truncate(reason, 60), truncate(m.Label, 50))
 		}
 		tw.Flush()
 	}
@@ -144,23 +145,11 @@ func halfWidth(s Summary) string {
 	return fmt.Sprintf("%.1f%%%s", 100*h, mark)
 }
 
-func dur(ns float64) string {
-	d := time.Duration(ns)
-	switch {
-	case d >= time.Second || d <= -time.Second:
-		return fmt.Sprintf("%.3fs", d.Seconds())
-	case d >= time.Millisecond || d <= -time.Millisecond:
-		return fmt.Sprintf("%.3fms", ns/1e6)
-	default:
-		return fmt.Sprintf("%.2fµs", ns/1e3)
-	}
-}
-
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return oneLine(s, n)
+	return bench.OneLine(s, n)
 }
 
 type errWriter struct {

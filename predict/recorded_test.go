@@ -1,4 +1,4 @@
-package bench
+package predict
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -27,7 +28,7 @@ func TestRecordedOutput(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("no recorded GPU benchmark output in testdata/*.bench yet; record one on a GPU machine (see the test's comment)")
 	}
-	paths, err := filepath.Glob(filepath.Join("*", SetFile))
+	paths, err := filepath.Glob(filepath.Join("..", "bench", "*", bench.SetFile))
 	if err != nil {
 		t.Fatal(err)
 	}

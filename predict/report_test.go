@@ -1,8 +1,9 @@
-package bench
+package predict
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -354,7 +356,7 @@ func TestReportSeveralFilesAndWorkloads(t *testing.T) {
 	if len(two.Workloads) != 1 || two.Workloads[0].PredictedNS != one.Workloads[0].PredictedNS {
 		t.Fatalf("split over files: %+v, want %+v", two.Workloads[0].PredictedNS, one.Workloads[0].PredictedNS)
 	}
-	if !slices.Equal(two.NoSet, []string{Workload(gen.Source)}) {
+	if !slices.Equal(two.NoSet, []string{bench.Workload(gen.Source)}) {
 		t.Errorf("no set: %v", two.NoSet)
 	}
 	if !slices.ContainsFunc(two.Warnings, func(s string) bool { return strings.Contains(s, "BenchmarkOther") }) {
@@ -373,7 +375,7 @@ func TestReportSeveralFilesAndWorkloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(p.NoResults, []string{Workload(gen.Source)}) {
+	if !slices.Equal(p.NoResults, []string{bench.Workload(gen.Source)}) {
 		t.Errorf("no results: %v", p.NoResults)
 	}
 
@@ -478,5 +480,58 @@ func TestReportModelOnly(t *testing.T) {
 	wp := report(t, set, o, ReportOptions{})
 	if wp.Measured != 0 || wp.Model == nil || wp.ErrBusy != nil || wp.ErrCovered != nil || wp.ErrModel != nil || wp.Missing != wp.Signatures-wp.Parts {
 		t.Errorf("model only: measured %d model %+v errors %v %v %v missing %d", wp.Measured, wp.Model, wp.ErrBusy, wp.ErrCovered, wp.ErrModel, wp.Missing)
+	}
+}
+
+// A BenchmarkTimeline line is read like the model's, and the report shows
+// the timeline's time against the predicted sum and the trace's busy time.
+func TestReportTimeline(t *testing.T) {
+	set := prefillSet(t)
+	w := bench.Workload(set.Source)
+	out := synth{runs: 6, jitter: jitter6}.output(set)
+	// Six runs of the timeline benchmark, as go test prints them.
+	tlNS := []float64{9.0e6, 9.1e6, 9.2e6, 9.3e6, 9.4e6, 9.5e6}
+	for _, ns := range tlNS {
+		out += fmt.Sprintf("Benchmark%s/%s-16\t1\t%.0f ns/op\t12345 %s\n", bench.TimelineName, bench.TimelineBenchName(w), ns, bench.UnitSkippedNS)
+	}
+	p, err := Report([]Input{input("timeline.bench", out)}, []*signatures.Set{set}, ReportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Workloads) != 1 {
+		t.Fatalf("%d workloads", len(p.Workloads))
+	}
+	for _, warn := range p.Warnings {
+		if strings.Contains(warn, "Timeline") {
+			t.Errorf("warning %s", warn)
+		}
+	}
+	wp := p.Workloads[0]
+	tl := wp.Timeline
+	if tl == nil {
+		t.Fatal("no timeline in the prediction")
+	}
+	if tl.NS.Runs != 6 || !near(tl.NS.Center, 9.25e6, 1e-9) || tl.NS.Lo > tl.NS.Center || tl.NS.Hi < tl.NS.Center || tl.SkippedNS != 12345 {
+		t.Errorf("timeline %+v", tl)
+	}
+	if tl.ErrPredicted == nil || !near(*tl.ErrPredicted, tl.NS.Center/wp.PredictedNS.Center-1, 1e-9) {
+		t.Errorf("error against the prediction %v", tl.ErrPredicted)
+	}
+	if tl.ErrBusy == nil || !near(*tl.ErrBusy, tl.NS.Center/float64(wp.BusyNS)-1, 1e-9) {
+		t.Errorf("error against the busy time %v", tl.ErrBusy)
+	}
+	var text bytes.Buffer
+	if err := p.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"timeline replay", "vs predicted", "vs busy", "traced skipped", "predicted GPU time", "trace GPU busy"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	// No timeline line: no timeline in the prediction or the text.
+	wp = report(t, set, synth{runs: 1}, ReportOptions{})
+	if wp.Timeline != nil {
+		t.Errorf("timeline %+v without a timeline line", wp.Timeline)
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package predict
 
 import (
 	"bufio"
@@ -11,7 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
-	"golang.org/x/perf/benchproc"
+
+	"github.com/kreplay/kreplay/bench"
 )
 
 // Input is one `go test -bench` output to read.
@@ -72,10 +73,10 @@ type WorkloadResults struct {
 	Name string
 	// Sigs holds the replay benchmarks' values by signature ID.
 	Sigs map[string]*Samples
-	// Model holds the whole-model benchmark's values (ModelName); nil
+	// Model holds the whole-model benchmark's values (bench.ModelName); nil
 	// when the output has none.
 	Model *Samples
-	// Timeline holds the timeline benchmark's values (TimelineName); nil
+	// Timeline holds the timeline benchmark's values (bench.TimelineName); nil
 	// when the output has none.
 	Timeline *Samples
 	// Skipped gives the reason a signature's benchmark was skipped or
@@ -111,37 +112,21 @@ func (s *Samples) add(r *benchfmt.Result) bool {
 		case v.Unit == "sec/op":
 			s.NS = append(s.NS, v.Value*1e9)
 			ok = true
-		case v.Unit == UnitJoules:
+		case v.Unit == bench.UnitJoules:
 			s.Joules = append(s.Joules, v.Value)
-		case v.Unit == UnitWatts:
+		case v.Unit == bench.UnitWatts:
 			s.Watts = append(s.Watts, v.Value)
-		case v.Unit == UnitIdleWatts:
+		case v.Unit == bench.UnitIdleWatts:
 			s.IdleW = append(s.IdleW, v.Value)
-		case v.Unit == UnitGBps:
+		case v.Unit == bench.UnitGBps:
 			s.GBps = append(s.GBps, v.Value)
-		case v.Unit == UnitTFLOPs:
+		case v.Unit == bench.UnitTFLOPs:
 			s.TFLOPs = append(s.TFLOPs, v.Value)
-		case v.OrigUnit == UnitSkippedNS: // benchfmt tidies it to skipped-sec
+		case v.OrigUnit == bench.UnitSkippedNS: // benchfmt tidies it to skipped-sec
 			s.SkippedNS = append(s.SkippedNS, v.OrigValue)
 		}
 	}
 	return ok
-}
-
-// nameProjection extracts the fields that identify a kreplay benchmark.
-type nameProjection struct {
-	proj                 *benchproc.Projection
-	name, workload, sigF *benchproc.Field
-}
-
-func newNameProjection() (*nameProjection, error) {
-	var pp benchproc.ProjectionParser
-	proj, err := pp.Parse(".name,/"+WorkloadKey+",/"+SigKey, nil)
-	if err != nil {
-		return nil, err
-	}
-	f := proj.Fields()
-	return &nameProjection{proj: proj, name: f[0], workload: f[1], sigF: f[2]}, nil
 }
 
 // ReadResults reads `go test -bench` outputs (the Go benchmark format,
@@ -149,7 +134,7 @@ func newNameProjection() (*nameProjection, error) {
 // workload and signature, as benchproc projects them on ".name",
 // "/workload" and "/sig". Other benchmarks are ignored with a warning.
 func ReadResults(inputs []Input) (*Results, error) {
-	np, err := newNameProjection()
+	np, err := bench.NewNameProjection()
 	if err != nil {
 		return nil, err
 	}
@@ -176,23 +161,22 @@ func ReadResults(inputs []Input) (*Results, error) {
 			case *benchfmt.SyntaxError:
 				rs.Warnings = append(rs.Warnings, rec.Error())
 			case *benchfmt.Result:
-				key := np.proj.Project(rec)
-				base, workload, sig := key.Get(np.name), key.Get(np.workload), key.Get(np.sigF)
+				base, workload, sig := np.Keys(rec)
 				var s *Samples
 				switch {
-				case base == ReplayName && workload != "" && sig != "":
+				case base == bench.ReplayName && workload != "" && sig != "":
 					w := get(workload)
 					if s = w.Sigs[sig]; s == nil {
 						s = &Samples{}
 						w.Sigs[sig] = s
 					}
-				case base == ModelName && workload != "":
+				case base == bench.ModelName && workload != "":
 					w := get(workload)
 					if w.Model == nil {
 						w.Model = &Samples{}
 					}
 					s = w.Model
-				case base == TimelineName && workload != "":
+				case base == bench.TimelineName && workload != "":
 					w := get(workload)
 					if w.Timeline == nil {
 						w.Timeline = &Samples{}
@@ -295,7 +279,7 @@ func sameBenchmark(a, b string) bool {
 func nameKeys(full string) (workload, sig string) {
 	var n benchfmt.Name = []byte(full)
 	base, parts := n.Parts()
-	if string(base) != ReplayName {
+	if string(base) != bench.ReplayName {
 		return "", ""
 	}
 	for _, p := range parts {
@@ -304,9 +288,9 @@ func nameKeys(full string) (workload, sig string) {
 			continue
 		}
 		switch k {
-		case WorkloadKey:
+		case bench.WorkloadKey:
 			workload = v
-		case SigKey:
+		case bench.SigKey:
 			sig = v
 		}
 	}
