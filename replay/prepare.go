@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kreplay/kreplay/captured"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
@@ -98,8 +99,23 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 	return p, nil
 }
 
-// build dispatches by tier. Call inside Do.
+// PathCaptured is the Path of a signature replayed by its captured
+// binary (package captured).
+const PathCaptured = "captured"
+
+// build dispatches: a signature with a captured binary replays it, the
+// others by tier. Call inside Do.
 func (d *Device) build(sig *signatures.Signature, opt launch.Options) (launch.Kernel, string, error) {
+	if b := sig.Binary; b != nil && !d.NoBinaries {
+		if b.FS == nil {
+			return nil, "", fmt.Errorf("captured binary of %s: the set was read without its kernels directory", sig.ID)
+		}
+		k, err := captured.New(b.Launch, b.FS, captured.Options{Options: opt, Work: d.work(sig)}, d.stream)
+		if err != nil {
+			return nil, "", err
+		}
+		return k, PathCaptured, nil
+	}
 	switch {
 	case sig.Tier == signatures.TierMemory:
 		k, err := tier1.New(sig, opt, d.stream)
@@ -145,4 +161,14 @@ func seedOf(id string) uint64 {
 		h = (h ^ uint64(id[i])) * 1099511628211
 	}
 	return h
+}
+
+// work is what a captured binary's invocation does, where the signature
+// says: the FLOPs of a GEMM. Its bytes are left unknown (0): the
+// allocations a binary points into bound them only loosely.
+func (d *Device) work(sig *signatures.Signature) launch.Work {
+	if g := sig.GEMM; g != nil {
+		return launch.Work{FLOPs: 2 * g.M * g.N * g.K * max(g.Batch, 1)}
+	}
+	return launch.Work{}
 }

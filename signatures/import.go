@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kreplay/kreplay/internal/inject"
 )
 
 // Limits on what a trace may claim for one GPU activity.
@@ -27,6 +30,12 @@ type Options struct {
 	// Workload names the workload; by default it is derived from the file
 	// name ("h100_bloom-560m_prefill.trace.json.gz" is "bloom-560m_prefill").
 	Workload string
+	// Kernels, when set, are the launches `kreplay capture` recorded for
+	// the same inference, with their module images and snapshots in
+	// KernelsFS: the trace's kernels are matched to them (Set.Kernels) and
+	// each signature gets the binary it replays as launched.
+	Kernels   *inject.Index
+	KernelsFS fs.FS
 }
 
 // ImportFile reads the Kineto trace at path and returns its signature set.
@@ -85,6 +94,7 @@ type importer struct {
 	inputKeys map[string]int32
 	key       []byte
 	lx        lexer
+	sigOf     []*Signature // per activity, set by build
 }
 
 // Import reads a Kineto trace from r (plain or gzip JSON) and reduces it to
@@ -112,6 +122,9 @@ func Import(r io.Reader, name string, opt Options) (*Set, error) {
 		return nil, err
 	}
 	set := im.build()
+	if opt.Kernels != nil {
+		set.Kernels = im.attachBinaries(opt.Kernels, opt.KernelsFS, im.sigOf)
+	}
 	set.Version = FormatVersion
 	set.Source = sourceOf(name, rd.Header(), opt)
 	set.Source.Events = events
@@ -394,6 +407,10 @@ func (im *importer) build() *Set {
 		}
 		return a.ID < b.ID
 	})
+	im.sigOf = make([]*Signature, len(im.acts))
+	for i, g := range sigOf {
+		im.sigOf[i] = g.sig
+	}
 	set := &Set{}
 	index := map[*group]int{}
 	for i, g := range order {

@@ -21,6 +21,9 @@ type Set struct {
 	Summary    []DeviceSummary `json:"timeline_summary"`
 	Links      LinkStats       `json:"links"`
 	Signatures []*Signature    `json:"signatures"`
+	// Kernels says how the trace's kernels matched the launches a capture
+	// recorded; nil for a plain trace.
+	Kernels *KernelMatch `json:"kernels,omitempty"`
 	Timeline   Timeline        `json:"timeline"`
 }
 

@@ -89,6 +89,10 @@ type Signature struct {
 	Collective *Collective   `json:"collective,omitempty"`
 	Tensor     *TensorParams `json:"tensor,omitempty"`
 
+	// Binary is the captured kernel the signature replays as launched
+	// (a bundle made by kreplay capture); nil for a plain trace.
+	Binary *Binary `json:"binary,omitempty"`
+
 	// PartOf names the signature this one belongs to and is replayed with
 	// (a split-K reduce kernel, or a memset cuBLAS issues inside a GEMM op,
 	// points at the GEMM); its time is not counted twice.

@@ -62,6 +62,7 @@ enum {
 	KR_FN_cuModuleUnload,
 	KR_FN_cuModuleGetFunction,
 	KR_FN_cuLaunchKernel,
+	KR_FN_cuLaunchKernelEx,
 	KR_FN_cuFuncGetName,
 	KR_FN_cuFuncGetParamInfo,
 	KR_FN_cuFuncGetAttribute,
@@ -148,6 +149,9 @@ static inline kr_CUresult kr_cuLaunchKernel(kr_CUfunction fn,
 	unsigned int bx, unsigned int by, unsigned int bz,
 	unsigned int smem, kr_CUstream s, void **params) {
 	KR_CALL(cuLaunchKernel, fn, gx, gy, gz, bx, by, bz, smem, s, params, NULL);
+}
+static inline kr_CUresult kr_cuLaunchKernelEx(const kr_CUlaunchConfig *c, kr_CUfunction fn, void **params) {
+	KR_CALL(cuLaunchKernelEx, c, fn, params, NULL);
 }
 static inline kr_CUresult kr_cuFuncGetName(const char **name, kr_CUfunction fn) { KR_CALL(cuFuncGetName, name, fn); }
 static inline kr_CUresult kr_cuFuncGetParamInfo(kr_CUfunction fn, size_t i, size_t *off, size_t *size) { KR_CALL(cuFuncGetParamInfo, fn, i, off, size); }

@@ -113,6 +113,22 @@ typedef kr_CUresult (*kr_pfn_cuLaunchKernel)(kr_CUfunction f,
 	unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
 	unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
 	unsigned int sharedMemBytes, kr_CUstream hStream, void **kernelParams, void **extra);
+/* CUlaunchAttribute and CUlaunchConfig (cuda.h, CUDA 11.8+): an attribute
+ * is an id padded to 8 bytes and a 64-byte value union. */
+typedef struct {
+	int id;
+	char pad[8 - sizeof(int)];
+	unsigned char value[64];
+} kr_CUlaunchAttribute;
+typedef struct {
+	unsigned int gridDimX, gridDimY, gridDimZ;
+	unsigned int blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	kr_CUstream hStream;
+	kr_CUlaunchAttribute *attrs;
+	unsigned int numAttrs;
+} kr_CUlaunchConfig;
+typedef kr_CUresult (*kr_pfn_cuLaunchKernelEx)(const kr_CUlaunchConfig *config, kr_CUfunction f, void **kernelParams, void **extra);
 typedef kr_CUresult (*kr_pfn_cuFuncGetName)(const char **name, kr_CUfunction hfunc);
 typedef kr_CUresult (*kr_pfn_cuFuncGetParamInfo)(kr_CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize);
 typedef kr_CUresult (*kr_pfn_cuFuncGetAttribute)(int *pi, kr_CUfunction_attribute attrib, kr_CUfunction hfunc);

@@ -96,6 +96,7 @@ var driverSymbols = []driverSymbol{
 	{slot: C.KR_FN_cuModuleUnload, base: "cuModuleUnload", names: one("cuModuleUnload", 2000)},
 	{slot: C.KR_FN_cuModuleGetFunction, base: "cuModuleGetFunction", names: one("cuModuleGetFunction", 2000)},
 	{slot: C.KR_FN_cuLaunchKernel, base: "cuLaunchKernel", names: one("cuLaunchKernel", 4000)},
+	{slot: C.KR_FN_cuLaunchKernelEx, base: "cuLaunchKernelEx", names: one("cuLaunchKernelEx", 11060), optional: true},
 	{slot: C.KR_FN_cuFuncGetName, base: "cuFuncGetName", names: one("cuFuncGetName", 12030), optional: true},
 	{slot: C.KR_FN_cuFuncGetParamInfo, base: "cuFuncGetParamInfo", names: one("cuFuncGetParamInfo", 12040), optional: true},
 	{slot: C.KR_FN_cuFuncGetAttribute, base: "cuFuncGetAttribute", names: one("cuFuncGetAttribute", 2020)},

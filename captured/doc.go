@@ -1,0 +1,15 @@
+// Package captured replays a kernel as it was launched: the very binary
+// the workload ran (a Triton, cuDNN, cuBLAS, flash-attention or PyTorch
+// kernel, whatever library launched it), recorded by `kreplay capture`
+// (package internal/inject).
+//
+// New loads the recorded module image, finds the function by its mangled
+// name and checks that it takes the recorded parameters, then rebuilds
+// its parameter buffer: every device pointer is re-pointed into a replay
+// buffer as large as the allocation it pointed into, at the same offset,
+// so that pointers into one allocation keep their relation. Each buffer
+// holds the bytes the kernel found at capture, where they were kept, tiled
+// over the buffer (package inject's snapshot policy), and zeros where
+// nothing was kept. The launch uses the recorded grid, block, dynamic
+// shared memory and launch attributes (clusters among them).
+package captured

@@ -1,0 +1,82 @@
+package captured
+
+import (
+	"fmt"
+	"io/fs"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/inject"
+)
+
+// fill writes a group's buffer: zeros, then each pointer's snapshot tiled
+// from the pointer to the next pointer into the group (the first one also
+// backwards to the buffer's start, in phase). It reports whether any
+// snapshot was written.
+func fill(fsys fs.FS, l *inject.Launch, g *group, buf cuda.DevicePtr, s *cuda.Stream) (bool, error) {
+	if err := cuda.MemsetD8Async(buf, 0, int(g.size), s); err != nil {
+		return false, err
+	}
+	wrote := false
+	for i, pi := range g.ptrs {
+		p := l.Ptrs[pi]
+		if p.Snap == "" {
+			continue
+		}
+		data, err := inject.ReadSnapshot(fsys, p.Snap)
+		if err != nil {
+			return wrote, fmt.Errorf("snapshot of pointer at %d: %w", p.Off, err)
+		}
+		if len(data) != p.SnapLen || len(data) == 0 {
+			return wrote, fmt.Errorf("snapshot %s has %d bytes, the launch recorded %d", p.Snap, len(data), p.SnapLen)
+		}
+		start := int64(p.Value - g.base)
+		end := g.size
+		if i+1 < len(g.ptrs) {
+			if next := int64(l.Ptrs[g.ptrs[i+1]].Value - g.base); next < end {
+				end = next
+			}
+		}
+		from := start
+		if !wrote {
+			from = 0
+		}
+		if end <= from {
+			continue
+		}
+		if err := tile(buf, from, end, data, start, s); err != nil {
+			return wrote, err
+		}
+		wrote = true
+	}
+	return wrote, nil
+}
+
+// tile fills [from, to) of buf with pattern repeated so that pattern[0]
+// lies at offset phase: byte x gets pattern[(x-phase) mod len(pattern)].
+// It uploads one period and doubles it with device copies.
+func tile(buf cuda.DevicePtr, from, to int64, pattern []byte, phase int64, s *cuda.Stream) error {
+	n := to - from
+	first := rotated(pattern, from, min(int64(len(pattern)), n), phase)
+	if err := cuda.CopyHtoD(buf.Add(int(from)), first, s); err != nil {
+		return err
+	}
+	for have := int64(len(first)); have < n; {
+		c := min(have, n-have)
+		if err := cuda.MemcpyDtoDAsync(buf.Add(int(from+have)), buf.Add(int(from)), int(c), s); err != nil {
+			return err
+		}
+		have += c
+	}
+	return nil
+}
+
+// rotated returns the n bytes of pattern, repeated with pattern[0] at
+// offset phase, that start at offset from.
+func rotated(pattern []byte, from, n, phase int64) []byte {
+	period := int64(len(pattern))
+	out := make([]byte, n)
+	for j := range out {
+		out[j] = pattern[((from+int64(j)-phase)%period+period)%period]
+	}
+	return out
+}

@@ -1,0 +1,42 @@
+package captured
+
+import (
+	"bytes"
+	"testing"
+)
+
+// tileHost is what tile writes, computed on the host: rotated's first
+// period doubled by copies from the start of the range.
+func tileHost(buf []byte, from, to int64, pattern []byte, phase int64) {
+	first := rotated(pattern, from, min(int64(len(pattern)), to-from), phase)
+	copy(buf[from:], first)
+	for have := int64(len(first)); have < to-from; {
+		c := min(have, to-from-have)
+		copy(buf[from+have:from+have+c], buf[from:from+c])
+		have += c
+	}
+}
+
+// Tiling puts pattern[0] at the phase offset and repeats the pattern
+// with its period everywhere in the range, before the phase too.
+func TestTile(t *testing.T) {
+	pattern := []byte("abcdefg")
+	for _, tc := range []struct{ from, to, phase int64 }{
+		{0, 64, 0}, {0, 64, 10}, {5, 50, 5}, {0, 3, 1}, {13, 100, 40}, {0, 7, 0},
+	} {
+		buf := bytes.Repeat([]byte{'.'}, 110)
+		tileHost(buf, tc.from, tc.to, pattern, tc.phase)
+		for x := int64(0); x < int64(len(buf)); x++ {
+			want := byte('.')
+			if x >= tc.from && x < tc.to {
+				want = pattern[((x-tc.phase)%7+7)%7]
+			}
+			if buf[x] != want {
+				t.Fatalf("from %d to %d phase %d: byte %d is %q, want %q (%s)", tc.from, tc.to, tc.phase, x, buf[x], want, buf)
+			}
+		}
+		if tc.phase >= tc.from && tc.phase+7 <= tc.to && !bytes.Equal(buf[tc.phase:tc.phase+7], pattern) {
+			t.Errorf("pattern not at phase %d: %s", tc.phase, buf)
+		}
+	}
+}

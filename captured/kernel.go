@@ -1,0 +1,213 @@
+package captured
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/inject"
+	"github.com/kreplay/kreplay/internal/launch"
+)
+
+// ErrNoBinary is wrapped by New's error when the launch's module image is
+// missing from the bundle.
+var ErrNoBinary = errors.New("captured binary missing")
+
+// passAttrs are the launch attributes a replay passes on; the others hold
+// handles (events, access windows) of the capturing process.
+var passAttrs = map[int]bool{
+	cuda.LaunchAttrCooperative: true, cuda.LaunchAttrClusterDimension: true,
+	cuda.LaunchAttrClusterSchedulingPolicy: true, cuda.LaunchAttrProgrammaticStreamSerialization: true,
+	cuda.LaunchAttrPriority: true, cuda.LaunchAttrMemSyncDomainMap: true, cuda.LaunchAttrMemSyncDomain: true,
+	cuda.LaunchAttrPreferredClusterDimension: true,
+}
+
+// group is one allocation the launch points into.
+type group struct {
+	base  uint64
+	size  int64
+	ptrs  []int // indexes into Launch.Ptrs, by increasing value
+	bufs  []cuda.DevicePtr
+	noted bool // no snapshot: zeros
+}
+
+// Kernel is a captured launch made launchable. It implements
+// launch.Kernel.
+type Kernel struct {
+	l      *inject.Launch
+	fn     *cuda.Function
+	cfg    cuda.LaunchConfig
+	groups []*group
+	blocks []*cuda.ParamBlock // one per buffer set
+	work   launch.Work
+	fp     int64
+	zeroed int // groups filled with zeros for want of a snapshot
+}
+
+// Options are what New needs besides the launch.
+type Options struct {
+	launch.Options
+	// Work is the signature's work, for throughput figures.
+	Work launch.Work
+}
+
+// New loads l's function from the module images in fsys (a bundle's
+// kernels directory) and allocates and fills its buffers. Call it inside
+// the device's context (Context.Do).
+func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, error) {
+	if l.Module == "" {
+		return nil, fmt.Errorf("%w: no recorded module defines %s", ErrNoBinary, l.Name)
+	}
+	fn, err := function(fsys, l)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kernel{l: l, fn: fn, work: o.Work}
+	if err := k.configure(); err != nil {
+		return nil, err
+	}
+	k.groupPointers()
+	for _, g := range k.groups {
+		k.fp += g.size
+	}
+	if o.FreeBytes > 0 && k.fp*int64(max(1, o.Sets)) > o.FreeBytes {
+		return nil, fmt.Errorf("captured %s: %d buffer sets of %d bytes do not fit in %d bytes of free device memory",
+			l.Name, max(1, o.Sets), k.fp, o.FreeBytes)
+	}
+	if err := k.allocate(fsys, max(1, o.Sets), s); err != nil {
+		k.Close()
+		return nil, err
+	}
+	return k, nil
+}
+
+// configure sets the function's attributes and the launch configuration.
+func (k *Kernel) configure() error {
+	l := k.l
+	if l.MaxDynSmem > 0 && l.Smem > 48<<10 {
+		if err := k.fn.SetAttribute(cuda.FuncAttrMaxDynamicSharedSizeBytes, l.MaxDynSmem); err != nil {
+			return fmt.Errorf("%s: dynamic shared memory %d: %w", l.Name, l.MaxDynSmem, err)
+		}
+	}
+	if l.NonPortableCluster != 0 {
+		if err := k.fn.SetAttribute(cuda.FuncAttribute(14), 1); err != nil {
+			return fmt.Errorf("%s: non-portable cluster size: %w", l.Name, err)
+		}
+	}
+	k.cfg = cuda.LaunchConfig{Grid: l.Grid, Block: l.Block, SharedMem: l.Smem}
+	for _, a := range l.Attrs {
+		if !passAttrs[a.ID] {
+			continue
+		}
+		var v [64]byte
+		copy(v[:], a.Value)
+		k.cfg.Attrs = append(k.cfg.Attrs, cuda.LaunchAttr{ID: a.ID, Value: v})
+	}
+	return nil
+}
+
+func (k *Kernel) groupPointers() {
+	byGroup := map[int]*group{}
+	for i, p := range k.l.Ptrs {
+		g := byGroup[p.Group]
+		if g == nil {
+			g = &group{base: p.Base, size: p.Range}
+			byGroup[p.Group] = g
+			k.groups = append(k.groups, g)
+		}
+		g.ptrs = append(g.ptrs, i)
+	}
+	for _, g := range k.groups {
+		slices.SortStableFunc(g.ptrs, func(a, b int) int {
+			va, vb := k.l.Ptrs[a].Value, k.l.Ptrs[b].Value
+			switch {
+			case va < vb:
+				return -1
+			case va > vb:
+				return 1
+			}
+			return 0
+		})
+	}
+}
+
+// allocate allocates and fills sets copies of every group and builds a
+// parameter block for each set.
+func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
+	offsets := make([]int, len(k.l.Params))
+	for i, p := range k.l.Params {
+		offsets[i] = p[0]
+	}
+	for set := 0; set < sets; set++ {
+		for _, g := range k.groups {
+			buf, err := cuda.MemAlloc(int(max(g.size, 1)))
+			if err != nil {
+				return fmt.Errorf("%s: allocating %d bytes: %w", k.l.Name, g.size, err)
+			}
+			g.bufs = append(g.bufs, buf)
+			filled, err := fill(fsys, k.l, g, buf, s)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k.l.Name, err)
+			}
+			if !filled && set == 0 {
+				k.zeroed++
+			}
+		}
+		blob := slices.Clone([]byte(k.l.Blob))
+		for _, g := range k.groups {
+			for _, i := range g.ptrs {
+				p := k.l.Ptrs[i]
+				binary.LittleEndian.PutUint64(blob[p.Off:], uint64(g.bufs[set])+(p.Value-g.base))
+			}
+		}
+		pb, err := cuda.NewParamBlock(blob, offsets)
+		if err != nil {
+			return err
+		}
+		k.blocks = append(k.blocks, pb)
+	}
+	return s.Synchronize()
+}
+
+// Launch implements launch.Kernel.
+func (k *Kernel) Launch(s *cuda.Stream, set int) error {
+	return k.fn.LaunchBlock(k.cfg, s, k.blocks[set%len(k.blocks)])
+}
+
+// Sets implements launch.Kernel.
+func (k *Kernel) Sets() int { return len(k.blocks) }
+
+// Footprint implements launch.Kernel: the allocations the launch points
+// into, whole (an upper bound of what it touches).
+func (k *Kernel) Footprint() int64 { return k.fp }
+
+// Work implements launch.Kernel.
+func (k *Kernel) Work() launch.Work { return k.work }
+
+// Capturable implements launch.Kernel.
+func (k *Kernel) Capturable() bool { return true }
+
+// Zeroed is the number of buffers filled with zeros because the capture
+// kept none of their bytes.
+func (k *Kernel) Zeroed() int { return k.zeroed }
+
+// Close implements launch.Kernel.
+func (k *Kernel) Close() error {
+	var first error
+	for _, pb := range k.blocks {
+		pb.Free()
+	}
+	k.blocks = nil
+	for _, g := range k.groups {
+		for _, b := range g.bufs {
+			if err := b.Free(); err != nil && first == nil {
+				first = err
+			}
+		}
+		g.bufs = nil
+	}
+	return first
+}

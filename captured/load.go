@@ -1,0 +1,71 @@
+package captured
+
+import (
+	"fmt"
+	"io/fs"
+	"sync"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/inject"
+)
+
+var (
+	modMu   sync.Mutex
+	modules = map[cuda.ContextKey]map[string]*cuda.Module{} // loaded once per context
+)
+
+// function loads l's module (once per context) and returns its function,
+// checked against what was recorded: the same parameters and, where
+// recorded, the same registers per thread.
+func function(fsys fs.FS, l *inject.Launch) (*cuda.Function, error) {
+	mod, err := module(fsys, l.Module)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := mod.Function(l.Name)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", l.Module, err)
+	}
+	if params, err := fn.Params(); err == nil {
+		if len(params) != len(l.Params) {
+			return nil, fmt.Errorf("module %s's %s takes %d parameters, the launch passed %d", l.Module, l.Name, len(params), len(l.Params))
+		}
+		for i, p := range params {
+			if p.Offset != l.Params[i][0] || p.Size != l.Params[i][1] {
+				return nil, fmt.Errorf("module %s's %s: parameter %d at (%d, %d), the launch had (%d, %d)",
+					l.Module, l.Name, i, p.Offset, p.Size, l.Params[i][0], l.Params[i][1])
+			}
+		}
+	}
+	if l.Regs > 0 {
+		if regs, err := fn.NumRegs(); err == nil && regs != l.Regs {
+			return nil, fmt.Errorf("module %s's %s uses %d registers, the launched one %d: not the same binary", l.Module, l.Name, regs, l.Regs)
+		}
+	}
+	return fn, nil
+}
+
+func module(fsys fs.FS, hash string) (*cuda.Module, error) {
+	ctx, err := cuda.CurrentContextKey()
+	if err != nil {
+		return nil, err
+	}
+	modMu.Lock()
+	defer modMu.Unlock()
+	if m := modules[ctx][hash]; m != nil {
+		return m, nil
+	}
+	image, err := inject.ReadModule(fsys, hash)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoBinary, err)
+	}
+	m, err := cuda.LoadData(image)
+	if err != nil {
+		return nil, fmt.Errorf("loading module %s (%d bytes; built for another GPU?): %w", hash, len(image), err)
+	}
+	if modules[ctx] == nil {
+		modules[ctx] = map[string]*cuda.Module{}
+	}
+	modules[ctx][hash] = m
+	return m, nil
+}

@@ -1,0 +1,196 @@
+package inject
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// HexBytes is a byte slice that JSON holds as a hex string.
+type HexBytes []byte
+
+// MarshalJSON writes b as a hex string.
+func (b HexBytes) MarshalJSON() ([]byte, error) { return json.Marshal(hex.EncodeToString(b)) }
+
+// UnmarshalJSON reads a hex string.
+func (b *HexBytes) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	v, err := hex.DecodeString(s)
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+// Launch is one unique launch as recorded: what it takes to launch the
+// same kernel in the same way.
+type Launch struct {
+	// Key identifies the launch: a hash of its function, shape,
+	// attributes and parameters (pointers replaced by their aliasing).
+	Key string `json:"key"`
+	// Seq is the launch's place in the recorder's event order (modules
+	// loaded before it have a smaller Seq).
+	Seq uint64 `json:"seq,omitempty"`
+	// API is the driver call that launched it (cuLaunchKernel,
+	// cuLaunchKernelEx, ...).
+	API string `json:"api"`
+	// Name is the function's mangled name; Module the hash of the module
+	// image that defines it (see ResolveModules).
+	Name   string    `json:"name"`
+	Module string    `json:"module,omitempty"`
+	Grid   [3]uint32 `json:"grid"`
+	Block  [3]uint32 `json:"block"`
+	// Smem is the dynamic shared memory of the launch.
+	Smem uint32 `json:"smem"`
+	// The function's attributes at the launch: registers per thread,
+	// static shared memory, local memory per thread, the dynamic shared
+	// memory limit the application set and whether non-portable cluster
+	// sizes were allowed.
+	Regs               int `json:"regs"`
+	StaticSmem         int `json:"static_smem"`
+	Local              int `json:"local"`
+	MaxDynSmem         int `json:"max_dyn_smem"`
+	NonPortableCluster int `json:"non_portable_cluster,omitempty"`
+	// Params are the parameters' (offset, size) in Blob, the parameter
+	// buffer as launched.
+	Params [][2]int  `json:"params"`
+	Blob   HexBytes  `json:"blob"`
+	Attrs  []Attr    `json:"attrs,omitempty"`
+	Ptrs   []Pointer `json:"ptrs,omitempty"`
+}
+
+// Attr is a launch attribute (CUlaunchAttribute: id and 64-byte value).
+type Attr struct {
+	ID    int      `json:"id"`
+	Value HexBytes `json:"value"`
+}
+
+// Pointer is a device pointer found in a launch's parameter buffer.
+type Pointer struct {
+	// Off is its byte offset in the parameter buffer.
+	Off int `json:"off"`
+	// Value is the pointer; Base and Range the allocation it points into
+	// (cuPointerGetAttribute's range).
+	Value uint64 `json:"value"`
+	Base  uint64 `json:"base"`
+	Range int64  `json:"range"`
+	// Group is the index of the first pointer into the same allocation.
+	Group int `json:"group"`
+	// Snap is the hash of the bytes at Value when the kernel started
+	// (SnapLen of them), "" when none were kept.
+	Snap    string `json:"snap,omitempty"`
+	SnapLen int    `json:"snap_len,omitempty"`
+}
+
+// Call is one launch made while recording was armed.
+type Call struct {
+	Seq    uint64 `json:"seq"`
+	Key    string `json:"key"`
+	Stream uint64 `json:"stream"`
+	// Error says why the launch could not be recorded ("" when it was).
+	Error string `json:"error,omitempty"`
+}
+
+// ModuleLoad is one module image loaded by the process.
+type ModuleLoad struct {
+	Seq  uint64 `json:"seq"`
+	ID   uint32 `json:"id"`
+	Hash string `json:"hash"`
+	Size int64  `json:"size"`
+}
+
+// Capture is what the recorder wrote into a directory.
+type Capture struct {
+	Dir      string
+	Modules  []ModuleLoad
+	Launches map[string]*Launch
+	// Calls are the armed launches in the order they were made.
+	Calls []Call
+	// Errors are the recorder's own errors.
+	Errors []string
+	// SnapBytes is the most bytes kept of one buffer.
+	SnapBytes int
+}
+
+type event struct {
+	T string `json:"t"`
+	Launch
+	ID        uint32 `json:"id"`
+	Hash      string `json:"hash"`
+	Size      int64  `json:"size"`
+	Stream    uint64 `json:"stream"`
+	Error     string `json:"error"`
+	On        int    `json:"on"`
+	SnapBytes int    `json:"snap_bytes"`
+}
+
+// ReadDir reads the recorder's output in dir (events.jsonl; modules and
+// snapshots stay on disk). A line that does not parse is an error naming
+// the file and line.
+func ReadDir(dir string) (*Capture, error) {
+	path := filepath.Join(dir, "events.jsonl")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c := &Capture{Dir: dir, Launches: map[string]*Launch{}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for line := 1; sc.Scan(); line++ {
+		var ev event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if err := c.add(&ev); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+func (c *Capture) add(ev *event) error {
+	switch ev.T {
+	case "I":
+		c.SnapBytes = ev.SnapBytes
+	case "M":
+		c.Modules = append(c.Modules, ModuleLoad{Seq: ev.Seq, ID: ev.ID, Hash: ev.Hash, Size: ev.Size})
+	case "K":
+		l := ev.Launch
+		if l.Key == "" || l.Name == "" {
+			return fmt.Errorf("launch record without key or name")
+		}
+		for _, p := range l.Params {
+			if p[0] < 0 || p[1] < 0 || p[0]+p[1] > len(l.Blob) {
+				return fmt.Errorf("launch %s: parameter (%d, %d) outside its %d-byte buffer", l.Key, p[0], p[1], len(l.Blob))
+			}
+		}
+		for _, p := range l.Ptrs {
+			if p.Off < 0 || p.Off+8 > len(l.Blob) || p.Group < 0 || p.Group >= len(l.Ptrs) {
+				return fmt.Errorf("launch %s: pointer at %d outside its %d-byte buffer", l.Key, p.Off, len(l.Blob))
+			}
+		}
+		c.Launches[l.Key] = &l
+	case "L":
+		if ev.Key != "" && c.Launches[ev.Key] == nil {
+			return fmt.Errorf("launch of unknown key %s", ev.Key)
+		}
+		c.Calls = append(c.Calls, Call{Seq: ev.Seq, Key: ev.Key, Stream: ev.Stream, Error: ev.Error})
+	case "E":
+		c.Errors = append(c.Errors, ev.Error)
+	case "A":
+	default:
+		return fmt.Errorf("unknown event %q", ev.T)
+	}
+	return nil
+}

@@ -1,0 +1,482 @@
+/*
+ * kreplay's kernel-binary recorder: a CUDA injection library.
+ *
+ * Loaded by the CUDA driver at cuInit through CUDA_INJECTION64_PATH, it
+ * subscribes to CUPTI's callbacks and records, into the directory named by
+ * KREPLAY_INJECT_DIR:
+ *   modules/<hash>.cubin  every module image the process loads (CUPTI's
+ *                         module-loaded callback), deduplicated by content;
+ *   snaps/<hash>.bin      the first bytes of each buffer a recorded launch
+ *                         points into, as they were when the kernel started;
+ *   events.jsonl          one JSON object per line: "M" a module loaded,
+ *                         "K" a unique launch (function, shape, parameter
+ *                         buffer, pointers), "L" a launch while armed.
+ * Launches are recorded only between kr_inject_arm(1) and kr_inject_arm(0),
+ * which the runner calls around one inference (ctypes).
+ *
+ * No CUDA or CUPTI header is needed: the few types are declared below,
+ * from cuda.h, cupti_callbacks.h and generated_cuda_meta.h of CUDA 13.0
+ * (kreplay's tests compile a check of them against the real headers where
+ * those are installed). libcupti and libcuda are opened at run time.
+ *
+ * Build: cc -O2 -shared -fPIC -o libkr_inject.so kr_inject.c -ldl -lpthread
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kr_inject_types.h"
+
+/* ---- run-time loaded entry points ---- */
+static kr_CUresult (*p_cuFuncGetName)(const char **, kr_CUfunction);
+static kr_CUresult (*p_cuKernelGetFunction)(kr_CUfunction *, kr_CUkernel);
+static kr_CUresult (*p_cuFuncGetParamInfo)(kr_CUfunction, size_t, size_t *, size_t *);
+static kr_CUresult (*p_cuFuncGetAttribute)(int *, int, kr_CUfunction);
+static kr_CUresult (*p_cuPointerGetAttribute)(void *, int, kr_CUdeviceptr);
+static kr_CUresult (*p_cuStreamIsCapturing)(kr_CUstream, int *);
+static kr_CUresult (*p_cuCtxSynchronize)(void);
+static kr_CUresult (*p_cuMemcpyDtoH)(void *, kr_CUdeviceptr, size_t);
+static kr_CUptiResult (*p_cuptiSubscribe)(kr_CUpti_SubscriberHandle *, kr_CUpti_CallbackFunc, void *);
+static kr_CUptiResult (*p_cuptiEnableDomain)(uint32_t, kr_CUpti_SubscriberHandle, int);
+
+/* ---- state ---- */
+#define KR_MAX_PARAMS 256
+#define KR_MAX_BLOB 32768
+#define KR_MAX_PTRS 128
+#define KR_SET_BITS 16
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static FILE *events;
+static char outdir[3072];
+static int armed;
+static uint64_t seq;
+static size_t snapcap = 256 << 10;
+static uint64_t *seen; /* open-addressing set of hashes (modules, keys, snaps) */
+static size_t seen_cap;
+static size_t seen_n;
+static __thread int busy;
+static int failed;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+#define FNV0 14695981039346656037ULL
+
+/* seen_add returns 1 if h was new. Call with mu held. */
+static int seen_add(uint64_t h) {
+	if (h == 0) h = 1;
+	if (seen_n * 2 >= seen_cap) {
+		size_t ncap = seen_cap ? seen_cap * 2 : (1u << KR_SET_BITS);
+		uint64_t *n = calloc(ncap, sizeof *n);
+		if (!n) return 0;
+		for (size_t i = 0; i < seen_cap; i++) {
+			if (!seen[i]) continue;
+			size_t j = seen[i] & (ncap - 1);
+			while (n[j]) j = (j + 1) & (ncap - 1);
+			n[j] = seen[i];
+		}
+		free(seen);
+		seen = n;
+		seen_cap = ncap;
+	}
+	size_t j = h & (seen_cap - 1);
+	while (seen[j]) {
+		if (seen[j] == h) return 0;
+		j = (j + 1) & (seen_cap - 1);
+	}
+	seen[j] = h;
+	seen_n++;
+	return 1;
+}
+
+static void write_file(const char *sub, uint64_t h, const char *ext, const void *p, size_t n) {
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s/%016llx.%s", outdir, sub, (unsigned long long)h, ext);
+	char tmp[4160];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "wb");
+	if (!f) {
+		failed = 1;
+		return;
+	}
+	size_t w = fwrite(p, 1, n, f);
+	if (fclose(f) != 0 || w != n || rename(tmp, path) != 0) failed = 1;
+}
+
+static void hex(FILE *f, const unsigned char *p, size_t n) {
+	static const char d[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		fputc(d[p[i] >> 4], f);
+		fputc(d[p[i] & 15], f);
+	}
+}
+
+/* ---- module images ---- */
+static void on_module(const kr_ModuleResourceData *m) {
+	if (!m || !m->pCubin || m->cubinSize == 0) return;
+	uint64_t h = fnv(FNV0, m->pCubin, m->cubinSize);
+	pthread_mutex_lock(&mu);
+	if (seen_add(h ^ 0x6d6f64756c65ULL)) write_file("modules", h, "cubin", m->pCubin, m->cubinSize);
+	fprintf(events, "{\"t\":\"M\",\"seq\":%llu,\"id\":%u,\"hash\":\"%016llx\",\"size\":%zu}\n",
+	        (unsigned long long)++seq, m->moduleId, (unsigned long long)h, m->cubinSize);
+	pthread_mutex_unlock(&mu);
+}
+
+/* ---- launches ---- */
+typedef struct {
+	const char *api;
+	kr_CUfunction f; /* as passed: a kr_CUfunction or a kr_CUkernel */
+	unsigned grid[3], block[3], smem;
+	kr_CUstream stream;
+	void **params, **extra;
+	const kr_CUlaunchAttribute *attrs;
+	unsigned nattrs;
+} launch;
+
+typedef struct {
+	size_t poff;       /* byte offset of the pointer in the parameter buffer */
+	kr_CUdeviceptr value; /* the pointer */
+	kr_CUdeviceptr base;  /* start of the allocation it points into */
+	size_t range;      /* size of that allocation */
+	int group;         /* index of the first pointer into the same allocation */
+	uint64_t snap;     /* snapshot hash, 0 if none */
+	size_t snaplen;
+} ptrinfo;
+
+static kr_CUfunction resolve(kr_CUfunction f, const char **name) {
+	*name = NULL;
+	if (p_cuFuncGetName(name, f) == 0 && *name) return f;
+	kr_CUfunction g = NULL;
+	if (p_cuKernelGetFunction && p_cuKernelGetFunction(&g, (kr_CUkernel)f) == 0 && g &&
+	    p_cuFuncGetName(name, g) == 0 && *name)
+		return g;
+	*name = NULL;
+	return NULL;
+}
+
+/* params_blob copies the parameter buffer; returns its size or 0. */
+static size_t params_blob(const launch *l, kr_CUfunction fn, unsigned char *blob, size_t *offs, size_t *sizes, int *np) {
+	size_t total = 0;
+	*np = 0;
+	for (int i = 0; i < KR_MAX_PARAMS; i++) {
+		size_t off, sz;
+		if (p_cuFuncGetParamInfo(fn, i, &off, &sz) != 0) break;
+		if (off + sz > KR_MAX_BLOB) return 0;
+		offs[i] = off;
+		sizes[i] = sz;
+		*np = i + 1;
+		if (off + sz > total) total = off + sz;
+	}
+	memset(blob, 0, total);
+	if (l->params) {
+		for (int i = 0; i < *np; i++)
+			if (l->params[i]) memcpy(blob + offs[i], l->params[i], sizes[i]);
+		return total;
+	}
+	if (l->extra) {
+		void *buf = NULL;
+		size_t bsz = 0;
+		for (int i = 0; i < 16 && l->extra[i] != KR_LAUNCH_PARAM_END; i += 2) {
+			if (l->extra[i] == KR_LAUNCH_PARAM_BUFFER_POINTER) buf = l->extra[i + 1];
+			else if (l->extra[i] == KR_LAUNCH_PARAM_BUFFER_SIZE) bsz = *(size_t *)l->extra[i + 1];
+		}
+		if (!buf) return 0;
+		if (bsz > total) total = bsz;
+		if (total > KR_MAX_BLOB) return 0;
+		memcpy(blob, buf, bsz < total ? bsz : total);
+		return total;
+	}
+	return *np == 0 ? 0 : total;
+}
+
+/* scan finds the device pointers in the parameter buffer. */
+static int scan(const unsigned char *blob, const size_t *offs, const size_t *sizes, int np, ptrinfo *out) {
+	int n = 0;
+	for (int i = 0; i < np && n < KR_MAX_PTRS; i++) {
+		size_t a = (offs[i] + 7) & ~(size_t)7;
+		for (size_t o = a; o + 8 <= offs[i] + sizes[i] && n < KR_MAX_PTRS; o += 8) {
+			kr_CUdeviceptr v;
+			memcpy(&v, blob + o, 8);
+			if (v < 0x10000) continue;
+			unsigned int mt = 0;
+			kr_CUdeviceptr base = 0;
+			size_t range = 0;
+			if (p_cuPointerGetAttribute(&mt, KR_POINTER_ATTRIBUTE_MEMORY_TYPE, v) != 0 || mt != KR_MEMORYTYPE_DEVICE) continue;
+			if (p_cuPointerGetAttribute(&base, KR_POINTER_ATTRIBUTE_RANGE_START_ADDR, v) != 0) continue;
+			if (p_cuPointerGetAttribute(&range, KR_POINTER_ATTRIBUTE_RANGE_SIZE, v) != 0) continue;
+			ptrinfo *p = &out[n];
+			p->poff = o;
+			p->value = v;
+			p->base = base;
+			p->range = range;
+			p->group = n;
+			p->snap = 0;
+			p->snaplen = 0;
+			for (int j = 0; j < n; j++)
+				if (out[j].base == base) {
+					p->group = out[j].group;
+					break;
+				}
+			n++;
+		}
+	}
+	return n;
+}
+
+/* key hashes what makes a launch unique: function, shape, attributes and
+ * parameters, with each pointer replaced by its allocation group and its
+ * offset from the group's first pointer. */
+static uint64_t key(const char *name, const launch *l, const unsigned char *blob, size_t nb, const ptrinfo *ptrs, int nptr) {
+	unsigned char tmp[KR_MAX_BLOB];
+	memcpy(tmp, blob, nb);
+	for (int i = 0; i < nptr; i++) {
+		int64_t rel[2] = {ptrs[i].group, (int64_t)(ptrs[i].value - ptrs[ptrs[i].group].value)};
+		uint64_t h = fnv(FNV0, rel, sizeof rel);
+		memcpy(tmp + ptrs[i].poff, &h, 8);
+	}
+	uint64_t h = fnv(FNV0, name, strlen(name));
+	h = fnv(h, l->grid, sizeof l->grid);
+	h = fnv(h, l->block, sizeof l->block);
+	h = fnv(h, &l->smem, sizeof l->smem);
+	for (unsigned i = 0; i < l->nattrs; i++) h = fnv(h, &l->attrs[i], sizeof l->attrs[i]);
+	return fnv(h, tmp, nb);
+}
+
+/* snapshot copies the first bytes of each distinct pointer's buffer, as
+ * the kernel will find them, after the work queued before it. */
+static void snapshot(const launch *l, ptrinfo *ptrs, int nptr) {
+	int capturing = 0;
+	if (p_cuStreamIsCapturing && p_cuStreamIsCapturing(l->stream, &capturing) == 0 && capturing) return;
+	if (p_cuCtxSynchronize() != 0) return;
+	unsigned char *buf = malloc(snapcap);
+	if (!buf) return;
+	for (int i = 0; i < nptr; i++) {
+		int dup = 0;
+		for (int j = 0; j < i; j++)
+			if (ptrs[j].value == ptrs[i].value) {
+				ptrs[i].snap = ptrs[j].snap;
+				ptrs[i].snaplen = ptrs[j].snaplen;
+				dup = 1;
+				break;
+			}
+		if (dup) continue;
+		size_t n = ptrs[i].base + ptrs[i].range - ptrs[i].value;
+		if (n > snapcap) n = snapcap;
+		if (n == 0 || p_cuMemcpyDtoH(buf, ptrs[i].value, n) != 0) continue;
+		uint64_t h = fnv(FNV0, buf, n);
+		ptrs[i].snap = h;
+		ptrs[i].snaplen = n;
+		pthread_mutex_lock(&mu);
+		if (seen_add(h ^ 0x736e6170ULL)) write_file("snaps", h, "bin", buf, n);
+		pthread_mutex_unlock(&mu);
+	}
+	free(buf);
+}
+
+static void write_key(uint64_t k, const char *name, const launch *l, kr_CUfunction fn, const unsigned char *blob, size_t nb,
+                      const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
+	int regs = 0, ssh = 0, local = 0, maxdyn = 0, nonport = 0;
+	p_cuFuncGetAttribute(&regs, KR_FUNC_ATTRIBUTE_NUM_REGS, fn);
+	p_cuFuncGetAttribute(&ssh, KR_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+	p_cuFuncGetAttribute(&local, KR_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
+	p_cuFuncGetAttribute(&maxdyn, KR_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn);
+	p_cuFuncGetAttribute(&nonport, KR_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, fn);
+	fprintf(events, "{\"t\":\"K\",\"key\":\"%016llx\",\"seq\":%llu,\"api\":\"%s\",\"name\":\"%s\",", (unsigned long long)k,
+	        (unsigned long long)seq, l->api, name);
+	fprintf(events, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"smem\":%u,", l->grid[0], l->grid[1], l->grid[2], l->block[0],
+	        l->block[1], l->block[2], l->smem);
+	fprintf(events, "\"regs\":%d,\"static_smem\":%d,\"local\":%d,\"max_dyn_smem\":%d,\"non_portable_cluster\":%d,", regs, ssh,
+	        local, maxdyn, nonport);
+	fprintf(events, "\"params\":[");
+	for (int i = 0; i < np; i++) fprintf(events, "%s[%zu,%zu]", i ? "," : "", offs[i], sizes[i]);
+	fprintf(events, "],\"blob\":\"");
+	hex(events, blob, nb);
+	fprintf(events, "\",\"attrs\":[");
+	for (unsigned i = 0; i < l->nattrs; i++) {
+		fprintf(events, "%s{\"id\":%d,\"value\":\"", i ? "," : "", l->attrs[i].id);
+		hex(events, l->attrs[i].value, sizeof l->attrs[i].value);
+		fprintf(events, "\"}");
+	}
+	fprintf(events, "],\"ptrs\":[");
+	for (int i = 0; i < nptr; i++) {
+		const ptrinfo *p = &ptrs[i];
+		fprintf(events, "%s{\"off\":%zu,\"value\":%llu,\"base\":%llu,\"range\":%zu,\"group\":%d", i ? "," : "", p->poff,
+		        (unsigned long long)p->value, (unsigned long long)p->base, p->range, p->group);
+		if (p->snap) fprintf(events, ",\"snap\":\"%016llx\",\"snap_len\":%zu", (unsigned long long)p->snap, p->snaplen);
+		fprintf(events, "}");
+	}
+	fprintf(events, "]}\n");
+}
+
+static void on_launch(const launch *l) {
+	const char *name;
+	kr_CUfunction fn = resolve(l->f, &name);
+	if (!fn) {
+		pthread_mutex_lock(&mu);
+		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"stream\":%llu,\"error\":\"function has no name\"}\n",
+		        (unsigned long long)++seq, (unsigned long long)(uintptr_t)l->stream);
+		pthread_mutex_unlock(&mu);
+		return;
+	}
+	static __thread unsigned char blob[KR_MAX_BLOB];
+	static __thread size_t offs[KR_MAX_PARAMS], sizes[KR_MAX_PARAMS];
+	static __thread ptrinfo ptrs[KR_MAX_PTRS];
+	int np = 0;
+	size_t nb = params_blob(l, fn, blob, offs, sizes, &np);
+	int nptr = nb ? scan(blob, offs, sizes, np, ptrs) : 0;
+	uint64_t k = key(name, l, blob, nb, ptrs, nptr);
+	pthread_mutex_lock(&mu);
+	int fresh = seen_add(k);
+	pthread_mutex_unlock(&mu);
+	if (fresh) snapshot(l, ptrs, nptr);
+	pthread_mutex_lock(&mu);
+	++seq;
+	if (fresh) write_key(k, name, l, fn, blob, nb, offs, sizes, np, ptrs, nptr);
+	fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"%016llx\",\"stream\":%llu}\n", (unsigned long long)seq,
+	        (unsigned long long)k, (unsigned long long)(uintptr_t)l->stream);
+	pthread_mutex_unlock(&mu);
+}
+
+static void on_driver(const kr_CallbackData *cd) {
+	if (cd->callbackSite != KR_API_ENTER || !armed || !cd->functionName) return;
+	const char *fn = cd->functionName;
+	if (strncmp(fn, "cuLaunch", 8) != 0) return;
+	launch l = {0};
+	l.api = fn;
+	if (!strcmp(fn, "cuLaunchKernel") || !strcmp(fn, "cuLaunchKernel_ptsz") || !strcmp(fn, "cuLaunchCooperativeKernel") ||
+	    !strcmp(fn, "cuLaunchCooperativeKernel_ptsz")) {
+		const kr_cuLaunchKernel_params *p = cd->functionParams;
+		int coop = strstr(fn, "Cooperative") != NULL;
+		l.f = p->f;
+		l.grid[0] = p->gridDimX, l.grid[1] = p->gridDimY, l.grid[2] = p->gridDimZ;
+		l.block[0] = p->blockDimX, l.block[1] = p->blockDimY, l.block[2] = p->blockDimZ;
+		l.smem = p->sharedMemBytes;
+		l.stream = p->hStream;
+		l.params = p->kernelParams;
+		l.extra = coop ? NULL : p->extra;
+	} else if (!strcmp(fn, "cuLaunchKernelEx") || !strcmp(fn, "cuLaunchKernelEx_ptsz")) {
+		const kr_cuLaunchKernelEx_params *p = cd->functionParams;
+		const kr_CUlaunchConfig *c = p->config;
+		l.f = p->f;
+		l.grid[0] = c->gridDimX, l.grid[1] = c->gridDimY, l.grid[2] = c->gridDimZ;
+		l.block[0] = c->blockDimX, l.block[1] = c->blockDimY, l.block[2] = c->blockDimZ;
+		l.smem = c->sharedMemBytes;
+		l.stream = c->hStream;
+		l.params = p->kernelParams;
+		l.extra = p->extra;
+		l.attrs = c->attrs;
+		l.nattrs = c->numAttrs;
+	} else {
+		pthread_mutex_lock(&mu);
+		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"error\":\"%s is not recorded\"}\n", (unsigned long long)++seq, fn);
+		pthread_mutex_unlock(&mu);
+		return;
+	}
+	on_launch(&l);
+}
+
+static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
+	(void)ud;
+	if (domain == KR_CB_DOMAIN_RESOURCE) {
+		if (cbid == KR_CBID_RESOURCE_MODULE_LOADED) {
+			const kr_ResourceData *rd = data;
+			on_module(rd->resourceDescriptor);
+		}
+		return;
+	}
+	if (domain != KR_CB_DOMAIN_DRIVER_API || busy) return;
+	busy = 1;
+	on_driver(data);
+	busy = 0;
+}
+
+/* kr_inject_arm turns launch recording on (1) or off (0). */
+void kr_inject_arm(int on) {
+	pthread_mutex_lock(&mu);
+	armed = on;
+	fprintf(events, "{\"t\":\"A\",\"seq\":%llu,\"on\":%d}\n", (unsigned long long)++seq, on);
+	fflush(events);
+	pthread_mutex_unlock(&mu);
+}
+
+/* kr_inject_flush flushes events.jsonl; it returns non-zero if any write
+ * failed since the start. */
+int kr_inject_flush(void) {
+	pthread_mutex_lock(&mu);
+	int bad = fflush(events) != 0 || failed;
+	pthread_mutex_unlock(&mu);
+	return bad;
+}
+
+static void *open_first(const char *env, const char *const *names) {
+	const char *e = getenv(env);
+	if (e && *e) return dlopen(e, RTLD_NOW | RTLD_GLOBAL);
+	for (int i = 0; names[i]; i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+		if (h) return h;
+	}
+	return NULL;
+}
+
+static int fail(const char *msg) {
+	fprintf(stderr, "kreplay inject: %s\n", msg);
+	if (events) {
+		fprintf(events, "{\"t\":\"E\",\"error\":\"%s\"}\n", msg);
+		fflush(events);
+	}
+	return 0;
+}
+
+/* InitializeInjection is called by the CUDA driver during cuInit. */
+int InitializeInjection(void) {
+	const char *dir = getenv("KREPLAY_INJECT_DIR");
+	if (!dir || !*dir || strlen(dir) > 3000) return fail("KREPLAY_INJECT_DIR is not set");
+	snprintf(outdir, sizeof outdir, "%s", dir);
+	char path[3200];
+	snprintf(path, sizeof path, "%s/modules", outdir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/snaps", outdir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/events.jsonl", outdir);
+	events = fopen(path, "w");
+	if (!events) return fail("cannot create events.jsonl");
+	const char *cap = getenv("KREPLAY_INJECT_SNAP_BYTES");
+	if (cap && *cap) snapcap = strtoull(cap, NULL, 10);
+	if (snapcap == 0) snapcap = 1;
+	static const char *const cudas[] = {"libcuda.so.1", "libcuda.so", NULL};
+	static const char *const cuptis[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
+	                                     "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+	                                     "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so", NULL};
+	void *cu = open_first("KREPLAY_INJECT_CUDA", cudas);
+	void *cupti = open_first("KREPLAY_INJECT_CUPTI", cuptis);
+	if (!cu) return fail("cannot open libcuda");
+	if (!cupti) return fail("cannot open libcupti (set KREPLAY_INJECT_CUPTI)");
+#define SYM(lib, var, name)                                                   \
+	do {                                                                  \
+		*(void **)(&var) = dlsym(lib, name);                          \
+		if (!var) return fail("missing symbol " name);                \
+	} while (0)
+	SYM(cu, p_cuFuncGetName, "cuFuncGetName");
+	SYM(cu, p_cuFuncGetParamInfo, "cuFuncGetParamInfo");
+	SYM(cu, p_cuFuncGetAttribute, "cuFuncGetAttribute");
+	SYM(cu, p_cuPointerGetAttribute, "cuPointerGetAttribute");
+	SYM(cu, p_cuCtxSynchronize, "cuCtxSynchronize");
+	SYM(cu, p_cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+	SYM(cupti, p_cuptiSubscribe, "cuptiSubscribe");
+	SYM(cupti, p_cuptiEnableDomain, "cuptiEnableDomain");
+	*(void **)(&p_cuKernelGetFunction) = dlsym(cu, "cuKernelGetFunction");
+	*(void **)(&p_cuStreamIsCapturing) = dlsym(cu, "cuStreamIsCapturing");
+	kr_CUpti_SubscriberHandle sub;
+	if (p_cuptiSubscribe(&sub, callback, NULL) != 0) return fail("cuptiSubscribe failed (another CUPTI client?)");
+	if (p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_DRIVER_API) != 0 || p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_RESOURCE) != 0)
+		return fail("cuptiEnableDomain failed");
+	fprintf(events, "{\"t\":\"I\",\"snap_bytes\":%zu}\n", snapcap);
+	fflush(events);
+	return 1;
+}

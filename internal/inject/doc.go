@@ -1,0 +1,19 @@
+// Package inject records the kernel binaries a process launches, so that
+// kreplay can replay the very kernels that ran.
+//
+// The recorder is a small C library (csrc/kr_inject.c, embedded) that the
+// CUDA driver loads at cuInit through CUDA_INJECTION64_PATH. It subscribes
+// to CUPTI's driver-API and resource callbacks and writes, into a
+// directory: every module image the process loads, and for each launch
+// made while armed (kr_inject_arm, called by the runner around one
+// inference) its function, launch shape and attributes, its parameter
+// buffer as launched (layout from cuFuncGetParamInfo), the device pointers
+// in it with the allocation each points into, and the first bytes of each
+// such buffer as the kernel found them. CUPTI takes one subscriber per
+// process, and the PyTorch profiler is one: the recorder runs in a process
+// of its own, and its launches are matched to the profiled trace's kernels
+// by order, name and launch shape (package signatures).
+//
+// Build compiles the library with the system C compiler; ReadDir parses
+// what it wrote; Pack keeps what a bundle needs.
+package inject

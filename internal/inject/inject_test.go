@@ -1,0 +1,284 @@
+package inject
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/cublas/cublastest"
+)
+
+// The recorder builds with the system C compiler, exports the entry
+// points the driver and the runner call, and is reused once built.
+func TestBuild(t *testing.T) {
+	if _, err := compiler(); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	lib, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF {
+			have[s.Name] = true
+		}
+	}
+	for _, want := range []string{"InitializeInjection", "kr_inject_arm", "kr_inject_flush"} {
+		if !have[want] {
+			t.Errorf("%s does not export %s", lib, want)
+		}
+	}
+	st, _ := os.Stat(lib)
+	again, err := Build(dir)
+	if err != nil || again != lib {
+		t.Fatalf("second Build: %q, %v", again, err)
+	}
+	if st2, _ := os.Stat(lib); !st2.ModTime().Equal(st.ModTime()) {
+		t.Error("second Build rebuilt the library")
+	}
+}
+
+// kr_inject_types.h agrees with cuda.h and CUPTI's headers, where they are
+// installed (the GPU machines): kr_inject_check.c compiles only if it does.
+func TestTypesAgainstHeaders(t *testing.T) {
+	if cublastest.FindHeader("cupti.h") == "" || cublastest.FindHeader("generated_cuda_meta.h") == "" {
+		t.Skipf("cupti.h or generated_cuda_meta.h not found under %v", cublastest.CUDARoots())
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "kr_inject_types.h"), typesHeader, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("csrc", "kr_inject_check.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cublastest.CompileAndRun(dir, string(src)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeModule writes an ELF object defining the functions names into the
+// capture's modules directory and returns its hash.
+func writeModule(t *testing.T, dir string, names ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no cc to make an ELF module")
+	}
+	var src strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&src, "void %s(void) {}\n", n)
+	}
+	c := filepath.Join(t.TempDir(), "m.c")
+	o := c + ".o"
+	os.WriteFile(c, []byte(src.String()), 0o644)
+	if out, err := exec.Command("cc", "-c", "-o", o, c).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v %s", err, out)
+	}
+	data, _ := os.ReadFile(o)
+	h := fnv.New64a()
+	h.Write(data)
+	hash := fmt.Sprintf("%016x", h.Sum64())
+	os.MkdirAll(filepath.Join(dir, "modules"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "modules", hash+".cubin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return hash
+}
+
+type line map[string]any
+
+func writeEvents(t *testing.T, dir string, lines ...line) {
+	t.Helper()
+	var b bytes.Buffer
+	for _, l := range lines {
+		j, _ := json.Marshal(l)
+		b.Write(append(j, '\n'))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func launchLine(key string, seq int, name string, ptrs ...line) line {
+	return line{"t": "K", "key": key, "seq": seq, "api": "cuLaunchKernel", "name": name,
+		"grid": []int{4, 1, 1}, "block": []int{128, 1, 1}, "smem": 0, "regs": 16,
+		"params": [][2]int{{0, 8}, {8, 4}}, "blob": "0010000000000000" + "2a000000", "ptrs": ptrs}
+}
+
+// A launch takes the module loaded last before it that defines its
+// function; Pack keeps the modules and launches the calls use, and the
+// snapshots after the policy.
+func TestPackResolvesModules(t *testing.T) {
+	dir := t.TempDir()
+	old := writeModule(t, dir, "triton_poi_fused_add_0", "other")
+	newer := writeModule(t, dir, "triton_poi_fused_add_0")
+	unused := writeModule(t, dir, "unused_kernel")
+	os.MkdirAll(filepath.Join(dir, "snaps"), 0o755)
+	zeros := make([]byte, 64<<10)
+	random := make([]byte, 64<<10)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	snap := func(b []byte) string {
+		h := fnv.New64a()
+		h.Write(b)
+		s := fmt.Sprintf("%016x", h.Sum64())
+		os.WriteFile(filepath.Join(dir, "snaps", s+".bin"), b, 0o644)
+		return s
+	}
+	zs, rs := snap(zeros), snap(random)
+	ptr := func(snap string, n int) line {
+		return line{"off": 0, "value": 4096, "base": 4096, "range": 1 << 20, "group": 0, "snap": snap, "snap_len": n}
+	}
+	writeEvents(t, dir,
+		line{"t": "I", "snap_bytes": 262144},
+		line{"t": "M", "seq": 1, "id": 1, "hash": old, "size": 1},
+		line{"t": "M", "seq": 2, "id": 2, "hash": unused, "size": 1},
+		line{"t": "A", "seq": 3, "on": 1},
+		launchLine("aaaa", 4, "triton_poi_fused_add_0", ptr(zs, len(zeros))),
+		line{"t": "L", "seq": 4, "key": "aaaa", "stream": 7},
+		line{"t": "M", "seq": 5, "id": 3, "hash": newer, "size": 1},
+		launchLine("bbbb", 6, "triton_poi_fused_add_0", ptr(rs, len(random))),
+		line{"t": "L", "seq": 6, "key": "bbbb", "stream": 7},
+		line{"t": "L", "seq": 7, "key": "aaaa", "stream": 7},
+		line{"t": "L", "seq": 8, "key": "", "stream": 7, "error": "function has no name"},
+		launchLine("cccc", 9, "nobody_defines_me"),
+		line{"t": "L", "seq": 9, "key": "cccc", "stream": 7},
+	)
+	c, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Calls) != 5 || c.SnapBytes != 262144 || len(c.Modules) != 3 {
+		t.Fatalf("read %d calls, %d modules, snap bytes %d", len(c.Calls), len(c.Modules), c.SnapBytes)
+	}
+	dst := filepath.Join(t.TempDir(), "kernels")
+	x, err := Pack(c, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Launch("aaaa").Module; got != old {
+		t.Errorf("launch before the newer module took %s, want %s", got, old)
+	}
+	if got := x.Launch("bbbb").Module; got != newer {
+		t.Errorf("launch after the newer module took %s, want %s", got, newer)
+	}
+	if x.Launch("cccc").Module != "" || !strings.Contains(strings.Join(x.Notes, "\n"), "no loaded module defines nobody_defines_me") {
+		t.Errorf("unresolved launch: module %q, notes %v", x.Launch("cccc").Module, x.Notes)
+	}
+	if want := []string{"aaaa", "bbbb", "aaaa", "", "cccc"}; strings.Join(x.Calls, ",") != strings.Join(want, ",") {
+		t.Errorf("calls %v, want %v", x.Calls, want)
+	}
+	// Zeros compress: kept whole. Random bytes do not: a 4 KiB sample.
+	if p := x.Launch("aaaa").Ptrs[0]; p.SnapLen != len(zeros) || p.Snap != zs {
+		t.Errorf("zeros snapshot packed as %s/%d", p.Snap, p.SnapLen)
+	}
+	p := x.Launch("bbbb").Ptrs[0]
+	got, err := ReadSnapshot(os.DirFS(dst), p.Snap)
+	if err != nil || p.SnapLen != sampleBytes || !bytes.Equal(got, random[:sampleBytes]) {
+		t.Errorf("random snapshot packed as %s/%d (%d bytes read, %v)", p.Snap, p.SnapLen, len(got), err)
+	}
+	// Only the modules the launches use are kept, and they read back.
+	for _, h := range []string{old, newer} {
+		if _, err := ReadModule(os.DirFS(dst), h); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ReadModule(os.DirFS(dst), unused); err == nil {
+		t.Error("the unused module was packed")
+	}
+	back, err := ReadIndex(os.DirFS(dst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Launches) != 3 || !bytes.Equal(back.Launch("aaaa").Blob, x.Launch("aaaa").Blob) {
+		t.Errorf("index read back with %d launches", len(back.Launches))
+	}
+}
+
+// Bad recorder output is an error naming the file and line.
+func TestReadDirErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []line
+		want  string
+	}{
+		{"unknown event", []line{{"t": "Z"}}, `events.jsonl:1: unknown event "Z"`},
+		{"call of unknown key", []line{{"t": "L", "seq": 1, "key": "feed"}}, "events.jsonl:1: launch of unknown key feed"},
+		{"pointer outside", []line{launchLine("k", 1, "f", line{"off": 100, "value": 1, "base": 1, "range": 1, "group": 0})}, "events.jsonl:1: launch k: pointer at 100"},
+		{"param outside", []line{{"t": "K", "key": "k", "name": "f", "params": [][2]int{{0, 64}}, "blob": "00"}}, "parameter (0, 64) outside its 1-byte buffer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeEvents(t, dir, tc.lines...)
+			_, err := ReadDir(dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte("{\"t\":\"I\"}\n{\"t\":\"M\",\"se"), 0o644)
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "events.jsonl:2:") {
+		t.Errorf("truncated line: %v", err)
+	}
+}
+
+// A corrupt index is refused with the reason.
+func TestReadIndexErrors(t *testing.T) {
+	for _, tc := range []struct{ index, want string }{
+		{`{"version": 9}`, "version 9"},
+		{`{"version": 1, "launches": [{"key": "b"}, {"key": "a"}]}`, "not sorted"},
+		{`{"version": 1, "launches": [{"key": "a"}], "calls": ["a", "b"]}`, "unknown launch b"},
+		{`{"version": 1, "launches": [{"key": "a", "blob": "zz"}]}`, "index.json:"},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "index.json"), []byte(tc.index), 0o644)
+		if _, err := ReadIndex(os.DirFS(dir)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.index, err, tc.want)
+		}
+	}
+}
+
+// FuzzReadEvents: no recorder line makes the reader panic.
+func FuzzReadEvents(f *testing.F) {
+	for _, s := range []string{
+		`{"t":"K","key":"k","name":"f","params":[[0,8]],"blob":"0000000000000000","ptrs":[{"off":0,"value":1,"base":1,"range":8,"group":0}]}`,
+		`{"t":"L","seq":1,"key":"","error":"x"}`, `{"t":"M","seq":1,"hash":"ab","size":3}`, `{"t":"K","key":"k","name":"f","ptrs":[{"off":-8,"group":5}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "events.jsonl"), data, 0o644)
+		c, err := ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, l := range c.Launches {
+			for _, p := range l.Ptrs {
+				_ = l.Blob[p.Off : p.Off+8]
+			}
+		}
+	})
+}

@@ -1,0 +1,212 @@
+package inject
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// IndexVersion is the version of the kernels index format.
+const IndexVersion = 1
+
+// Index is a bundle's record of its kernel binaries (kernels/index.json):
+// the unique launches of one inference, and the order of its launches.
+// Module images lie beside it in modules/HASH.cubin.gz and buffer
+// snapshots in snaps/HASH.bin.
+type Index struct {
+	Version int `json:"version"`
+	// Launches are the unique launches, sorted by key.
+	Launches []*Launch `json:"launches"`
+	// Calls are the keys of the inference's launches in order ("" for a
+	// launch that could not be recorded).
+	Calls []string `json:"calls"`
+	// Notes are what the recorder and the module resolution reported.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Launch returns the launch of key, or nil.
+func (x *Index) Launch(key string) *Launch {
+	i, ok := slices.BinarySearchFunc(x.Launches, key, func(l *Launch, k string) int { return strings.Compare(l.Key, k) })
+	if !ok {
+		return nil
+	}
+	return x.Launches[i]
+}
+
+// Snapshot policy (a guess, labelled as one): a buffer whose first bytes
+// compress to at most half (indices, masks, zeros, positions: data that
+// steers a kernel) or that is small is kept whole, up to the recorder's
+// limit; otherwise only its first sampleBytes are kept, which the replay
+// tiles over the buffer so that it holds the real run's values.
+const (
+	smallSnap   = 16 << 10
+	sampleBytes = 4 << 10
+)
+
+// Pack writes into dst (created; must not exist) what a bundle keeps of a
+// capture: the launches of the recorded calls, their modules (gzip) and
+// their snapshots after the snapshot policy. It resolves the modules
+// first (ResolveModules).
+func Pack(c *Capture, dst string) (*Index, error) {
+	notes, err := c.ResolveModules()
+	if err != nil {
+		return nil, err
+	}
+	x := &Index{Version: IndexVersion, Notes: append(slices.Clone(c.Errors), notes...)}
+	used := map[string]bool{}
+	for _, call := range c.Calls {
+		x.Calls = append(x.Calls, call.Key)
+		if call.Key != "" && !used[call.Key] {
+			used[call.Key] = true
+			x.Launches = append(x.Launches, c.Launches[call.Key])
+		}
+	}
+	slices.SortFunc(x.Launches, func(a, b *Launch) int { return strings.Compare(a.Key, b.Key) })
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return nil, err
+	}
+	for _, sub := range []string{"modules", "snaps"} {
+		if err := os.Mkdir(filepath.Join(dst, sub), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	done := map[string]bool{}
+	for _, l := range x.Launches {
+		if l.Module != "" && !done["m"+l.Module] {
+			done["m"+l.Module] = true
+			if err := copyModule(c.Dir, dst, l.Module); err != nil {
+				return nil, err
+			}
+		}
+		for i := range l.Ptrs {
+			if err := packSnap(c.Dir, dst, &l.Ptrs[i], done); err != nil {
+				return nil, fmt.Errorf("launch %s: %w", l.Key, err)
+			}
+		}
+	}
+	b, err := json.MarshalIndent(x, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return x, os.WriteFile(filepath.Join(dst, "index.json"), append(b, '\n'), 0o644)
+}
+
+func copyModule(src, dst, hash string) error {
+	data, err := os.ReadFile(filepath.Join(src, "modules", hash+".cubin"))
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dst, "modules", hash+".cubin.gz"), buf.Bytes(), 0o644)
+}
+
+// packSnap applies the snapshot policy to one pointer's snapshot.
+func packSnap(src, dst string, p *Pointer, done map[string]bool) error {
+	if p.Snap == "" {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(src, "snaps", p.Snap+".bin"))
+	if err != nil {
+		return err
+	}
+	if len(data) != p.SnapLen {
+		return fmt.Errorf("snapshot %s has %d bytes, the record says %d", p.Snap, len(data), p.SnapLen)
+	}
+	if len(data) > smallSnap && !compressible(data) {
+		data = data[:sampleBytes]
+		h := fnv.New64a()
+		h.Write(data)
+		p.Snap, p.SnapLen = fmt.Sprintf("%016x", h.Sum64()), len(data)
+	}
+	if done["s"+p.Snap] {
+		return nil
+	}
+	done["s"+p.Snap] = true
+	return os.WriteFile(filepath.Join(dst, "snaps", p.Snap+".bin"), data, 0o644)
+}
+
+// compressible reports whether data deflates to at most half its size.
+func compressible(data []byte) bool {
+	var n countWriter
+	zw, _ := flate.NewWriter(&n, flate.BestSpeed)
+	zw.Write(data)
+	zw.Close()
+	return int(n) <= len(data)/2
+}
+
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
+
+// ReadIndex reads kernels/index.json from fsys (a bundle's kernels
+// directory).
+func ReadIndex(fsys fs.FS) (*Index, error) {
+	b, err := fs.ReadFile(fsys, "index.json")
+	if err != nil {
+		return nil, err
+	}
+	var x Index
+	if err := json.Unmarshal(b, &x); err != nil {
+		return nil, fmt.Errorf("index.json: %w", err)
+	}
+	if x.Version != IndexVersion {
+		return nil, fmt.Errorf("index.json: version %d, this kreplay reads %d", x.Version, IndexVersion)
+	}
+	if !slices.IsSortedFunc(x.Launches, func(a, b *Launch) int { return strings.Compare(a.Key, b.Key) }) {
+		return nil, errors.New("index.json: launches not sorted by key")
+	}
+	for _, k := range x.Calls {
+		if k != "" && x.Launch(k) == nil {
+			return nil, fmt.Errorf("index.json: call of unknown launch %s", k)
+		}
+	}
+	return &x, nil
+}
+
+// ReadModule returns the module image of hash from fsys.
+func ReadModule(fsys fs.FS, hash string) ([]byte, error) {
+	f, err := fsys.Open(path.Join("modules", hash+".cubin.gz"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", hash, err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", hash, err)
+	}
+	return data, nil
+}
+
+// ReadSnapshot returns the snapshot of hash from fsys.
+func ReadSnapshot(fsys fs.FS, hash string) ([]byte, error) {
+	return fs.ReadFile(fsys, path.Join("snaps", hash+".bin"))
+}
+
+func sortedLaunches(m map[string]*Launch) []*Launch {
+	out := make([]*Launch, 0, len(m))
+	for _, l := range m {
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b *Launch) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}

@@ -1,0 +1,173 @@
+package signatures
+
+import (
+	"io/fs"
+	"slices"
+	"sort"
+
+	"github.com/kreplay/kreplay/internal/cupti"
+	"github.com/kreplay/kreplay/internal/inject"
+)
+
+// Binary is the captured kernel a signature replays as launched: the
+// very binary that ran, from a bundle made by `kreplay capture` (package
+// captured replays it).
+type Binary struct {
+	// Launch is the recorded launch: function, module, shape, parameters.
+	Launch *inject.Launch `json:"launch"`
+	// Matched is how many of the signature's invocations were matched to
+	// recorded launches; Keys how many distinct recorded launches they
+	// matched (Launch is the most frequent).
+	Matched int `json:"matched"`
+	Keys    int `json:"keys"`
+	// FS holds the bundle's kernels directory (module images and
+	// snapshots); set by the importer or AttachKernels, not serialized.
+	FS fs.FS `json:"-"`
+}
+
+// KernelMatch says how a trace's kernels were matched to the launches a
+// capture recorded.
+type KernelMatch struct {
+	// Traced is the trace's kernels, Recorded the recorded launches,
+	// Matched the kernels matched to one.
+	Traced   int `json:"traced"`
+	Recorded int `json:"recorded"`
+	Matched  int `json:"matched"`
+	// Signatures is the number of signatures given a Binary.
+	Signatures int `json:"signatures"`
+	// Notes are the recorder's and the matcher's remarks.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// AttachKernels gives every signature's Binary the file system of its
+// module images and snapshots (after ReadSet, which cannot restore it).
+func (s *Set) AttachKernels(fsys fs.FS) {
+	for _, sig := range s.Signatures {
+		if sig.Binary != nil {
+			sig.Binary.FS = fsys
+		}
+	}
+}
+
+// alignWindow bounds how far the matcher looks ahead to resynchronize the
+// trace's kernels with the recorded launches after a mismatch.
+const alignWindow = 64
+
+// attachBinaries matches the trace's kernels, in launch order, to the
+// recorded launches, in order, and gives each signature the launch most
+// of its invocations matched. sigOf maps each activity to its signature.
+func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signature) *KernelMatch {
+	var kern []int // activity indexes of kernels, in launch order
+	for i := range im.acts {
+		if im.acts[i].act == ActivityKernel {
+			kern = append(kern, i)
+		}
+	}
+	sort.SliceStable(kern, func(a, b int) bool {
+		x, y := &im.acts[kern[a]], &im.acts[kern[b]]
+		if x.hasCorr && y.hasCorr && x.corr != y.corr {
+			return x.corr < y.corr
+		}
+		return x.ts < y.ts
+	})
+	compat := func(ti, cj int) bool {
+		k := x.Calls[cj]
+		if k == "" {
+			return true
+		}
+		return kernelMatches(&im.acts[kern[ti]], x.Launch(k))
+	}
+	match := align(len(kern), len(x.Calls), compat)
+	m := &KernelMatch{Traced: len(kern), Recorded: len(x.Calls), Notes: slices.Clone(x.Notes)}
+	counts := map[*Signature]map[string]int{}
+	for ti, cj := range match {
+		if cj < 0 || x.Calls[cj] == "" {
+			continue
+		}
+		m.Matched++
+		s := sigOf[kern[ti]]
+		if counts[s] == nil {
+			counts[s] = map[string]int{}
+		}
+		counts[s][x.Calls[cj]]++
+	}
+	for s, c := range counts {
+		best, n, total := "", 0, 0
+		for k, v := range c {
+			total += v
+			if v > n || v == n && k < best {
+				best, n = k, v
+			}
+		}
+		s.Binary = &Binary{Launch: x.Launch(best), Matched: total, Keys: len(c), FS: fsys}
+		m.Signatures++
+	}
+	// A split-K reduce kernel recorded on its own replays on its own.
+	for _, s := range sigOf {
+		if s.PartOf != "" && s.Binary != nil {
+			s.PartOf = ""
+		}
+	}
+	return m
+}
+
+// align pairs the positions of two sequences that should be the same
+// launches in the same order: pairs while compat holds, and after a
+// mismatch skips the fewest elements (at most alignWindow) on either side
+// that resynchronize them. It returns, per element of the first, the
+// paired element of the second or -1.
+func align(n, m int, compat func(i, j int) bool) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = -1
+	}
+	i, j := 0, 0
+	for i < n && j < m {
+		if compat(i, j) {
+			out[i] = j
+			i, j = i+1, j+1
+			continue
+		}
+		di, dj, found := resync(i, j, n, m, compat)
+		if !found {
+			i, j = i+1, j+1
+			continue
+		}
+		i, j = i+di, j+dj
+	}
+	return out
+}
+
+func resync(i, j, n, m int, compat func(i, j int) bool) (int, int, bool) {
+	for d := 1; d <= alignWindow; d++ {
+		for di := 0; di <= d; di++ {
+			dj := d - di
+			if i+di < n && j+dj < m && compat(i+di, j+dj) {
+				return di, dj, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// kernelMatches reports whether a traced kernel is the recorded launch l:
+// the same grid and block, dynamic shared memory (the trace may add the
+// static part) and name (the trace's is demangled).
+func kernelMatches(a *activity, l *inject.Launch) bool {
+	if l == nil {
+		return false
+	}
+	for d := 0; d < 3; d++ {
+		if a.launch.Grid[d] != int64(l.Grid[d]) || a.launch.Block[d] != int64(l.Block[d]) {
+			return false
+		}
+	}
+	if sm := a.launch.SharedMem; sm != int64(l.Smem) && sm != int64(l.Smem)+int64(l.StaticSmem) {
+		return false
+	}
+	return SameFunction(a.name, l.Name)
+}
+
+// SameFunction reports whether a traced kernel name (demangled, as Kineto
+// writes it) and a recorded one (mangled) name the same function.
+func SameFunction(traced, recorded string) bool { return cupti.SameKernel(traced, recorded) }
