@@ -23,8 +23,8 @@ type Set struct {
 	Signatures []*Signature    `json:"signatures"`
 	// Kernels says how the trace's kernels matched the launches a capture
 	// recorded; nil for a plain trace.
-	Kernels *KernelMatch `json:"kernels,omitempty"`
-	Timeline   Timeline        `json:"timeline"`
+	Kernels  *KernelMatch `json:"kernels,omitempty"`
+	Timeline Timeline     `json:"timeline"`
 }
 
 // Source describes the trace a set was imported from, as the trace states it.
