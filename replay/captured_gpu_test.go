@@ -48,6 +48,14 @@ func TestGPUCapturedReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if keep := os.Getenv("KREPLAY_TEST_KEEP"); keep != "" {
+		// Keep the trace and the index for CPU tests and records.
+		for _, f := range []string{trace, filepath.Join(kdir, "index.json")} {
+			if b, err := os.ReadFile(f); err == nil {
+				os.WriteFile(filepath.Join(keep, filepath.Base(f)), b, 0o644)
+			}
+		}
+	}
 	for _, n := range x.Notes {
 		t.Logf("note: %s", n)
 	}
