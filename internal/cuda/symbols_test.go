@@ -66,7 +66,7 @@ func TestSymbolTableUsesVersionedNames(t *testing.T) {
 	}
 	optional := map[string]bool{
 		"cuGetProcAddress": true, "cuFuncGetName": true,
-		"cuFuncGetParamInfo": true, "cuDeviceGetPCIBusId": true,
+		"cuFuncGetParamInfo": true, "cuDeviceGetPCIBusId": true, "cuLaunchKernelEx": true,
 	}
 	got := make(map[string]driverSymbol)
 	for _, s := range driverSymbols {

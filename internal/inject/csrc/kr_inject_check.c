@@ -1,8 +1,7 @@
 /* Compiled by kreplay's tests where CUDA's headers are installed: fails to
  * compile if kr_inject_types.h disagrees with cuda.h or CUPTI's headers. */
 #include <cuda.h>
-#include <cupti.h>
-#include <generated_cuda_meta.h>
+#include <cupti.h> /* includes generated_cuda_meta.h, which has no include guard */
 #include <stddef.h>
 #include "kr_inject_types.h"
 
