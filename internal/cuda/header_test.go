@@ -160,6 +160,7 @@ func headerCheckProgram() string {
 #include <stddef.h>
 #include <cuda.h>
 #define KR_ENUM(real) real
+#define KR_REAL_STRUCTS 1
 #include "kr_cuda_types.h"
 #define KR_STR_(x) #x
 #define KR_STR(x) KR_STR_(x)
@@ -167,6 +168,12 @@ func headerCheckProgram() string {
 _Static_assert(KR_CUDA_SUCCESS == CUDA_SUCCESS, "KR_CUDA_SUCCESS");
 _Static_assert(KR_CUDA_ERROR_NOT_INITIALIZED == CUDA_ERROR_NOT_INITIALIZED, "KR_CUDA_ERROR_NOT_INITIALIZED");
 _Static_assert(KR_CU_GET_PROC_ADDRESS_LEGACY_STREAM == CU_GET_PROC_ADDRESS_LEGACY_STREAM, "KR_CU_GET_PROC_ADDRESS_LEGACY_STREAM");
+#define KR_SAME_LAYOUT(decl, real, f) _Static_assert(sizeof(decl) == sizeof(real) && offsetof(decl, f) == offsetof(real, f), #decl "." #f)
+KR_SAME_LAYOUT(kr_CUlaunchAttribute_decl, CUlaunchAttribute, value);
+KR_SAME_LAYOUT(kr_CUlaunchConfig_decl, CUlaunchConfig, sharedMemBytes);
+KR_SAME_LAYOUT(kr_CUlaunchConfig_decl, CUlaunchConfig, hStream);
+KR_SAME_LAYOUT(kr_CUlaunchConfig_decl, CUlaunchConfig, attrs);
+KR_SAME_LAYOUT(kr_CUlaunchConfig_decl, CUlaunchConfig, numAttrs);
 
 int main(void) {
 	printf("version %d\n", (int)CUDA_VERSION);

@@ -114,20 +114,30 @@ typedef kr_CUresult (*kr_pfn_cuLaunchKernel)(kr_CUfunction f,
 	unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
 	unsigned int sharedMemBytes, kr_CUstream hStream, void **kernelParams, void **extra);
 /* CUlaunchAttribute and CUlaunchConfig (cuda.h, CUDA 11.8+): an attribute
- * is an id padded to 8 bytes and a 64-byte value union. */
+ * is an id padded to 8 bytes and a 64-byte value union. The header check
+ * (header_test.go) defines KR_REAL_STRUCTS after including cuda.h, so that
+ * kr_pfn_cuLaunchKernelEx is compared with cuda.h's own type, and checks
+ * the _decl layouts against cuda.h's. */
 typedef struct {
 	int id;
 	char pad[8 - sizeof(int)];
 	unsigned char value[64];
-} kr_CUlaunchAttribute;
+} kr_CUlaunchAttribute_decl;
 typedef struct {
 	unsigned int gridDimX, gridDimY, gridDimZ;
 	unsigned int blockDimX, blockDimY, blockDimZ;
 	unsigned int sharedMemBytes;
 	kr_CUstream hStream;
-	kr_CUlaunchAttribute *attrs;
+	kr_CUlaunchAttribute_decl *attrs;
 	unsigned int numAttrs;
-} kr_CUlaunchConfig;
+} kr_CUlaunchConfig_decl;
+#ifdef KR_REAL_STRUCTS
+typedef CUlaunchAttribute kr_CUlaunchAttribute;
+typedef CUlaunchConfig kr_CUlaunchConfig;
+#else
+typedef kr_CUlaunchAttribute_decl kr_CUlaunchAttribute;
+typedef kr_CUlaunchConfig_decl kr_CUlaunchConfig;
+#endif
 typedef kr_CUresult (*kr_pfn_cuLaunchKernelEx)(const kr_CUlaunchConfig *config, kr_CUfunction f, void **kernelParams, void **extra);
 typedef kr_CUresult (*kr_pfn_cuFuncGetName)(const char **name, kr_CUfunction hfunc);
 typedef kr_CUresult (*kr_pfn_cuFuncGetParamInfo)(kr_CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize);

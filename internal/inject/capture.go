@@ -117,6 +117,7 @@ type Capture struct {
 	Errors []string
 	// SnapBytes is the most bytes kept of one buffer.
 	SnapBytes int
+	armed     bool
 }
 
 type event struct {
@@ -131,11 +132,39 @@ type event struct {
 	SnapBytes int    `json:"snap_bytes"`
 }
 
-// ReadDir reads the recorder's output in dir (events.jsonl; modules and
-// snapshots stay on disk). A line that does not parse is an error naming
-// the file and line.
+// ReadDir reads the recorder's output in dir: the events file of the one
+// process that armed the recorder (events-PID.jsonl; other processes that
+// loaded the recorder, such as PyTorch's compile workers, wrote their own
+// and are left out). Modules and snapshots stay on disk. A line that does
+// not parse is an error naming the file and line.
 func ReadDir(dir string) (*Capture, error) {
-	path := filepath.Join(dir, "events.jsonl")
+	files, err := filepath.Glob(filepath.Join(dir, "events-*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no events file: the recorder was not loaded (CUDA_INJECTION64_PATH) or could not write", dir)
+	}
+	var armed []*Capture
+	for _, f := range files {
+		c, err := readEvents(dir, f)
+		if err != nil {
+			return nil, err
+		}
+		if c.armed {
+			armed = append(armed, c)
+		}
+	}
+	switch len(armed) {
+	case 0:
+		return nil, fmt.Errorf("%s: no process armed the recorder (%d events files)", dir, len(files))
+	case 1:
+		return armed[0], nil
+	}
+	return nil, fmt.Errorf("%s: %d processes armed the recorder; record one", dir, len(armed))
+}
+
+func readEvents(dir, path string) (*Capture, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -189,6 +218,7 @@ func (c *Capture) add(ev *event) error {
 	case "E":
 		c.Errors = append(c.Errors, ev.Error)
 	case "A":
+		c.armed = c.armed || ev.On == 1
 	default:
 		return fmt.Errorf("unknown event %q", ev.T)
 	}

@@ -9,7 +9,8 @@
 // inference) its function, launch shape and attributes, its parameter
 // buffer as launched (layout from cuFuncGetParamInfo), the device pointers
 // in it with the allocation each points into, and the first bytes of each
-// such buffer as the kernel found them. CUPTI takes one subscriber per
+// such buffer as the kernel found them, each process in a file of its own.
+// CUPTI takes one subscriber per
 // process, and the PyTorch profiler is one: the recorder runs in a process
 // of its own, and its launches are matched to the profiled trace's kernels
 // by order, name and launch shape (package signatures).

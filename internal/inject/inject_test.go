@@ -113,7 +113,7 @@ func writeEvents(t *testing.T, dir string, lines ...line) {
 		j, _ := json.Marshal(l)
 		b.Write(append(j, '\n'))
 	}
-	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "events-1.jsonl"), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -223,9 +223,9 @@ func TestReadDirErrors(t *testing.T) {
 		lines []line
 		want  string
 	}{
-		{"unknown event", []line{{"t": "Z"}}, `events.jsonl:1: unknown event "Z"`},
-		{"call of unknown key", []line{{"t": "L", "seq": 1, "key": "feed"}}, "events.jsonl:1: launch of unknown key feed"},
-		{"pointer outside", []line{launchLine("k", 1, "f", line{"off": 100, "value": 1, "base": 1, "range": 1, "group": 0})}, "events.jsonl:1: launch k: pointer at 100"},
+		{"unknown event", []line{{"t": "Z"}}, `events-1.jsonl:1: unknown event "Z"`},
+		{"call of unknown key", []line{{"t": "L", "seq": 1, "key": "feed"}}, "events-1.jsonl:1: launch of unknown key feed"},
+		{"pointer outside", []line{launchLine("k", 1, "f", line{"off": 100, "value": 1, "base": 1, "range": 1, "group": 0})}, "events-1.jsonl:1: launch k: pointer at 100"},
 		{"param outside", []line{{"t": "K", "key": "k", "name": "f", "params": [][2]int{{0, 64}}, "blob": "00"}}, "parameter (0, 64) outside its 1-byte buffer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,9 +238,38 @@ func TestReadDirErrors(t *testing.T) {
 		})
 	}
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte("{\"t\":\"I\"}\n{\"t\":\"M\",\"se"), 0o644)
-	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "events.jsonl:2:") {
+	os.WriteFile(filepath.Join(dir, "events-2.jsonl"), []byte("{\"t\":\"I\"}\n{\"t\":\"M\",\"se"), 0o644)
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "events-2.jsonl:2:") {
 		t.Errorf("truncated line: %v", err)
+	}
+}
+
+// Only the process that armed the recorder counts; none or two is an error.
+func TestReadDirArmedProcess(t *testing.T) {
+	dir := t.TempDir()
+	write := func(pid int, lines ...line) {
+		var b bytes.Buffer
+		for _, l := range lines {
+			j, _ := json.Marshal(l)
+			b.Write(append(j, '\n'))
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("events-%d.jsonl", pid)), b.Bytes(), 0o644)
+	}
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "no events file") {
+		t.Errorf("empty dir: %v", err)
+	}
+	write(10, line{"t": "I"}, line{"t": "M", "seq": 1, "hash": "aa", "size": 1})
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "no process armed") {
+		t.Errorf("unarmed: %v", err)
+	}
+	write(11, line{"t": "A", "seq": 1, "on": 1}, launchLine("k", 2, "f"), line{"t": "L", "seq": 2, "key": "k"}, line{"t": "A", "seq": 3, "on": 0})
+	c, err := ReadDir(dir)
+	if err != nil || len(c.Calls) != 1 {
+		t.Fatalf("armed process: %v, %+v", err, c)
+	}
+	write(12, line{"t": "A", "seq": 1, "on": 1})
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "2 processes armed") {
+		t.Errorf("two armed: %v", err)
 	}
 }
 
@@ -270,7 +299,7 @@ func FuzzReadEvents(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
-		os.WriteFile(filepath.Join(dir, "events.jsonl"), data, 0o644)
+		os.WriteFile(filepath.Join(dir, "events-1.jsonl"), append([]byte(`{"t":"A","on":1}`+"\n"), data...), 0o644)
 		c, err := ReadDir(dir)
 		if err != nil {
 			return

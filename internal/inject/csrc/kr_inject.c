@@ -8,11 +8,14 @@
  *                         module-loaded callback), deduplicated by content;
  *   snaps/<hash>.bin      the first bytes of each buffer a recorded launch
  *                         points into, as they were when the kernel started;
- *   events.jsonl          one JSON object per line: "M" a module loaded,
+ *   events-PID.jsonl      one JSON object per line: "M" a module loaded,
  *                         "K" a unique launch (function, shape, parameter
  *                         buffer, pointers), "L" a launch while armed.
  * Launches are recorded only between kr_inject_arm(1) and kr_inject_arm(0),
- * which the runner calls around one inference (ctypes).
+ * which the runner calls around one inference (ctypes). Every process that
+ * initializes CUDA with the variable set (PyTorch's compile workers too)
+ * writes its own events file; module and snapshot files are shared by
+ * content hash and written through a per-process temporary name.
  *
  * No CUDA or CUPTI header is needed: the few types are declared below,
  * from cuda.h, cupti_callbacks.h and generated_cuda_meta.h of CUDA 13.0
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kr_inject_types.h"
 
@@ -99,7 +103,7 @@ static void write_file(const char *sub, uint64_t h, const char *ext, const void 
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s/%016llx.%s", outdir, sub, (unsigned long long)h, ext);
 	char tmp[4160];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
 	FILE *f = fopen(tmp, "wb");
 	if (!f) {
 		failed = 1;
@@ -443,9 +447,9 @@ int InitializeInjection(void) {
 	mkdir(path, 0755);
 	snprintf(path, sizeof path, "%s/snaps", outdir);
 	mkdir(path, 0755);
-	snprintf(path, sizeof path, "%s/events.jsonl", outdir);
+	snprintf(path, sizeof path, "%s/events-%d.jsonl", outdir, (int)getpid());
 	events = fopen(path, "w");
-	if (!events) return fail("cannot create events.jsonl");
+	if (!events) return fail("cannot create its events file");
 	const char *cap = getenv("KREPLAY_INJECT_SNAP_BYTES");
 	if (cap && *cap) snapcap = strtoull(cap, NULL, 10);
 	if (snapcap == 0) snapcap = 1;
@@ -476,7 +480,7 @@ int InitializeInjection(void) {
 	if (p_cuptiSubscribe(&sub, callback, NULL) != 0) return fail("cuptiSubscribe failed (another CUPTI client?)");
 	if (p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_DRIVER_API) != 0 || p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_RESOURCE) != 0)
 		return fail("cuptiEnableDomain failed");
-	fprintf(events, "{\"t\":\"I\",\"snap_bytes\":%zu}\n", snapcap);
+	fprintf(events, "{\"t\":\"I\",\"pid\":%d,\"snap_bytes\":%zu}\n", (int)getpid(), snapcap);
 	fflush(events);
 	return 1;
 }
