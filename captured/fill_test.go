@@ -40,3 +40,19 @@ func TestTile(t *testing.T) {
 		}
 	}
 }
+
+func TestChanged(t *testing.T) {
+	for _, tc := range []struct {
+		a, b   string
+		lo, hi int
+	}{
+		{"abcdef", "abcdef", 0, 0},
+		{"abcdef", "aXcdef", 1, 2},
+		{"abcdef", "XbcdeY", 0, 6},
+		{"abcdef", "abcXYf", 3, 5},
+	} {
+		if lo, hi := changed([]byte(tc.a), []byte(tc.b)); lo != tc.lo || hi != tc.hi {
+			t.Errorf("changed(%q, %q) = %d, %d, want %d, %d", tc.a, tc.b, lo, hi, tc.lo, tc.hi)
+		}
+	}
+}

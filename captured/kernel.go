@@ -42,9 +42,10 @@ type Kernel struct {
 	cfg    cuda.LaunchConfig
 	groups []*group
 	blocks []*cuda.ParamBlock // one per buffer set
-	work   launch.Work
-	fp     int64
-	zeroed int // groups filled with zeros for want of a snapshot
+	work     launch.Work
+	fp       int64
+	zeroed   int // groups filled with zeros for want of a snapshot
+	restores []*restore
 }
 
 // Options are what New needs besides the launch.
@@ -78,6 +79,10 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 			l.Name, max(1, o.Sets), k.fp, o.FreeBytes)
 	}
 	if err := k.allocate(fsys, max(1, o.Sets), s); err != nil {
+		k.Close()
+		return nil, err
+	}
+	if err := k.findRestores(fsys, s); err != nil {
 		k.Close()
 		return nil, err
 	}
@@ -172,9 +177,15 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 	return s.Synchronize()
 }
 
-// Launch implements launch.Kernel.
+// Launch implements launch.Kernel: the restores, then the kernel.
 func (k *Kernel) Launch(s *cuda.Stream, set int) error {
-	return k.fn.LaunchBlock(k.cfg, s, k.blocks[set%len(k.blocks)])
+	set %= len(k.blocks)
+	for _, r := range k.restores {
+		if err := cuda.MemcpyDtoDAsync(r.g.bufs[set].Add(int(r.off)), r.pristine, r.n, s); err != nil {
+			return err
+		}
+	}
+	return k.fn.LaunchBlock(k.cfg, s, k.blocks[set])
 }
 
 // Sets implements launch.Kernel.
@@ -197,6 +208,12 @@ func (k *Kernel) Zeroed() int { return k.zeroed }
 // Close implements launch.Kernel.
 func (k *Kernel) Close() error {
 	var first error
+	for _, r := range k.restores {
+		if err := r.pristine.Free(); err != nil && first == nil {
+			first = err
+		}
+	}
+	k.restores = nil
 	for _, pb := range k.blocks {
 		pb.Free()
 	}

@@ -26,8 +26,10 @@ type recorder struct {
 	d     *Device
 	kinds []cupti.Kind
 	// skip names a kernel whose records are not the signature's (the
-	// primed mode's primers).
-	skip string
+	// primed mode's primers); skipMemcpy drops copies, which a captured
+	// binary's restores make (launch.AuxMemcpy).
+	skip       string
+	skipMemcpy bool
 }
 
 func startRecording(d *Device) (*recorder, error) {
@@ -67,8 +69,8 @@ func (c *recorder) collect(r *Result, samples, batch int, confidence float64) er
 		if !ok || (x.Kind == "memset" && c.d.flushN > 0 && x.Bytes == uint64(c.d.flushN)) {
 			continue // the L2 flush of cold mode is not the signature's
 		}
-		if c.skip != "" && x.Kind == "kernel" && x.Name == c.skip {
-			continue // nor are the primers of the primed mode
+		if c.skip != "" && x.Kind == "kernel" && x.Name == c.skip || c.skipMemcpy && x.Kind == "memcpy" {
+			continue // nor are the primers of the primed mode, or restores
 		}
 		recs = append(recs, x)
 	}

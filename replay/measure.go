@@ -400,6 +400,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			if pr, ok := k.(launch.Primer); ok && p.Cache == Primed {
 				t.prime, rec.skip = pr, pr.PrimeKernel()
 			}
+			if a, ok := k.(launch.AuxMemcpy); ok && a.AuxMemcpy() {
+				rec.skipMemcpy = true
+			}
 			defer func() {
 				if rec != nil {
 					rec.stop()

@@ -137,8 +137,8 @@ func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) {
 	}
 	e.Result = r
 	// Tier 3 runs kreplay's own kernels in place of PyTorch's: the traced
-	// kernel is never the one that runs.
-	if len(r.Ran) > 0 && s.Tier != signatures.TierKernel {
+	// kernel is never the one that runs, unless it is the captured binary.
+	if len(r.Ran) > 0 && (s.Tier != signatures.TierKernel || r.Path == PathCaptured) {
 		same := sameActivity(s, r.Ran)
 		e.SameKernel = &same
 	}

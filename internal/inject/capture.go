@@ -87,6 +87,9 @@ type Pointer struct {
 	// (SnapLen of them), "" when none were kept.
 	Snap    string `json:"snap,omitempty"`
 	SnapLen int    `json:"snap_len,omitempty"`
+	// Whole is set by Pack when the snapshot is every byte recorded, not
+	// a sample of them.
+	Whole bool `json:"whole,omitempty"`
 }
 
 // Call is one launch made while recording was armed.

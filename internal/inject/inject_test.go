@@ -190,12 +190,12 @@ func TestPackResolvesModules(t *testing.T) {
 		t.Errorf("calls %v, want %v", x.Calls, want)
 	}
 	// Zeros compress: kept whole. Random bytes do not: a 4 KiB sample.
-	if p := x.Launch("aaaa").Ptrs[0]; p.SnapLen != len(zeros) || p.Snap != zs {
+	if p := x.Launch("aaaa").Ptrs[0]; p.SnapLen != len(zeros) || p.Snap != zs || !p.Whole {
 		t.Errorf("zeros snapshot packed as %s/%d", p.Snap, p.SnapLen)
 	}
 	p := x.Launch("bbbb").Ptrs[0]
 	got, err := ReadSnapshot(os.DirFS(dst), p.Snap)
-	if err != nil || p.SnapLen != sampleBytes || !bytes.Equal(got, random[:sampleBytes]) {
+	if err != nil || p.SnapLen != sampleBytes || p.Whole || !bytes.Equal(got, random[:sampleBytes]) {
 		t.Errorf("random snapshot packed as %s/%d (%d bytes read, %v)", p.Snap, p.SnapLen, len(got), err)
 	}
 	// Only the modules the launches use are kept, and they read back.

@@ -43,6 +43,7 @@ func Functions(cubin []byte) (map[string]bool, error) {
 // choice was among differing images.
 func (c *Capture) ResolveModules() ([]string, error) {
 	defines := map[string]map[string]bool{} // hash -> function names
+	images := map[string][]byte{}
 	for _, m := range c.Modules {
 		if _, ok := defines[m.Hash]; ok {
 			continue
@@ -53,18 +54,22 @@ func (c *Capture) ResolveModules() ([]string, error) {
 		}
 		names, err := Functions(data)
 		if err != nil {
-			// Not an ELF image (a fatbin or PTX the driver compiled):
-			// it defines nothing we can name.
-			names = map[string]bool{}
+			names = map[string]bool{} // not an ELF image: see holds below
 		}
-		defines[m.Hash] = names
+		defines[m.Hash], images[m.Hash] = names, data
+	}
+	// holds is the fallback for images whose symbols do not list the
+	// function (cuBLAS's nvjet kernels): the name, NUL-terminated, in the
+	// image's bytes. The replay checks the parameters and registers.
+	holds := func(hash, name string) bool {
+		return defines[hash][name] || bytes.Contains(images[hash], append([]byte(name), 0))
 	}
 	var notes []string
 	for _, l := range sortedLaunches(c.Launches) {
 		l.Module = ""
 		distinct := map[string]bool{}
 		for _, m := range c.Modules {
-			if m.Seq < l.Seq && defines[m.Hash][l.Name] {
+			if m.Seq < l.Seq && holds(m.Hash, l.Name) {
 				l.Module = m.Hash
 				distinct[m.Hash] = true
 			}

@@ -128,11 +128,12 @@ func packSnap(src, dst string, p *Pointer, done map[string]bool) error {
 	if len(data) != p.SnapLen {
 		return fmt.Errorf("snapshot %s has %d bytes, the record says %d", p.Snap, len(data), p.SnapLen)
 	}
+	p.Whole = true
 	if len(data) > smallSnap && !compressible(data) {
 		data = data[:sampleBytes]
 		h := fnv.New64a()
 		h.Write(data)
-		p.Snap, p.SnapLen = fmt.Sprintf("%016x", h.Sum64()), len(data)
+		p.Snap, p.SnapLen, p.Whole = fmt.Sprintf("%016x", h.Sum64()), len(data), false
 	}
 	if done["s"+p.Snap] {
 		return nil

@@ -41,6 +41,14 @@ type Primer interface {
 	PrimeKernel() string
 }
 
+// AuxMemcpy is a Kernel whose Launch also copies memory that is not the
+// signature's work (a captured binary restoring the counters it consumes):
+// a profiler leaves its copies out of the kernel time.
+type AuxMemcpy interface {
+	Kernel
+	AuxMemcpy() bool
+}
+
 // Work is what one invocation moves and computes.
 type Work struct {
 	Bytes int64 // device-memory bytes read plus written

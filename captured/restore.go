@@ -1,0 +1,103 @@
+package captured
+
+import (
+	"fmt"
+	"io/fs"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/inject"
+)
+
+// maxRestore bounds the bytes of steering data a launch restores: a tile
+// counter or semaphore that the kernel leaves changed. A kernel that
+// changes more of a buffer kept whole is writing its output there, which
+// needs no restoring.
+const maxRestore = 4 << 10
+
+// restore is a span of a group's buffer that the kernel changes and must
+// find as it was at capture before each launch: persistent kernels (cuDNN's
+// fused attention, cuBLAS's stream-K GEMMs) take work from counters in
+// global memory, and a replay that left them advanced would find no work.
+type restore struct {
+	g        *group
+	off      int64
+	n        int
+	pristine cuda.DevicePtr
+}
+
+// findRestores launches the kernel once on buffer set 0 and compares each
+// buffer kept whole by the capture with what the kernel left there. A
+// changed span of at most maxRestore bytes is restored before every
+// launch, from a pristine copy; set 0 is restored now.
+func (k *Kernel) findRestores(fsys fs.FS, s *cuda.Stream) error {
+	if err := k.Launch(s, 0); err != nil {
+		return err
+	}
+	if err := s.Synchronize(); err != nil {
+		return fmt.Errorf("%s: first launch: %w", k.l.Name, err)
+	}
+	for _, g := range k.groups {
+		for _, pi := range g.ptrs {
+			p := k.l.Ptrs[pi]
+			if !p.Whole || p.Snap == "" {
+				continue
+			}
+			if err := k.restoreSpan(fsys, g, p, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (k *Kernel) restoreSpan(fsys fs.FS, g *group, p inject.Pointer, s *cuda.Stream) error {
+	want, err := inject.ReadSnapshot(fsys, p.Snap)
+	if err != nil {
+		return err
+	}
+	start := int64(p.Value - g.base)
+	want = want[:min(int64(len(want)), g.size-start)]
+	got := make([]byte, len(want))
+	if err := cuda.CopyDtoH(got, g.bufs[0].Add(int(start)), s); err != nil {
+		return err
+	}
+	lo, hi := changed(want, got)
+	if hi == 0 || hi-lo > maxRestore {
+		return nil
+	}
+	lo, hi = lo&^15, min(len(want), (hi+15)&^15)
+	r := &restore{g: g, off: start + int64(lo), n: hi - lo}
+	if r.pristine, err = cuda.MemAlloc(r.n); err != nil {
+		return err
+	}
+	k.restores = append(k.restores, r)
+	if err := cuda.CopyHtoD(r.pristine, want[lo:hi], s); err != nil {
+		return err
+	}
+	return cuda.CopyHtoD(g.bufs[0].Add(int(r.off)), want[lo:hi], s)
+}
+
+// changed returns the span [lo, hi) where a and b differ; hi is 0 when
+// they are equal.
+func changed(a, b []byte) (lo, hi int) {
+	lo = -1
+	for i := range a {
+		if a[i] != b[i] {
+			if lo < 0 {
+				lo = i
+			}
+			hi = i + 1
+		}
+	}
+	if lo < 0 {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// Restores is the number of spans restored before each launch.
+func (k *Kernel) Restores() int { return len(k.restores) }
+
+// AuxMemcpy reports whether each launch also copies memory (the
+// restores): those copies are not the kernel's activities.
+func (k *Kernel) AuxMemcpy() bool { return len(k.restores) > 0 }
