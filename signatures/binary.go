@@ -102,10 +102,12 @@ func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signatu
 		s.Binary = &Binary{Launch: x.Launch(best), Matched: total, Keys: len(c), FS: fsys}
 		m.Signatures++
 	}
-	// A split-K reduce kernel recorded on its own replays on its own.
+	// A signature with its binary replays by it, on its own: a split-K
+	// reduce kernel no longer with its GEMM, an op kreplay has no replay
+	// parameters for all the same.
 	for _, s := range sigOf {
-		if s.PartOf != "" && s.Binary != nil {
-			s.PartOf = ""
+		if s.Binary != nil {
+			s.PartOf, s.Unreplayable = "", ""
 		}
 	}
 	return m
