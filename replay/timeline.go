@@ -74,6 +74,7 @@ type Timeline struct {
 
 	dev   *Device
 	graph *cuda.GraphExec
+	order []*Prepared // the invocations the graph launches, in order
 }
 
 // MeasureTimeline prepares set's timeline (PrepareTimeline), measures it
@@ -224,6 +225,7 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 	if len(order) == 0 {
 		return nil, errors.New("timeline: no invocation can be replayed")
 	}
+	t.order = order
 	if err := d.Do(func() error { return t.capture(order) }); err != nil {
 		return nil, fmt.Errorf("timeline: capturing %d launches in a graph: %w", len(order), err)
 	}
@@ -335,6 +337,13 @@ type TimelineResult struct {
 	GPU       *energy.Summary `json:"gpu,omitempty"`
 	Throttled bool            `json:"throttled"`
 	Reasons   string          `json:"throttle_reasons,omitempty"`
+
+	// Context is each replayed signature's time in context: the kernel
+	// time of its invocations within the timeline replay, each preceded
+	// by what the trace ran before it (see InContext). ContextErr says why
+	// there is none.
+	Context    []SigContext `json:"context,omitempty"`
+	ContextErr string       `json:"context_error,omitempty"`
 }
 
 // String formats a timeline result on one line.
@@ -434,5 +443,10 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 		tot += v
 	}
 	r.MeanNS = tot / float64(len(values))
+	if !o.NoKernelTime {
+		if r.Context, err = t.inContext(contextPasses); err != nil {
+			r.ContextErr = err.Error()
+		}
+	}
 	return nil
 }

@@ -70,6 +70,22 @@ func TestGPUTimelinePrefill(t *testing.T) {
 	if r.GPU == nil && d.Meter != nil {
 		t.Error("no NVML samples")
 	}
+	// Every replayed kernel signature has its time in context, and the
+	// in-context times add up to about the timeline's own time.
+	if r.ContextErr != "" {
+		t.Errorf("no times in context: %s", r.ContextErr)
+	}
+	var inContext float64
+	for _, c := range r.Context {
+		if c.MedianNS <= 0 || c.Invocations <= 0 || c.Samples != c.Invocations*contextPasses {
+			t.Errorf("in context %+v", c)
+		}
+		inContext += c.MeanNS * float64(c.Invocations)
+	}
+	if len(r.Context) == 0 || inContext > 1.05*r.MedianNS {
+		t.Errorf("%d signatures in context, %.1f µs summed, timeline %.1f µs", len(r.Context), inContext/1e3, r.MedianNS/1e3)
+	}
+	t.Logf("in context: %d signatures, %.1f µs summed against the timeline's %.1f µs", len(r.Context), inContext/1e3, r.MedianNS/1e3)
 	if r.BusyNS > 0 {
 		t.Logf("timeline replay %.1f µs against the trace's %.1f µs busy (x%.3f), %.1f µs of summed durations; %.1f µs traced not replayed",
 			r.MedianNS/1e3, float64(r.BusyNS)/1e3, r.MedianNS/float64(r.BusyNS), float64(r.TracedNS)/1e3, float64(r.SkippedNS)/1e3)

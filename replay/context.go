@@ -1,0 +1,144 @@
+package replay
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kreplay/kreplay/internal/cupti"
+)
+
+// contextPasses is how many launches of the timeline graph the in-context
+// times are taken from.
+const contextPasses = 5
+
+// SigContext is a signature's time in context: the kernel time (CUPTI) of
+// its invocations inside the timeline replay, where each starts as it did
+// in the trace, right after the kernels that ran before it, with their
+// outputs in the L2 and the instruction caches warm or cold as they left
+// them. Isolated replays of small decode kernels in back-to-back batches
+// run without that context.
+type SigContext struct {
+	ID string `json:"id"`
+	// Invocations is the signature's invocations in one timeline; Samples
+	// the invocation times the median is taken over.
+	Invocations int `json:"invocations"`
+	Samples     int `json:"samples"`
+	// MedianNS and MeanNS are per invocation.
+	MedianNS float64 `json:"median_ns"`
+	MeanNS   float64 `json:"mean_ns"`
+}
+
+// inContext launches the timeline graph passes times with CUPTI recording
+// and gives each invocation the summed duration of the kernels it
+// launched, found by counting how many kernels each prepared signature
+// launches on its own. Call inside Do.
+func (t *Timeline) inContext(passes int) ([]SigContext, error) {
+	rec, err := startRecording(t.dev)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.stop()
+	per, err := t.kernelsPerLaunch(rec)
+	if err != nil {
+		return nil, err
+	}
+	want := 0
+	for _, p := range t.order {
+		want += per[p]
+	}
+	if err := rec.discard(); err != nil {
+		return nil, err
+	}
+	for i := 0; i < passes; i++ {
+		if err := t.graph.Launch(t.dev.stream); err != nil {
+			return nil, err
+		}
+	}
+	ks, err := kernelRecords(rec)
+	if err != nil {
+		return nil, err
+	}
+	if len(ks) != passes*want {
+		return nil, fmt.Errorf("CUPTI recorded %d kernels in %d timeline launches, want %d", len(ks), passes, passes*want)
+	}
+	times := map[*Prepared][]float64{}
+	k := 0
+	for range passes {
+		for _, p := range t.order {
+			var ns uint64
+			for _, r := range ks[k : k+per[p]] {
+				ns += r.Duration()
+			}
+			k += per[p]
+			if per[p] > 0 {
+				times[p] = append(times[p], float64(ns))
+			}
+		}
+	}
+	var out []SigContext
+	for _, p := range t.Prepared {
+		v := times[p]
+		if len(v) == 0 {
+			continue
+		}
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		slices.Sort(v)
+		out = append(out, SigContext{ID: p.Sig.ID, Invocations: len(v) / passes, Samples: len(v),
+			MedianNS: v[len(v)/2], MeanNS: sum / float64(len(v))})
+	}
+	return out, nil
+}
+
+// kernelsPerLaunch launches each prepared signature twice and counts the
+// kernels the second launch ran (the first may set a library up).
+func (t *Timeline) kernelsPerLaunch(rec *recorder) (map[*Prepared]int, error) {
+	per := map[*Prepared]int{}
+	for _, p := range t.Prepared {
+		if err := p.Kernel.Launch(t.dev.stream, 0); err != nil {
+			return nil, err
+		}
+		if err := rec.discard(); err != nil {
+			return nil, err
+		}
+		if err := p.Kernel.Launch(t.dev.stream, 0); err != nil {
+			return nil, err
+		}
+		ks, err := kernelRecords(rec)
+		if err != nil {
+			return nil, err
+		}
+		per[p] = len(ks) // 0 for copies and memsets: no time in context
+
+	}
+	return per, nil
+}
+
+// kernelRecords synchronizes, flushes CUPTI and returns the kernel
+// records, by start time.
+func kernelRecords(rec *recorder) ([]cupti.Record, error) {
+	if err := rec.d.stream.Synchronize(); err != nil {
+		return nil, err
+	}
+	if err := cupti.Flush(); err != nil {
+		return nil, err
+	}
+	var ks []cupti.Record
+	for _, r := range cupti.Drain() {
+		if r.Kind == cupti.KindKernel || r.Kind == cupti.KindConcurrentKernel {
+			ks = append(ks, r)
+		}
+	}
+	slices.SortStableFunc(ks, func(a, b cupti.Record) int {
+		switch {
+		case a.Start < b.Start:
+			return -1
+		case a.Start > b.Start:
+			return 1
+		}
+		return 0
+	})
+	return ks, nil
+}
