@@ -37,7 +37,7 @@ func Measure(name string, ticks int, log io.Writer) (*runner.Result, error) {
 	// Seconds of warm-up: the host side of a launch-bound model takes
 	// that long to settle (BLOOM-560M prefill on the H100 timed 21.8,
 	// 17.3 and 13.5 ms per inference in three rounds after 5 warm-up
-	// inferences).
+	// inferences; results/h100/predict/model_protocol.txt).
 	n, err := r.Warmup(3, 3*time.Second)
 	if err != nil {
 		return nil, err
