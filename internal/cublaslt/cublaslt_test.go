@@ -6,22 +6,18 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cublas"
+	"github.com/kreplay/kreplay/internal/dl"
 )
 
-func TestOpenFirstFailure(t *testing.T) {
-	names := []string{"/nonexistent/libkreplay_lt_missing.so", "libkreplay_lt_missing.so.3"}
-	_, err := openFirst(names)
-	if !errors.Is(err, ErrNotFound) {
-		t.Fatalf("err = %v, want ErrNotFound", err)
+// Loading itself is package dl's; this checks what cublaslt gives it.
+func TestSymbols(t *testing.T) {
+	if err := dl.CheckSymbols(lib.Symbols, len(lib.Table)); err != nil {
+		t.Error(err)
 	}
-	for _, n := range names {
-		if !strings.Contains(err.Error(), n) {
-			t.Errorf("%q does not name %s", err, n)
-		}
-	}
-	_, err = openFirst([]string{"libc.so.6"})
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "missing symbol cublasLtGetVersion") {
-		t.Errorf("libc: %v", err)
+	_, err := lib.Open([]string{"/nonexistent/libkreplay_lt_missing.so", "libc.so.6"})
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/libkreplay_lt_missing.so: ") ||
+		!strings.Contains(err.Error(), "libc.so.6: missing symbol cublasLtGetVersion") {
+		t.Errorf("err = %v, want ErrNotFound naming each candidate and the missing symbol", err)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/kreplay/kreplay/internal/dl"
 )
 
 // Offsets of the fields read from each record, from cupti_activity.h
@@ -214,10 +216,13 @@ func TestCandidates(t *testing.T) {
 }
 
 func TestLoadFailure(t *testing.T) {
-	_, err := openFirst([]string{"/nonexistent/libcupti_missing.so", "libc.so.6"})
+	if err := dl.CheckSymbols(lib.Symbols, len(lib.Table)); err != nil {
+		t.Error(err)
+	}
+	_, err := lib.Open([]string{"/nonexistent/libcupti_missing.so", "libc.so.6"})
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/libcupti_missing.so") ||
 		!strings.Contains(err.Error(), "missing symbol cuptiGetVersion") {
-		t.Fatalf("openFirst: %v", err)
+		t.Fatalf("Open: %v", err)
 	}
 	if err := Load(); err == nil {
 		t.Skipf("libcupti is installed (%s)", Path())

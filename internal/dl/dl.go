@@ -141,11 +141,11 @@ func CheckSymbols(syms []Symbol, n int) error {
 	return nil
 }
 
-// OpenFirst calls open for each candidate in order and returns the first
+// openFirst calls open for each candidate in order and returns the first
 // name that opens. open returns ok, or the loader's reason. When none
 // opens, the error wraps notFound and names every candidate with its
 // reason.
-func OpenFirst(notFound error, candidates []string, open func(name string) (reason string, ok bool)) (string, error) {
+func openFirst(notFound error, candidates []string, open func(name string) (reason string, ok bool)) (string, error) {
 	var reasons []string
 	for _, name := range candidates {
 		msg, ok := open(name)

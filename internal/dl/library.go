@@ -73,7 +73,7 @@ func (l *Library) Open(candidates []string) (string, error) {
 }
 
 func (l *Library) open(candidates []string) (string, error) {
-	return OpenFirst(l.NotFound, candidates, func(name string) (string, bool) {
+	return openFirst(l.NotFound, candidates, func(name string) (string, bool) {
 		h, err := Open(name)
 		if err != nil {
 			var oe *OpenError

@@ -6,29 +6,20 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/dl"
 )
 
-func TestOpenFirstFailure(t *testing.T) {
-	names := []string{"/nonexistent/libkreplay_missing_nccl.so", "libkreplay_missing_nccl.so.2"}
-	_, err := openFirst(names)
-	if err == nil {
-		t.Fatal("opening nonexistent libraries succeeded")
+// Loading itself is package dl's; this checks what nccl gives it.
+func TestSymbols(t *testing.T) {
+	if err := dl.CheckSymbols(lib.Symbols, len(lib.Table)); err != nil {
+		t.Error(err)
 	}
-	if !errors.Is(err, ErrNotFound) {
-		t.Errorf("error %v does not match ErrNotFound", err)
-	}
-	for _, n := range names {
-		if !strings.Contains(err.Error(), n) {
-			t.Errorf("error %q does not name %s", err, n)
-		}
-	}
-}
-
-func TestOpenWithoutSymbols(t *testing.T) {
 	// libc opens but has none of NCCL's entry points.
-	_, err := openFirst([]string{"libc.so.6"})
-	if err == nil || !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "missing symbol ncclGetVersion") {
-		t.Fatalf("err = %v, want ErrNotFound naming the missing symbol", err)
+	_, err := lib.Open([]string{"/nonexistent/libkreplay_missing_nccl.so", "libc.so.6"})
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/libkreplay_missing_nccl.so: ") ||
+		!strings.Contains(err.Error(), "libc.so.6: missing symbol ncclGetVersion") {
+		t.Errorf("err = %v, want ErrNotFound naming each candidate and the missing symbol", err)
 	}
 }
 
