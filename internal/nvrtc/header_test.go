@@ -57,7 +57,7 @@ int main(void) {
 `)
 	for _, s := range symbols {
 		fmt.Fprintf(&b, "\t_Static_assert(__builtin_types_compatible_p(kr_pfn_%s, __typeof__(&%s)), \"kr_pfn_%s does not match nvrtc.h\");\n",
-			s.name, s.name, s.name)
+			s.Name, s.Name, s.Name)
 	}
 	for name := range consts {
 		fmt.Fprintf(&b, "\tprintf(\"%s %%d\\n\", (int)%s);\n", name, name)
