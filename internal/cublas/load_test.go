@@ -6,21 +6,11 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/kreplay/kreplay/internal/dl"
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
-// Loading itself is package dl's; this checks what cublas gives it.
-func TestSymbols(t *testing.T) {
-	if err := dl.CheckSymbols(lib.Symbols, len(lib.Table)); err != nil {
-		t.Error(err)
-	}
-	// libc opens but has none of the cuBLAS entry points.
-	_, err := lib.Open([]string{"/nonexistent/libkreplay_missing_a.so", "libc.so.6"})
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/libkreplay_missing_a.so: ") ||
-		!strings.Contains(err.Error(), "libc.so.6: missing symbol cublasCreate_v2") {
-		t.Errorf("err = %v, want ErrNotFound naming each candidate and the missing symbol", err)
-	}
-}
+// Loading itself is package dl's; this checks what the package gives it.
+func TestSymbols(t *testing.T) { dltest.CheckLibrary(t, &lib, "cublasCreate_v2") }
 
 func TestLoadReportsCandidates(t *testing.T) {
 	err := Load()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/dl"
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
 // Offsets of the fields read from each record, from cupti_activity.h
@@ -216,18 +216,11 @@ func TestCandidates(t *testing.T) {
 }
 
 func TestLoadFailure(t *testing.T) {
-	if err := dl.CheckSymbols(lib.Symbols, len(lib.Table)); err != nil {
-		t.Error(err)
-	}
-	_, err := lib.Open([]string{"/nonexistent/libcupti_missing.so", "libc.so.6"})
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/libcupti_missing.so") ||
-		!strings.Contains(err.Error(), "missing symbol cuptiGetVersion") {
-		t.Fatalf("Open: %v", err)
-	}
+	dltest.CheckLibrary(t, &lib, "cuptiGetVersion")
 	if err := Load(); err == nil {
 		t.Skipf("libcupti is installed (%s)", Path())
 	}
-	err = Enable(KindConcurrentKernel)
+	err := Enable(KindConcurrentKernel)
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "libcupti.so.13") ||
 		!strings.Contains(err.Error(), "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.12") {
 		t.Errorf("Enable without CUPTI: %v", err)

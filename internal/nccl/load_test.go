@@ -7,24 +7,12 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/kreplay/kreplay/internal/dl"
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
-// Loading itself is package dl's; this checks what nccl gives it.
-func TestSymbols(t *testing.T) {
-	if err := dl.CheckSymbols(lib.Symbols, len(lib.Table)); err != nil {
-		t.Error(err)
-	}
-	// libc opens but has none of NCCL's entry points.
-	_, err := lib.Open([]string{"/nonexistent/libkreplay_missing_nccl.so", "libc.so.6"})
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/libkreplay_missing_nccl.so: ") ||
-		!strings.Contains(err.Error(), "libc.so.6: missing symbol ncclGetVersion") {
-		t.Errorf("err = %v, want ErrNotFound naming each candidate and the missing symbol", err)
-	}
-}
+// Loading itself is package dl's; this checks what the package gives it.
+func TestSymbols(t *testing.T) { dltest.CheckLibrary(t, &lib, "ncclGetVersion") }
 
-// Without NCCL, Load and every call that needs the library fail with an
-// error that matches ErrNotFound and names libnccl.so.2.
 func TestLoadFailureNamesLibrary(t *testing.T) {
 	err := Load()
 	if err == nil {
