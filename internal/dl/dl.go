@@ -10,7 +10,8 @@
 // the dlopen, the dlsym of every symbol and the reporting: [Open] and
 // [Handle.Resolve] for bindings with their own loading policy (cuda,
 // nvrtc), and [Library] for those that try a list of sonames and load once
-// (cublas, cublaslt, nccl, cupti).
+// (cublas, cublaslt, nccl, cupti). Package dltest has the bindings' shared
+// test support.
 package dl
 
 /*
