@@ -86,16 +86,7 @@ func TestHeaderValues(t *testing.T) {
 		t.Skipf("cublas_api.h not found under %v", dltest.CUDARoots())
 	}
 	consts := cublasConsts()
-	src := "#include <stdio.h>\n#include <cublas_v2.h>\nint main(void) {\n" +
-		dltest.PrintConsts("CUBLAS_VER_MAJOR", consts) + "  return 0;\n}\n"
-	out, err := dltest.CompileAndRun(t.TempDir(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := dltest.ParseValues(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vals := dltest.Probe(t, []string{"cublas_v2.h"}, dltest.PrintConsts("CUBLAS_VER_MAJOR", consts))
 	major := dltest.CheckConsts(t, vals, "CUBLAS_VER_MAJOR", consts, "package cublas")
 	t.Logf("checked against cublas_api.h of cuBLAS %d in %s", major, dltest.FindHeader("cublas_api.h"))
 }

@@ -103,7 +103,6 @@ func TestHeaderValues(t *testing.T) {
 	}
 	consts := ltConsts()
 	var b strings.Builder
-	b.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include <cublasLt.h>\nint main(void) {\n")
 	b.WriteString(dltest.PrintConsts("CUBLAS_VER_MAJOR", consts))
 	for _, l := range []struct{ key, expr string }{
 		{"sizeof_algo", "sizeof(cublasLtMatmulAlgo_t)"},
@@ -115,15 +114,7 @@ func TestHeaderValues(t *testing.T) {
 	} {
 		fmt.Fprintf(&b, "  printf(\"%s %%lld\\n\", (long long)%s);\n", l.key, l.expr)
 	}
-	b.WriteString("  return 0;\n}\n")
-	out, err := dltest.CompileAndRun(t.TempDir(), b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := dltest.ParseValues(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vals := dltest.Probe(t, []string{"cublasLt.h"}, b.String())
 	major := dltest.CheckConsts(t, vals, "CUBLAS_VER_MAJOR", consts, "package cublaslt")
 	t.Logf("checked against cublasLt.h of cuBLAS %d in %s", major, dltest.FindHeader("cublasLt.h"))
 	for k, v := range structLayout() {

@@ -79,3 +79,25 @@ func CheckConsts(t testing.TB, vals map[string]int64, version string, consts []C
 	}
 	return v
 }
+
+// Probe compiles and runs a C program that includes stdio.h, stddef.h
+// and headers, in that order, with body as the statements of its main,
+// against IncludeDirs, and returns the values it prints (see
+// CompileAndRun and ParseValues). A failure stops the test.
+func Probe(t testing.TB, headers []string, body string) map[string]int64 {
+	t.Helper()
+	var b strings.Builder
+	for _, h := range append([]string{"stdio.h", "stddef.h"}, headers...) {
+		fmt.Fprintf(&b, "#include <%s>\n", h)
+	}
+	b.WriteString("int main(void) {\n" + body + "  return 0;\n}\n")
+	out, err := CompileAndRun(t.TempDir(), b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := ParseValues(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vals
+}
