@@ -118,13 +118,6 @@ func ranOf(r cupti.Record) (Ran, bool) {
 	return x, true
 }
 
-// SameActivity reports whether the activities a replay ran include the
-// one the trace names for sig: the same kernel, or a copy or memset of the
-// same direction and size.
-func SameActivity(sig *signatures.Signature, ran []Ran) bool {
-	return sameActivity(sig, ran)
-}
-
 func copyName(k cupti.MemcpyKind) string {
 	switch k {
 	case cupti.MemcpyHtoD:

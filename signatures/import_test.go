@@ -19,7 +19,6 @@ type oracle struct {
 	linkable   int // activities whose External id (or runtime call's) names a cpu_op
 	nccl       int
 	ops        map[int64]map[string]any
-	gemmInputs map[int64][]any
 }
 
 func readOracle(t *testing.T, name string) *oracle {

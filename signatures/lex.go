@@ -2,7 +2,6 @@ package signatures
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -291,8 +290,6 @@ func (l *lexer) number() ([]byte, error) {
 	return l.b[start:l.i], nil
 }
 
-var errRange = errors.New("number out of range")
-
 // int parses an integer. A JSON number with a zero fraction (3.0) is accepted.
 func (l *lexer) int() (int64, error) {
 	raw, err := l.number()
@@ -399,19 +396,6 @@ func parseMicros(b []byte) (int64, bool) {
 		ns = -ns
 	}
 	return ns, true
-}
-
-// float parses a number as float64.
-func (l *lexer) float() (float64, error) {
-	raw, err := l.number()
-	if err != nil {
-		return 0, err
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		return 0, l.errf("%s: %v", raw, errRange)
-	}
-	return f, nil
 }
 
 // skip consumes one value of any kind, checking its syntax.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
@@ -44,16 +43,6 @@ func Register(b Builder, ops ...string) {
 		}
 		builders[op] = b
 	}
-}
-
-// Ops lists the aten ops that have a builder, sorted.
-func Ops() []string {
-	var ops []string
-	for op := range builders {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
-	return ops
 }
 
 // Kernel is a tier-3 signature made launchable.

@@ -307,19 +307,6 @@ func (p *rdRowPlan) raw() cuda.RawArg {
 	return cuda.RawArg{Data: b, Align: 8}
 }
 
-// offsets returns the input and output offsets of row r's first element,
-// as the kernels compute them.
-func (p *rdRowPlan) offsets(r int64) (in, out int64) {
-	for i := len(p.other) - 1; i >= 0; i-- {
-		d := p.other[i]
-		q := r / d.size
-		in += (r - q*d.size) * d.in
-		out += (r - q*d.size) * d.out
-		r = q
-	}
-	return in, out
-}
-
 // rdMaxDims is RD_MAXD, the most dims a kernel layout takes.
 const rdMaxDims = 8
 

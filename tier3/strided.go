@@ -211,12 +211,6 @@ func ewMagic(d int64) (magic, shift uint32) {
 	return uint32(m), s
 }
 
-// ewDivide is the device's 32-bit division, for tests.
-func ewDivide(n uint32, magic, shift uint32) uint32 {
-	hi := uint32((uint64(n) * uint64(magic)) >> 32)
-	return (hi + n) >> shift
-}
-
 // ewVecOK reports whether l can run with v elements per unit: the output
 // and every tensor operand contiguous (or, for operands, broadcast) along
 // the innermost dimension, units aligned to v*size bytes, at most 16 bytes

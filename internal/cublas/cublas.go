@@ -15,16 +15,15 @@
 package cublas
 
 /*
-#cgo LDFLAGS: -ldl
-#include <stdlib.h>
 #include "cublas_shim.h"
+
+// The function table (one definition; cublas_shim.h declares it).
+void *kr_cublas_fn[KR_CUBLAS_COUNT];
 */
 import "C"
 
 import (
 	"errors"
-	"sync"
-	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/dl"
 )
@@ -46,52 +45,38 @@ var ErrNotFound = errors.New("cublas: library not found")
 // handle.
 var ErrNilHandle = errors.New("nil or destroyed cuBLAS handle")
 
-var (
-	loadMu     sync.Mutex
-	loadedPath string
-)
+// lib fills kr_cublas_fn; a library lacking a required symbol is skipped.
+var lib = dl.Library{
+	NotFound: ErrNotFound,
+	Table:    C.kr_cublas_fn[:],
+	Symbols: []dl.Symbol{
+		{Slot: C.KR_CUBLAS_cublasCreate, Name: "cublasCreate_v2"},
+		{Slot: C.KR_CUBLAS_cublasDestroy, Name: "cublasDestroy_v2"},
+		{Slot: C.KR_CUBLAS_cublasGetVersion, Name: "cublasGetVersion_v2"},
+		{Slot: C.KR_CUBLAS_cublasSetStream, Name: "cublasSetStream_v2"},
+		{Slot: C.KR_CUBLAS_cublasSetWorkspace, Name: "cublasSetWorkspace_v2"},
+		{Slot: C.KR_CUBLAS_cublasSetMathMode, Name: "cublasSetMathMode"},
+		{Slot: C.KR_CUBLAS_cublasGetMathMode, Name: "cublasGetMathMode"},
+		{Slot: C.KR_CUBLAS_cublasGemmEx, Name: "cublasGemmEx"},
+		{Slot: C.KR_CUBLAS_cublasGemmStridedBatchedEx, Name: "cublasGemmStridedBatchedEx"},
+		{Slot: C.KR_CUBLAS_cublasGetStatusName, Name: "cublasGetStatusName", Optional: true},
+		{Slot: C.KR_CUBLAS_cublasGetStatusString, Name: "cublasGetStatusString", Optional: true},
+	},
+}
 
 // Load opens libcublas (trying Candidates in order) and resolves the
 // functions this package uses. It is safe to call more than once and
 // from several goroutines; after the first success it returns nil at
 // once. Create calls Load, so calling it first is optional.
 func Load() error {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	if loadedPath != "" {
+	return lib.Load(Candidates, nil, func() error {
+		libStatus.Store(&statusFuncs{name: cStatusName, text: cStatusString})
 		return nil
-	}
-	path, err := openFirst(Candidates)
-	if err != nil {
-		return err
-	}
-	loadedPath = path
-	libStatus.Store(&statusFuncs{name: cStatusName, text: cStatusString})
-	return nil
+	})
 }
 
 // Path reports the library Load opened, or "" when none is loaded.
-func Path() string {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	return loadedPath
-}
-
-// openFirst tries each candidate and returns the first that opens with
-// every required symbol. On failure the error wraps ErrNotFound and names
-// every candidate with the loader's reason.
-func openFirst(candidates []string) (string, error) {
-	buf := (*C.char)(C.malloc(1024))
-	defer C.free(unsafe.Pointer(buf))
-	return dl.OpenFirst(ErrNotFound, candidates, func(name string) (string, bool) {
-		cname := C.CString(name)
-		defer C.free(unsafe.Pointer(cname))
-		if C.kr_cublas_open(cname, buf, 1024) == 0 {
-			return "", true
-		}
-		return C.GoString(buf), false
-	})
-}
+func Path() string { return lib.Path() }
 
 func cStatusName(s Status) string {
 	if p := C.kr_cublasGetStatusName(C.kr_cublasStatus_t(s)); p != nil {

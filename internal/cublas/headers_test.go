@@ -1,26 +1,20 @@
 package cublas_test
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cublas"
-	"github.com/kreplay/kreplay/internal/cublas/cublastest"
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
-// headerConst is a Go constant and the C enumerator it must equal; min is
-// the first CUBLAS_VER_MAJOR whose header declares it.
-type headerConst struct {
-	name string
-	val  int64
-	min  int
-}
-
-func cublasConsts() []headerConst {
-	c := func(name string, v int64) headerConst { return headerConst{name, v, 11} }
-	c13 := func(name string, v int64) headerConst { return headerConst{name, v, 13} }
-	return []headerConst{
+// cublasConsts are the package's constants and the cublas_api.h
+// enumerators they must equal, each with the first CUBLAS_VER_MAJOR that
+// declares it.
+func cublasConsts() []dltest.Const {
+	c := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 11} }
+	c12 := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 12} }
+	c13 := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 13} }
+	return []dltest.Const{
 		c("CUBLAS_STATUS_SUCCESS", int64(cublas.StatusSuccess)),
 		c("CUBLAS_STATUS_NOT_INITIALIZED", int64(cublas.StatusNotInitialized)),
 		c("CUBLAS_STATUS_ALLOC_FAILED", int64(cublas.StatusAllocFailed)),
@@ -52,8 +46,8 @@ func cublasConsts() []headerConst {
 		c("CUDA_R_32U", int64(cublas.R32U)),
 		c("CUDA_R_64I", int64(cublas.R64I)),
 		c("CUDA_R_64U", int64(cublas.R64U)),
-		{"CUDA_R_8F_E4M3", int64(cublas.R8FE4M3), 12},
-		{"CUDA_R_8F_E5M2", int64(cublas.R8FE5M2), 12},
+		c12("CUDA_R_8F_E4M3", int64(cublas.R8FE4M3)),
+		c12("CUDA_R_8F_E5M2", int64(cublas.R8FE5M2)),
 		c13("CUDA_R_8F_UE8M0", int64(cublas.R8FUE8M0)),
 		c13("CUDA_R_6F_E2M3", int64(cublas.R6FE2M3)),
 		c13("CUDA_R_6F_E3M2", int64(cublas.R6FE3M2)),
@@ -88,37 +82,11 @@ func cublasConsts() []headerConst {
 // wherever the CUDA headers are (CUDA_HOME, CUDA_PATH or
 // /usr/local/cuda) and skips elsewhere.
 func TestHeaderValues(t *testing.T) {
-	if cublastest.FindHeader("cublas_api.h") == "" {
-		t.Skipf("cublas_api.h not found under %v", cublastest.CUDARoots())
+	if dltest.FindHeader("cublas_api.h") == "" {
+		t.Skipf("cublas_api.h not found under %v", dltest.CUDARoots())
 	}
 	consts := cublasConsts()
-	var b strings.Builder
-	b.WriteString("#include <stdio.h>\n#include <cublas_v2.h>\nint main(void) {\n")
-	b.WriteString("  printf(\"CUBLAS_VER_MAJOR %d\\n\", (int)CUBLAS_VER_MAJOR);\n")
-	for _, k := range consts {
-		fmt.Fprintf(&b, "#if CUBLAS_VER_MAJOR >= %d\n  printf(\"%s %%lld\\n\", (long long)%s);\n#endif\n", k.min, k.name, k.name)
-	}
-	b.WriteString("  return 0;\n}\n")
-	out, err := cublastest.CompileAndRun(t.TempDir(), b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := cublastest.ParseValues(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	major := vals["CUBLAS_VER_MAJOR"]
-	t.Logf("checked against cublas_api.h of cuBLAS %d in %s", major, cublastest.FindHeader("cublas_api.h"))
-	for _, k := range consts {
-		got, ok := vals[k.name]
-		if !ok {
-			if int64(k.min) <= major {
-				t.Errorf("%s not printed", k.name)
-			}
-			continue
-		}
-		if got != k.val {
-			t.Errorf("%s = %d in the header, %d in package cublas", k.name, got, k.val)
-		}
-	}
+	vals := dltest.Probe(t, []string{"cublas_v2.h"}, dltest.PrintConsts("CUBLAS_VER_MAJOR", consts))
+	major := dltest.CheckConsts(t, vals, "CUBLAS_VER_MAJOR", consts, "package cublas")
+	t.Logf("checked against cublas_api.h of cuBLAS %d in %s", major, dltest.FindHeader("cublas_api.h"))
 }

@@ -5,31 +5,12 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
-func TestOpenFirstFailure(t *testing.T) {
-	names := []string{"/nonexistent/libkreplay_missing_a.so", "libkreplay_missing_b.so.7"}
-	_, err := openFirst(names)
-	if err == nil {
-		t.Fatal("opening nonexistent libraries succeeded")
-	}
-	if !errors.Is(err, ErrNotFound) {
-		t.Errorf("error %v does not match ErrNotFound", err)
-	}
-	for _, n := range names {
-		if !strings.Contains(err.Error(), n) {
-			t.Errorf("error %q does not name %s", err, n)
-		}
-	}
-}
-
-func TestOpenWithoutSymbols(t *testing.T) {
-	// libc opens but has none of the cuBLAS entry points.
-	_, err := openFirst([]string{"libc.so.6"})
-	if err == nil || !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "missing symbol cublasCreate_v2") {
-		t.Fatalf("err = %v, want ErrNotFound naming the missing symbol", err)
-	}
-}
+// Loading itself is package dl's; this checks what the package gives it.
+func TestSymbols(t *testing.T) { dltest.CheckLibrary(t, &lib, "cublasCreate_v2") }
 
 func TestLoadReportsCandidates(t *testing.T) {
 	err := Load()

@@ -14,20 +14,19 @@
 package cublaslt
 
 /*
-#cgo LDFLAGS: -ldl
-#include <stdlib.h>
 #include "cublaslt_shim.h"
+
+// The function table (one definition; cublaslt_shim.h declares it).
+void *kr_lt_fn[KR_LT_COUNT];
 */
 import "C"
 
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/cublas"
-
 	"github.com/kreplay/kreplay/internal/dl"
 )
 
@@ -47,47 +46,38 @@ var ErrNotFound = errors.New("cublaslt: library not found")
 // descriptor, layout or preference.
 var ErrNil = errors.New("nil or destroyed cuBLASLt object")
 
-var (
-	loadMu     sync.Mutex
-	loadedPath string
-)
+// lib fills kr_lt_fn; a library lacking a symbol is skipped.
+var lib = dl.Library{
+	NotFound: ErrNotFound,
+	Table:    C.kr_lt_fn[:],
+	Symbols: []dl.Symbol{
+		{Slot: C.KR_LT_ltGetVersion, Name: "cublasLtGetVersion"},
+		{Slot: C.KR_LT_ltCreate, Name: "cublasLtCreate"},
+		{Slot: C.KR_LT_ltDestroy, Name: "cublasLtDestroy"},
+		{Slot: C.KR_LT_ltMatmulDescCreate, Name: "cublasLtMatmulDescCreate"},
+		{Slot: C.KR_LT_ltMatmulDescDestroy, Name: "cublasLtMatmulDescDestroy"},
+		{Slot: C.KR_LT_ltMatmulDescSetAttribute, Name: "cublasLtMatmulDescSetAttribute"},
+		{Slot: C.KR_LT_ltMatmulDescGetAttribute, Name: "cublasLtMatmulDescGetAttribute"},
+		{Slot: C.KR_LT_ltMatrixLayoutCreate, Name: "cublasLtMatrixLayoutCreate"},
+		{Slot: C.KR_LT_ltMatrixLayoutDestroy, Name: "cublasLtMatrixLayoutDestroy"},
+		{Slot: C.KR_LT_ltMatrixLayoutSetAttribute, Name: "cublasLtMatrixLayoutSetAttribute"},
+		{Slot: C.KR_LT_ltMatrixLayoutGetAttribute, Name: "cublasLtMatrixLayoutGetAttribute"},
+		{Slot: C.KR_LT_ltMatmulPreferenceCreate, Name: "cublasLtMatmulPreferenceCreate"},
+		{Slot: C.KR_LT_ltMatmulPreferenceDestroy, Name: "cublasLtMatmulPreferenceDestroy"},
+		{Slot: C.KR_LT_ltMatmulPreferenceSetAttribute, Name: "cublasLtMatmulPreferenceSetAttribute"},
+		{Slot: C.KR_LT_ltMatmulPreferenceGetAttribute, Name: "cublasLtMatmulPreferenceGetAttribute"},
+		{Slot: C.KR_LT_ltMatmulAlgoGetHeuristic, Name: "cublasLtMatmulAlgoGetHeuristic"},
+		{Slot: C.KR_LT_ltMatmul, Name: "cublasLtMatmul"},
+	},
+}
 
 // Load opens libcublasLt (trying Candidates in order) and resolves the
 // functions this package uses. It is idempotent and safe for concurrent
 // use; every constructor calls it.
-func Load() error {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	if loadedPath != "" {
-		return nil
-	}
-	path, err := openFirst(Candidates)
-	if err != nil {
-		return err
-	}
-	loadedPath = path
-	return nil
-}
+func Load() error { return lib.Load(Candidates, nil, nil) }
 
 // Path reports the library Load opened, or "" when none is loaded.
-func Path() string {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	return loadedPath
-}
-
-func openFirst(candidates []string) (string, error) {
-	buf := (*C.char)(C.malloc(1024))
-	defer C.free(unsafe.Pointer(buf))
-	return dl.OpenFirst(ErrNotFound, candidates, func(name string) (string, bool) {
-		cname := C.CString(name)
-		defer C.free(unsafe.Pointer(cname))
-		if C.kr_lt_open(cname, buf, 1024) == 0 {
-			return "", true
-		}
-		return C.GoString(buf), false
-	})
-}
+func Path() string { return lib.Path() }
 
 // GetVersion loads the library if needed and returns cublasLtGetVersion:
 // major*10000 + minor*100 + patch.

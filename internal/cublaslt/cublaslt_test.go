@@ -6,24 +6,11 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cublas"
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
-func TestOpenFirstFailure(t *testing.T) {
-	names := []string{"/nonexistent/libkreplay_lt_missing.so", "libkreplay_lt_missing.so.3"}
-	_, err := openFirst(names)
-	if !errors.Is(err, ErrNotFound) {
-		t.Fatalf("err = %v, want ErrNotFound", err)
-	}
-	for _, n := range names {
-		if !strings.Contains(err.Error(), n) {
-			t.Errorf("%q does not name %s", err, n)
-		}
-	}
-	_, err = openFirst([]string{"libc.so.6"})
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "missing symbol cublasLtGetVersion") {
-		t.Errorf("libc: %v", err)
-	}
-}
+// Loading itself is package dl's; this checks what the package gives it.
+func TestSymbols(t *testing.T) { dltest.CheckLibrary(t, &lib, "cublasLtGetVersion") }
 
 func TestLoadFailureText(t *testing.T) {
 	err := Load()

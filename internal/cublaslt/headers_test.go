@@ -5,19 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/cublas/cublastest"
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
-type headerConst struct {
-	name string
-	val  int64
-	min  int // first CUBLAS_VER_MAJOR whose cublasLt.h declares it
-}
-
-func ltConsts() []headerConst {
-	c := func(name string, v int64) headerConst { return headerConst{name, v, 11} }
-	c13 := func(name string, v int64) headerConst { return headerConst{name, v, 13} }
-	return []headerConst{
+// ltConsts are the package's constants and the cublasLt.h enumerators
+// they must equal, each with the first CUBLAS_VER_MAJOR that declares it.
+func ltConsts() []dltest.Const {
+	c := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 11} }
+	c12 := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 12} }
+	c13 := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 13} }
+	return []dltest.Const{
 		c("CUBLASLT_MATMUL_DESC_COMPUTE_TYPE", int64(DescComputeType)),
 		c("CUBLASLT_MATMUL_DESC_SCALE_TYPE", int64(DescScaleType)),
 		c("CUBLASLT_MATMUL_DESC_POINTER_MODE", int64(DescPointerMode)),
@@ -32,17 +29,17 @@ func ltConsts() []headerConst {
 		c("CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD", int64(DescEpilogueAuxLd)),
 		c("CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE", int64(DescEpilogueAuxBatchStride)),
 		c("CUBLASLT_MATMUL_DESC_ALPHA_VECTOR_BATCH_STRIDE", int64(DescAlphaVectorBatchStride)),
-		{"CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET", int64(DescSMCountTarget), 12},
-		{"CUBLASLT_MATMUL_DESC_A_SCALE_POINTER", int64(DescAScalePointer), 12},
-		{"CUBLASLT_MATMUL_DESC_B_SCALE_POINTER", int64(DescBScalePointer), 12},
-		{"CUBLASLT_MATMUL_DESC_C_SCALE_POINTER", int64(DescCScalePointer), 12},
-		{"CUBLASLT_MATMUL_DESC_D_SCALE_POINTER", int64(DescDScalePointer), 12},
-		{"CUBLASLT_MATMUL_DESC_AMAX_D_POINTER", int64(DescAmaxDPointer), 12},
-		{"CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE", int64(DescEpilogueAuxDataType), 12},
-		{"CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER", int64(DescEpilogueAuxScalePointer), 12},
-		{"CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER", int64(DescEpilogueAuxAmaxPointer), 12},
-		{"CUBLASLT_MATMUL_DESC_FAST_ACCUM", int64(DescFastAccum), 12},
-		{"CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE", int64(DescBiasDataType), 12},
+		c12("CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET", int64(DescSMCountTarget)),
+		c12("CUBLASLT_MATMUL_DESC_A_SCALE_POINTER", int64(DescAScalePointer)),
+		c12("CUBLASLT_MATMUL_DESC_B_SCALE_POINTER", int64(DescBScalePointer)),
+		c12("CUBLASLT_MATMUL_DESC_C_SCALE_POINTER", int64(DescCScalePointer)),
+		c12("CUBLASLT_MATMUL_DESC_D_SCALE_POINTER", int64(DescDScalePointer)),
+		c12("CUBLASLT_MATMUL_DESC_AMAX_D_POINTER", int64(DescAmaxDPointer)),
+		c12("CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE", int64(DescEpilogueAuxDataType)),
+		c12("CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER", int64(DescEpilogueAuxScalePointer)),
+		c12("CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER", int64(DescEpilogueAuxAmaxPointer)),
+		c12("CUBLASLT_MATMUL_DESC_FAST_ACCUM", int64(DescFastAccum)),
+		c12("CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE", int64(DescBiasDataType)),
 		c13("CUBLASLT_MATMUL_DESC_A_SCALE_MODE", int64(DescAScaleMode)),
 		c13("CUBLASLT_MATMUL_DESC_B_SCALE_MODE", int64(DescBScaleMode)),
 		c13("CUBLASLT_MATMUL_DESC_C_SCALE_MODE", int64(DescCScaleMode)),
@@ -101,16 +98,12 @@ func ltConsts() []headerConst {
 // and compares enumerators and the heuristic-result layout with this
 // package's declarations. It skips where the header is absent.
 func TestHeaderValues(t *testing.T) {
-	if cublastest.FindHeader("cublasLt.h") == "" {
-		t.Skipf("cublasLt.h not found under %v", cublastest.CUDARoots())
+	if dltest.FindHeader("cublasLt.h") == "" {
+		t.Skipf("cublasLt.h not found under %v", dltest.CUDARoots())
 	}
 	consts := ltConsts()
 	var b strings.Builder
-	b.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include <cublasLt.h>\nint main(void) {\n")
-	b.WriteString("  printf(\"CUBLAS_VER_MAJOR %d\\n\", (int)CUBLAS_VER_MAJOR);\n")
-	for _, k := range consts {
-		fmt.Fprintf(&b, "#if CUBLAS_VER_MAJOR >= %d\n  printf(\"%s %%lld\\n\", (long long)%s);\n#endif\n", k.min, k.name, k.name)
-	}
+	b.WriteString(dltest.PrintConsts("CUBLAS_VER_MAJOR", consts))
 	for _, l := range []struct{ key, expr string }{
 		{"sizeof_algo", "sizeof(cublasLtMatmulAlgo_t)"},
 		{"sizeof_result", "sizeof(cublasLtMatmulHeuristicResult_t)"},
@@ -121,29 +114,9 @@ func TestHeaderValues(t *testing.T) {
 	} {
 		fmt.Fprintf(&b, "  printf(\"%s %%lld\\n\", (long long)%s);\n", l.key, l.expr)
 	}
-	b.WriteString("  return 0;\n}\n")
-	out, err := cublastest.CompileAndRun(t.TempDir(), b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := cublastest.ParseValues(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	major := vals["CUBLAS_VER_MAJOR"]
-	t.Logf("checked against cublasLt.h of cuBLAS %d in %s", major, cublastest.FindHeader("cublasLt.h"))
-	for _, k := range consts {
-		got, ok := vals[k.name]
-		if !ok {
-			if int64(k.min) <= major {
-				t.Errorf("%s not printed", k.name)
-			}
-			continue
-		}
-		if got != k.val {
-			t.Errorf("%s = %d in the header, %d in package cublaslt", k.name, got, k.val)
-		}
-	}
+	vals := dltest.Probe(t, []string{"cublasLt.h"}, b.String())
+	major := dltest.CheckConsts(t, vals, "CUBLAS_VER_MAJOR", consts, "package cublaslt")
+	t.Logf("checked against cublasLt.h of cuBLAS %d in %s", major, dltest.FindHeader("cublasLt.h"))
 	for k, v := range structLayout() {
 		if vals[k] != v {
 			t.Errorf("%s = %d in the header, %d in cublaslt_shim.h", k, vals[k], v)

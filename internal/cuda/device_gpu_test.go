@@ -131,7 +131,7 @@ func TestGPUSymbolResolution(t *testing.T) {
 				e = resolved[i]
 			}
 		}
-		if p := dlsym(driverHandle, "cuEventElapsedTime_v2"); p == nil {
+		if p := driverHandle.Sym("cuEventElapsedTime_v2"); p == nil {
 			t.Errorf("CUDA %d driver does not export cuEventElapsedTime_v2", v)
 		} else if strings.HasPrefix(e.via, "dlsym") && !strings.Contains(e.via, "_v2") {
 			t.Errorf("cuEventElapsedTime resolved to the v1 symbol (%s) on a CUDA %d driver", e.via, v)

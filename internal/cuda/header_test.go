@@ -10,26 +10,9 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
-)
 
-// cudaHeaderDir returns the include directory of an installed CUDA
-// toolkit ($CUDA_HOME, $CUDA_PATH, then /usr/local/cuda), or "".
-func cudaHeaderDir(header string) string {
-	var roots []string
-	for _, env := range []string{"CUDA_HOME", "CUDA_PATH"} {
-		if v := os.Getenv(env); v != "" {
-			roots = append(roots, v)
-		}
-	}
-	roots = append(roots, "/usr/local/cuda")
-	for _, r := range roots {
-		dir := filepath.Join(r, "include")
-		if _, err := os.Stat(filepath.Join(dir, header)); err == nil {
-			return dir
-		}
-	}
-	return ""
-}
+	"github.com/kreplay/kreplay/internal/dl/dltest"
+)
 
 // headerConstants are the Go-side values this package hard-codes, by
 // their cuda.h names.
@@ -209,9 +192,9 @@ int main(void) {
 // installed cuda.h and compares what it prints with the Go side. It only
 // skips when no cuda.h is installed (not even under KREPLAY_REQUIRE_GPU).
 func TestDeclarationsMatchCudaHeader(t *testing.T) {
-	inc := cudaHeaderDir("cuda.h")
+	inc := dltest.FindHeader("cuda.h")
 	if inc == "" {
-		t.Skip("no cuda.h under $CUDA_HOME, $CUDA_PATH or /usr/local/cuda")
+		t.Skipf("no cuda.h under %v", dltest.CUDARoots())
 	}
 	cc := os.Getenv("CC")
 	if cc == "" {

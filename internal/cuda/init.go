@@ -1,6 +1,5 @@
 package cuda
 
-// #cgo LDFLAGS: -ldl
 // #include <stdlib.h>
 // #include "kr_cuda.h"
 import "C"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/dl"
 )
 
 // LibraryName is the shared object Init opens: the driver's runtime name,
@@ -35,7 +36,7 @@ var (
 	initErr  error
 
 	// Written once inside initOnce, read after Init returned.
-	driverHandle  unsafe.Pointer
+	driverHandle  dl.Handle
 	driverVersion int
 	resolved      []resolution
 
@@ -75,7 +76,7 @@ func DriverVersion() (int, error) {
 }
 
 func load() error {
-	h, err := dlopen(LibraryName)
+	h, err := dl.Open(LibraryName)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNoDriver, err)
 	}
@@ -112,7 +113,7 @@ func load() error {
 // driverSymbols (same order) and a description of each required symbol
 // that was not found. With useGetProc, symbols are asked of
 // cuGetProcAddress_v2 first (when h exports it), then looked up with dlsym.
-func resolveAll(h unsafe.Pointer, useGetProc bool) ([]resolution, []string) {
+func resolveAll(h dl.Handle, useGetProc bool) ([]resolution, []string) {
 	var getproc unsafe.Pointer
 	if useGetProc {
 		for _, s := range driverSymbols {
@@ -157,7 +158,7 @@ func resolveAll(h unsafe.Pointer, useGetProc bool) ([]resolution, []string) {
 // install copies resolved entry points into the C function table.
 func install(res []resolution) {
 	for _, r := range res {
-		C.kr_cu_set(C.int(r.slot), r.ptr)
+		fnTable[r.slot] = r.ptr
 	}
 }
 
@@ -175,35 +176,11 @@ func getProc(getproc unsafe.Pointer, base string, abi int) (unsafe.Pointer, stri
 }
 
 // dlsymFirst returns the first of names that h exports.
-func dlsymFirst(h unsafe.Pointer, names []symName) (unsafe.Pointer, string) {
+func dlsymFirst(h dl.Handle, names []symName) (unsafe.Pointer, string) {
 	for _, n := range names {
-		if p := dlsym(h, n.name); p != nil {
+		if p := h.Sym(n.name); p != nil {
 			return p, "dlsym(" + n.name + ")"
 		}
 	}
 	return nil, ""
-}
-
-// dlopen opens a shared library; the error carries dlerror's message.
-func dlopen(name string) (unsafe.Pointer, error) {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	var cerr *C.char
-	h := C.kr_cu_dlopen(cs, &cerr)
-	if h == nil {
-		msg := "dlopen failed"
-		if cerr != nil {
-			msg = C.GoString(cerr)
-			C.free(unsafe.Pointer(cerr))
-		}
-		return nil, fmt.Errorf("dlopen %s: %s", name, msg)
-	}
-	return h, nil
-}
-
-// dlsym looks name up in h; nil if absent.
-func dlsym(h unsafe.Pointer, name string) unsafe.Pointer {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	return C.kr_cu_dlsym(h, cs)
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kreplay/kreplay/internal/dl"
 )
 
 // noDriver skips the test unless Init failed because libcuda.so.1 is absent.
@@ -103,21 +105,10 @@ func TestCallsWithoutDriver(t *testing.T) {
 	}
 }
 
-func TestDlopenMissingLibrary(t *testing.T) {
-	const name = "libkreplay-no-such-library.so.9"
-	h, err := dlopen(name)
-	if err == nil || h != nil {
-		t.Fatalf("dlopen(%s) = %v, %v; want an error", name, h, err)
-	}
-	if !strings.Contains(err.Error(), name) {
-		t.Errorf("dlopen error %q does not name the library", err)
-	}
-}
-
 // resolveAll against a library that is not the driver (libc) must report
 // every required symbol as missing, name it, and not touch the C table.
 func TestResolveAllReportsMissingSymbols(t *testing.T) {
-	h, err := dlopen("libc.so.6")
+	h, err := dl.Open("libc.so.6")
 	if err != nil {
 		t.Skipf("no libc.so.6 to stand in for a driver: %v", err)
 	}
@@ -157,7 +148,7 @@ func TestResolveAllReportsMissingSymbols(t *testing.T) {
 }
 
 func TestDlsymFirst(t *testing.T) {
-	h, err := dlopen("libc.so.6")
+	h, err := dl.Open("libc.so.6")
 	if err != nil {
 		t.Skipf("no libc.so.6: %v", err)
 	}

@@ -1,8 +1,8 @@
 /*
  * Function table and call wrappers for package cuda.
  *
- * loader.c owns kr_cu_fn, a table of driver entry points filled at run
- * time (Init) with cuGetProcAddress_v2 or dlsym. Go code never calls a
+ * loader.c owns kr_cu_fn, a table of driver entry points that Init fills
+ * at run time with cuGetProcAddress_v2 or dlsym (package dl). Go code never calls a
  * function pointer itself: it calls the static inline kr_cuX wrappers
  * below, which call through the table and return
  * CUDA_ERROR_NOT_INITIALIZED instead of jumping to NULL when a slot is
@@ -74,11 +74,7 @@ enum {
 extern void *kr_cu_fn[KR_FN_COUNT];
 
 /* loader.c */
-void *kr_cu_dlopen(const char *name, char **err);
-void *kr_cu_dlsym(void *handle, const char *name);
 void *kr_cu_getproc(void *getproc, const char *symbol, int cudaVersion, int *result, int *status);
-void kr_cu_set(int slot, void *fn);
-void *kr_cu_get(int slot);
 void **kr_params_new(const void *blob, size_t blobLen, const size_t *offsets, int n);
 void kr_params_free(void **params);
 

@@ -1,40 +1,16 @@
-// Run-time loading of the CUDA driver library (libcuda.so.1).
+// The function table of the CUDA driver library (libcuda.so.1), the
+// cuGetProcAddress_v2 call and the kernel parameter arrays.
 //
-// Nothing here links against CUDA: the library is opened with dlopen and
-// each entry point is stored in kr_cu_fn by init.go, which decides per
-// symbol whether to use cuGetProcAddress_v2 or dlsym.
+// Nothing here links against CUDA: init.go opens the library with package
+// dl and stores each entry point in kr_cu_fn, deciding per symbol whether
+// to use cuGetProcAddress_v2 or dlsym.
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kr_cuda.h"
 
 void *kr_cu_fn[KR_FN_COUNT];
-
-// kr_cu_dlopen opens name and returns its handle. On failure it returns
-// NULL and sets *err to a malloc'd copy of dlerror()'s message, which the
-// caller frees.
-void *kr_cu_dlopen(const char *name, char **err) {
-	void *h;
-	const char *msg;
-
-	*err = NULL;
-	dlerror(); // clear any stale error on this thread
-	h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		msg = dlerror();
-		*err = strdup(msg != NULL ? msg : "dlopen failed");
-	}
-	return h;
-}
-
-void *kr_cu_dlsym(void *handle, const char *name) {
-	if (handle == NULL) {
-		return NULL;
-	}
-	return dlsym(handle, name);
-}
 
 // kr_cu_getproc calls getproc, a cuGetProcAddress_v2 entry point, for
 // symbol at the ABI of cudaVersion with legacy default stream semantics.
@@ -54,19 +30,6 @@ void *kr_cu_getproc(void *getproc, const char *symbol, int cudaVersion, int *res
 	*result = (int)fn(symbol, &pfn, cudaVersion, KR_CU_GET_PROC_ADDRESS_LEGACY_STREAM, &st);
 	*status = (int)st;
 	return pfn;
-}
-
-void kr_cu_set(int slot, void *fn) {
-	if (slot >= 0 && slot < KR_FN_COUNT) {
-		kr_cu_fn[slot] = fn;
-	}
-}
-
-void *kr_cu_get(int slot) {
-	if (slot >= 0 && slot < KR_FN_COUNT) {
-		return kr_cu_fn[slot];
-	}
-	return NULL;
 }
 
 // kr_params_new builds the kernelParams array for cuLaunchKernel in one C

@@ -105,5 +105,9 @@ var driverSymbols = []driverSymbol{
 		names: one("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050)},
 }
 
+// fnTable is kr_cu_fn, the C function table the kr_cuX wrappers call
+// through; Init fills it.
+var fnTable = C.kr_cu_fn[:]
+
 // hasSlot reports whether the entry point in slot was resolved.
-func hasSlot(slot int) bool { return C.kr_cu_get(C.int(slot)) != nil }
+func hasSlot(slot int) bool { return slot >= 0 && slot < len(fnTable) && fnTable[slot] != nil }

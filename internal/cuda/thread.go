@@ -66,10 +66,6 @@ func (c *Context) SetCurrent() error {
 	return check("cuCtxSetCurrent", C.kr_cuCtxSetCurrent(c.h))
 }
 
-// CurrentContext returns the CUcontext current on the calling OS thread
-// (nil if none), as an opaque key.
-func CurrentContext() (unsafe.Pointer, error) { return currentContext() }
-
 // currentContext returns the CUcontext current on the calling OS thread
 // (nil if none).
 func currentContext() (unsafe.Pointer, error) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
 // Offsets of the fields read from each record, from cupti_activity.h
@@ -214,15 +216,11 @@ func TestCandidates(t *testing.T) {
 }
 
 func TestLoadFailure(t *testing.T) {
-	_, err := openFirst([]string{"/nonexistent/libcupti_missing.so", "libc.so.6"})
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/libcupti_missing.so") ||
-		!strings.Contains(err.Error(), "missing symbol cuptiGetVersion") {
-		t.Fatalf("openFirst: %v", err)
-	}
+	dltest.CheckLibrary(t, &lib, "cuptiGetVersion")
 	if err := Load(); err == nil {
 		t.Skipf("libcupti is installed (%s)", Path())
 	}
-	err = Enable(KindConcurrentKernel)
+	err := Enable(KindConcurrentKernel)
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "libcupti.so.13") ||
 		!strings.Contains(err.Error(), "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.12") {
 		t.Errorf("Enable without CUPTI: %v", err)

@@ -1,15 +1,15 @@
-// Run-time loading of libcupti and the activity buffer callbacks.
+// The activity buffer callbacks and the record queue.
 //
 // The callbacks run on CUPTI's threads and never call into Go: completed
 // buffers are decoded into a mutex-protected queue of kr_record that Go
 // drains with kr_cupti_take.
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cupti_shim.h"
+
+void *kr_cupti_fn[KR_CUPTI_COUNT]; /* filled by package dl (cupti.go) */
 
 #define KR_BUFFER_SIZE (8u << 20)      /* 8 MiB per activity buffer */
 #define KR_BUFFER_ALIGN 8              /* ACTIVITY_RECORD_ALIGNMENT */
@@ -19,64 +19,6 @@
 #define KR_KIND_KERNEL 3
 #define KR_KIND_CONCURRENT_KERNEL 10
 #define KR_KIND_MEMCPY2 22
-
-typedef void (*kr_req_fn)(uint8_t **, size_t *, size_t *);
-typedef void (*kr_done_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
-
-static struct {
-	int (*get_version)(uint32_t *);
-	int (*result_string)(int, const char **);
-	int (*enable)(int);
-	int (*disable)(int);
-	int (*flush_all)(uint32_t);
-	int (*get_next_record)(uint8_t *, size_t, void **);
-	int (*dropped)(void *, uint32_t, size_t *);
-	int (*register_callbacks)(kr_req_fn, kr_done_fn);
-} fns;
-
-int kr_cupti_open(const char *path, char *err, size_t errlen) {
-	void *lib;
-	void *p[8];
-	static const char *syms[8] = {
-		"cuptiGetVersion", "cuptiGetResultString", "cuptiActivityEnable",
-		"cuptiActivityDisable", "cuptiActivityFlushAll", "cuptiActivityGetNextRecord",
-		"cuptiActivityGetNumDroppedRecords", "cuptiActivityRegisterCallbacks",
-	};
-	int i;
-
-	dlerror();
-	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (lib == NULL) {
-		const char *e = dlerror();
-		snprintf(err, errlen, "%s", e ? e : "dlopen failed");
-		return 1;
-	}
-	for (i = 0; i < 8; i++) {
-		p[i] = dlsym(lib, syms[i]);
-		if (p[i] == NULL) {
-			snprintf(err, errlen, "missing symbol %s", syms[i]);
-			dlclose(lib);
-			return 2;
-		}
-	}
-	*(void **)(&fns.get_version) = p[0];
-	*(void **)(&fns.result_string) = p[1];
-	*(void **)(&fns.enable) = p[2];
-	*(void **)(&fns.disable) = p[3];
-	*(void **)(&fns.flush_all) = p[4];
-	*(void **)(&fns.get_next_record) = p[5];
-	*(void **)(&fns.dropped) = p[6];
-	*(void **)(&fns.register_callbacks) = p[7];
-	return 0; /* the library stays loaded for the life of the process */
-}
-
-int kr_cuptiGetVersion(uint32_t *v) { return fns.get_version(v); }
-int kr_cuptiGetResultString(int result, const char **s) {
-	return fns.result_string ? fns.result_string(result, s) : 1;
-}
-int kr_cuptiActivityEnable(int kind) { return fns.enable(kind); }
-int kr_cuptiActivityDisable(int kind) { return fns.disable(kind); }
-int kr_cuptiActivityFlushAll(uint32_t flag) { return fns.flush_all(flag); }
 
 /* ---- record queue ---- */
 
@@ -227,21 +169,23 @@ static void buffer_completed(void *ctx, uint32_t stream_id, uint8_t *buffer, siz
 	pthread_mutex_lock(&qmu);
 	stats.buffers++;
 	if (buffer != NULL && valid > 0) {
-		while ((rc = fns.get_next_record(buffer, valid, &rec)) == KR_CUPTI_SUCCESS) {
+		while ((rc = KR_CUPTI(cuptiActivityGetNextRecord)(buffer, valid, &rec)) == KR_CUPTI_SUCCESS) {
 			decode_locked(rec);
 		}
 		if (rc != 12 /* CUPTI_ERROR_MAX_LIMIT_REACHED: end of buffer */) {
 			stats.bad_buffers++;
 		}
 	}
-	if (fns.dropped(ctx, stream_id, &dropped) == KR_CUPTI_SUCCESS) {
+	if (KR_CUPTI(cuptiActivityGetNumDroppedRecords)(ctx, stream_id, &dropped) == KR_CUPTI_SUCCESS) {
 		stats.dropped += dropped;
 	}
 	pthread_mutex_unlock(&qmu);
 	free(buffer);
 }
 
-int kr_cupti_register(void) { return fns.register_callbacks(buffer_requested, buffer_completed); }
+int kr_cupti_register(void) {
+	return KR_CUPTI(cuptiActivityRegisterCallbacks)(buffer_requested, buffer_completed);
+}
 
 size_t kr_cupti_take(kr_record **out) {
 	size_t n;

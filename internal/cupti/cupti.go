@@ -12,8 +12,6 @@
 package cupti
 
 /*
-#cgo LDFLAGS: -ldl
-#include <stdlib.h>
 #include "cupti_shim.h"
 */
 import "C"
@@ -21,8 +19,6 @@ import "C"
 import (
 	"errors"
 	"path/filepath"
-	"sync"
-	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/dl"
 )
@@ -56,46 +52,29 @@ func Candidates() []string {
 // usable libcupti could be opened.
 var ErrNotFound = errors.New("cupti: library not found")
 
-var (
-	loadMu     sync.Mutex
-	loadedPath string
-)
+// lib fills kr_cupti_fn (defined in cupti.c); a library lacking a symbol
+// is skipped.
+var lib = dl.Library{
+	NotFound: ErrNotFound,
+	Table:    C.kr_cupti_fn[:],
+	Symbols: []dl.Symbol{
+		{Slot: C.KR_CUPTI_cuptiGetVersion, Name: "cuptiGetVersion"},
+		{Slot: C.KR_CUPTI_cuptiGetResultString, Name: "cuptiGetResultString"},
+		{Slot: C.KR_CUPTI_cuptiActivityEnable, Name: "cuptiActivityEnable"},
+		{Slot: C.KR_CUPTI_cuptiActivityDisable, Name: "cuptiActivityDisable"},
+		{Slot: C.KR_CUPTI_cuptiActivityFlushAll, Name: "cuptiActivityFlushAll"},
+		{Slot: C.KR_CUPTI_cuptiActivityGetNextRecord, Name: "cuptiActivityGetNextRecord"},
+		{Slot: C.KR_CUPTI_cuptiActivityGetNumDroppedRecords, Name: "cuptiActivityGetNumDroppedRecords"},
+		{Slot: C.KR_CUPTI_cuptiActivityRegisterCallbacks, Name: "cuptiActivityRegisterCallbacks"},
+	},
+}
 
 // Load opens libcupti and resolves the activity API. It is idempotent
 // and safe for concurrent use; Enable calls it.
-func Load() error {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	if loadedPath != "" {
-		return nil
-	}
-	p, err := openFirst(Candidates())
-	if err != nil {
-		return err
-	}
-	loadedPath = p
-	return nil
-}
+func Load() error { return lib.Load(Candidates(), nil, nil) }
 
 // Path reports the library Load opened, or "" when none is loaded.
-func Path() string {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	return loadedPath
-}
-
-func openFirst(candidates []string) (string, error) {
-	buf := (*C.char)(C.malloc(1024))
-	defer C.free(unsafe.Pointer(buf))
-	return dl.OpenFirst(ErrNotFound, candidates, func(name string) (string, bool) {
-		cname := C.CString(name)
-		defer C.free(unsafe.Pointer(cname))
-		if C.kr_cupti_open(cname, buf, 1024) == 0 {
-			return "", true
-		}
-		return C.GoString(buf), false
-	})
-}
+func Path() string { return lib.Path() }
 
 // Version returns the CUPTI API version of the loaded library
 // (cuptiGetVersion), e.g. 24 for CUDA 12.6 or 130001 for 13.0.

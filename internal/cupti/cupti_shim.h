@@ -126,12 +126,47 @@ typedef struct {
 	uint64_t bad_buffers;  /* GetNextRecord ended with an error other than MAX_LIMIT_REACHED */
 } kr_stats;
 
-int kr_cupti_open(const char *path, char *err, size_t errlen);
-int kr_cuptiGetVersion(uint32_t *v);
-int kr_cuptiGetResultString(int result, const char **s);
-int kr_cuptiActivityEnable(int kind);
-int kr_cuptiActivityDisable(int kind);
-int kr_cuptiActivityFlushAll(uint32_t flag);
+typedef void (*kr_req_fn)(uint8_t **, size_t *, size_t *);
+typedef void (*kr_done_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
+
+typedef int (*kr_pfn_cuptiGetVersion)(uint32_t *);
+typedef int (*kr_pfn_cuptiGetResultString)(int, const char **);
+typedef int (*kr_pfn_cuptiActivityEnable)(int);
+typedef int (*kr_pfn_cuptiActivityDisable)(int);
+typedef int (*kr_pfn_cuptiActivityFlushAll)(uint32_t);
+typedef int (*kr_pfn_cuptiActivityGetNextRecord)(uint8_t *, size_t, void **);
+typedef int (*kr_pfn_cuptiActivityGetNumDroppedRecords)(void *, uint32_t, size_t *);
+typedef int (*kr_pfn_cuptiActivityRegisterCallbacks)(kr_req_fn, kr_done_fn);
+
+/* Slots of kr_cupti_fn, the function table package dl fills (cupti.go
+ * lists the symbol of each); the static inline wrappers below and the
+ * buffer callbacks in cupti.c call through it, after Load. */
+enum {
+	KR_CUPTI_cuptiGetVersion,
+	KR_CUPTI_cuptiGetResultString,
+	KR_CUPTI_cuptiActivityEnable,
+	KR_CUPTI_cuptiActivityDisable,
+	KR_CUPTI_cuptiActivityFlushAll,
+	KR_CUPTI_cuptiActivityGetNextRecord,
+	KR_CUPTI_cuptiActivityGetNumDroppedRecords,
+	KR_CUPTI_cuptiActivityRegisterCallbacks,
+	KR_CUPTI_COUNT
+};
+
+extern void *kr_cupti_fn[KR_CUPTI_COUNT];
+
+#define KR_CUPTI(api) ((kr_pfn_##api)kr_cupti_fn[KR_CUPTI_##api])
+
+static inline int kr_cuptiGetVersion(uint32_t *v) { return KR_CUPTI(cuptiGetVersion)(v); }
+/* 1 (CUPTI_ERROR_INVALID_PARAMETER) before Load. */
+static inline int kr_cuptiGetResultString(int result, const char **s) {
+	return KR_CUPTI(cuptiGetResultString) ? KR_CUPTI(cuptiGetResultString)(result, s) : 1;
+}
+static inline int kr_cuptiActivityEnable(int kind) { return KR_CUPTI(cuptiActivityEnable)(kind); }
+static inline int kr_cuptiActivityDisable(int kind) { return KR_CUPTI(cuptiActivityDisable)(kind); }
+static inline int kr_cuptiActivityFlushAll(uint32_t flag) { return KR_CUPTI(cuptiActivityFlushAll)(flag); }
+
+/* Registers cupti.c's buffer callbacks (cuptiActivityRegisterCallbacks). */
 int kr_cupti_register(void);
 
 /* Moves the queued records out; the caller frees them with kr_cupti_free. */

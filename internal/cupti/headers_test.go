@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/cublas/cublastest"
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
 // recordGroups maps each prefix declared in cupti_shim.h to the header's
@@ -32,8 +32,8 @@ var recordGroups = []struct {
 // skipped; each record kind needs at least one. It also checks the enum
 // values. It skips where the header is absent.
 func TestHeaderLayout(t *testing.T) {
-	if cublastest.FindHeader("cupti_activity.h") == "" {
-		t.Skipf("cupti_activity.h not found under %v", cublastest.CUDARoots())
+	if dltest.FindHeader("cupti_activity.h") == "" {
+		t.Skipf("cupti_activity.h not found under %v", dltest.CUDARoots())
 	}
 	declared := declaredLayout()
 	dir := t.TempDir()
@@ -52,14 +52,14 @@ func TestHeaderLayout(t *testing.T) {
 				fmt.Fprintf(&b, "  printf(\"%s %%ld\\n\", (long)offsetof(%s, %s));\n", f, st, f)
 			}
 			b.WriteString("  return 0;\n}\n")
-			out, err := cublastest.CompileAndRun(dir, b.String())
+			out, err := dltest.CompileAndRun(dir, b.String())
 			if err != nil {
 				if strings.Contains(err.Error(), st) && !strings.Contains(err.Error(), "no member named") {
 					continue // this header has no such record version
 				}
 				t.Fatalf("%s: %v", st, err)
 			}
-			vals, err := cublastest.ParseValues(out)
+			vals, err := dltest.ParseValues(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,19 +95,10 @@ func TestHeaderLayout(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("#include <stdio.h>\n#include <cupti_activity.h>\n#include <cupti_result.h>\nint main(void) {\n")
 	for name := range consts {
 		fmt.Fprintf(&b, "  printf(\"%s %%lld\\n\", (long long)%s);\n", name, name)
 	}
-	b.WriteString("  return 0;\n}\n")
-	out, err := cublastest.CompileAndRun(dir, b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := cublastest.ParseValues(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vals := dltest.Probe(t, []string{"cupti_activity.h", "cupti_result.h"}, b.String())
 	for name, want := range consts {
 		if got, ok := vals[name]; !ok || got != want {
 			t.Errorf("%s = %d in the header (printed %v), %d in package cupti", name, got, ok, want)

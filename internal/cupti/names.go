@@ -3,6 +3,8 @@ package cupti
 import (
 	"slices"
 	"strings"
+
+	"github.com/ianlancetaylor/demangle"
 )
 
 // kernelName is what BaseName and SameKernel compare.
@@ -51,17 +53,23 @@ func analyze(name string) kernelName {
 		s = s[1:]
 	}
 	if strings.HasPrefix(s, "_Z") {
-		if n, ok := parseMangled(s); ok {
-			return kernelName{base: strings.Join(n.comps, "::"), targToks: n.targToks, hasTargs: n.hasTargsAnywhere(), ok: true}
+		d, err := demangleName(s)
+		if err != nil {
+			return kernelName{base: s}
 		}
-		return kernelName{base: s}
+		return parseDemangled(d)
 	}
 	return parseDemangled(s)
 }
 
-// hasTargsAnywhere reports whether any component of the name had
-// template arguments.
-func (n *mnode) hasTargsAnywhere() bool { return n.hasTargs || len(n.targToks) > 0 }
+// demangleName demangles an Itanium-mangled name with pprof's demangler
+// into the text c++filt prints, which parseDemangled reads as it reads a
+// trace's names (the parameters are kept: without them an operator's
+// own "()" would read as the parameter list). Clone suffixes are dropped,
+// only C++ manglings are accepted, and the text is bounded to 1 MiB.
+func demangleName(s string) (string, error) {
+	return demangle.ToString(s, demangle.NoClones, demangle.NoRust, demangle.MaxLength(20))
+}
 
 // ---- demangled text ----
 
@@ -439,4 +447,26 @@ func matchBrace(s string, i int) int {
 		}
 	}
 	return -1
+}
+
+// normalizeNumber strips C integer suffixes (u, l, ul, ll, ...) from a
+// decimal literal; other text (hex float images) is kept as is.
+func normalizeNumber(v string) string {
+	end := len(v)
+	for end > 0 && strings.IndexByte("uUlL", v[end-1]) >= 0 {
+		end--
+	}
+	if end == 0 {
+		return v
+	}
+	for i := 0; i < end; i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return v
+		}
+	}
+	d := strings.TrimLeft(v[:end], "0")
+	if d == "" {
+		d = "0"
+	}
+	return d
 }

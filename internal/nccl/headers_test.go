@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/kreplay/kreplay/internal/cublas/cublastest"
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 	"github.com/kreplay/kreplay/internal/nccl"
 )
 
@@ -24,7 +24,7 @@ func ncclIncludeDirs() []string {
 		}
 	}
 	dirs = append(dirs, "/usr/include", "/usr/local/include")
-	return append(dirs, cublastest.IncludeDirs()...)
+	return append(dirs, dltest.IncludeDirs()...)
 }
 
 func findNCCLHeader() string {
@@ -36,18 +36,14 @@ func findNCCLHeader() string {
 	return ""
 }
 
-// probeConst is a Go constant and the C expression it must equal; min is
-// the first NCCL_VERSION_CODE whose nccl.h declares it (checked against
-// the nccl.h.in of the release tags 2.10 to 2.30).
-type probeConst struct {
-	name string
-	val  int64
-	min  int
-}
-
-func ncclConsts() []probeConst {
-	c := func(name string, v int64, min int) probeConst { return probeConst{name: name, val: v, min: min} }
-	return []probeConst{
+// ncclConsts are the package's constants and the C expressions they must
+// equal, each with the first NCCL_VERSION_CODE whose nccl.h declares it
+// (checked against the nccl.h.in of the release tags 2.10 to 2.30).
+func ncclConsts() []dltest.Const {
+	c := func(name string, v int64, min int) dltest.Const {
+		return dltest.Const{Expr: name, Val: v, Min: int64(min)}
+	}
+	return []dltest.Const{
 		c("NCCL_UNIQUE_ID_BYTES", nccl.UniqueIDBytes, 0),
 		c("sizeof(ncclUniqueId)", int64(unsafe.Sizeof(nccl.UniqueID{})), 0),
 		c("ncclInt8", int64(nccl.Int8), 0),
@@ -131,10 +127,6 @@ func compileProbe(t *testing.T, dir, name, body string) (string, error) {
 	return string(out), nil
 }
 
-func printLine(name string) string {
-	return fmt.Sprintf("  printf(\"%s %%lld\\n\", (long long)(%s));\n", strings.ReplaceAll(name, " ", ""), name)
-}
-
 // TestHeaderValues compiles a C probe against the installed nccl.h and
 // compares every enumerator, NCCL_UNIQUE_ID_BYTES and sizeof(ncclUniqueId)
 // with the package's. It runs wherever nccl.h is (on the GPU machine,
@@ -144,33 +136,15 @@ func TestHeaderValues(t *testing.T) {
 	if inc == "" {
 		t.Skipf("nccl.h not found under %v", ncclIncludeDirs())
 	}
-	dir := t.TempDir()
 	consts := ncclConsts()
-	var b strings.Builder
-	b.WriteString(printLine("NCCL_VERSION_CODE"))
-	for _, k := range consts {
-		fmt.Fprintf(&b, "#if NCCL_VERSION_CODE >= %d\n%s#endif\n", k.min, printLine(k.name))
-	}
-	out, err := compileProbe(t, dir, "probe", b.String())
+	out, err := compileProbe(t, t.TempDir(), "probe", dltest.PrintConsts("NCCL_VERSION_CODE", consts))
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals, err := cublastest.ParseValues(out)
+	vals, err := dltest.ParseValues(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	code := int(vals["NCCL_VERSION_CODE"])
-	t.Logf("checked against nccl.h of NCCL %s in %s", nccl.VersionString(code), inc)
-	for _, k := range consts {
-		got, ok := vals[strings.ReplaceAll(k.name, " ", "")]
-		if !ok {
-			if k.min <= code {
-				t.Errorf("%s not printed", k.name)
-			}
-			continue
-		}
-		if got != k.val {
-			t.Errorf("%s = %d in the header, %d in package nccl", k.name, got, k.val)
-		}
-	}
+	code := dltest.CheckConsts(t, vals, "NCCL_VERSION_CODE", consts, "package nccl")
+	t.Logf("checked against nccl.h of NCCL %s in %s", nccl.VersionString(int(code)), inc)
 }

@@ -6,34 +6,13 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
-func TestOpenFirstFailure(t *testing.T) {
-	names := []string{"/nonexistent/libkreplay_missing_nccl.so", "libkreplay_missing_nccl.so.2"}
-	_, err := openFirst(names)
-	if err == nil {
-		t.Fatal("opening nonexistent libraries succeeded")
-	}
-	if !errors.Is(err, ErrNotFound) {
-		t.Errorf("error %v does not match ErrNotFound", err)
-	}
-	for _, n := range names {
-		if !strings.Contains(err.Error(), n) {
-			t.Errorf("error %q does not name %s", err, n)
-		}
-	}
-}
+// Loading itself is package dl's; this checks what the package gives it.
+func TestSymbols(t *testing.T) { dltest.CheckLibrary(t, &lib, "ncclGetVersion") }
 
-func TestOpenWithoutSymbols(t *testing.T) {
-	// libc opens but has none of NCCL's entry points.
-	_, err := openFirst([]string{"libc.so.6"})
-	if err == nil || !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "missing symbol ncclGetVersion") {
-		t.Fatalf("err = %v, want ErrNotFound naming the missing symbol", err)
-	}
-}
-
-// Without NCCL, Load and every call that needs the library fail with an
-// error that matches ErrNotFound and names libnccl.so.2.
 func TestLoadFailureNamesLibrary(t *testing.T) {
 	err := Load()
 	if err == nil {

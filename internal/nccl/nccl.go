@@ -41,9 +41,10 @@
 package nccl
 
 /*
-#cgo LDFLAGS: -ldl
-#include <stdlib.h>
 #include "nccl_shim.h"
+
+// The function table (one definition; nccl_shim.h declares it).
+void *kr_nccl_fn[KR_NCCL_COUNT];
 */
 import "C"
 
@@ -51,8 +52,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
-	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/dl"
 )
@@ -83,11 +82,34 @@ func DisableNVLS() bool {
 	return os.Setenv(NVLSEnv, "0") == nil
 }
 
-var (
-	loadMu     sync.Mutex
-	loadedPath string
-	version    int
-)
+// lib fills kr_nccl_fn; a library lacking a required symbol is skipped.
+var lib = dl.Library{
+	NotFound: ErrNotFound,
+	Table:    C.kr_nccl_fn[:],
+	Symbols: []dl.Symbol{
+		{Slot: C.KR_NCCL_ncclGetVersion, Name: "ncclGetVersion"},
+		{Slot: C.KR_NCCL_ncclGetUniqueId, Name: "ncclGetUniqueId"},
+		{Slot: C.KR_NCCL_ncclCommInitRank, Name: "ncclCommInitRank"},
+		{Slot: C.KR_NCCL_ncclCommInitAll, Name: "ncclCommInitAll"},
+		{Slot: C.KR_NCCL_ncclCommDestroy, Name: "ncclCommDestroy"},
+		{Slot: C.KR_NCCL_ncclCommAbort, Name: "ncclCommAbort"},
+		{Slot: C.KR_NCCL_ncclCommCount, Name: "ncclCommCount"},
+		{Slot: C.KR_NCCL_ncclCommCuDevice, Name: "ncclCommCuDevice"},
+		{Slot: C.KR_NCCL_ncclCommUserRank, Name: "ncclCommUserRank"},
+		{Slot: C.KR_NCCL_ncclGroupStart, Name: "ncclGroupStart"},
+		{Slot: C.KR_NCCL_ncclGroupEnd, Name: "ncclGroupEnd"},
+		{Slot: C.KR_NCCL_ncclAllReduce, Name: "ncclAllReduce"},
+		{Slot: C.KR_NCCL_ncclAllGather, Name: "ncclAllGather"},
+		{Slot: C.KR_NCCL_ncclReduceScatter, Name: "ncclReduceScatter"},
+		{Slot: C.KR_NCCL_ncclBroadcast, Name: "ncclBroadcast"},
+		{Slot: C.KR_NCCL_ncclGetErrorString, Name: "ncclGetErrorString"},
+		{Slot: C.KR_NCCL_ncclGetLastError, Name: "ncclGetLastError", Optional: true},
+	},
+}
+
+// version is the loaded library's ncclGetVersion, written by the first
+// successful Load under lib's lock and read after a Load.
+var version int
 
 // Load sets NCCL_NVLS_ENABLE=0 unless already set (see DisableNVLS), opens
 // libnccl (trying Candidates in order) and resolves the functions this
@@ -95,30 +117,18 @@ var (
 // goroutines; after the first success it returns nil at once. Every other
 // call of the package calls Load first.
 func Load() error {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	if loadedPath != "" {
+	return lib.Load(Candidates, func() { DisableNVLS() }, func() error {
+		var v C.int
+		if err := check("ncclGetVersion", C.kr_ncclGetVersion(&v), nil); err != nil {
+			return err
+		}
+		version = int(v)
 		return nil
-	}
-	DisableNVLS()
-	path, err := openFirst(Candidates)
-	if err != nil {
-		return err
-	}
-	var v C.int
-	if err := check("ncclGetVersion", C.kr_ncclGetVersion(&v), nil); err != nil {
-		return err
-	}
-	loadedPath, version = path, int(v)
-	return nil
+	})
 }
 
 // Path reports the library Load opened, or "" when none is loaded.
-func Path() string {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	return loadedPath
-}
+func Path() string { return lib.Path() }
 
 // Version returns the loaded library's NCCL_VERSION_CODE (ncclGetVersion),
 // e.g. 22703 for NCCL 2.27.3, loading the library if needed.
@@ -126,8 +136,6 @@ func Version() (int, error) {
 	if err := Load(); err != nil {
 		return 0, err
 	}
-	loadMu.Lock()
-	defer loadMu.Unlock()
 	return version, nil
 }
 
@@ -147,20 +155,4 @@ func VersionString(code int) string {
 		return fmt.Sprintf("%d.%d.%d", code/1000, code%1000/100, code%100)
 	}
 	return fmt.Sprintf("%d.%d.%d", code/10000, code%10000/100, code%100)
-}
-
-// openFirst tries each candidate and returns the first that opens with
-// every required symbol. On failure the error wraps ErrNotFound and names
-// every candidate with the loader's reason.
-func openFirst(candidates []string) (string, error) {
-	buf := (*C.char)(C.malloc(1024))
-	defer C.free(unsafe.Pointer(buf))
-	return dl.OpenFirst(ErrNotFound, candidates, func(name string) (string, bool) {
-		cname := C.CString(name)
-		defer C.free(unsafe.Pointer(cname))
-		if C.kr_nccl_open(cname, buf, 1024) == 0 {
-			return "", true
-		}
-		return C.GoString(buf), false
-	})
 }

@@ -9,24 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-func nvrtcHeaderDir() string {
-	var roots []string
-	for _, env := range []string{"CUDA_HOME", "CUDA_PATH"} {
-		if v := os.Getenv(env); v != "" {
-			roots = append(roots, v)
-		}
-	}
-	roots = append(roots, "/usr/local/cuda")
-	for _, r := range roots {
-		dir := filepath.Join(r, "include")
-		if _, err := os.Stat(filepath.Join(dir, "nvrtc.h")); err == nil {
-			return dir
-		}
-	}
-	return ""
-}
+	"github.com/kreplay/kreplay/internal/dl/dltest"
+)
 
 // TestDeclarationsMatchNvrtcHeader compiles a program that includes the
 // real nvrtc.h next to kr_nvrtc_types.h and statically asserts that each
@@ -34,9 +19,9 @@ func nvrtcHeaderDir() string {
 // compares the nvrtcResult values hard-coded in Go. It skips only when no
 // nvrtc.h is installed.
 func TestDeclarationsMatchNvrtcHeader(t *testing.T) {
-	inc := nvrtcHeaderDir()
+	inc := dltest.FindHeader("nvrtc.h")
 	if inc == "" {
-		t.Skip("no nvrtc.h under $CUDA_HOME, $CUDA_PATH or /usr/local/cuda")
+		t.Skipf("no nvrtc.h under %v", dltest.CUDARoots())
 	}
 	consts := map[string]int{
 		"NVRTC_SUCCESS": CodeSuccess, "NVRTC_ERROR_OUT_OF_MEMORY": CodeOutOfMemory,
@@ -57,7 +42,7 @@ int main(void) {
 `)
 	for _, s := range symbols {
 		fmt.Fprintf(&b, "\t_Static_assert(__builtin_types_compatible_p(kr_pfn_%s, __typeof__(&%s)), \"kr_pfn_%s does not match nvrtc.h\");\n",
-			s.name, s.name, s.name)
+			s.Name, s.Name, s.Name)
 	}
 	for name := range consts {
 		fmt.Fprintf(&b, "\tprintf(\"%s %%d\\n\", (int)%s);\n", name, name)

@@ -1,8 +1,12 @@
 package nvrtc
 
-// #cgo LDFLAGS: -ldl
-// #include <stdlib.h>
-// #include "kr_nvrtc.h"
+/*
+#include <stdlib.h>
+#include "kr_nvrtc.h"
+
+// The function table (one definition; kr_nvrtc.h declares it).
+void *kr_nv_fn[KR_NV_COUNT];
+*/
 import "C"
 
 import (
@@ -13,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/dl"
 )
 
 // LibraryEnv names an environment variable holding the path (or soname) of
@@ -68,31 +74,26 @@ var (
 	ErrUnsupported = errors.New("nvrtc: not supported by this NVRTC")
 )
 
-type symbol struct {
-	slot     int
-	name     string
-	optional bool
-}
-
-// symbols has one entry per slot of the C table (init_test.go checks).
+// symbols has one entry per slot of the C table (nvrtc_test.go checks).
 // nvrtcGetCUBIN* appeared in CUDA 11.1, nvrtcGetSupportedArchs in 11.2.
-var symbols = []symbol{
-	{C.KR_NV_nvrtcGetErrorString, "nvrtcGetErrorString", false},
-	{C.KR_NV_nvrtcVersion, "nvrtcVersion", false},
-	{C.KR_NV_nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs", true},
-	{C.KR_NV_nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", true},
-	{C.KR_NV_nvrtcCreateProgram, "nvrtcCreateProgram", false},
-	{C.KR_NV_nvrtcDestroyProgram, "nvrtcDestroyProgram", false},
-	{C.KR_NV_nvrtcCompileProgram, "nvrtcCompileProgram", false},
-	{C.KR_NV_nvrtcGetPTXSize, "nvrtcGetPTXSize", false},
-	{C.KR_NV_nvrtcGetPTX, "nvrtcGetPTX", false},
-	{C.KR_NV_nvrtcGetCUBINSize, "nvrtcGetCUBINSize", true},
-	{C.KR_NV_nvrtcGetCUBIN, "nvrtcGetCUBIN", true},
-	{C.KR_NV_nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", false},
-	{C.KR_NV_nvrtcGetProgramLog, "nvrtcGetProgramLog", false},
+var symbols = []dl.Symbol{
+	{Slot: C.KR_NV_nvrtcGetErrorString, Name: "nvrtcGetErrorString"},
+	{Slot: C.KR_NV_nvrtcVersion, Name: "nvrtcVersion"},
+	{Slot: C.KR_NV_nvrtcGetNumSupportedArchs, Name: "nvrtcGetNumSupportedArchs", Optional: true},
+	{Slot: C.KR_NV_nvrtcGetSupportedArchs, Name: "nvrtcGetSupportedArchs", Optional: true},
+	{Slot: C.KR_NV_nvrtcCreateProgram, Name: "nvrtcCreateProgram"},
+	{Slot: C.KR_NV_nvrtcDestroyProgram, Name: "nvrtcDestroyProgram"},
+	{Slot: C.KR_NV_nvrtcCompileProgram, Name: "nvrtcCompileProgram"},
+	{Slot: C.KR_NV_nvrtcGetPTXSize, Name: "nvrtcGetPTXSize"},
+	{Slot: C.KR_NV_nvrtcGetPTX, Name: "nvrtcGetPTX"},
+	{Slot: C.KR_NV_nvrtcGetCUBINSize, Name: "nvrtcGetCUBINSize", Optional: true},
+	{Slot: C.KR_NV_nvrtcGetCUBIN, Name: "nvrtcGetCUBIN", Optional: true},
+	{Slot: C.KR_NV_nvrtcGetProgramLogSize, Name: "nvrtcGetProgramLogSize"},
+	{Slot: C.KR_NV_nvrtcGetProgramLog, Name: "nvrtcGetProgramLog"},
 }
 
-const numSlots = int(C.KR_NV_COUNT)
+// fnTable is kr_nv_fn, which the kr_nvrtcX wrappers call through.
+var fnTable = C.kr_nv_fn[:]
 
 var (
 	initOnce sync.Once
@@ -122,7 +123,7 @@ func load() error {
 	var tried []string
 	var detail error
 	for _, name := range candidates() {
-		h, err := dlopen(name)
+		h, err := dl.Open(name)
 		if err != nil {
 			tried = append(tried, name)
 			// Keep the first error, or one that is more than "not found"
@@ -142,47 +143,16 @@ func load() error {
 }
 
 // resolve fills the C table from h, or reports the missing symbols.
-func resolve(h unsafe.Pointer, lib string) error {
-	ptrs := make([]unsafe.Pointer, len(symbols))
-	var missing []string
-	for i, s := range symbols {
-		ptrs[i] = dlsym(h, s.name)
-		if ptrs[i] == nil && !s.optional {
-			missing = append(missing, s.name)
-		}
-	}
+func resolve(h dl.Handle, lib string) error {
+	table, missing := h.Resolve(symbols, len(fnTable))
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %s not found in %s", ErrMissingSymbol, strings.Join(missing, ", "), lib)
 	}
-	for i, s := range symbols {
-		C.kr_nv_set(C.int(s.slot), ptrs[i])
-	}
+	copy(fnTable, table)
 	return nil
 }
 
-func has(slot int) bool { return C.kr_nv_get(C.int(slot)) != nil }
-
-func dlopen(name string) (unsafe.Pointer, error) {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	var cerr *C.char
-	h := C.kr_nv_dlopen(cs, &cerr)
-	if h == nil {
-		msg := "dlopen failed"
-		if cerr != nil {
-			msg = C.GoString(cerr)
-			C.free(unsafe.Pointer(cerr))
-		}
-		return nil, fmt.Errorf("dlopen %s: %s", name, msg)
-	}
-	return h, nil
-}
-
-func dlsym(h unsafe.Pointer, name string) unsafe.Pointer {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	return C.kr_nv_dlsym(h, cs)
-}
+func has(slot int) bool { return slot >= 0 && slot < len(fnTable) && fnTable[slot] != nil }
 
 // Version returns NVRTC's CUDA version, e.g. (13, 0).
 func Version() (major, minor int, err error) {

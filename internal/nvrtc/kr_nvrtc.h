@@ -1,6 +1,6 @@
 /*
- * Function table and call wrappers for package nvrtc. loader.c owns
- * kr_nv_fn, filled by init.go with dlsym; the static inline wrappers call
+ * Function table and call wrappers for package nvrtc. init.go defines
+ * kr_nv_fn and fills it with package dl; the static inline wrappers call
  * through it and return KR_NVRTC_NOT_LOADED for an empty slot.
  */
 #ifndef KR_NVRTC_H
@@ -30,12 +30,6 @@ enum {
 };
 
 extern void *kr_nv_fn[KR_NV_COUNT];
-
-/* loader.c */
-void *kr_nv_dlopen(const char *name, char **err);
-void *kr_nv_dlsym(void *handle, const char *name);
-void kr_nv_set(int slot, void *fn);
-void *kr_nv_get(int slot);
 
 #define KR_NV(kr_api_) ((kr_pfn_##kr_api_)kr_nv_fn[KR_NV_##kr_api_])
 #define KR_NV_CALL(kr_api_, ...) \

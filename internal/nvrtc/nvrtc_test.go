@@ -6,21 +6,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kreplay/kreplay/internal/dl"
 )
 
 func TestSymbolsCoverEverySlotOnce(t *testing.T) {
-	seen := map[int]string{}
-	for _, s := range symbols {
-		if s.slot < 0 || s.slot >= numSlots {
-			t.Errorf("%s: slot %d out of range", s.name, s.slot)
-		}
-		if prev, dup := seen[s.slot]; dup {
-			t.Errorf("slot %d used by %s and %s", s.slot, prev, s.name)
-		}
-		seen[s.slot] = s.name
-	}
-	if len(seen) != numSlots {
-		t.Errorf("%d of %d slots have an entry", len(seen), numSlots)
+	if err := dl.CheckSymbols(symbols, len(fnTable)); err != nil {
+		t.Error(err)
 	}
 }
 

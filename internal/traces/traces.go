@@ -37,6 +37,3 @@ func Open(name string) (fs.File, error) { return files.Open(name) }
 
 // ReadFile returns the contents of an embedded file.
 func ReadFile(name string) ([]byte, error) { return files.ReadFile(name) }
-
-// FS returns the embedded files as a file system.
-func FS() fs.FS { return files }

@@ -1,9 +1,9 @@
 // Package cublastest is test support for the GPU tests of the cuBLAS,
 // cuBLASLt and CUPTI bindings: the project's skip-or-fail rule
-// (internal/gputest), a device-0 context with memory helpers built on
-// internal/cuda, and a C probe compiler for checking declarations
-// against installed CUDA headers. Only _test.go files import it; the
-// bindings themselves depend on neither internal/cuda nor this package.
+// (internal/gputest) and a device-0 context with memory helpers built on
+// internal/cuda (the header probes are internal/dl/dltest's). Only
+// _test.go files import it; the bindings themselves depend on neither
+// internal/cuda nor this package.
 package cublastest
 
 import (

@@ -1,4 +1,4 @@
-package cublastest
+package dltest
 
 import (
 	"bufio"
