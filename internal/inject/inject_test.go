@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/cublas/cublastest"
+	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
 // The recorder builds with the system C compiler, exports the entry
@@ -60,8 +60,8 @@ func TestBuild(t *testing.T) {
 // kr_inject_types.h agrees with cuda.h and CUPTI's headers, where they are
 // installed (the GPU machines): kr_inject_check.c compiles only if it does.
 func TestTypesAgainstHeaders(t *testing.T) {
-	if cublastest.FindHeader("cupti.h") == "" || cublastest.FindHeader("generated_cuda_meta.h") == "" {
-		t.Skipf("cupti.h or generated_cuda_meta.h not found under %v", cublastest.CUDARoots())
+	if dltest.FindHeader("cupti.h") == "" || dltest.FindHeader("generated_cuda_meta.h") == "" {
+		t.Skipf("cupti.h or generated_cuda_meta.h not found under %v", dltest.CUDARoots())
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "kr_inject_types.h"), typesHeader, 0o644); err != nil {
@@ -71,7 +71,7 @@ func TestTypesAgainstHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cublastest.CompileAndRun(dir, string(src)); err != nil {
+	if _, err := dltest.CompileAndRun(dir, string(src)); err != nil {
 		t.Fatal(err)
 	}
 }
