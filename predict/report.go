@@ -156,8 +156,10 @@ type WorkloadPrediction struct {
 	TotalJ    *Interval `json:"total_j,omitempty"`
 	ErrEnergy *float64  `json:"err_energy,omitempty"`
 
-	// Model is the whole-model benchmark, when the output has one.
-	Model *ModelResult `json:"model,omitempty"`
+	// Model is the whole-model benchmark, when the output has one;
+	// NoModel says why it did not run, when the output says.
+	Model   *ModelResult `json:"model,omitempty"`
+	NoModel string       `json:"no_model,omitempty"`
 	// Timeline is the timeline benchmark (the whole trace replayed in
 	// order), when the output has one.
 	Timeline *TimelineResult `json:"timeline,omitempty"`
@@ -416,6 +418,9 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 		wp.ErrCovered = relErr(wp.PredictedNS.Center, float64(wp.CoveredNS))
 	}
 
+	if w.Model.Runs() == 0 {
+		wp.NoModel = w.NoModel
+	}
 	if m := w.Model; m.Runs() > 0 {
 		wp.Model = &ModelResult{WallNS: Summarize(m.NS, opt.Confidence)}
 		if len(m.Joules) > 0 {

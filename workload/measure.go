@@ -10,40 +10,68 @@ import (
 )
 
 // ErrNoModel wraps Measure's error for a workload the full-model runner
-// cannot run.
+// cannot run: no spec, or one it does not run (Spec.Runnable).
 var ErrNoModel = errors.New("no full-model run for this workload")
 
-// Measure runs a workload in PyTorch through the full-model runner: load,
+// Warm-up before a measured run: at least WarmupInferences inferences and
+// WarmupTime. Seconds of it: the host side of a launch-bound model takes
+// that long to settle (BLOOM-560M prefill on the H100 timed 21.8, 17.3 and
+// 13.5 ms per inference in three rounds after 5 warm-up inferences), and
+// torch.compile compiles in it.
+const (
+	WarmupInferences = 3
+	WarmupTime       = 3 * time.Second
+)
+
+// DefaultTicks is the NVML counter ticks of a measured run's energy
+// window when none is given (about 2 s).
+const DefaultTicks = 20
+
+// maxRunTime bounds a measured run.
+const maxRunTime = 5 * time.Minute
+
+// Start starts the runner that runs s: kreplay's own for a model, the
+// spec's command otherwise, with env added to its environment. python
+// runs kreplay's runner (default python3).
+func Start(s *Spec, python string, env []string) (*runner.Runner, error) {
+	opt := runner.StartOptions{Python: python, Env: env}
+	if c := s.Command; c != nil {
+		opt.Command, opt.Dir = c.Argv, c.Dir
+	}
+	return runner.Start(opt)
+}
+
+// Measure runs a workload for real through the full-model runner: load,
 // warm up, then inferences back to back until an energy window of ticks
-// NVML counter ticks (default 20) closes. Progress lines go to log.
-func Measure(name string, ticks int, log io.Writer) (*runner.Result, error) {
-	w, err := runner.ParseWorkload(name)
-	if err != nil {
+// NVML counter ticks (default DefaultTicks) closes. Progress lines go to
+// log. A nil spec, or one the runner does not run, is an error wrapping
+// ErrNoModel.
+func Measure(s *Spec, ticks int, log io.Writer) (*runner.Result, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: no workload spec", ErrNoModel)
+	}
+	if err := s.Runnable(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoModel, err)
 	}
 	if ticks == 0 {
-		ticks = 20
+		ticks = DefaultTicks
 	}
-	r, err := runner.Start("")
+	r, err := Start(s, "", nil)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	info, err := r.Load(w)
+	info, err := r.Load(s)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "model: %s on %s, torch %s, CUDA %s, driver %s\n", name, info.GPU, info.Torch, info.CUDA, info.Driver)
-	// Seconds of warm-up: the host side of a launch-bound model takes
-	// that long to settle (BLOOM-560M prefill on the H100 timed 21.8,
-	// 17.3 and 13.5 ms per inference in three rounds after 5 warm-up
-	// inferences).
-	n, err := r.Warmup(3, 3*time.Second)
+	fmt.Fprintf(log, "model: %s on %s, torch %s, CUDA %s, driver %s\n", s.Name, info.GPU, info.Torch, info.CUDA, info.Driver)
+	n, err := r.Warmup(WarmupInferences, WarmupTime)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(log, "model: %d warm-up inferences\n", n)
-	res, err := r.Run(ticks, 5*time.Minute)
+	res, err := r.Run(ticks, maxRunTime)
 	if err != nil {
 		return nil, err
 	}
