@@ -57,7 +57,7 @@ type Manifest struct {
 
 // Bundle is a bundle opened for reading.
 type Bundle struct {
-	Manifest
+	Manifest Manifest
 	// Name names the bundle in messages: its directory, or
 	// "embedded:NAME" for one built into the binary.
 	Name string
@@ -172,8 +172,8 @@ func (b *Bundle) Spec() (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Name != b.Workload {
-		return nil, fmt.Errorf("%s: workload %q, but %s names %q", b.file(b.Manifest.Spec), s.Name, BundleFile, b.Workload)
+	if s.Name != b.Manifest.Workload {
+		return nil, fmt.Errorf("%s: workload %q, but %s names %q", b.file(b.Manifest.Spec), s.Name, BundleFile, b.Manifest.Workload)
 	}
 	return s, nil
 }
@@ -257,7 +257,7 @@ func (b *Bundle) ImportTrace(trace string) (*signatures.Set, error) {
 		return nil, fmt.Errorf("%s: %w", b.Name, err)
 	}
 	defer f.Close()
-	set, err := signatures.Import(f, b.file(trace), signatures.Options{Workload: b.Workload})
+	set, err := signatures.Import(f, b.file(trace), signatures.Options{Workload: b.Manifest.Workload})
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func (b *Bundle) ImportTrace(trace string) (*signatures.Set, error) {
 // Sets imports every trace of the bundle, in order.
 func (b *Bundle) Sets() ([]*signatures.Set, error) {
 	var sets []*signatures.Set
-	for _, t := range b.Traces {
+	for _, t := range b.Manifest.Traces {
 		s, err := b.ImportTrace(t)
 		if err != nil {
 			return nil, err

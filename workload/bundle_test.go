@@ -46,7 +46,7 @@ func TestEmbeddedBundles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := want[name]
 			b := embeddedBundle(t, name)
-			if b.Workload != w.workload || len(b.Traces) != w.traces {
+			if b.Manifest.Workload != w.workload || len(b.Manifest.Traces) != w.traces {
 				t.Errorf("manifest %+v", b.Manifest)
 			}
 			s, err := b.Spec()
@@ -77,7 +77,7 @@ func TestEmbeddedBundles(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, set := range sets {
-				if set.Source.Workload != w.workload || set.Source.File != name+"/"+b.Traces[i] || len(set.Signatures) == 0 {
+				if set.Source.Workload != w.workload || set.Source.File != name+"/"+b.Manifest.Traces[i] || len(set.Signatures) == 0 {
 					t.Errorf("set %d: %+v", i, set.Source)
 				}
 				run, err := b.ModelRun(set)

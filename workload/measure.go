@@ -23,6 +23,9 @@ const (
 	WarmupTime       = 3 * time.Second
 )
 
+// warmupTime is WarmupTime, shorter in tests.
+var warmupTime = WarmupTime
+
 // DefaultTicks is the NVML counter ticks of a measured run's energy
 // window when none is given (about 2 s).
 const DefaultTicks = 20
@@ -53,29 +56,56 @@ func Measure(s *Spec, ticks int, log io.Writer) (*runner.Result, error) {
 	if err := s.Runnable(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoModel, err)
 	}
-	if ticks == 0 {
-		ticks = DefaultTicks
-	}
-	r, err := Start(s, "", nil)
+	r, _, err := load(s, "", nil, log, "model")
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
+	return measure(r, ticks, log, "model")
+}
+
+// load starts the runner for s with env added to its environment and
+// loads the workload; progress lines, prefixed, go to log.
+func load(s *Spec, python string, env []string, log io.Writer, prefix string) (*runner.Runner, *runner.Info, error) {
+	r, err := Start(s, python, env)
+	if err != nil {
+		return nil, nil, err
+	}
 	info, err := r.Load(s)
 	if err != nil {
-		return nil, err
+		r.Close()
+		return nil, nil, err
 	}
-	fmt.Fprintf(log, "model: %s on %s, torch %s, CUDA %s, driver %s\n", s.Name, info.GPU, info.Torch, info.CUDA, info.Driver)
-	n, err := r.Warmup(WarmupInferences, WarmupTime)
+	fmt.Fprintf(log, "%s: %s on %s, torch %s, CUDA %s, driver %s\n", prefix, s.Name, info.GPU, info.Torch, info.CUDA, info.Driver)
+	return r, info, nil
+}
+
+// warmup warms the loaded workload up: at least WarmupInferences
+// inferences and WarmupTime.
+func warmup(r *runner.Runner, log io.Writer, prefix string) error {
+	n, err := r.Warmup(WarmupInferences, warmupTime)
 	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "%s: %d warm-up inferences\n", prefix, n)
+	return nil
+}
+
+// measure warms the loaded workload up, then runs it back to back until
+// an energy window of ticks NVML counter ticks (default DefaultTicks)
+// closes, then measures the idle power (the runner's run request).
+func measure(r *runner.Runner, ticks int, log io.Writer, prefix string) (*runner.Result, error) {
+	if ticks == 0 {
+		ticks = DefaultTicks
+	}
+	if err := warmup(r, log, prefix); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "model: %d warm-up inferences\n", n)
 	res, err := r.Run(ticks, maxRunTime)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "model: %d inferences back to back, %.2f of them in an energy window of %d ticks (%.2f s)\n",
-		res.Inferences, res.Inside, res.Ticks, res.WindowS)
+	fmt.Fprintf(log, "%s: %d inferences back to back, %.2f of them in an energy window of %d ticks (%.2f s)\n",
+		prefix, res.Inferences, res.Inside, res.Ticks, res.WindowS)
 	return res, nil
 }

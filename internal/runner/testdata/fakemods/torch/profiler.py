@@ -1,5 +1,8 @@
-"""A stand-in for torch.profiler: see README.md."""
+"""A stand-in for torch.profiler: see README.md. The trace it exports is
+the file $FAKE_TRACE (a real Kineto trace, plain JSON), or a stub."""
 import json
+import os
+import shutil
 
 
 class ProfilerActivity:
@@ -17,5 +20,8 @@ class profile:
         return False
 
     def export_chrome_trace(self, path):
+        if os.environ.get("FAKE_TRACE"):
+            shutil.copyfile(os.environ["FAKE_TRACE"], path)
+            return
         with open(path, "w") as f:
             json.dump({"traceEvents": [], "fake": True}, f)
