@@ -75,9 +75,9 @@ type Command struct {
 	// Dir is its working directory (as written, relative to the spec
 	// file; default the spec file's directory).
 	Dir string `json:"dir,omitempty"`
-	// Args are free-form arguments (an object) the program's build(spec)
-	// reads.
-	Args json.RawMessage `json:"args,omitempty"`
+	// Args are free-form arguments (an object, default {}) the program's
+	// build(spec) reads.
+	Args json.RawMessage `json:"args"`
 }
 
 // Compile is torch.compile's configuration.
@@ -471,7 +471,7 @@ func (p *specParser) command(raw json.RawMessage) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Command{}
+	c := &Command{Args: json.RawMessage("{}")}
 	araw, ok := obj["argv"]
 	if !ok {
 		return nil, p.errf("command.argv", `missing: the program and its arguments, e.g. ["python3", "infer.py"]`)
