@@ -16,9 +16,9 @@ const workload = "bloom-560m_generate"
 //go:embed set.json
 var setJSON []byte
 
-// specJSON is nil: the package was generated from a trace without a
-// workload spec; BenchmarkModel runs the built-in model the workload's
-// name gives, if any.
+// specJSON is the workload spec BenchmarkModel runs.
+//
+//go:embed spec.json
 var specJSON []byte
 
 // set returns the embedded signature set, read once.
