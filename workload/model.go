@@ -112,6 +112,7 @@ func (p *specParser) config(raw json.RawMessage) (json.RawMessage, error) {
 		if path == "" {
 			return nil, p.errf("model.config", "empty path")
 		}
+		p.modelName = configName(path)
 		return p.configFile("model.config", p.path(path))
 	}
 	return p.configObject("model.config", raw)
@@ -208,7 +209,7 @@ func (p *specParser) validate(s *Spec) error {
 		}
 	}
 	if s.Name == "" {
-		s.Name = s.derivedName()
+		s.Name = s.derivedName(p.modelName)
 	}
 	if !nameRE.MatchString(s.Name) {
 		return p.errf("name", "%q: a workload name is letters, digits, '.', '_', '+' and '-' (at most 100, not starting with a symbol)", s.Name)
@@ -218,10 +219,11 @@ func (p *specParser) validate(s *Spec) error {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$`)
 
-// derivedName is the default workload name: the model, variants that
-// differ from the shipped traces' (dtype, FP8, torch.compile), and the
-// kind, e.g. "llama-7b_prefill" or "Llama-3-8B-bf16-compiled_generate".
-func (s *Spec) derivedName() string {
+// derivedName is the default workload name: the model (configFile names
+// a config given by its path), variants that differ from the shipped
+// traces' (dtype, FP8, torch.compile), and the kind, e.g.
+// "llama-7b_prefill" or "Llama-3-8B-bf16-compiled_generate".
+func (s *Spec) derivedName(configFile string) string {
 	var base string
 	switch {
 	case s.Command != nil:
@@ -230,6 +232,8 @@ func (s *Spec) derivedName() string {
 		base = s.Model.Builtin
 	case s.Model.Dir != "":
 		base = filepath.Base(s.Model.Dir)
+	case configFile != "":
+		base = configFile
 	default:
 		base = inlineName(s.Model.Config)
 	}
@@ -245,6 +249,18 @@ func (s *Spec) derivedName() string {
 		}
 	}
 	return sanitize(base) + "_" + s.Workload.Kind
+}
+
+// configName names a model by its config file: the file's name without
+// .json, or its directory's for a config.json.
+func configName(path string) string {
+	base := filepath.Base(path)
+	if base == "config.json" {
+		if d := filepath.Base(filepath.Dir(path)); d != "." && d != "/" {
+			return d
+		}
+	}
+	return strings.TrimSuffix(base, ".json")
 }
 
 // commandName is the script a command runs (its first *.py argument), or

@@ -213,6 +213,7 @@ func cmp(s, def string) string {
 // field.
 type specParser struct {
 	file, base string
+	modelName  string // the model's name from its config file's path, for the default name
 }
 
 func (p *specParser) errf(field, format string, args ...any) error {

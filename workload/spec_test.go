@@ -68,7 +68,7 @@ func TestParseSpec(t *testing.T) {
 		{"config path", `{"version": 1, "model": {"config": "configs/llama.json"}, "dtype": "bf16", "linear": "fp8",
 			"compile": {"mode": "max-autotune", "dynamic": true}, "workload": {"kind": "prefill", "batch": 2, "seq": 128}, "devices": [3], "seed": 9}`,
 			func(t *testing.T, s *Spec) {
-				if s.Name != "Llama-2-7b-bf16-fp8-compiled_prefill" || s.Device() != 3 || s.Seed != 9 || s.Attention != "" ||
+				if s.Name != "llama-bf16-fp8-compiled_prefill" || s.Device() != 3 || s.Seed != 9 || s.Attention != "" ||
 					!reflect.DeepEqual(s.Compile, &Compile{Mode: "max-autotune", Dynamic: &ptrue}) || modelType(s.Model.Config) != "llama" {
 					t.Errorf("%+v %+v", s, s.Compile)
 				}
@@ -76,6 +76,18 @@ func TestParseSpec(t *testing.T) {
 		{"inline config", `{"version": 1, "name": "mine", "model": {"config": {"model_type": "gpt2", "n_embd": 768}}, "attention": "flex_attention", "workload": {"kind": "prefill", "seq": 8}}`,
 			func(t *testing.T, s *Spec) {
 				if s.Name != "mine" || string(s.Model.Config) != `{"model_type":"gpt2","n_embd":768}` || s.Workload.Batch != 1 {
+					t.Errorf("%+v", s)
+				}
+			}},
+		{"inline config named", `{"version": 1, "model": {"config": ` + llamaConfig + `}, "workload": {"kind": "generate", "prompt": 8, "new_tokens": 8}}`,
+			func(t *testing.T, s *Spec) {
+				if s.Name != "Llama-2-7b_generate" {
+					t.Errorf("name %q", s.Name)
+				}
+			}},
+		{"config.json named by its directory", `{"version": 1, "model": {"config": "Llama-3-8B/config.json"}, "workload": {"kind": "prefill", "seq": 8}}`,
+			func(t *testing.T, s *Spec) {
+				if s.Name != "Llama-3-8B_prefill" || s.Model.Dir != "" {
 					t.Errorf("%+v", s)
 				}
 			}},
@@ -276,4 +288,35 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("resolved spec changes when read back:\n%s\n%s", js, js2)
 		}
 	})
+}
+
+// The README's example spec parses (with a config beside it).
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "### Your own workload")
+	if !ok {
+		t.Fatal("README has no section on your own workload")
+	}
+	// The first indented block of the section.
+	var block []string
+	for _, line := range strings.Split(after, "\n") {
+		if rest, ok := strings.CutPrefix(line, "    "); ok {
+			block = append(block, rest)
+		} else if len(block) > 0 {
+			break
+		}
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "llama3-8b"), 0o755)
+	os.WriteFile(filepath.Join(dir, "llama3-8b", "config.json"), []byte(`{"model_type": "llama", "hidden_size": 4096, "max_position_embeddings": 8192}`), 0o644)
+	s, err := ParseSpec([]byte(strings.Join(block, "\n")), filepath.Join(dir, "llama3-8b.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, strings.Join(block, "\n"))
+	}
+	if s.Name != "llama3-8b-bf16_prefill" || s.Compile == nil || s.Workload.Seq != 2048 || modelType(s.Model.Config) != "llama" {
+		t.Errorf("%+v", s)
+	}
 }
