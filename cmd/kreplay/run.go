@@ -67,7 +67,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if measured == nil && bundleMeasured != nil {
 		measured = bundleMeasured
 		*measuredFlag = measured.File
-		fmt.Fprintf(stderr, "kreplay run: measured runs from %s\n", measured.File)
 	}
 	var tiers []signatures.Tier
 	for _, f := range strings.Split(*tiersFlag, ",") {
@@ -200,6 +199,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kreplay run: ranks: %v\n", err)
 		} else {
 			if measured != nil {
+				fmt.Fprintf(stderr, "kreplay run: measured runs from %s\n", measured.File)
 				for _, w := range compareMeasured(ranks, rankSets, measured, idle) {
 					fmt.Fprintf(stderr, "kreplay run: %s\n", w)
 				}

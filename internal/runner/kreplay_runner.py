@@ -220,7 +220,7 @@ def _load(build, req):
     _state.update(run=fn, dev=dev, nvml=pynvml.nvmlDeviceGetHandleByIndex(dev))
     reply = dict(gpu=torch.cuda.get_device_name(dev), torch=torch.__version__, cuda=torch.version.cuda,
                  driver=_str(pynvml.nvmlSystemGetDriverVersion()))
-    reply.update(info or {})
+    reply.update({k: v for k, v in (info or {}).items() if k != "ok"})
     return reply
 
 

@@ -60,7 +60,8 @@ type StartOptions struct {
 	Python string
 	// Command, when set, is the argv of a user's program that speaks the
 	// protocol (through kreplay_runner.serve) instead of the built-in
-	// runner. Command[0] is looked up in PATH.
+	// runner. Command[0] is looked up in PATH, or, when it is a relative
+	// path, in Dir.
 	Command []string
 	// Dir is the working directory of Command (default: the current one).
 	Dir string
@@ -158,7 +159,11 @@ func Start(opt StartOptions) (*Runner, error) {
 // and its name for messages.
 func (o StartOptions) argv() ([]string, string, error) {
 	if len(o.Command) > 0 {
-		path, err := exec.LookPath(o.Command[0])
+		prog := o.Command[0]
+		if strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) && o.Dir != "" {
+			prog = filepath.Join(o.Dir, prog) // relative to the working directory it runs in
+		}
+		path, err := exec.LookPath(prog)
 		if err != nil {
 			return nil, "", fmt.Errorf("%w: command %q: %v", ErrUnavailable, o.Command[0], err)
 		}

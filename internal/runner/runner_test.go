@@ -203,6 +203,15 @@ func TestStartErrors(t *testing.T) {
 			t.Errorf("%+v: error %v", tc.opt, err)
 		}
 	}
+	// A relative program runs from the command's directory.
+	if _, err := exec.LookPath("python3"); err == nil {
+		if r, err := Start(StartOptions{Command: []string{"./bad_command.sh", "silent"}, Dir: "testdata", ReadyTimeout: time.Millisecond}); err == nil || strings.Contains(err.Error(), "executable file not found") {
+			t.Errorf("relative command: %v", err)
+			if r != nil {
+				r.Close()
+			}
+		}
+	}
 	if _, err := Start(StartOptions{Command: []string{}}); err == nil {
 		t.Error("empty command: no error")
 	}
