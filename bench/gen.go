@@ -15,6 +15,7 @@ import (
 // Files of a generated package.
 const (
 	SetFile    = "set.json"
+	SpecFile   = "spec.json"
 	DocFile    = "doc.go"
 	ReplayFile = "replay_test.go"
 )
@@ -29,12 +30,18 @@ type GenOptions struct {
 	// set relative to the package's directory. Default: "set.json", the
 	// package's own set.
 	Source string
+	// Spec is the workload spec (resolved, as a bundle's spec.json holds
+	// it), written as spec.json and embedded for BenchmarkModel; nil
+	// leaves it out, and BenchmarkModel then runs the spec the
+	// workload's name gives, if any (ModelSpec).
+	Spec []byte
 }
 
 // Generate writes the Go test package that benchmarks a signature set,
 // as file name -> contents:
 //
 //   - set.json: the set, written by signatures.WriteSet;
+//   - spec.json: opt.Spec, the workload spec, when given;
 //   - doc.go: the package documentation and a go:generate directive
 //     that regenerates the package;
 //   - replay_test.go: the set embedded with go:embed, BenchmarkReplay
@@ -43,7 +50,7 @@ type GenOptions struct {
 //     BenchmarkTimeline (BenchmarkTimeline/workload=W/timeline, calling
 //     Timeline: the whole traced timeline replayed in order as one CUDA
 //     graph, needing no framework), BenchmarkModel
-//     (BenchmarkModel/workload=W/model, calling Model), and
+//     (BenchmarkModel/workload=W/model, calling Model with the spec), and
 //     TestGenerated, which checks the embedded set and the benchmark
 //     names (see Check).
 //
@@ -87,7 +94,7 @@ func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 	if err := signatures.WriteSet(&js, set); err != nil {
 		return nil, err
 	}
-	d := genData{Package: opt.Package, Workload: workload, Set: set,
+	d := genData{Package: opt.Package, Workload: workload, Set: set, HasSpec: len(opt.Spec) > 0,
 		// Built here: a line of this file starting with the directive
 		// would make go generate run it on package bench.
 		Directive: "//go:" + "generate go run github.com/kreplay/kreplay/cmd/kreplay gen -o . " + opt.Source}
@@ -99,6 +106,9 @@ func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 		d.Rows = append(d.Rows, genRow{ID: s.ID, Comment: rowComment(s)})
 	}
 	files := map[string][]byte{SetFile: js.Bytes()}
+	if d.HasSpec {
+		files[SpecFile] = opt.Spec
+	}
 	for name, tmpl := range map[string]*template.Template{DocFile: docTmpl, ReplayFile: replayTmpl} {
 		var b bytes.Buffer
 		if err := tmpl.Execute(&b, d); err != nil {
@@ -116,6 +126,7 @@ func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 type genData struct {
 	Package, Workload, Directive string
 	Set                          *signatures.Set
+	HasSpec                      bool
 	BusyNS                       int64
 	Activities                   int
 	Rows                         []genRow
@@ -177,6 +188,12 @@ var docTmpl = template.Must(template.New(DocFile).Funcs(funcs).Parse(`// Code ge
 // ns/op. BenchmarkTimeline/workload={{.Workload}}/timeline replays the
 // whole traced timeline in order as one CUDA graph and reports its time
 // as ns/op, and the traced time it could not replay as skipped-ns.
+// BenchmarkModel/workload={{.Workload}}/model runs the real inference
+{{- if .HasSpec}}
+// as spec.json, the workload spec, says{{else}}
+// of the built-in model the workload's name gives, if any (no spec.json:
+// generated from a trace, not a bundle){{end}}; when it cannot run, a line
+// "kreplay BenchmarkModel/...: no model run: REASON" says why.
 // Set KREPLAY_REQUIRE_GPU=1 to fail instead of skipping when no GPU
 // is usable, KREPLAY_ENERGY=1 to measure J/op and W too (about 11 s per
 // signature; KREPLAY_ENERGY_TICKS sets the energy window's NVML counter
@@ -206,7 +223,17 @@ const workload = {{quote .Workload}}
 
 //go:embed set.json
 var setJSON []byte
-
+{{if .HasSpec}}
+// specJSON is the workload spec BenchmarkModel runs.
+//
+//go:embed spec.json
+var specJSON []byte
+{{else}}
+// specJSON is nil: the package was generated from a trace without a
+// workload spec; BenchmarkModel runs the built-in model the workload's
+// name gives, if any.
+var specJSON []byte
+{{end}}
 // set returns the embedded signature set, read once.
 func set(tb testing.TB) *signatures.Set { return bench.Load(tb, {{quote .Workload}}, setJSON) }
 
@@ -235,11 +262,11 @@ func BenchmarkTimeline(b *testing.B) {
 	b.Run(bench.TimelineBenchName(workload), func(b *testing.B) { bench.Timeline(b, s) })
 }
 
-// BenchmarkModel runs the real inference in PyTorch (bench.Model):
+// BenchmarkModel runs the real inference (bench.Model):
 // BenchmarkModel/workload={{.Workload}}/model.
 func BenchmarkModel(b *testing.B) {
 	s := set(b)
-	b.Run(bench.ModelBenchName(workload), func(b *testing.B) { bench.Model(b, s) })
+	b.Run(bench.ModelBenchName(workload), func(b *testing.B) { bench.Model(b, s, specJSON) })
 }
 
 // TestGenerated checks that the embedded set reads back, that ids are its

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestGenerateByteIdentical(t *testing.T) {
 	for _, tc := range realSets {
 		t.Run(tc.dir, func(t *testing.T) {
-			opt := GenOptions{Source: "embedded:" + tc.trace}
+			opt := GenOptions{Source: "embedded:" + tc.trace, Spec: embeddedSpec(t, tc.trace)}
 			a, b := importEmbedded(t, tc.trace), importEmbedded(t, tc.trace)
 			fa, err := Generate(a, opt)
 			if err != nil {
@@ -37,7 +38,7 @@ func TestGenerateByteIdentical(t *testing.T) {
 				t.Fatal(err)
 			}
 			names := slices.Sorted(maps.Keys(fa))
-			if !slices.Equal(names, []string{DocFile, ReplayFile, SetFile}) {
+			if !slices.Equal(names, []string{DocFile, ReplayFile, SetFile, SpecFile}) {
 				t.Fatalf("files %v", names)
 			}
 			for _, name := range names {
@@ -99,7 +100,7 @@ func TestGeneratedContents(t *testing.T) {
 		t.Errorf("functions %v", funcs)
 	}
 	src := string(files[ReplayFile])
-	for _, want := range []string{"//go:embed set.json\nvar setJSON []byte", "bench.Signature(b, s, id)", "bench.Model(b, s)", "bench.Timeline(b, s)", "bench.TimelineBenchName(workload)", `const workload = "bloom-560m_prefill"`} {
+	for _, want := range []string{"//go:embed set.json\nvar setJSON []byte", "bench.Signature(b, s, id)", "bench.Model(b, s, specJSON)", "bench.Timeline(b, s)", "bench.TimelineBenchName(workload)", `const workload = "bloom-560m_prefill"`} {
 		if !strings.Contains(src, want) {
 			t.Errorf("replay_test.go lacks %q", want)
 		}
@@ -116,6 +117,35 @@ func TestGeneratedContents(t *testing.T) {
 	if err := check(back, Workload(set.Source), idsOf(set)); err != nil {
 		t.Error(err)
 	}
+	// Without a spec, specJSON is nil and spec.json is not written; with
+	// one, it is embedded.
+	if _, ok := files[SpecFile]; ok || !strings.Contains(src, "\nvar specJSON []byte\n") || strings.Contains(src, "//go:embed spec.json") {
+		t.Errorf("without a spec: spec.json written or embedded")
+	}
+	spec := embeddedSpec(t, "h100_bloom-560m_prefill.trace.json.gz")
+	files, err = Generate(set, GenOptions{Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(files[SpecFile], spec) || !strings.Contains(string(files[ReplayFile]), "//go:embed spec.json\nvar specJSON []byte\n") ||
+		!strings.Contains(string(files[DocFile]), "as spec.json, the workload spec, says") {
+		t.Errorf("with a spec: spec.json not embedded:\n%s", files[ReplayFile])
+	}
+}
+
+// embeddedSpec is the spec of the embedded bundle of a trace (by its old
+// name).
+func embeddedSpec(t testing.TB, trace string) []byte {
+	t.Helper()
+	b, _, ok := traces.Locate(trace)
+	if !ok {
+		t.Fatalf("%s is not embedded", trace)
+	}
+	spec, err := traces.ReadFile(b + "/spec.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
 }
 
 func idsOf(set *signatures.Set) []string {

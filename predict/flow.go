@@ -31,6 +31,15 @@ type FlowOptions struct {
 	// ModelTicks is the model's energy window in NVML counter ticks
 	// (default 20).
 	ModelTicks int
+	// Spec is the workload the full-model run runs; nil runs the spec
+	// the set's workload name gives, if any (bench.ModelSpec).
+	Spec *workload.Spec
+	// Measured, when set, stands for the full-model run instead of
+	// running it: a run measured before, such as a bundle's
+	// measured.json holds (kreplay capture measured it, without the
+	// profiler, when it captured the trace). MeasuredFrom names it.
+	Measured     *runner.Result
+	MeasuredFrom string
 	// Progress receives a line per step and per signature.
 	Progress io.Writer
 	// Previous and Done resume an interrupted run: signatures with a
@@ -50,9 +59,11 @@ type FlowResult struct {
 	// Timeline is the timeline replay, or TimelineErr why there is none.
 	Timeline    *replay.TimelineResult
 	TimelineErr error
-	// Model is the full-model run, or ModelErr why there is none.
-	Model    *runner.Result
-	ModelErr error
+	// Model is the full-model run, or ModelErr why there is none;
+	// ModelFrom says where it came from ("" for a run made by Flow).
+	Model     *runner.Result
+	ModelErr  error
+	ModelFrom string
 }
 
 // Flow runs on one GPU what `go test -bench` runs in a generated
@@ -90,14 +101,32 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		}
 	}
 	if !o.NoModel {
-		fmt.Fprintf(progress, "model: the real inference in PyTorch (%s so far)\n", time.Since(start).Round(time.Second))
-		fr.Model, fr.ModelErr = workload.Measure(set.Source.Workload, o.ModelTicks, progress)
-		if fr.ModelErr != nil {
-			fmt.Fprintf(progress, "model: %v\n", fr.ModelErr)
-		}
+		fr.model(o, progress, start)
 	}
 	fmt.Fprintf(progress, "done in %s\n", time.Since(start).Round(time.Second))
 	return fr, nil
+}
+
+// model runs the workload for real, or takes the measured run instead.
+func (fr *FlowResult) model(o FlowOptions, progress io.Writer, start time.Time) {
+	if o.Measured != nil {
+		fr.Model, fr.ModelFrom = o.Measured, o.MeasuredFrom
+		fmt.Fprintf(progress, "model: the run measured before, from %s: %.4g ms, %.4g J per inference\n",
+			o.MeasuredFrom, o.Measured.WallSPerInference*1e3, o.Measured.EnergyJPerInference)
+		return
+	}
+	fmt.Fprintf(progress, "model: the real inference (%s so far)\n", time.Since(start).Round(time.Second))
+	spec := o.Spec
+	if spec == nil {
+		if spec, fr.ModelErr = bench.ModelSpec(fr.Set, nil); fr.ModelErr != nil {
+			fmt.Fprintf(progress, "model: %v\n", fr.ModelErr)
+			return
+		}
+	}
+	fr.Model, fr.ModelErr = workload.Measure(spec, o.ModelTicks, progress)
+	if fr.ModelErr != nil {
+		fmt.Fprintf(progress, "model: %v\n", fr.ModelErr)
+	}
 }
 
 // WriteBench writes fr in the Go benchmark format under the names of the
@@ -150,6 +179,8 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 		if err := write(bench.ModelName+"/"+bench.ModelBenchName(workload), bench.ModelMetrics(fr.Model)); err != nil {
 			return err
 		}
+	} else if fr.ModelErr != nil {
+		skips = append(skips, bench.NoModelLine("Benchmark"+bench.ModelName+"/"+bench.ModelBenchName(workload), fr.ModelErr.Error())+"\n")
 	}
 	for _, s := range skips {
 		if _, err := io.WriteString(w, s); err != nil {

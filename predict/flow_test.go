@@ -2,7 +2,9 @@ package predict
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -82,5 +84,54 @@ func TestFlowWriteBench(t *testing.T) {
 	}
 	if wp.Missing != 1 {
 		t.Errorf("%d missing signatures, want 1 (%s)", wp.Missing, failed)
+	}
+}
+
+// A model that did not run is written as bench.NoModelLine, which go test
+// prints without -v, and the report says why.
+func TestFlowNoModel(t *testing.T) {
+	set := prefillSet(t)
+	fr := &FlowResult{Set: set, GPU: "g", ModelErr: errors.New("no full-model run for this workload: no workload spec")}
+	s := set.Signatures[0]
+	fr.Entries = []replay.Entry{{ID: s.ID, Tier: s.Tier, Count: s.Count, Result: &replay.Result{MedianNS: 1000}}}
+	var buf bytes.Buffer
+	if err := fr.WriteBench(&buf, "p"); err != nil {
+		t.Fatal(err)
+	}
+	want := "kreplay BenchmarkModel/workload=bloom-560m_prefill/model: no model run: no full-model run for this workload: no workload spec\n"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, buf.String())
+	}
+	p, err := Report([]Input{{Name: "x.bench", Reader: &buf}}, []*signatures.Set{set}, ReportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Warnings) != 0 {
+		t.Errorf("warnings %v", p.Warnings)
+	}
+	wp := p.Workloads[0]
+	if wp.Model != nil || wp.NoModel != "no full-model run for this workload: no workload spec" {
+		t.Errorf("model %+v, no model %q", wp.Model, wp.NoModel)
+	}
+	var text strings.Builder
+	if err := p.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`\nmodel +not run +no full-model run`).MatchString(text.String()) {
+		t.Errorf("report:\n%s", text.String())
+	}
+}
+
+func TestParseNoModelLine(t *testing.T) {
+	for _, tc := range []struct{ line, workload, reason string }{
+		{bench.NoModelLine("BenchmarkModel/workload=w-1_prefill/model", "a: b\nc"), "w-1_prefill", "a: b c"},
+		{"kreplay BenchmarkModel/workload=w/model-8: no model run: r", "w", "r"},
+		{"kreplay: BenchmarkModel/workload=w/model: no model run: r", "", ""},
+		{"kreplay BenchmarkReplay/workload=w/sig=a: no model run: r", "", ""},
+	} {
+		w, r, ok := bench.ParseNoModelLine(tc.line)
+		if w != tc.workload || r != tc.reason || ok != (tc.workload != "") {
+			t.Errorf("%q: %q %q %v", tc.line, w, r, ok)
+		}
 	}
 }

@@ -156,8 +156,10 @@ type WorkloadPrediction struct {
 	TotalJ    *Interval `json:"total_j,omitempty"`
 	ErrEnergy *float64  `json:"err_energy,omitempty"`
 
-	// Model is the whole-model benchmark, when the output has one.
-	Model *ModelResult `json:"model,omitempty"`
+	// Model is the whole-model benchmark, when the output has one;
+	// NoModel says why it did not run, when the output says.
+	Model   *ModelResult `json:"model,omitempty"`
+	NoModel string       `json:"no_model,omitempty"`
 	// Timeline is the timeline benchmark (the whole trace replayed in
 	// order), when the output has one.
 	Timeline *TimelineResult `json:"timeline,omitempty"`
@@ -318,6 +320,44 @@ func tracedWithParts(set *signatures.Set) (total map[string]int64, perCall map[s
 	return total, perCall, isPart
 }
 
+// model compares the prediction with the whole-model benchmark, when the
+// output has one, or says why there is none.
+func (wp *WorkloadPrediction) model(w *WorkloadResults, opt ReportOptions) {
+	m := w.Model
+	if m.Runs() == 0 {
+		wp.NoModel = w.NoModel
+		return
+	}
+	wp.Model = &ModelResult{WallNS: Summarize(m.NS, opt.Confidence)}
+	if len(m.Joules) > 0 {
+		s := Summarize(m.Joules, opt.Confidence)
+		wp.Model.J = &s
+	}
+	if len(m.IdleW) > 0 {
+		s := Summarize(m.IdleW, opt.Confidence)
+		wp.Model.IdleW = &s
+	}
+	if wp.Measured > 0 {
+		wp.ErrModel = relErr(wp.PredictedNS.Center, wp.Model.WallNS.Center)
+	}
+	if wp.PredictedJ == nil {
+		return
+	}
+	tot := *wp.PredictedJ
+	if iw := wp.Model.IdleW; iw != nil {
+		// The GPU idles between kernels for the wall time not covered by
+		// the trace's busy time.
+		gapS := max(0, wp.Model.WallNS.Center-float64(wp.BusyNS)) / 1e9
+		idle := iw.Center * gapS
+		wp.IdleJ = &idle
+		tot.add(Interval{idle, iw.Lo * gapS, iw.Hi * gapS})
+	}
+	wp.TotalJ = &tot
+	if wp.Model.J != nil {
+		wp.ErrEnergy = relErr(tot.Center, wp.Model.J.Center)
+	}
+}
+
 func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions) (*WorkloadPrediction, []string) {
 	var warn []string
 	wp := &WorkloadPrediction{Workload: w.Name, File: set.Source.File, GPU: set.Source.GPU(), Signatures: len(set.Signatures)}
@@ -416,35 +456,7 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 		wp.ErrCovered = relErr(wp.PredictedNS.Center, float64(wp.CoveredNS))
 	}
 
-	if m := w.Model; m.Runs() > 0 {
-		wp.Model = &ModelResult{WallNS: Summarize(m.NS, opt.Confidence)}
-		if len(m.Joules) > 0 {
-			s := Summarize(m.Joules, opt.Confidence)
-			wp.Model.J = &s
-		}
-		if len(m.IdleW) > 0 {
-			s := Summarize(m.IdleW, opt.Confidence)
-			wp.Model.IdleW = &s
-		}
-		if wp.Measured > 0 {
-			wp.ErrModel = relErr(wp.PredictedNS.Center, wp.Model.WallNS.Center)
-		}
-		if wp.PredictedJ != nil {
-			tot := *wp.PredictedJ
-			if iw := wp.Model.IdleW; iw != nil {
-				// The GPU idles between kernels for the wall time not
-				// covered by the trace's busy time.
-				gapS := max(0, wp.Model.WallNS.Center-float64(wp.BusyNS)) / 1e9
-				idle := iw.Center * gapS
-				wp.IdleJ = &idle
-				tot.add(Interval{idle, iw.Lo * gapS, iw.Hi * gapS})
-			}
-			wp.TotalJ = &tot
-			if wp.Model.J != nil {
-				wp.ErrEnergy = relErr(tot.Center, wp.Model.J.Center)
-			}
-		}
-	}
+	wp.model(w, opt)
 
 	if tl := w.Timeline; tl.Runs() > 0 {
 		wp.Timeline = &TimelineResult{NS: Summarize(tl.NS, opt.Confidence)}

@@ -82,6 +82,9 @@ type WorkloadResults struct {
 	// Skipped gives the reason a signature's benchmark was skipped or
 	// failed, from the "--- SKIP" and "--- FAIL" lines go test -v prints.
 	Skipped map[string]string
+	// NoModel is why the model benchmark did not run, from its
+	// bench.NoModelLine ("" when none was printed).
+	NoModel string
 }
 
 // Samples are one benchmark's values over its runs, per unit; a run that
@@ -198,8 +201,11 @@ func ReadResults(inputs []Input) (*Results, error) {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
 		for _, sk := range skips(data) {
-			if sk.workload != "" && sk.sig != "" {
+			switch {
+			case sk.workload != "" && sk.sig != "":
 				get(sk.workload).Skipped[sk.sig] = sk.reason
+			case sk.workload != "":
+				get(sk.workload).NoModel = sk.reason
 			}
 		}
 	}
@@ -217,7 +223,9 @@ var sourcePrefix = regexp.MustCompile(`^[\w.-]+\.go:\d+: `)
 // skips finds the replay benchmarks go test -v reports as skipped or
 // failed ("--- SKIP: BenchmarkX" and "--- FAIL: BenchmarkX"), with the
 // first line of their log as the reason: the indented lines go test
-// prints between the benchmark's name and that line, or after it.
+// prints between the benchmark's name and that line, or after it; and the
+// model benchmarks that did not run (bench.NoModelLine, a skip without a
+// sig).
 func skips(data []byte) []skip {
 	var out []skip
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -227,6 +235,11 @@ func skips(data []byte) []skip {
 	var after *skip    // a skip whose reason may follow it
 	for sc.Scan() {
 		line := sc.Text()
+		if w, reason, ok := bench.ParseNoModelLine(line); ok {
+			out = append(out, skip{workload: w, reason: reason})
+			after = nil
+			continue
+		}
 		if m := skipLine.FindStringSubmatch(line); m != nil {
 			after = nil
 			name := m[2]

@@ -18,8 +18,9 @@ import (
 // from internal/traces) with SYNTHETIC benchmark numbers: no GPU run has
 // been recorded yet, so the ns/op, J/op and W values below are made up
 // from the traced durations. Only the model's wall time and energy come
-// from a measurement (internal/traces/measured.json). A recorded output
-// dropped into testdata/*.bench is tested by TestRecordedOutput.
+// from a measurement (the measured.json of the embedded bundles,
+// internal/traces). A recorded output dropped into testdata/*.bench is
+// tested by TestRecordedOutput.
 
 // The workloads' generated packages and embedded traces.
 var realSets = []struct{ dir, trace string }{
@@ -144,14 +145,14 @@ func (o synth) output(set *signatures.Set) string {
 func input(name, text string) Input { return Input{Name: name, Reader: strings.NewReader(text)} }
 
 // measured is the model's real wall time and energy per inference from
-// internal/traces/measured.json.
+// the measured.json of the workload's embedded bundle (internal/traces).
 type measured struct {
 	WallS, EnergyJ float64
 }
 
 func measuredRun(t testing.TB, workload string) measured {
 	t.Helper()
-	data, err := traces.ReadFile("measured.json")
+	data, err := traces.ReadFile("h100_" + workload + "/measured.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,9 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 		fmt.Fprintf(tw, "timeline replay\t%s\t[%s, %s], %d runs, %s traced skipped%s%s\n", bench.FormatNS(tl.NS.Center), bench.FormatNS(tl.NS.Lo), bench.FormatNS(tl.NS.Hi),
 			tl.NS.Runs, bench.FormatNS(tl.SkippedNS), errVs("predicted", tl.ErrPredicted), errVs("busy", tl.ErrBusy))
 	}
+	if wp.Model == nil && wp.NoModel != "" {
+		fmt.Fprintf(tw, "model\tnot run\t%s\n", bench.OneLine(wp.NoModel, 200))
+	}
 	if m := wp.Model; m != nil {
 		fmt.Fprintf(tw, "model wall time\t%s\t[%s, %s], %d runs%s\n", bench.FormatNS(m.WallNS.Center), bench.FormatNS(m.WallNS.Lo), bench.FormatNS(m.WallNS.Hi), m.WallNS.Runs, errText(wp.ErrModel))
 	}

@@ -29,6 +29,9 @@ type MeasuredRun struct {
 	Iters   int     `json:"iters,omitempty"`
 	WallS   float64 `json:"wall_s_per_iter"`
 	EnergyJ float64 `json:"energy_j_per_iter,omitempty"`
+	// IdleW is the GPU's idle power measured right after the run (0 when
+	// the file has none; kreplay capture records it).
+	IdleW float64 `json:"idle_w,omitempty"`
 }
 
 // Measured is a file of measured runs (the format of measured.json, next
@@ -151,6 +154,12 @@ func parseRuns(fail func(field, format string, args ...any) error, machine, fiel
 		}
 		if r.EnergyJ < 0 {
 			return nil, fail(f+".energy_j_per_iter", "negative energy %g", r.EnergyJ)
+		}
+		if r.IdleW, err = numField(run, "idle_w", false); err != nil {
+			return nil, fail(f+".idle_w", "%v", err)
+		}
+		if r.IdleW < 0 {
+			return nil, fail(f+".idle_w", "negative power %g", r.IdleW)
 		}
 		if _, ok := run["iters"]; ok {
 			if r.Iters, err = intField(run, "iters"); err != nil {

@@ -62,6 +62,7 @@ func TestParseMeasuredErrors(t *testing.T) {
 		{"energy negative", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "energy_j_per_iter": -2}}}}`, "m.json: a.runs.w.energy_j_per_iter: negative energy -2"},
 		{"iters fractional", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "iters": 1.5}}}}`, "m.json: a.runs.w.iters: want an integer, got 1.5"},
 		{"gpu a number", `{"a": {"gpu": 1, "runs": {}}}`, "m.json: a.gpu: want a string, got 1"},
+		{"idle negative", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "idle_w": -70}}}}`, "m.json: a.runs.w.idle_w: negative power -70"},
 		{"rank missing", `{"a": {"r0": {"world": 2, "runs": {}}}}`, "m.json: a.r0.rank: missing"},
 		{"rank out of world", `{"a": {"r0": {"rank": 2, "world": 2, "runs": {}}}}`, "m.json: a.r0.rank: rank 2 of world 2"},
 		{"rank run", `{"a": {"r1": {"rank": 1, "world": 2, "runs": {"w": {"wall_s_per_iter": null}}}}}`, "m.json: a.r1.runs.w.wall_s_per_iter: 0 is not a positive time"},
@@ -109,4 +110,18 @@ func FuzzParseMeasured(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A run kreplay capture measured has its idle power and extra fields
+// (event time, window, ticks), which are kept or passed over.
+func TestParseMeasuredCapture(t *testing.T) {
+	m, err := ParseMeasured("m.json", []byte(`{"h100-80gb-hbm3": {"gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0", "runs": {"w": {"iters": 130,
+		"wall_s_per_iter": 0.0161, "event_ms_per_iter": 16.1, "energy_j_per_iter": 7.4, "window_s": 2.01, "idle_w": 71.5, "ticks": 20, "inside": 124.6}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Lookup("w", 0, 1)
+	if err != nil || r.IdleW != 71.5 || r.Iters != 130 || r.WallS != 0.0161 || r.EnergyJ != 7.4 || r.GPU != "NVIDIA H100 80GB HBM3" {
+		t.Errorf("%+v, %v", r, err)
+	}
 }

@@ -10,44 +10,103 @@ import (
 )
 
 // ErrNoModel wraps Measure's error for a workload the full-model runner
-// cannot run.
+// cannot run: no spec, or one it does not run (Spec.Runnable).
 var ErrNoModel = errors.New("no full-model run for this workload")
 
-// Measure runs a workload in PyTorch through the full-model runner: load,
+// Warm-up before a measured run: at least WarmupInferences inferences and
+// WarmupTime. Seconds of it: the host side of a launch-bound model takes
+// that long to settle (BLOOM-560M prefill on the H100 timed 21.8, 17.3 and
+// 13.5 ms per inference in three rounds after 5 warm-up inferences;
+// results/h100/predict/model_protocol.txt), and
+// torch.compile compiles in it.
+const (
+	WarmupInferences = 3
+	WarmupTime       = 3 * time.Second
+)
+
+// warmupTime is WarmupTime, shorter in tests.
+var warmupTime = WarmupTime
+
+// DefaultTicks is the NVML counter ticks of a measured run's energy
+// window when none is given (about 2 s).
+const DefaultTicks = 20
+
+// maxRunTime bounds a measured run.
+const maxRunTime = 5 * time.Minute
+
+// Start starts the runner that runs s: kreplay's own for a model, the
+// spec's command otherwise, with env added to its environment. python
+// runs kreplay's runner (default python3).
+func Start(s *Spec, python string, env []string) (*runner.Runner, error) {
+	opt := runner.StartOptions{Python: python, Env: env}
+	if c := s.Command; c != nil {
+		opt.Command, opt.Dir = c.Argv, c.Dir
+	}
+	return runner.Start(opt)
+}
+
+// Measure runs a workload for real through the full-model runner: load,
 // warm up, then inferences back to back until an energy window of ticks
-// NVML counter ticks (default 20) closes. Progress lines go to log.
-func Measure(name string, ticks int, log io.Writer) (*runner.Result, error) {
-	w, err := runner.ParseWorkload(name)
-	if err != nil {
+// NVML counter ticks (default DefaultTicks) closes. Progress lines go to
+// log. A nil spec, or one the runner does not run, is an error wrapping
+// ErrNoModel.
+func Measure(s *Spec, ticks int, log io.Writer) (*runner.Result, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: no workload spec", ErrNoModel)
+	}
+	if err := s.Runnable(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoModel, err)
 	}
-	if ticks == 0 {
-		ticks = 20
-	}
-	r, err := runner.Start("")
+	r, _, err := load(s, "", nil, log, "model")
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	info, err := r.Load(w)
+	return measure(r, ticks, log, "model")
+}
+
+// load starts the runner for s with env added to its environment and
+// loads the workload; progress lines, prefixed, go to log.
+func load(s *Spec, python string, env []string, log io.Writer, prefix string) (*runner.Runner, *runner.Info, error) {
+	r, err := Start(s, python, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := r.Load(s)
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	fmt.Fprintf(log, "%s: %s on %s, torch %s, CUDA %s, driver %s\n", prefix, s.Name, info.GPU, info.Torch, info.CUDA, info.Driver)
+	return r, info, nil
+}
+
+// warmup warms the loaded workload up: at least WarmupInferences
+// inferences and WarmupTime.
+func warmup(r *runner.Runner, log io.Writer, prefix string) error {
+	n, err := r.Warmup(WarmupInferences, warmupTime)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "%s: %d warm-up inferences\n", prefix, n)
+	return nil
+}
+
+// measure warms the loaded workload up, then runs it back to back until
+// an energy window of ticks NVML counter ticks (default DefaultTicks)
+// closes, then measures the idle power (the runner's run request).
+func measure(r *runner.Runner, ticks int, log io.Writer, prefix string) (*runner.Result, error) {
+	if ticks == 0 {
+		ticks = DefaultTicks
+	}
+	if err := warmup(r, log, prefix); err != nil {
+		return nil, err
+	}
+	res, err := r.Run(ticks, maxRunTime)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "model: %s on %s, torch %s, CUDA %s, driver %s\n", name, info.GPU, info.Torch, info.CUDA, info.Driver)
-	// Seconds of warm-up: the host side of a launch-bound model takes
-	// that long to settle (BLOOM-560M prefill on the H100 timed 21.8,
-	// 17.3 and 13.5 ms per inference in three rounds after 5 warm-up
-	// inferences; results/h100/predict/model_protocol.txt).
-	n, err := r.Warmup(3, 3*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(log, "model: %d warm-up inferences\n", n)
-	res, err := r.Run(ticks, 5*time.Minute)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(log, "model: %d inferences back to back, %.2f of them in an energy window of %d ticks (%.2f s)\n",
-		res.Inferences, res.Inside, res.Ticks, res.WindowS)
+	fmt.Fprintf(log, "%s: %d inferences back to back, %.2f of them in an energy window of %d ticks (%.2f s)\n",
+		prefix, res.Inferences, res.Inside, res.Ticks, res.WindowS)
 	return res, nil
 }

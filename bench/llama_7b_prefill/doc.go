@@ -16,6 +16,9 @@
 // ns/op. BenchmarkTimeline/workload=llama-7b_prefill/timeline replays the
 // whole traced timeline in order as one CUDA graph and reports its time
 // as ns/op, and the traced time it could not replay as skipped-ns.
+// BenchmarkModel/workload=llama-7b_prefill/model runs the real inference
+// as spec.json, the workload spec, says; when it cannot run, a line
+// "kreplay BenchmarkModel/...: no model run: REASON" says why.
 // Set KREPLAY_REQUIRE_GPU=1 to fail instead of skipping when no GPU
 // is usable, KREPLAY_ENERGY=1 to measure J/op and W too (about 11 s per
 // signature; KREPLAY_ENERGY_TICKS sets the energy window's NVML counter

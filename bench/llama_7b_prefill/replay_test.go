@@ -16,6 +16,11 @@ const workload = "llama-7b_prefill"
 //go:embed set.json
 var setJSON []byte
 
+// specJSON is the workload spec BenchmarkModel runs.
+//
+//go:embed spec.json
+var specJSON []byte
+
 // set returns the embedded signature set, read once.
 func set(tb testing.TB) *signatures.Set { return bench.Load(tb, "llama-7b_prefill", setJSON) }
 
@@ -85,11 +90,11 @@ func BenchmarkTimeline(b *testing.B) {
 	b.Run(bench.TimelineBenchName(workload), func(b *testing.B) { bench.Timeline(b, s) })
 }
 
-// BenchmarkModel runs the real inference in PyTorch (bench.Model):
+// BenchmarkModel runs the real inference (bench.Model):
 // BenchmarkModel/workload=llama-7b_prefill/model.
 func BenchmarkModel(b *testing.B) {
 	s := set(b)
-	b.Run(bench.ModelBenchName(workload), func(b *testing.B) { bench.Model(b, s) })
+	b.Run(bench.ModelBenchName(workload), func(b *testing.B) { bench.Model(b, s, specJSON) })
 }
 
 // TestGenerated checks that the embedded set reads back, that ids are its

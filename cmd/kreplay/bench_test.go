@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,8 +22,11 @@ func TestGenCommand(t *testing.T) {
 	dir := t.TempDir()
 	read := func(d string) map[string][]byte {
 		m := map[string][]byte{}
-		for _, name := range []string{bench.SetFile, bench.DocFile, bench.ReplayFile} {
+		for _, name := range []string{bench.SetFile, bench.DocFile, bench.ReplayFile, bench.SpecFile} {
 			b, err := os.ReadFile(filepath.Join(d, name))
+			if errors.Is(err, os.ErrNotExist) && name == bench.SpecFile {
+				continue
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,6 +71,13 @@ func TestGenCommand(t *testing.T) {
 	}
 	if !bytes.Equal(read(sub)[bench.SetFile], first[bench.SetFile]) {
 		t.Errorf("the set read back and written again differs")
+	}
+	// From a set file there is no spec: a spec.json left there goes.
+	if _, ok := read(sub)[bench.SpecFile]; ok {
+		t.Errorf("gen from a set file wrote spec.json")
+	}
+	if first[bench.SpecFile] == nil {
+		t.Errorf("gen from an embedded bundle's trace wrote no spec.json")
 	}
 	if code, _, _ := runCmd(t, "gen"); code != 2 {
 		t.Errorf("gen without a set: exit %d, want 2", code)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // command is one kreplay subcommand.
@@ -22,12 +23,13 @@ var commands []command
 
 func init() {
 	commands = []command{
+		{"capture", "SPEC -o DIR [-force] [-ticks N] [-no-binaries]", "run a workload spec: its unprofiled run metered, one profiled inference, its\n           environment, into a bundle directory", cmdCapture},
 		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
-		{"run", "[-tiers 1,2,3] [-cache auto|rotating|warm|cold|primed] [-ids ID,...] [-json FILE] [TRACE|SET.json ...]", "replay each signature alone on the GPU and compare with the trace", cmdRun},
-		{"inspect", "[-top N] [-json] [TRACE|SET.json ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded " + traces.Default + ")", cmdInspect},
-		{"gen", "[-o DIR] [-pkg NAME] SET.json|TRACE|embedded:NAME", "write a Go benchmark package of a signature set (default DIR: bench/WORKLOAD)", cmdGen},
+		{"run", "[-tiers 1,2,3] [-cache auto|rotating|warm|cold|primed] [-ids ID,...] [-json FILE] [TRACE|SET.json|BUNDLE ...]", "replay each signature alone on the GPU and compare with the trace", cmdRun},
+		{"inspect", "[-top N] [-json] [TRACE|SET.json|BUNDLE ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded bundle " + traces.DefaultBundle + ")", cmdInspect},
+		{"gen", "[-o DIR] [-pkg NAME] SET.json|TRACE|BUNDLE|embedded:NAME", "write a Go benchmark package of a signature set, with a bundle's workload spec\n           (default DIR: bench/WORKLOAD)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET.json,...] [-top N] BENCH.txt ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
-		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-no-model] [-no-timeline] [-plots DIR] [TRACE|SET.json]", "the whole flow: inspect, then on a GPU replay every signature with its energy, the\n           timeline and the real inference, and report the prediction (default: the embedded " + traces.Default + ")", cmdPredict},
+		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [TRACE|SET.json|BUNDLE]", "the whole flow: inspect, then on a GPU replay every signature with its energy and the\n           timeline, and report the prediction against the bundle's measured run or the real\n           inference run now (default: the embedded bundle " + traces.DefaultBundle + ")", cmdPredict},
 		{"diff", "[-json] [-all] [-alpha A] [-sets SET.json,...] OLD.txt NEW.txt", "compare two go test -bench outputs, per signature and predicted total", cmdDiff},
 	}
 }
@@ -106,7 +108,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return errUsage
 	}
-	set, err := loadWith(pos[0], signatures.Options{Workload: *workload})
+	set, _, err := loadOne(pos[0], signatures.Options{Workload: *workload})
 	if err != nil {
 		return err
 	}
@@ -129,21 +131,23 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) == 0 {
-		pos = []string{embeddedPrefix + defaultTrace}
+		pos = []string{defaultInput}
 	}
 	var all []*signatures.Inspection
 	var sets []*signatures.Set
 	var failed []string
 	for _, p := range pos {
-		set, err := load(p)
+		in, err := loadInput(p, signatures.Options{})
 		if err != nil {
 			// One bad file does not stop the others.
 			fmt.Fprintf(stderr, "kreplay inspect: %v\n", err)
 			failed = append(failed, p)
 			continue
 		}
-		sets = append(sets, set)
-		all = append(all, signatures.Inspect(set, *top))
+		for _, set := range in.sets {
+			sets = append(sets, set)
+			all = append(all, signatures.Inspect(set, *top))
+		}
 	}
 	pairRanks(sets, all, stderr)
 	if *asJSON {
@@ -168,27 +172,101 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// defaultTrace is the embedded trace commands use when given none.
-const defaultTrace = traces.Default
+// defaultInput is what commands use when given no trace: the embedded
+// BLOOM-560M prefill bundle.
+const defaultInput = embeddedPrefix + traces.DefaultBundle
 
-// embeddedPrefix names a trace embedded in the binary: "embedded:NAME".
+// embeddedPrefix names a bundle or trace embedded in the binary:
+// "embedded:NAME".
 const embeddedPrefix = "embedded:"
 
-func load(path string) (*signatures.Set, error) { return loadWith(path, signatures.Options{}) }
+// input is what a TRACE argument names: its signature sets (one per
+// trace), and the bundle they came from, if any.
+type input struct {
+	sets   []*signatures.Set
+	bundle *workload.Bundle
+}
 
-// loadWith reads a set or imports a trace from a file, or from the traces
-// embedded in the binary when path is "embedded:NAME".
-func loadWith(path string, opt signatures.Options) (*signatures.Set, error) {
-	name, ok := strings.CutPrefix(path, embeddedPrefix)
-	if !ok {
-		return signatures.Load(path, opt)
+// loadInput reads a TRACE argument: a signature set file, a Kineto trace,
+// a bundle directory, or "embedded:NAME", an embedded bundle or trace (by
+// its name before the traces became bundles). opt.Workload, when set,
+// names the sets' workload.
+func loadInput(arg string, opt signatures.Options) (*input, error) {
+	var in *input
+	var err error
+	switch name, embedded := strings.CutPrefix(arg, embeddedPrefix); {
+	case embedded:
+		in, err = loadEmbedded(name, opt)
+	case workload.IsBundle(arg):
+		in = &input{}
+		if in.bundle, err = workload.ReadBundle(arg); err == nil {
+			in.sets, err = in.bundle.Sets()
+		}
+	default:
+		var set *signatures.Set
+		set, err = signatures.Load(arg, opt)
+		in = &input{sets: []*signatures.Set{set}}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if opt.Workload != "" {
+		for _, s := range in.sets {
+			s.Source.Workload = opt.Workload
+		}
+	}
+	return in, nil
+}
+
+// loadEmbedded opens an embedded bundle, or one trace of one by its old
+// name (imported under that name, as before the traces became bundles).
+func loadEmbedded(name string, opt signatures.Options) (*input, error) {
+	bundle, _, isTrace := traces.Locate(name)
+	if !isTrace {
+		bundle = name
+	}
+	fsys, err := traces.Bundle(bundle)
+	if err != nil {
+		return nil, fmt.Errorf("%s: no such embedded bundle or trace (bundles %s; traces %s)", name,
+			strings.Join(traces.Bundles(), ", "), strings.Join(traces.Names(), ", "))
+	}
+	in := &input{}
+	if in.bundle, err = workload.OpenBundle(fsys, embeddedPrefix+bundle); err != nil {
+		return nil, err
+	}
+	if !isTrace {
+		in.sets, err = in.bundle.Sets()
+		return in, err
 	}
 	f, err := traces.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: no such embedded trace (have %s)", name, strings.Join(traces.Names(), ", "))
+		return nil, err
 	}
 	defer f.Close()
-	return signatures.Import(f, name, opt)
+	set, err := signatures.Import(f, name, opt)
+	if err != nil {
+		return nil, err
+	}
+	in.sets = []*signatures.Set{set}
+	return in, nil
+}
+
+// load reads a TRACE argument for a command that takes one trace.
+func load(arg string) (*signatures.Set, *workload.Bundle, error) {
+	return loadOne(arg, signatures.Options{})
+}
+
+func loadOne(arg string, opt signatures.Options) (*signatures.Set, *workload.Bundle, error) {
+	in, err := loadInput(arg, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(in.sets) != 1 {
+		return nil, nil, fmt.Errorf("%s: the bundle holds %d traces, one per rank (%s), and this command takes one: "+
+			"pass one of them (embedded:BUNDLE.rankN.trace.json.gz for an embedded bundle), or replay them all with kreplay run -devices",
+			arg, len(in.sets), strings.Join(in.bundle.Manifest.Traces, ", "))
+	}
+	return in.sets[0], in.bundle, nil
 }
 
 // pairRanks pairs the collectives of sets that are ranks of one multi-rank

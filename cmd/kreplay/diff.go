@@ -12,7 +12,7 @@ func cmdDiff(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	all := fs.Bool("all", false, "list every signature, not only significant changes")
 	alpha := fs.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test")
-	setsFlag := fs.String("sets", "", "signature `SETS` for the predicted totals, comma-separated: SET.json, TRACE or embedded:NAME\n(default: the generated packages' bench/*/set.json in this module)")
+	setsFlag := fs.String("sets", "", "signature `SETS` for the predicted totals, comma-separated: SET.json, TRACE, BUNDLE or embedded:NAME\n(default: the generated packages' bench/*/set.json in this module)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

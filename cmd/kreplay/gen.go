@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 func cmdGen(args []string, stdout, stderr io.Writer) error {
@@ -22,7 +25,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return errUsage
 	}
-	set, err := load(pos[0])
+	set, bundle, err := load(pos[0])
 	if err != nil {
 		return err
 	}
@@ -34,12 +37,22 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	files, err := bench.Generate(set, bench.GenOptions{Package: *pkg, Source: source})
+	spec, err := genSpec(pos[0], set, bundle, stderr)
+	if err != nil {
+		return err
+	}
+	files, err := bench.Generate(set, bench.GenOptions{Package: *pkg, Source: source, Spec: spec})
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if spec == nil {
+		// A spec.json left from a generation from a bundle would mislead.
+		if err := os.Remove(filepath.Join(dir, bench.SpecFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -54,6 +67,23 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "%s: %d signatures of workload %s -> %s (%s)\n", pos[0], len(set.Signatures),
 		bench.Workload(set.Source), dir, strings.Join(names, ", "))
 	return nil
+}
+
+// genSpec is the workload spec the package embeds: the bundle's, checked;
+// without a bundle, none, and gen says what BenchmarkModel will do.
+func genSpec(arg string, set *signatures.Set, b *workload.Bundle, stderr io.Writer) ([]byte, error) {
+	if b == nil {
+		if _, err := bench.ModelSpec(set, nil); err != nil {
+			fmt.Fprintf(stderr, "kreplay gen: %s: %v: BenchmarkModel will say so\n", arg, err)
+		} else {
+			fmt.Fprintf(stderr, "kreplay gen: %s is a trace, not a bundle: BenchmarkModel runs the built-in model its workload name gives\n", arg)
+		}
+		return nil, nil
+	}
+	if _, err := b.Spec(); err != nil {
+		return nil, err
+	}
+	return b.SpecJSON()
 }
 
 // genSource is the argument the generated go:generate directive passes to

@@ -3,8 +3,9 @@
 //
 // Usage:
 //
+//	kreplay capture SPEC -o DIR
 //	kreplay import TRACE [-o FILE] [-workload NAME]
-//	kreplay inspect [-top N] [-json] TRACE|SET.json ...
+//	kreplay inspect [-top N] [-json] TRACE|SET.json|BUNDLE ...
 //
 // Run "kreplay help" for the list of commands.
 package main

@@ -80,7 +80,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"import"}, 2, "usage: kreplay import"},
 		{[]string{"import", "/no/such/file"}, 1, "/no/such/file"},
-		{[]string{"inspect", "embedded:nope"}, 1, "no such embedded trace"},
+		{[]string{"inspect", "embedded:nope"}, 1, "no such embedded bundle or trace"},
 		// A bad file is reported and the good one is still inspected.
 		{[]string{"inspect", bad, "embedded:h100_bloom-560m_prefill.trace.json.gz"}, 1, "bad.json: event 0"},
 	} {

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // cmdPredict is the whole flow on one workload: import and inspect (CPU),
@@ -27,7 +29,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
 	modelTicks := flags.Int("model-ticks", 20, "NVML energy-counter `TICKS` of the full model's energy window")
-	noModel := flags.Bool("no-model", false, "skip the full-model run in PyTorch")
+	noModel := flags.Bool("no-model", false, "no full-model reference (-model none)")
+	modelMode := flags.String("model", "auto", "the full-model reference: `MODE` measured (a bundle's measured run), run (run the workload now),\nnone, or auto (measured for a bundle that has one, else run)")
 	noTimeline := flags.Bool("no-timeline", false, "skip the timeline replay")
 	plots := flags.String("plots", "", "write the report's plots (SVG and PNG) into `DIR`")
 	top := flags.Int("top", 10, "show the top `N` signatures")
@@ -41,7 +44,10 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	if len(pos) == 0 {
-		pos = []string{embeddedPrefix + defaultTrace}
+		pos = []string{defaultInput}
+	}
+	if *noModel {
+		*modelMode = "none"
 	}
 	cache, err := replay.ParseCacheMode(*cacheFlag)
 	if err != nil {
@@ -50,7 +56,11 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	if *ticks < 2 || *modelTicks < 2 {
 		return fmt.Errorf("-ticks %d, -model-ticks %d: want 2 or more", *ticks, *modelTicks)
 	}
-	set, err := load(pos[0])
+	set, bundle, err := load(pos[0])
+	if err != nil {
+		return err
+	}
+	ref, err := modelReference(*modelMode, set, bundle)
 	if err != nil {
 		return err
 	}
@@ -104,13 +114,16 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stderr, "kreplay predict: %s: %v\n", *progOut, err)
 			}
 		},
-		Device:     *devIndex,
-		Cache:      cache,
-		Measure:    replay.Options{Energy: *withEnergy, EnergyTicks: *ticks},
-		NoTimeline: *noTimeline,
-		NoModel:    *noModel,
-		ModelTicks: *modelTicks,
-		Progress:   stderr,
+		Device:       *devIndex,
+		Cache:        cache,
+		Measure:      replay.Options{Energy: *withEnergy, EnergyTicks: *ticks},
+		NoTimeline:   *noTimeline,
+		NoModel:      ref.none,
+		ModelTicks:   *modelTicks,
+		Spec:         ref.spec,
+		Measured:     ref.measured,
+		MeasuredFrom: ref.from,
+		Progress:     stderr,
 	})
 	if errors.Is(err, predict.ErrNoGPU) {
 		fmt.Fprintf(stdout, "%v\nThe CPU-only part ends here: on a GPU machine, predict goes on to replay every signature\n"+
@@ -119,6 +132,9 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if ref.measured != nil && ref.gpu != "" && ref.gpu != fr.GPU {
+		fmt.Fprintf(stderr, "kreplay predict: the measured run is from %s, the replays ran on %s: the comparison is across GPUs\n", ref.gpu, fr.GPU)
 	}
 	if *out == "" {
 		*out = workload + ".bench"
@@ -152,4 +168,53 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "kreplay predict: %d plots in %s\n", len(files), *plots)
 	}
 	return p.WriteText(stdout)
+}
+
+// modelRef is predict's full-model reference: a measured run, the spec
+// to run, or none.
+type modelRef struct {
+	none     bool
+	spec     *workload.Spec
+	measured *runner.Result
+	from     string // where the measured run is from
+	gpu      string // the GPU it was measured on
+}
+
+// modelReference picks the full-model reference by mode: measured (the
+// bundle's measured run of the set), run (the bundle's spec, or for a
+// trace the built-in one its workload name gives), none, or auto
+// (measured when the bundle has a run of the set, else run).
+func modelReference(mode string, set *signatures.Set, b *workload.Bundle) (modelRef, error) {
+	switch mode {
+	case "none":
+		return modelRef{none: true}, nil
+	case "auto", "measured", "run":
+	default:
+		return modelRef{}, fmt.Errorf("-model %q: want auto, measured, run or none", mode)
+	}
+	if mode != "run" && b != nil {
+		m, err := b.Measured()
+		if err != nil {
+			return modelRef{}, err
+		}
+		if m != nil {
+			r, err := m.Lookup(set.Source.Workload, set.Source.Rank, set.Source.WorldSize)
+			if err != nil {
+				return modelRef{}, err
+			}
+			res, err := b.ModelRun(set)
+			if err != nil {
+				return modelRef{}, err
+			}
+			return modelRef{measured: res, from: m.File, gpu: r.GPU}, nil
+		}
+	}
+	if mode == "measured" {
+		return modelRef{}, fmt.Errorf("-model measured: %s has no measured run (a bundle's measured.json holds one)", set.Source.File)
+	}
+	if b == nil {
+		return modelRef{}, nil // Flow runs the spec the workload's name gives
+	}
+	spec, err := b.Spec()
+	return modelRef{spec: spec}, err
 }

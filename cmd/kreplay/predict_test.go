@@ -28,7 +28,7 @@ func TestPredictErrors(t *testing.T) {
 		{[]string{"predict", "a", "b"}, 2, "usage: kreplay predict"},
 		{[]string{"predict", "-ticks", "1"}, 1, "want 2 or more"},
 		{[]string{"predict", "-cache", "tepid"}, 1, "unknown cache mode"},
-		{[]string{"predict", "embedded:nope"}, 1, "no such embedded trace"},
+		{[]string{"predict", "embedded:nope"}, 1, "no such embedded bundle or trace"},
 	} {
 		code, _, e := runCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(e, tc.want) {

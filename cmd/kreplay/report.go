@@ -15,7 +15,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	plots := fs.String("plots", "", "write plots (SVG and PNG) into `DIR`")
-	setsFlag := fs.String("sets", "", "signature `SETS`, comma-separated: SET.json, TRACE or embedded:NAME\n(default: the generated packages' bench/*/set.json in this module)")
+	setsFlag := fs.String("sets", "", "signature `SETS`, comma-separated: SET.json, TRACE, BUNDLE or embedded:NAME\n(default: the generated packages' bench/*/set.json in this module)")
 	top := fs.Int("top", 15, "list the top `N` signatures by predicted time")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -79,11 +79,11 @@ func benchSets(flag string, stderr io.Writer) ([]*signatures.Set, error) {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		s, err := load(p)
+		in, err := loadInput(p, signatures.Options{})
 		if err != nil {
 			return nil, err
 		}
-		sets = append(sets, s)
+		sets = append(sets, in.sets...)
 	}
 	return sets, nil
 }

@@ -48,7 +48,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	progOut := fs.String("out", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured")
 	resume := fs.Bool("resume", false, "with -out: reuse the results already in the file and measure only the rest")
 	tol := fs.Float64("tolerance", 0.10, "ratio tolerance for the within-tolerance share")
-	measuredFlag := fs.String("measured", "", "compare the per-rank prediction with the runs in `FILE` (the format of measured.json: wall time and energy per inference, by workload and rank)")
+	measuredFlag := fs.String("measured", "", "compare the per-rank prediction with the runs in `FILE` (the format of measured.json: wall time and energy per inference, by workload and rank;\ndefault: the bundle's own)")
 	idleWin := fs.Duration("idle", time.Second, "with -energy: measure each GPU's idle power over `DURATION` before the run (the idle term of the energy prediction)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -61,7 +61,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(pos) == 0 {
-		pos = []string{embeddedPrefix + defaultTrace}
+		pos = []string{defaultInput}
+	}
+	sets, bundleMeasured := runInputs(pos, stderr)
+	if measured == nil && bundleMeasured != nil {
+		measured = bundleMeasured
+		*measuredFlag = measured.File
 	}
 	var tiers []signatures.Tier
 	for _, f := range strings.Split(*tiersFlag, ",") {
@@ -144,12 +149,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var rankSets []*signatures.Set
 	var rankEntries [][]replay.Entry
 	var outs []runOutput
-	for _, p := range pos {
-		set, err := load(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "kreplay run: %v\n", err)
-			continue
-		}
+	for _, set := range sets {
 		if *idsFlag != "" {
 			set = filterIDs(set, strings.Split(*idsFlag, ","))
 		}
@@ -199,6 +199,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kreplay run: ranks: %v\n", err)
 		} else {
 			if measured != nil {
+				fmt.Fprintf(stderr, "kreplay run: measured runs from %s\n", measured.File)
 				for _, w := range compareMeasured(ranks, rankSets, measured, idle) {
 					fmt.Fprintf(stderr, "kreplay run: %s\n", w)
 				}
@@ -208,7 +209,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-	} else if measured != nil {
+	} else if measured != nil && bundleMeasured == nil {
 		fmt.Fprintf(stderr, "kreplay run: -measured: only the ranks of a multi-rank run (one trace per rank) are compared\n")
 	}
 	if *jsonOut != "" {
@@ -229,6 +230,28 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return os.WriteFile(*jsonOut, b, 0o644)
 	}
 	return nil
+}
+
+// runInputs loads the sets of the TRACE arguments, reporting those that
+// fail and going on, and returns the measured runs of the first bundle
+// that has them.
+func runInputs(pos []string, stderr io.Writer) ([]*signatures.Set, *replay.Measured) {
+	var sets []*signatures.Set
+	var measured *replay.Measured
+	for _, p := range pos {
+		in, err := loadInput(p, signatures.Options{})
+		if err != nil {
+			fmt.Fprintf(stderr, "kreplay run: %v\n", err)
+			continue
+		}
+		sets = append(sets, in.sets...)
+		if measured == nil && in.bundle != nil {
+			if measured, err = in.bundle.Measured(); err != nil {
+				fmt.Fprintf(stderr, "kreplay run: %v\n", err)
+			}
+		}
+	}
+	return sets, measured
 }
 
 // filterIDs keeps the named signatures and those that are part of them.

@@ -1,8 +1,13 @@
-// Package runner drives kreplay's full-model runner: a Python program
-// (runner.py, embedded) that builds a Hugging Face causal LM with random
-// weights on a GPU and runs real inference, timed and metered with NVML,
-// or captures its PyTorch-profiler trace. kreplay talks to it over a line
-// protocol of JSON objects on the program's standard input and output.
+// Package runner drives a full-model runner: a program that runs real
+// inference on a GPU, timed and metered with NVML, or profiles it, and
+// talks to kreplay over a line protocol of JSON objects on its standard
+// input and output (documented in kreplay_runner.py).
+//
+// Two Python files are embedded: kreplay_runner.py, the protocol with the
+// timing, metering, profiling and kernel recording, which any inference
+// script can use (serve(build)); and runner.py, kreplay's own runner, which
+// builds a Hugging Face causal LM from a workload spec. Start runs
+// runner.py, or a user's command with kreplay_runner.py on its PYTHONPATH.
 package runner
 
 import (
@@ -16,92 +21,288 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
-//go:embed runner.py
-var script []byte
+var (
+	//go:embed runner.py
+	runnerPy []byte
+	//go:embed kreplay_runner.py
+	helperPy []byte
+)
 
-// ErrUnavailable is wrapped by Start's error when python3, PyTorch,
-// transformers or pynvml is missing.
-var ErrUnavailable = errors.New("full-model runner unavailable")
+// HelperModule is the name of the Python helper module a user's command
+// imports (kreplay_runner.serve).
+const HelperModule = "kreplay_runner"
 
-// Runner is a running runner.py process.
-type Runner struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Scanner
-	dir    string
-	stderr *strings.Builder
+// Errors wrapped by the runner's errors.
+var (
+	// ErrUnavailable: python3, PyTorch, transformers or pynvml is
+	// missing, or PyTorch sees no usable CUDA device.
+	ErrUnavailable = errors.New("full-model runner unavailable")
+	// ErrOutOfMemory: the runner ran out of GPU memory
+	// (torch.cuda.OutOfMemoryError).
+	ErrOutOfMemory = errors.New("out of GPU memory")
+	// ErrProtocol: the program broke the line protocol (a line that is
+	// not a JSON object, or no reply).
+	ErrProtocol = errors.New("runner protocol")
+)
+
+// DefaultReadyTimeout is how long Start waits for the program's first
+// line when StartOptions.ReadyTimeout is zero.
+const DefaultReadyTimeout = 5 * time.Minute
+
+// StartOptions say which runner to start and how.
+type StartOptions struct {
+	// Python runs the built-in runner (default "python3"); unused with
+	// Command.
+	Python string
+	// Command, when set, is the argv of a user's program that speaks the
+	// protocol (through kreplay_runner.serve) instead of the built-in
+	// runner. Command[0] is looked up in PATH, or, when it is a relative
+	// path, in Dir.
+	Command []string
+	// Dir is the working directory of Command (default: the current one).
+	Dir string
+	// Env is added to the program's environment ("KEY=value"), after
+	// kreplay's own (PYTHONPATH, NCCL_NVLS_ENABLE=0).
+	Env []string
+	// Stderr, when set, also receives the program's standard error.
+	Stderr io.Writer
+	// ReadyTimeout bounds the wait for the program's first line
+	// (default DefaultReadyTimeout).
+	ReadyTimeout time.Duration
 }
 
-// Start writes the runner to a temporary directory and starts it with
-// python (default "python3"). It returns once the runner is ready, or an
-// error wrapping ErrUnavailable that says what is missing.
-func Start(python string) (*Runner, error) {
-	if python == "" {
-		python = "python3"
-	}
-	path, err := exec.LookPath(python)
+// Runner is a running runner program.
+type Runner struct {
+	name      string // the program, for messages: "runner.py" or the command
+	cmd       *exec.Cmd
+	in        io.WriteCloser
+	lines     chan []byte // stdout lines; closed at EOF
+	outErr    error       // why stdout ended, once lines is closed
+	dir       string
+	stderr    *tail
+	exited    chan struct{} // closed once the program has exited
+	waitErr   error
+	closeOnce sync.Once
+}
+
+// Start writes the runner's Python files to a temporary directory and
+// starts the built-in runner or opt.Command. It returns once the program
+// says it is ready, or an error: wrapping ErrUnavailable when python3 or
+// its modules are missing, ErrProtocol when the program's first line is
+// not the protocol's.
+func Start(opt StartOptions) (*Runner, error) {
+	argv, name, err := opt.argv()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "kreplay-runner-")
 	if err != nil {
 		return nil, err
 	}
-	file := filepath.Join(dir, "runner.py")
-	if err := os.WriteFile(file, script, 0o644); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+	for file, data := range map[string][]byte{"runner.py": runnerPy, HelperModule + ".py": helperPy} {
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 	}
-	r := &Runner{dir: dir, stderr: &strings.Builder{}}
-	r.cmd = exec.Command(path, "-u", file)
+	if opt.Command == nil {
+		argv = append(argv, "-u", filepath.Join(dir, "runner.py"))
+	}
+	r := &Runner{name: name, dir: dir, stderr: &tail{max: 64 << 10}, lines: make(chan []byte, 16), exited: make(chan struct{})}
+	r.cmd = exec.Command(argv[0], argv[1:]...)
+	r.cmd.Dir = opt.Dir
 	r.cmd.Stderr = r.stderr
-	r.cmd.Env = append(os.Environ(), "NCCL_NVLS_ENABLE=0")
+	if opt.Stderr != nil {
+		r.cmd.Stderr = io.MultiWriter(r.stderr, opt.Stderr)
+	}
+	r.cmd.Env = environ(dir, opt.Env)
+	// The program's stdout is a pipe of our own, not StdoutPipe: Wait,
+	// which runs beside the reads, would close StdoutPipe's and lose the
+	// last lines. WaitDelay bounds the wait for the stderr copy, which
+	// grandchildren (torch.compile's workers) may hold open.
+	r.cmd.WaitDelay = 5 * time.Second
 	if r.in, err = r.cmd.StdinPipe(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	stdout, err := r.cmd.StdoutPipe()
+	stdout, pw, err := os.Pipe()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	r.out = bufio.NewScanner(stdout)
-	r.out.Buffer(make([]byte, 64<<10), 16<<20)
-	if err := r.cmd.Start(); err != nil {
+	r.cmd.Stdout = pw
+	err = r.cmd.Start()
+	pw.Close()
+	if err != nil {
+		stdout.Close()
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, name, err)
 	}
-	var ready struct {
-		OK    bool   `json:"ok"`
-		Error string `json:"error"`
-	}
-	if err := r.read(&ready); err != nil {
+	go r.scan(stdout)
+	go func() {
+		r.waitErr = r.cmd.Wait()
+		close(r.exited)
+	}()
+	if err := r.ready(opt.ReadyTimeout); err != nil {
+		r.Kill()
 		r.Close()
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	if !ready.OK {
-		r.Close()
-		return nil, fmt.Errorf("%w: %s", ErrUnavailable, ready.Error)
+		return nil, err
 	}
 	return r, nil
 }
 
-// read decodes the next reply line into v.
-func (r *Runner) read(v any) error {
-	if !r.out.Scan() {
-		err := r.out.Err()
-		if err == nil {
-			err = io.ErrUnexpectedEOF
+// argv returns the program to run (without the built-in runner's script)
+// and its name for messages.
+func (o StartOptions) argv() ([]string, string, error) {
+	if len(o.Command) > 0 {
+		prog := o.Command[0]
+		if strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) && o.Dir != "" {
+			prog = filepath.Join(o.Dir, prog) // relative to the working directory it runs in
 		}
-		if msg := strings.TrimSpace(r.stderr.String()); msg != "" {
-			return fmt.Errorf("runner exited: %v: %s", err, lastLines(msg, 5))
+		path, err := exec.LookPath(prog)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: command %q: %v", ErrUnavailable, o.Command[0], err)
 		}
-		return fmt.Errorf("runner exited: %v", err)
+		return append([]string{path}, o.Command[1:]...), fmt.Sprintf("command %q", strings.Join(o.Command, " ")), nil
 	}
-	return json.Unmarshal(r.out.Bytes(), v)
+	if o.Command != nil {
+		return nil, "", fmt.Errorf("runner: empty command")
+	}
+	python := o.Python
+	if python == "" {
+		python = "python3"
+	}
+	path, err := exec.LookPath(python)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return []string{path}, "runner.py", nil
+}
+
+// environ is the program's environment: ours, then kreplay's, then
+// extra; the helper's directory comes first on PYTHONPATH, before any
+// PYTHONPATH of extra or ours.
+func environ(helperDir string, extra []string) []string {
+	path := []string{helperDir}
+	var rest []string
+	for _, kv := range extra {
+		if p, ok := strings.CutPrefix(kv, "PYTHONPATH="); ok {
+			path = append(path, p)
+			continue
+		}
+		rest = append(rest, kv)
+	}
+	if p := os.Getenv("PYTHONPATH"); p != "" {
+		path = append(path, p)
+	}
+	env := append(os.Environ(), "PYTHONPATH="+strings.Join(path, string(os.PathListSeparator)),
+		"PYTHONUNBUFFERED=1", "NCCL_NVLS_ENABLE=0")
+	return append(env, rest...)
+}
+
+// scan reads the program's standard output line by line.
+func (r *Runner) scan(stdout io.ReadCloser) {
+	defer stdout.Close()
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		r.lines <- append([]byte(nil), sc.Bytes()...)
+	}
+	r.outErr = sc.Err()
+	close(r.lines)
+}
+
+// ready reads the program's first line.
+func (r *Runner) ready(timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	raw, err := r.readLine("start", timeout)
+	if err != nil {
+		if errors.Is(err, ErrProtocol) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	var st status
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return r.protocolError("start", raw)
+	}
+	if !st.OK {
+		return fmt.Errorf("%w: %s", ErrUnavailable, st.Error)
+	}
+	if !st.Ready {
+		return fmt.Errorf("%w: %s: first line %q is not the ready line {\"ok\": true, \"ready\": true}", ErrProtocol, r.name, raw)
+	}
+	return nil
+}
+
+// status is the part of every reply that says how it went.
+type status struct {
+	OK    bool   `json:"ok"`
+	Ready bool   `json:"ready"`
+	Error string `json:"error"`
+	Kind  string `json:"kind"`
+}
+
+// readLine returns the program's next line; timeout 0 waits for ever.
+func (r *Runner) readLine(what string, timeout time.Duration) ([]byte, error) {
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case line, ok := <-r.lines:
+		if ok {
+			return line, nil
+		}
+	case <-timer:
+		return nil, fmt.Errorf("%w: %s: no reply to %s within %s", ErrProtocol, r.name, what, timeout)
+	}
+	// Standard output ended: the program exited or closed it.
+	err := r.exitError(what)
+	if r.outErr != nil { // set before lines was closed
+		err = fmt.Errorf("%w (reading its output: %v)", err, r.outErr)
+	}
+	return nil, err
+}
+
+// exitError describes a program that stopped before replying to what,
+// after waiting a little for its exit status.
+func (r *Runner) exitError(what string) error {
+	status := "closed its standard output"
+	select {
+	case <-r.exited:
+	case <-time.After(5 * time.Second):
+	}
+	select {
+	case <-r.exited:
+		status = "exited"
+		if r.waitErr != nil {
+			status += " (" + r.waitErr.Error() + ")"
+		}
+	default:
+	}
+	msg := fmt.Sprintf("%s %s before replying to %s", r.name, status, what)
+	if s := strings.TrimSpace(r.stderr.String()); s != "" {
+		msg += "; its last words: " + lastLines(s, 5)
+	}
+	return errors.New(msg)
+}
+
+func (r *Runner) protocolError(what string, line []byte) error {
+	s := string(line)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return fmt.Errorf("%w: %s: the reply to %s is not a JSON object: %q (standard output carries only "+
+		"protocol lines: print to stderr, or use %s.serve, which does it for you)", ErrProtocol, r.name, what, s, HelperModule)
 }
 
 func lastLines(s string, n int) string {
@@ -113,90 +314,60 @@ func lastLines(s string, n int) string {
 }
 
 // call sends one request and decodes its reply into v; a reply with
-// "ok": false is returned as an error.
+// "ok": false is returned as an error, wrapping ErrOutOfMemory or
+// ErrUnavailable by its kind.
 func (r *Runner) call(req map[string]any, v any) error {
+	cmd, _ := req["cmd"].(string)
 	b, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
 	if _, err := r.in.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("runner %s: %w", req["cmd"], err)
+		return fmt.Errorf("runner %s: %w", cmd, r.exitError(cmd))
 	}
-	var raw json.RawMessage
-	if err := r.read(&raw); err != nil {
-		return fmt.Errorf("runner %s: %w", req["cmd"], err)
+	raw, err := r.readLine(cmd, 0)
+	if err != nil {
+		return fmt.Errorf("runner %s: %w", cmd, err)
 	}
-	var status struct {
-		OK    bool   `json:"ok"`
-		Error string `json:"error"`
+	var st status
+	if json.Unmarshal(raw, &st) != nil || len(raw) == 0 || raw[0] != '{' {
+		return r.protocolError(cmd, raw)
 	}
-	if err := json.Unmarshal(raw, &status); err != nil {
-		return fmt.Errorf("runner %s: bad reply %q: %w", req["cmd"], raw, err)
-	}
-	if !status.OK {
-		return fmt.Errorf("runner %s: %s", req["cmd"], status.Error)
+	if !st.OK {
+		err := fmt.Errorf("%s", st.Error)
+		switch st.Kind {
+		case "oom":
+			err = fmt.Errorf("%w: %s", ErrOutOfMemory, st.Error)
+		case "unavailable":
+			err = fmt.Errorf("%w: %s", ErrUnavailable, st.Error)
+		}
+		return fmt.Errorf("runner %s: %w", cmd, err)
 	}
 	if v == nil {
 		return nil
 	}
-	return json.Unmarshal(raw, v)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%w: %s: reply to %s: %v", ErrProtocol, r.name, cmd, err)
+	}
+	return nil
 }
 
-// Workload says which model runs which inference.
-type Workload struct {
-	Model     string `json:"model"`    // "bloom-560m" or "llama-7b"
-	Kind      string `json:"workload"` // "prefill" or "generate"
-	Batch     int    `json:"batch,omitempty"`
-	Seq       int    `json:"seq,omitempty"`
-	Prompt    int    `json:"prompt,omitempty"`
-	NewTokens int    `json:"new_tokens,omitempty"`
-	Device    int    `json:"device"`
-}
-
-// ParseWorkload reads a workload name as kreplay's sets name them,
-// "bloom-560m_prefill" or "llama-7b_generate", with the shapes of the
-// shared traces: prefill is batch 4 x 512 tokens, generate is a prompt of
-// 32 tokens and 16 new ones at batch 1.
-func ParseWorkload(name string) (Workload, error) {
-	i := strings.LastIndex(name, "_")
-	if i < 0 {
-		return Workload{}, fmt.Errorf("workload %q: want MODEL_prefill or MODEL_generate", name)
-	}
-	w := Workload{Model: name[:i], Kind: name[i+1:]}
-	switch w.Kind {
-	case "prefill":
-		w.Batch, w.Seq = 4, 512
-	case "generate":
-		w.Prompt, w.NewTokens = 32, 16
-	default:
-		return Workload{}, fmt.Errorf("workload %q: unknown kind %q (prefill, generate)", name, w.Kind)
-	}
-	switch w.Model {
-	case "bloom-560m", "llama-7b":
-	default:
-		return Workload{}, fmt.Errorf("workload %q: the runner builds bloom-560m and llama-7b, not %q", name, w.Model)
-	}
-	return w, nil
-}
-
-// Info describes the runner's software and GPU.
+// Info describes the runner's software and GPU, as load replies.
 type Info struct {
 	GPU    string `json:"gpu"`
 	Torch  string `json:"torch"`
 	CUDA   string `json:"cuda"`
 	Driver string `json:"driver"`
+	// Attention is the attention implementation the model got (the
+	// built-in runner says; "" otherwise).
+	Attention string `json:"attention,omitempty"`
 }
 
-// Load builds the workload's model on the GPU.
-func (r *Runner) Load(w Workload) (*Info, error) {
-	req := map[string]any{"cmd": "load", "model": w.Model, "workload": w.Kind, "device": w.Device}
-	for k, v := range map[string]int{"batch": w.Batch, "seq": w.Seq, "prompt": w.Prompt, "new_tokens": w.NewTokens} {
-		if v > 0 {
-			req[k] = v
-		}
-	}
+// Load builds the workload on the GPU: spec is the resolved workload spec
+// (it is sent as JSON; the program's build(spec) gets it).
+func (r *Runner) Load(spec any) (*Info, error) {
 	var info Info
-	return &info, r.call(req, &info)
+	return &info, r.call(map[string]any{"cmd": "load", "spec": spec}, &info)
 }
 
 // Warmup runs at least n inferences and for at least minTime, and
@@ -248,25 +419,77 @@ func (r *Runner) Capture(path string) error {
 	return r.call(map[string]any{"cmd": "capture", "path": abs}, nil)
 }
 
-// Close stops the runner and removes its files.
+// Record runs one inference with the kernel recorder armed: the program
+// must have been started with the recorder injected (StartOptions.Env:
+// CUDA_INJECTION64_PATH and KREPLAY_INJECT_LIB, the library whose
+// kr_inject_arm and kr_inject_flush it calls).
+func (r *Runner) Record() error {
+	return r.call(map[string]any{"cmd": "record"}, nil)
+}
+
+// Env returns what the program knows of its GPU and software: the GPU's
+// name, SM count and memory, the driver, the CUDA runtime, cuBLAS,
+// cuBLASLt, cuDNN, NCCL, PyTorch, Triton and transformers versions (the
+// reply of the "env" request, without "ok").
+func (r *Runner) Env() (map[string]any, error) {
+	var env map[string]any
+	if err := r.call(map[string]any{"cmd": "env"}, &env); err != nil {
+		return nil, err
+	}
+	delete(env, "ok")
+	return env, nil
+}
+
+// Kill stops the program at once; calls waiting for a reply return an
+// error. Close must still be called.
+func (r *Runner) Kill() {
+	if r.cmd.Process != nil {
+		r.cmd.Process.Kill()
+	}
+}
+
+// Close stops the program (quit, then a kill after 10 s) and removes its
+// files.
 func (r *Runner) Close() error {
-	if r.in != nil {
+	var err error
+	r.closeOnce.Do(func() {
 		r.in.Write([]byte(`{"cmd":"quit"}` + "\n"))
 		r.in.Close()
-	}
-	done := make(chan error, 1)
-	go func() { done <- r.cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		r.cmd.Process.Kill()
-		err = <-done
-	}
-	os.RemoveAll(r.dir)
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 2 {
-		return nil // the runner's own "cannot start" exit, already reported
-	}
+		select {
+		case <-r.exited:
+		case <-time.After(10 * time.Second):
+			r.Kill()
+			<-r.exited
+		}
+		os.RemoveAll(r.dir)
+		err = r.waitErr
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && (ee.ExitCode() == 2 || !ee.Exited()) {
+			err = nil // the runner's own "cannot start" exit, already reported; or killed
+		}
+	})
 	return err
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }

@@ -1,213 +1,148 @@
 """kreplay's full-model runner: real inference of a Hugging Face causal LM,
-driven by kreplay over a line protocol on stdin/stdout (one JSON object per
-line each way).
+built from a workload spec, served to kreplay by kreplay_runner (the line
+protocol, the timing, NVML metering, profiling and kernel recording are
+there; this file only builds the model and its inference).
 
-Requests and replies:
-  {"cmd": "load", "model": "bloom-560m"|"llama-7b", "workload": "prefill"|"generate",
-   "batch": 4, "seq": 512, "prompt": 32, "new_tokens": 16, "device": 0, "seed": 0}
-      -> {"ok": true, "gpu": ..., "torch": ..., "cuda": ..., "driver": ...}
-  {"cmd": "warmup", "n": 3, "min_s": 2}    -> {"ok": true, "inferences": k, "s": ...}
-  {"cmd": "run", "min_ticks": 20, "max_s": 120}
-      -> {"ok": true, "inferences": k, "wall_s_per_inference": ..., "event_ms_per_inference": ...,
-          "energy_j_per_inference": ..., "window_s": ..., "ticks": ..., "idle_w": ...}
-  {"cmd": "capture", "path": "out.trace.json.gz"}  -> {"ok": true, "path": ..., "bytes": ...}
-  {"cmd": "quit"}                           -> exits
-Errors: {"ok": false, "error": "..."}. A missing torch, transformers or pynvml
-is reported as the first line, then the runner exits with status 2.
-
-Timing: inferences run back to back with no host synchronization between
-them (as a serving loop runs and as the shared traces' measured.json timed
-them), a CUDA event after each; wall_s_per_inference is the host time from
-the first launch to the last inference's end over the count, and
-event_ms_per_inference the same span on the GPU's clock.
-
-Energy: NVML's total-energy counter advances about every 100 ms, so a
-thread polls the counter every millisecond while the inferences run; the
-window spans every whole tick inside the inferences' span on the GPU (at
-least min_ticks), and the inferences inside it count by the fraction of
-their time inside. Models are built from a config with
-random fp16 weights, as the shared traces were (TF32 off).
+The spec is the one kreplay resolved (workload/spec.go): the model's
+config is inline ("model": {"config": {...}}), so no file and no network
+is needed. Weights are random from the spec's seed, as the shipped traces'
+were, unless "weights" is "pretrained" (then "dir" holds them). TF32 is
+off, as it was for the traces.
 """
-import json, sys, threading, time
+import sys
 
-def reply(**kw):
-    sys.stdout.write(json.dumps(kw) + "\n")
-    sys.stdout.flush()
+import kreplay_runner as kr
 
 try:
     import torch
-    import pynvml
-    from transformers import BloomConfig, BloomForCausalLM, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM
 except Exception as e:  # noqa: BLE001 - report any import failure plainly
-    reply(ok=False, error=f"python3 cannot import the runner's modules: {e!r}")
-    sys.exit(2)
+    kr.fail_start(f"{sys.executable} cannot import the runner's modules: {e!r}")
 
 torch.backends.cuda.matmul.allow_tf32 = False
-state = {}
 
-def build(name):
-    if name == "bloom-560m":
-        return BloomForCausalLM, BloomConfig(vocab_size=250880, hidden_size=1024, n_layer=24, n_head=16)
-    if name == "llama-7b":
-        return LlamaForCausalLM, LlamaConfig(vocab_size=32000, hidden_size=4096, intermediate_size=11008,
-                                             num_hidden_layers=32, num_attention_heads=32,
-                                             num_key_value_heads=32, max_position_embeddings=2048)
-    raise ValueError(f"unknown model {name!r} (bloom-560m, llama-7b)")
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 
-def load(req):
-    if not torch.cuda.is_available():
-        raise RuntimeError("torch sees no CUDA device")
-    dev = int(req.get("device", 0))
-    torch.cuda.set_device(dev)
-    cls, cfg = build(req["model"])
-    torch.manual_seed(int(req.get("seed", 0)))
-    with torch.device("cuda"):
-        model = cls(cfg).to(torch.float16).eval()
-    g = torch.Generator(device="cuda").manual_seed(1)
-    if req.get("workload", "prefill") == "generate":
-        ids = torch.randint(0, cfg.vocab_size, (1, int(req.get("prompt", 32))), device="cuda", generator=g)
-        n = int(req.get("new_tokens", 16))
+# float8_e4m3fn's largest finite value.
+FP8_MAX = 448.0
+
+
+class FP8Linear(torch.nn.Module):
+    """nn.Linear in FP8 through torch._scaled_mm: the weight quantized once
+    to float8_e4m3fn with a per-tensor scale, the activation quantized per
+    tensor on the fly, the product in the activation's dtype."""
+
+    def __init__(self, lin):
+        super().__init__()
+        self.in_features, self.out_features = lin.in_features, lin.out_features
+        w = lin.weight.detach()
+        ws = (w.abs().max().float() / FP8_MAX).clamp(min=1e-12).reshape(())
+        self.register_buffer("wq", (w.float() / ws).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn))
+        self.register_buffer("w_scale", ws)  # float32, 0-dim: a tensorwise scale
+        self.bias = lin.bias
+
+    def forward(self, x):
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, self.in_features).contiguous()
+        xs = (x2.abs().max().float() / FP8_MAX).clamp(min=1e-12)
+        xq = (x2 / xs).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+        # _scaled_mm takes a bias in the output's 16-bit dtype only.
+        fused = self.bias is not None and x.dtype in (torch.float16, torch.bfloat16)
+        y = torch._scaled_mm(xq, self.wq.t(), scale_a=xs, scale_b=self.w_scale, out_dtype=x.dtype,
+                             bias=self.bias if fused else None)
+        if self.bias is not None and not fused:
+            y = y + self.bias
+        return y.reshape(*lead, self.out_features)
+
+
+def to_fp8(model, dev):
+    """Replaces every nn.Linear but the LM head with an FP8Linear."""
+    if torch.cuda.get_device_capability(dev) < (8, 9):
+        raise ValueError(f'"linear": "fp8" needs a GPU of compute capability 8.9 or later (FP8 tensor cores); '
+                         f"device {dev} is {'.'.join(map(str, torch.cuda.get_device_capability(dev)))}")
+    head = model.get_output_embeddings()
+    targets, bad = [], []
+    for name, mod in model.named_modules():
+        for cname, child in mod.named_children():
+            full = f"{name}.{cname}" if name else cname
+            if not isinstance(child, torch.nn.Linear) or child is head or cname == "lm_head":
+                continue
+            if child.in_features % 16 or child.out_features % 16:
+                bad.append(f"{full} ({child.in_features} -> {child.out_features})")
+            targets.append((mod, cname, child))
+    if bad:
+        raise ValueError(f'"linear": "fp8": torch._scaled_mm needs dimensions that are multiples of 16; '
+                         f"{len(bad)} linear layers are not: {', '.join(bad[:5])}")
+    for mod, cname, child in targets:
+        setattr(mod, cname, FP8Linear(child))
+    torch.cuda.empty_cache()
+    return len(targets)
+
+
+def build_model(spec, dev):
+    m = spec["model"]
+    dtype = DTYPES[spec.get("dtype", "f16")]
+    kw = {}
+    if spec.get("attention"):
+        kw["attn_implementation"] = spec["attention"]
+    torch.manual_seed(int(spec.get("seed", 0)))
+    if m.get("weights") == "pretrained":
+        try:
+            model = AutoModelForCausalLM.from_pretrained(m["dir"], dtype=dtype, local_files_only=True, **kw)
+        except TypeError:  # transformers 4: torch_dtype
+            model = AutoModelForCausalLM.from_pretrained(m["dir"], torch_dtype=dtype, local_files_only=True, **kw)
+        return model.to(dev).eval()
+    cfg = dict(m["config"])
+    model_type = cfg.pop("model_type")
+    config = AutoConfig.for_model(model_type, **cfg)
+    with dev:
+        try:
+            model = AutoModelForCausalLM.from_config(config, dtype=dtype, **kw)
+        except TypeError:  # transformers 4: torch_dtype
+            model = AutoModelForCausalLM.from_config(config, torch_dtype=dtype, **kw)
+    return model.to(dtype).eval()
+
+
+def compiled(fn, c, generate):
+    if generate:
+        # Every decode step has a longer KV cache: let dynamo recompile
+        # (and mark the length dynamic) instead of falling back to eager.
+        torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
+    kw = dict(mode=c.get("mode", "default"), fullgraph=bool(c.get("fullgraph", False)))
+    if c.get("dynamic") is not None:
+        kw["dynamic"] = bool(c["dynamic"])
+    return torch.compile(fn, **kw)
+
+
+def build(spec):
+    dev = torch.device("cuda", int(spec["devices"][0]))
+    model = build_model(spec, dev)
+    info = {"attention": getattr(model.config, "_attn_implementation", None) or "",
+            "parameters": sum(p.numel() for p in model.parameters())}
+    if spec.get("linear") == "fp8":
+        info["fp8_linears"] = to_fp8(model, dev)
+    w = spec["workload"]
+    vocab = model.config.vocab_size
+    g = torch.Generator(device=dev).manual_seed(int(spec.get("seed", 0)) + 1)
+    c = spec.get("compile")
+    if w["kind"] == "generate":
+        ids = torch.randint(0, vocab, (int(w.get("batch", 1)), int(w["prompt"])), device=dev, generator=g)
+        n = int(w["new_tokens"])
+        if c:
+            model.forward = compiled(model.forward, c, True)
+
         def run():
             with torch.no_grad():
                 model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0)
-    else:
-        ids = torch.randint(0, cfg.vocab_size, (int(req.get("batch", 4)), int(req.get("seq", 512))),
-                            device="cuda", generator=g)
-        def run():
-            with torch.no_grad():
-                model(ids, use_cache=False)
-    pynvml.nvmlInit()
-    state.update(run=run, nvml=pynvml.nvmlDeviceGetHandleByIndex(dev), model=model)
-    return dict(gpu=torch.cuda.get_device_name(dev), torch=torch.__version__, cuda=torch.version.cuda,
-                driver=pynvml.nvmlSystemGetDriverVersion())
+        return run, info
+    ids = torch.randint(0, vocab, (int(w.get("batch", 1)), int(w["seq"])), device=dev, generator=g)
+    fwd = compiled(model, c, False) if c else model
 
-def counter():
-    return pynvml.nvmlDeviceGetTotalEnergyConsumption(state["nvml"])  # mJ
+    def run():
+        with torch.no_grad():
+            fwd(ids, use_cache=False)
+    return run, info
 
-class Poller(threading.Thread):
-    """Records (time, counter) at each counter change."""
-    def __init__(self):
-        super().__init__(daemon=True)
-        self.changes, self.stop = [], False
-    def run(self):
-        last = counter()
-        while not self.stop:
-            v = counter()
-            if v != last:
-                self.changes.append((time.perf_counter(), v))
-                last = v
-            time.sleep(0.001)
 
-def window(changes, min_ticks):
-    if len(changes) < min_ticks + 1:
-        return None
-    return changes[0], changes[min_ticks]
-
-def measure(min_ticks, max_s, fn):
-    """Runs fn back to back, as a real serving loop does and as the traces'
-    measured.json timed them: no host synchronization between inferences,
-    so the CPU launches the next inference while the GPU runs the last.
-    A CUDA event after each inference places it on the GPU's timeline,
-    mapped to host time through an event recorded on an idle GPU; the
-    energy window spans the counter changes inside the inferences' span."""
-    torch.cuda.synchronize()
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)  # keep the poller's timestamps within ~1 ms
-    p = Poller(); p.start()
-    try:
-        time.sleep(0.002)
-        evs = [torch.cuda.Event(enable_timing=True)]
-        evs[0].record(); evs[0].synchronize()
-        t_base = time.perf_counter()
-        t_end = t_base + max_s
-        while True:
-            fn()
-            ev = torch.cuda.Event(enable_timing=True); ev.record(); evs.append(ev)
-            if sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2 or time.perf_counter() > t_end:
-                break
-        evs[-1].synchronize()
-        host_s = time.perf_counter() - t_base
-        time.sleep(0.002)
-    finally:
-        p.stop = True; p.join()
-        sys.setswitchinterval(old)
-    ends = [t_base + evs[0].elapsed_time(e) / 1000.0 for e in evs]
-    spans = list(zip(ends[:-1], ends[1:]))
-    inside_changes = [c for c in p.changes if ends[0] < c[0] <= ends[-1]]
-    if len(inside_changes) < min_ticks + 1:
-        raise RuntimeError(f"energy counter changed {len(inside_changes)} times in {ends[-1] - ends[0]:.2f}s of "
-                           f"inferences; need {min_ticks + 1} (raise max_s)")
-    # Every whole tick inside the inferences' span counts.
-    (ta, ea), (tb, eb) = inside_changes[0], inside_changes[-1]
-    inside = sum(max(0.0, min(b, tb) - max(a, ta)) / (b - a) for a, b in spans if b > a)
-    k = len(spans)
-    return dict(inferences=k, inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1,
-                energy_j=(eb - ea) / 1000.0, wall_s_per_inference=host_s / k,
-                event_ms_per_inference=(ends[-1] - ends[0]) * 1000.0 / k)
-
-def run(req):
-    r = measure(int(req.get("min_ticks", 20)), float(req.get("max_s", 120)), state["run"])
-    r["energy_j_per_inference"] = r["energy_j"] / r["inside"] if r["inside"] > 0 else None
-    # Idle power over whole ticks, for the idle-gap energy term.
-    time.sleep(0.5)
-    r["idle_w"] = idle_power(10)
-    return r
-
-def idle_power(ticks):
-    p = Poller(); p.start()
-    t_end = time.perf_counter() + ticks * 0.2 + 2
-    while len(p.changes) < ticks + 1 and time.perf_counter() < t_end:
-        time.sleep(0.01)
-    p.stop = True; p.join()
-    w = window(p.changes, ticks)
-    if w is None:
-        return None
-    (ta, ea), (tb, eb) = w
-    return (eb - ea) / 1000.0 / (tb - ta)
-
-def capture(req):
-    import gzip, os
-    from torch.profiler import profile, ProfilerActivity
-    path = req["path"]
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
-        state["run"](); torch.cuda.synchronize()
-    tmp = path + ".tmp.json"
-    prof.export_chrome_trace(tmp)
-    with open(tmp, "rb") as f, gzip.open(path, "wb", compresslevel=6) as g:
-        g.write(f.read())
-    os.remove(tmp)
-    return dict(path=path, bytes=os.path.getsize(path))
-
-def main():
-    reply(ok=True, ready=True)
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            req = json.loads(line)
-            cmd = req.get("cmd")
-            if cmd == "quit":
-                reply(ok=True); return
-            if cmd != "load" and "run" not in state:
-                raise RuntimeError(f"{cmd}: no model loaded")
-            if cmd == "load":
-                reply(ok=True, **load(req))
-            elif cmd == "warmup":
-                # At least n inferences and min_s seconds: a launch-bound
-                # model's host side takes seconds to reach its steady pace.
-                n, min_s, k = int(req.get("n", 3)), float(req.get("min_s", 0)), 0
-                t0 = time.perf_counter()
-                while k < n or time.perf_counter() - t0 < min_s:
-                    state["run"](); k += 1
-                torch.cuda.synchronize(); reply(ok=True, inferences=k, s=time.perf_counter() - t0)
-            elif cmd == "run":
-                reply(ok=True, **run(req))
-            elif cmd == "capture":
-                reply(ok=True, **capture(req))
-            else:
-                raise ValueError(f"unknown command {cmd!r}")
-        except Exception as e:  # noqa: BLE001 - every failure goes back as a reply
-            reply(ok=False, error=f"{type(e).__name__}: {e}")
-
-main()
+if __name__ == "__main__":
+    kr.serve(build)

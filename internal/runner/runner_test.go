@@ -1,9 +1,14 @@
 package runner
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,33 +16,243 @@ import (
 	"github.com/kreplay/kreplay/signatures"
 )
 
-func TestParseWorkload(t *testing.T) {
+// python3 or skip: the CPU tests run the helper module with stand-ins for
+// torch and pynvml (testdata/fakemods).
+func needPython(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+}
+
+// fakeOptions starts a command under the stand-in torch and pynvml.
+func fakeOptions(t *testing.T, argv ...string) StartOptions {
+	t.Helper()
+	mods, err := filepath.Abs(filepath.Join("testdata", "fakemods"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return StartOptions{Command: argv, Dir: "testdata", Env: []string{"PYTHONPATH=" + mods}}
+}
+
+// fakeSpec is what the user's build(spec) gets; mode steers fake_command.py.
+func fakeSpec(mode string) map[string]any {
+	return map[string]any{"version": 1, "devices": []int{0}, "seed": 7,
+		"workload": map[string]any{"kind": "prefill", "batch": 1, "seq": 8},
+		"command":  map[string]any{"argv": []string{"python3", "fake_command.py"}, "args": map[string]any{"mode": mode}}}
+}
+
+// A user's command served by kreplay_runner: every request of the
+// protocol, on the stand-in GPU.
+func TestHelperProtocol(t *testing.T) {
+	needPython(t)
+	var stderr strings.Builder
+	opt := fakeOptions(t, "python3", "fake_command.py")
+	opt.Stderr = &stderr
+	r, err := Start(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.call(map[string]any{"cmd": "warmup"}, nil); err == nil || !strings.Contains(err.Error(), "no workload loaded") {
+		t.Errorf("warm-up before load: %v", err)
+	}
+	info, err := r.Load(fakeSpec("ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.GPU != "Fake GPU" || info.Driver != "0.0-fake" || info.Torch != "0.0-fake" {
+		t.Errorf("load: %+v", info)
+	}
+	if n, err := r.Warmup(3, 50*time.Millisecond); err != nil || n < 3 {
+		t.Errorf("warm-up: %d, %v", n, err)
+	}
+	res, err := r.Run(5, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake counter ticks every 20 ms at 100 W.
+	if res.Ticks < 5 || res.WindowS < 0.08 || res.EnergyJPerInference <= 0 || res.IdleW < 90 || res.IdleW > 110 ||
+		res.WallSPerInference < 0.002 || res.Inferences < 10 {
+		t.Errorf("run: %+v", res)
+	}
+	path := filepath.Join(t.TempDir(), "t.json.gz")
+	if err := r.Capture(path); err != nil {
+		t.Fatal(err)
+	}
+	if b := gunzip(t, path); !strings.Contains(b, `"fake": true`) {
+		t.Errorf("capture wrote %q", b)
+	}
+	env, err := r.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env["gpu"] != "Fake GPU" || env["sm_count"] != 7.0 || env["cudnn"] != "9.10.2" || env["driver"] != "0.0-fake" {
+		t.Errorf("env %v", env)
+	}
+	if err := r.Record(); err == nil || !strings.Contains(err.Error(), "KREPLAY_INJECT_LIB is not set") {
+		t.Errorf("record without the recorder: %v", err)
+	}
+	if err := r.call(map[string]any{"cmd": "frobnicate"}, nil); err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Errorf("unknown command: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "noise on stdout from build") {
+		t.Errorf("the command's print did not go to stderr: %q", stderr.String())
+	}
+}
+
+func gunzip(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Failures come back as errors that say what happened, by kind.
+func TestHelperErrors(t *testing.T) {
+	needPython(t)
+	r, err := Start(fakeOptions(t, "python3", "fake_command.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = r.Load(fakeSpec("oom"))
+	if !errors.Is(err, ErrOutOfMemory) || !strings.Contains(err.Error(), "Tried to allocate 20.00 GiB") {
+		t.Errorf("oom: %v", err)
+	}
+	// The runner goes on after a failure.
+	if _, err := r.Load(fakeSpec("ok")); err != nil {
+		t.Errorf("load after the failure: %v", err)
+	}
+
+	opt := fakeOptions(t, "python3", "fake_command.py")
+	opt.Env = append(opt.Env, "FAKE_NO_GPU=1")
+	r2, err := Start(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if _, err := r2.Load(fakeSpec("ok")); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "sees no CUDA device") {
+		t.Errorf("no GPU: %v", err)
+	}
+}
+
+// A command that breaks the protocol gets an error naming the command and
+// what it did.
+func TestProtocolViolations(t *testing.T) {
+	needPython(t)
 	for _, tc := range []struct {
-		in   string
-		want Workload
-		err  bool
+		mode  string
+		start bool // fails at Start, within ready
+		ready time.Duration
+		want  []string
+		is    error
 	}{
-		{"bloom-560m_prefill", Workload{Model: "bloom-560m", Kind: "prefill", Batch: 4, Seq: 512}, false},
-		{"llama-7b_generate", Workload{Model: "llama-7b", Kind: "generate", Prompt: 32, NewTokens: 16}, false},
-		{"llama-7b-tp2_prefill", Workload{}, true},
-		{"bloom-560m_train", Workload{}, true},
-		{"nounderscore", Workload{}, true},
+		{"junk", false, time.Minute, []string{`command "python3 bad_command.py junk"`, "reply to load is not a JSON object", "Loading checkpoint shards"}, ErrProtocol},
+		{"exit", false, time.Minute, []string{"exited (exit status 3) before replying to load", "giving up"}, nil},
+		{"silent", true, 500 * time.Millisecond, []string{"no reply to start within 500ms"}, ErrProtocol},
 	} {
-		got, err := ParseWorkload(tc.in)
-		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("ParseWorkload(%q) = %+v, %v", tc.in, got, err)
+		t.Run(tc.mode, func(t *testing.T) {
+			opt := StartOptions{Command: []string{"python3", "bad_command.py", tc.mode}, Dir: "testdata", ReadyTimeout: tc.ready}
+			r, err := Start(opt)
+			if err == nil {
+				defer r.Close()
+				_, err = r.Load(fakeSpec("ok"))
+			} else if !tc.start {
+				t.Fatalf("start: %v", err)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %v is not %v", err, tc.is)
+			}
+		})
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	for _, tc := range []struct {
+		opt  StartOptions
+		want string
+	}{
+		{StartOptions{Python: "/no/such/python3"}, "/no/such/python3"},
+		{StartOptions{Command: []string{"/no/such/command", "x"}}, `command "/no/such/command"`},
+	} {
+		_, err := Start(tc.opt)
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v", tc.opt, err)
+		}
+	}
+	// A relative program runs from the command's directory.
+	if _, err := exec.LookPath("python3"); err == nil {
+		if r, err := Start(StartOptions{Command: []string{"./bad_command.sh", "silent"}, Dir: "testdata", ReadyTimeout: time.Millisecond}); err == nil || strings.Contains(err.Error(), "executable file not found") {
+			t.Errorf("relative command: %v", err)
+			if r != nil {
+				r.Close()
+			}
+		}
+	}
+	if _, err := Start(StartOptions{Command: []string{}}); err == nil {
+		t.Error("empty command: no error")
+	}
+}
+
+// The helper comes first on PYTHONPATH, before the command's own.
+func TestEnviron(t *testing.T) {
+	t.Setenv("PYTHONPATH", "/mine")
+	env := environ("/helper", []string{"PYTHONPATH=/extra", "A=1"})
+	var path, a string
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PYTHONPATH="); ok {
+			path = p
+		}
+		if v, ok := strings.CutPrefix(kv, "A="); ok {
+			a = v
+		}
+	}
+	if path != "/helper:/extra:/mine" || a != "1" {
+		t.Errorf("PYTHONPATH=%q A=%q", path, a)
+	}
+}
+
+// The embedded Python files are what is in the package directory.
+func TestEmbedded(t *testing.T) {
+	for name, data := range map[string][]byte{"runner.py": runnerPy, "kreplay_runner.py": helperPy} {
+		b, err := os.ReadFile(name)
+		if err != nil || string(b) != string(data) {
+			t.Errorf("%s: embedded copy differs (%v)", name, err)
 		}
 	}
 }
 
-// start starts the runner, or skips (fails under KREPLAY_REQUIRE_GPU=1)
-// where python3 with PyTorch is missing.
+// start starts the built-in runner, or skips (fails under
+// KREPLAY_REQUIRE_GPU=1) where python3 with PyTorch is missing.
 func start(t *testing.T) *Runner {
 	t.Helper()
 	var r *Runner
 	gputest.Require(t, func() error {
 		var err error
-		r, err = Start("")
+		r, err = Start(StartOptions{})
 		return err
 	})
 	t.Cleanup(func() { r.Close() })
@@ -47,34 +262,34 @@ func start(t *testing.T) *Runner {
 // Without PyTorch the runner says so plainly (this is the CPU machines'
 // case; skipped where PyTorch is installed).
 func TestStartWithoutTorch(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
-	}
+	needPython(t)
 	if exec.Command("python3", "-c", "import torch, transformers, pynvml").Run() == nil {
 		t.Skip("PyTorch is installed here")
 	}
-	_, err := Start("")
+	_, err := Start(StartOptions{})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("error %v, want ErrUnavailable", err)
 	}
 	t.Log(err)
 }
 
-func TestStartNoPython(t *testing.T) {
-	if _, err := Start("/no/such/python3"); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("error %v", err)
-	}
-}
+// bloomPrefill is the resolved spec of the BLOOM-560M prefill workload
+// of the shipped trace (workload.Builtin's, written out).
+const bloomPrefill = `{"version": 1, "name": "bloom-560m_prefill",
+ "model": {"builtin": "bloom-560m", "config": {"model_type": "bloom", "vocab_size": 250880, "hidden_size": 1024, "n_layer": 24, "n_head": 16}},
+ "dtype": "f16", "attention": "eager", "workload": {"kind": "prefill", "batch": 4, "seq": 512}, "devices": [0], "seed": 0}`
 
 // The real model runs, is metered, and its captured trace imports.
 func TestGPURunAndCapture(t *testing.T) {
 	r := start(t)
-	w, _ := ParseWorkload("bloom-560m_prefill")
-	info, err := r.Load(w)
+	info, err := r.Load(json.RawMessage(bloomPrefill))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", info)
+	if info.Attention != "eager" {
+		t.Errorf("attention %q, want eager", info.Attention)
+	}
 	if n, err := r.Warmup(3, 500*time.Millisecond); err != nil || n < 3 {
 		t.Fatalf("warm-up: %d inferences, %v", n, err)
 	}
@@ -97,6 +312,16 @@ func TestGPURunAndCapture(t *testing.T) {
 	}
 	if set.Links.Activities < 500 || set.Source.Workload != "bloom-560m_prefill" {
 		t.Errorf("captured trace: %d activities, workload %q", set.Links.Activities, set.Source.Workload)
+	}
+	env, err := r.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("env %v", env)
+	for _, k := range []string{"gpu", "sm_count", "memory_bytes", "driver", "cuda_runtime", "cublas", "cublaslt", "torch", "transformers"} {
+		if env[k] == nil {
+			t.Errorf("env lacks %s", k)
+		}
 	}
 	if _, err := r.Warmup(0, 0); err != nil {
 		t.Errorf("runner unusable after capture: %v", err)

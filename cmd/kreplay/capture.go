@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/kreplay/kreplay/workload"
+)
+
+// recordKernels records the binaries of the kernels a workload runs, for
+// kreplay capture (workload.CaptureOptions.RecordKernels). It is nil until
+// the kernel recorder (internal/inject) is wired in here.
+var recordKernels func(workload.RecordContext) error
+
+// cmdCapture runs a workload spec and writes its bundle.
+func cmdCapture(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("capture", stderr)
+	out := fs.String("o", "", "write the bundle into `DIR` (required)")
+	force := fs.Bool("force", false, "replace DIR when it is a bundle already")
+	ticks := fs.Int("ticks", workload.DefaultTicks, "NVML energy-counter `TICKS` of the measured run's energy window (about 0.1 s each)")
+	noBinaries := fs.Bool("no-binaries", false, "do not record the kernels' binaries")
+	python := fs.String("python", "python3", "run kreplay's runner with `PYTHON`")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *out == "" {
+		return errUsage
+	}
+	if *ticks < 2 {
+		return fmt.Errorf("-ticks %d: want 2 or more", *ticks)
+	}
+	spec, err := workload.ReadSpec(pos[0])
+	if err != nil {
+		return err
+	}
+	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Python: *python, Progress: stderr}
+	switch {
+	case *noBinaries:
+	case recordKernels == nil:
+		fmt.Fprintln(stderr, "capture: the kernels' binaries are not recorded: this kreplay has no kernel recorder")
+	default:
+		opt.RecordKernels = recordKernels
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := workload.Capture(ctx, spec, *out, opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: bundle of workload %s (%s)\n", *out, b.Manifest.Workload, spec.Summary())
+	return nil
+}

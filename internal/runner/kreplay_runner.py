@@ -1,0 +1,396 @@
+"""kreplay_runner: what kreplay needs from a program that runs inference.
+
+It speaks kreplay's line protocol on stdin/stdout and does the timing, the
+NVML energy metering, the profiling and the kernel recording; the program
+only says how to run one inference. kreplay's own Hugging Face runner
+(runner.py) is built on it, and so can your own inference script be:
+
+    import torch
+    import kreplay_runner
+
+    def build(spec):
+        # spec is the workload spec kreplay resolved (a dict): "devices",
+        # "dtype", "seed", "workload" ({"kind": "prefill", "batch": ...})
+        # and "command" {"argv", "dir", "args"}, your free-form arguments.
+        model = load_my_model().to(torch.device("cuda", spec["devices"][0]))
+        inputs = make_inputs(spec["workload"])
+        def run_one_inference():
+            with torch.no_grad():
+                model(inputs)
+        return run_one_inference   # or (run_one_inference, {"note": ...})
+
+    kreplay_runner.serve(build)
+
+Point a workload spec's "command" at the script ({"argv": ["python3",
+"my_infer.py"]}); kreplay puts this module on PYTHONPATH when it starts the
+command. Everything the script prints goes to stderr: serve() keeps the
+real standard output for the protocol.
+
+The protocol: one JSON object per line each way. The program's first line
+is {"ok": true, "ready": true, "protocol": 1} (or {"ok": false, "error": ...}
+and exit status 2 when it cannot start: torch or pynvml missing). Then,
+request by request:
+
+  {"cmd": "load", "spec": {...}}
+      -> {"ok": true, "gpu": ..., "torch": ..., "cuda": ..., "driver": ..., ...}
+         build(spec) runs here, on spec["devices"][0]; what build returns
+         beside the callable is added to the reply.
+  {"cmd": "warmup", "n": 3, "min_s": 3}
+      -> {"ok": true, "inferences": k, "s": ...}
+         at least n inferences and min_s seconds (torch.compile compiles here).
+  {"cmd": "run", "min_ticks": 20, "max_s": 300}
+      -> {"ok": true, "inferences": k, "inside": ..., "wall_s_per_inference": ...,
+          "event_ms_per_inference": ..., "energy_j_per_inference": ...,
+          "energy_j": ..., "window_s": ..., "ticks": ..., "idle_w": ...}
+  {"cmd": "capture", "path": "/abs/trace.json.gz"}
+      -> {"ok": true, "path": ..., "bytes": ...}
+         one inference under torch.profiler (CPU and CUDA, record_shapes),
+         written as a gzip'ed Kineto trace.
+  {"cmd": "record"}
+      -> {"ok": true}
+         one inference with the kernel recorder armed: the library named by
+         $KREPLAY_INJECT_LIB (loaded through CUDA_INJECTION64_PATH) gets
+         kr_inject_arm(1) before and kr_inject_arm(0), kr_inject_flush() after.
+  {"cmd": "env"}
+      -> {"ok": true, "gpu": ..., "sm_count": ..., "memory_bytes": ...,
+          "driver": ..., "cuda_runtime": ..., "cublas": ..., "cublaslt": ...,
+          "cudnn": ..., "nccl": ..., "torch": ..., "triton": ..., "transformers": ...}
+  {"cmd": "quit"}
+      -> {"ok": true}, then the program exits.
+
+A failure is {"ok": false, "error": "...", "kind": K}, and the program goes
+on reading requests; K is "oom" for torch.cuda.OutOfMemoryError,
+"unavailable" when there is no CUDA device, "error" otherwise.
+
+Timing (run): inferences run back to back with no host synchronization
+between them, as a serving loop runs, a CUDA event after each;
+wall_s_per_inference is the host time from the first launch to the last
+inference's end over the count, event_ms_per_inference the same span on
+the GPU's clock. Energy: NVML's total-energy counter advances about every
+100 ms, so a thread polls it every millisecond while the inferences run;
+the window spans every whole tick inside the inferences' span on the GPU
+(at least min_ticks), and the inferences inside it count by the fraction of
+their time inside. idle_w is the GPU's power just after, from whole ticks.
+"""
+import ctypes
+import gc
+import gzip
+import json
+import os
+import platform
+import shutil
+import sys
+import threading
+import time
+
+PROTOCOL = 1
+
+_out = sys.stdout  # the protocol's stream; serve() moves it off fd 1
+
+
+def _reply(**kw):
+    _out.write(json.dumps(kw) + "\n")
+    _out.flush()
+
+
+def fail_start(message):
+    """Reports that the program cannot start (the protocol's first line)
+    and exits with status 2."""
+    _reply(ok=False, error=message, kind="unavailable")
+    sys.exit(2)
+
+
+try:
+    import torch
+    import pynvml
+except Exception as e:  # noqa: BLE001 - report any import failure plainly
+    fail_start(f"{sys.executable} cannot import torch and pynvml: {e!r}")
+
+
+class Unavailable(RuntimeError):
+    """No usable GPU: replied with kind "unavailable"."""
+
+
+_state = {}
+
+
+def _counter():
+    return pynvml.nvmlDeviceGetTotalEnergyConsumption(_state["nvml"])  # mJ
+
+
+class _Poller(threading.Thread):
+    """Records (time, counter) at each counter change."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.changes, self.stop = [], False
+
+    def run(self):
+        last = _counter()
+        while not self.stop:
+            v = _counter()
+            if v != last:
+                self.changes.append((time.perf_counter(), v))
+                last = v
+            time.sleep(0.001)
+
+
+def _measure(min_ticks, max_s, fn):
+    """Runs fn back to back with no host synchronization between
+    inferences, so the CPU launches the next inference while the GPU runs
+    the last. A CUDA event after each inference places it on the GPU's
+    timeline, mapped to host time through an event recorded on an idle
+    GPU; the energy window spans the counter changes inside the
+    inferences' span."""
+    torch.cuda.synchronize()
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)  # keep the poller's timestamps within ~1 ms
+    p = _Poller()
+    p.start()
+    try:
+        time.sleep(0.002)
+        evs = [torch.cuda.Event(enable_timing=True)]
+        evs[0].record()
+        evs[0].synchronize()
+        t_base = time.perf_counter()
+        t_end = t_base + max_s
+        while True:
+            fn()
+            ev = torch.cuda.Event(enable_timing=True)
+            ev.record()
+            evs.append(ev)
+            if sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2 or time.perf_counter() > t_end:
+                break
+        evs[-1].synchronize()
+        host_s = time.perf_counter() - t_base
+        time.sleep(0.002)
+    finally:
+        p.stop = True
+        p.join()
+        sys.setswitchinterval(old)
+    ends = [t_base + evs[0].elapsed_time(e) / 1000.0 for e in evs]
+    spans = list(zip(ends[:-1], ends[1:]))
+    inside_changes = [c for c in p.changes if ends[0] < c[0] <= ends[-1]]
+    if len(inside_changes) < min_ticks + 1:
+        raise RuntimeError(f"energy counter changed {len(inside_changes)} times in {ends[-1] - ends[0]:.2f}s of "
+                           f"inferences; need {min_ticks + 1} (raise max_s)")
+    # Every whole tick inside the inferences' span counts.
+    (ta, ea), (tb, eb) = inside_changes[0], inside_changes[-1]
+    inside = sum(max(0.0, min(b, tb) - max(a, ta)) / (b - a) for a, b in spans if b > a)
+    k = len(spans)
+    return dict(inferences=k, inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1,
+                energy_j=(eb - ea) / 1000.0, wall_s_per_inference=host_s / k,
+                event_ms_per_inference=(ends[-1] - ends[0]) * 1000.0 / k)
+
+
+def _idle_power(ticks):
+    p = _Poller()
+    p.start()
+    t_end = time.perf_counter() + ticks * 0.2 + 2
+    while len(p.changes) < ticks + 1 and time.perf_counter() < t_end:
+        time.sleep(0.01)
+    p.stop = True
+    p.join()
+    if len(p.changes) < ticks + 1:
+        return None
+    (ta, ea), (tb, eb) = p.changes[0], p.changes[ticks]
+    return (eb - ea) / 1000.0 / (tb - ta)
+
+
+def _load(build, req):
+    spec = req.get("spec")
+    if not isinstance(spec, dict):
+        raise ValueError('load: want "spec", the workload spec (an object)')
+    if not torch.cuda.is_available():
+        raise Unavailable(f"torch {torch.__version__} sees no CUDA device "
+                          f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})")
+    devices = spec.get("devices") or [0]
+    dev = int(devices[0])
+    if dev >= torch.cuda.device_count():
+        raise Unavailable(f"device {dev}: torch sees {torch.cuda.device_count()} CUDA device(s)")
+    _state.clear()
+    gc.collect()
+    torch.cuda.empty_cache()
+    torch.cuda.set_device(dev)
+    out = build(spec)
+    fn, info = out if isinstance(out, tuple) else (out, {})
+    if not callable(fn):
+        raise TypeError(f"build(spec) returned {type(fn).__name__}, want a callable that runs one inference")
+    pynvml.nvmlInit()
+    _state.update(run=fn, dev=dev, nvml=pynvml.nvmlDeviceGetHandleByIndex(dev))
+    reply = dict(gpu=torch.cuda.get_device_name(dev), torch=torch.__version__, cuda=torch.version.cuda,
+                 driver=_str(pynvml.nvmlSystemGetDriverVersion()))
+    reply.update({k: v for k, v in (info or {}).items() if k != "ok"})
+    return reply
+
+
+def _warmup(req):
+    # At least n inferences and min_s seconds: a launch-bound model's host
+    # side takes seconds to reach its steady pace.
+    n, min_s, k = int(req.get("n", 3)), float(req.get("min_s", 0)), 0
+    t0 = time.perf_counter()
+    while k < n or time.perf_counter() - t0 < min_s:
+        _state["run"]()
+        k += 1
+    torch.cuda.synchronize()
+    return dict(inferences=k, s=time.perf_counter() - t0)
+
+
+def _run(req):
+    r = _measure(int(req.get("min_ticks", 20)), float(req.get("max_s", 120)), _state["run"])
+    r["energy_j_per_inference"] = r["energy_j"] / r["inside"] if r["inside"] > 0 else None
+    # Idle power over whole ticks, for the idle-gap energy term.
+    time.sleep(0.5)
+    r["idle_w"] = _idle_power(10)
+    return r
+
+
+def _capture(req):
+    from torch.profiler import profile, ProfilerActivity
+    path = req["path"]
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+        _state["run"]()
+        torch.cuda.synchronize()
+    tmp = path + ".tmp.json"
+    try:
+        prof.export_chrome_trace(tmp)
+        with open(tmp, "rb") as f, gzip.open(path, "wb", compresslevel=6) as g:
+            shutil.copyfileobj(f, g, 1 << 20)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return dict(path=path, bytes=os.path.getsize(path))
+
+
+def _record(req):
+    lib_path = os.environ.get("KREPLAY_INJECT_LIB")
+    if not lib_path:
+        raise RuntimeError("record: KREPLAY_INJECT_LIB is not set: the runner must be started with kreplay's "
+                           "kernel recorder (CUDA_INJECTION64_PATH and KREPLAY_INJECT_LIB)")
+    torch.cuda.synchronize()
+    lib = ctypes.CDLL(lib_path)
+    lib.kr_inject_arm.argtypes = [ctypes.c_int]
+    lib.kr_inject_arm(1)
+    try:
+        _state["run"]()
+        torch.cuda.synchronize()
+    finally:
+        lib.kr_inject_arm(0)
+    lib.kr_inject_flush()
+    return {}
+
+
+def _str(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _lib_property(names, fn):
+    """major.minor.patch from a CUDA library's GetProperty function, from
+    the first of names that loads (torch has loaded it by then)."""
+    for name in names:
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        parts = []
+        for prop in (0, 1, 2):  # MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
+            v = ctypes.c_int()
+            if getattr(lib, fn)(prop, ctypes.byref(v)) != 0:
+                return None
+            parts.append(str(v.value))
+        return ".".join(parts)
+    return None
+
+
+def _cudnn_version(v):
+    """cuDNN's version number as major.minor.patch: 91002 is 9.10.2 (cuDNN
+    9 on), 8907 is 8.9.7 (before)."""
+    if not v:
+        return None
+    if v >= 10000:
+        return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    return f"{v // 1000}.{v // 100 % 10}.{v % 100}"
+
+
+def _module_version(name):
+    try:
+        return __import__(name).__version__
+    except Exception:  # noqa: BLE001 - a missing module has no version
+        return None
+
+
+def env_info():
+    """The GPU and the software stack, as env.json records them."""
+    dev = _state.get("dev", torch.cuda.current_device())
+    p = torch.cuda.get_device_properties(dev)
+    torch.cuda.current_blas_handle()  # loads cuBLAS and cuBLASLt
+    d = dict(gpu=p.name, sm_count=p.multi_processor_count, memory_bytes=p.total_memory,
+             compute_capability=f"{p.major}.{p.minor}", device=dev,
+             cuda_runtime=torch.version.cuda, torch=torch.__version__, python=platform.python_version())
+    try:
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(dev)
+        d["driver"] = _str(pynvml.nvmlSystemGetDriverVersion())
+        d["gpu_uuid"] = _str(pynvml.nvmlDeviceGetUUID(h))
+        d["power_limit_w"] = pynvml.nvmlDeviceGetPowerManagementLimit(h) / 1000.0
+    except pynvml.NVMLError as e:
+        d["nvml_error"] = str(e)
+    d["cublas"] = _lib_property(["libcublas.so.13", "libcublas.so.12", "libcublas.so"], "cublasGetProperty")
+    d["cublaslt"] = _lib_property(["libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"], "cublasLtGetProperty")
+    d["cudnn"] = _cudnn_version(torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None)
+    try:
+        d["nccl"] = ".".join(str(x) for x in torch.cuda.nccl.version())
+    except Exception:  # noqa: BLE001 - a build without NCCL
+        d["nccl"] = None
+    d["triton"] = _module_version("triton")
+    d["transformers"] = _module_version("transformers")
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _handle(build, req):
+    cmd = req.get("cmd")
+    if cmd == "load":
+        return _load(build, req)
+    if cmd == "env":
+        return env_info()
+    if cmd not in ("warmup", "run", "capture", "record"):
+        raise ValueError(f"unknown command {cmd!r}")
+    if "run" not in _state:
+        raise RuntimeError(f"{cmd}: no workload loaded")
+    return {"warmup": _warmup, "run": _run, "capture": _capture, "record": _record}[cmd](req)
+
+
+def serve(build):
+    """Serves kreplay's requests until it says quit or closes stdin.
+    build(spec) is called on "load" with the workload spec (a dict) and
+    returns a callable that runs one inference (on the GPU, without
+    synchronizing at its end), or (callable, dict) to add to load's reply."""
+    global _out
+    sys.stdout.flush()
+    # The protocol keeps the real stdout; everything else written to fd 1
+    # (print, C libraries) goes to stderr from here on.
+    _out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    _reply(ok=True, ready=True, protocol=PROTOCOL)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            if not isinstance(req, dict):
+                raise ValueError("a request is a JSON object")
+            if req.get("cmd") == "quit":
+                _reply(ok=True)
+                return
+            _reply(ok=True, **_handle(build, req))
+        except torch.cuda.OutOfMemoryError as e:
+            _state.pop("run", None)
+            gc.collect()
+            torch.cuda.empty_cache()
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else "CUDA out of memory"
+            _reply(ok=False, kind="oom", error=f"out of GPU memory on device {_state.get('dev', '?')}: {msg}")
+        except Unavailable as e:
+            _reply(ok=False, kind="unavailable", error=str(e))
+        except Exception as e:  # noqa: BLE001 - every failure goes back as a reply
+            _reply(ok=False, kind="error", error=f"{type(e).__name__}: {e}")

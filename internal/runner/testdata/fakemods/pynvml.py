@@ -1,0 +1,34 @@
+"""A stand-in for pynvml: see README.md. The energy counter (mJ) ticks
+every 20 ms at 100 W."""
+import time
+
+_t0 = time.perf_counter()
+
+
+class NVMLError(Exception):
+    pass
+
+
+def nvmlInit():
+    pass
+
+
+def nvmlDeviceGetHandleByIndex(i):
+    return i
+
+
+def nvmlSystemGetDriverVersion():
+    return "0.0-fake"
+
+
+def nvmlDeviceGetUUID(h):
+    return "GPU-fake"
+
+
+def nvmlDeviceGetPowerManagementLimit(h):
+    return 100000
+
+
+def nvmlDeviceGetTotalEnergyConsumption(h):
+    ticks = int((time.perf_counter() - _t0) / 0.02)
+    return ticks * 2000  # 100 W x 20 ms

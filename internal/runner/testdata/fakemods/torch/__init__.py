@@ -1,0 +1,88 @@
+"""A stand-in for torch: see README.md. Not PyTorch."""
+import os
+import time
+
+__version__ = "0.0-fake"
+
+
+class _Version:
+    cuda = "0.0"
+
+
+version = _Version()
+
+
+class _OOM(RuntimeError):
+    pass
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        return (end.t - self.t) * 1000.0
+
+
+class _Props:
+    name = "Fake GPU"
+    multi_processor_count = 7
+    total_memory = 1 << 30
+    major, minor = 9, 0
+
+
+class _Cuda:
+    OutOfMemoryError = _OOM
+    Event = _Event
+    available = os.environ.get("FAKE_NO_GPU") != "1"
+
+    def is_available(self):
+        return self.available
+
+    def device_count(self):
+        return 1
+
+    def set_device(self, dev):
+        pass
+
+    def current_device(self):
+        return 0
+
+    def synchronize(self):
+        pass
+
+    def empty_cache(self):
+        pass
+
+    def get_device_name(self, dev):
+        return _Props.name
+
+    def get_device_properties(self, dev):
+        return _Props()
+
+    def current_blas_handle(self):
+        return 0
+
+
+cuda = _Cuda()
+
+
+class _Cudnn:
+    def is_available(self):
+        return True
+
+    def version(self):
+        return 91002
+
+
+class _Backends:
+    cudnn = _Cudnn()
+
+
+backends = _Backends()

@@ -1,0 +1,279 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kreplay/kreplay/internal/runner"
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// A bundle is a captured workload, self-contained in one directory
+// (kreplay capture writes it):
+//
+//	bundle.json     the manifest (Manifest), naming the files below
+//	spec.json       the workload spec, resolved (Spec)
+//	trace.json.gz   the Kineto trace of one profiled inference (one per rank)
+//	measured.json   the unprofiled run: wall time and energy per inference
+//	                (replay.Measured's format)
+//	env.json        the GPU and software the capture ran on (Env)
+//	kernels/        the kernels' binaries, when recorded
+//
+// kreplay takes a bundle wherever it takes a trace.
+const (
+	BundleVersion = 1
+	BundleFile    = "bundle.json"
+)
+
+// Manifest is bundle.json. File names are relative to the bundle's
+// directory.
+type Manifest struct {
+	Version int `json:"version"`
+	// Workload is the workload's name (the spec's Name).
+	Workload string `json:"workload"`
+	Spec     string `json:"spec"`
+	// Traces are the Kineto traces, gzip'ed: one, or one per rank of a
+	// multi-GPU run.
+	Traces   []string `json:"traces"`
+	Measured string   `json:"measured,omitempty"`
+	Env      string   `json:"env,omitempty"`
+	// Kernels is the directory of the recorded kernel binaries, when
+	// there is one.
+	Kernels string `json:"kernels,omitempty"`
+	// Created is when the bundle was written (RFC 3339); Kreplay the
+	// version of kreplay that wrote it.
+	Created string `json:"created"`
+	Kreplay string `json:"kreplay"`
+}
+
+// Bundle is a bundle opened for reading.
+type Bundle struct {
+	Manifest Manifest
+	// Name names the bundle in messages: its directory, or
+	// "embedded:NAME" for one built into the binary.
+	Name string
+	fsys fs.FS // rooted at the bundle's directory
+}
+
+// IsBundle reports whether dir is a directory holding bundle.json.
+func IsBundle(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, BundleFile))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// ReadBundle opens the bundle in directory dir.
+func ReadBundle(dir string) (*Bundle, error) {
+	if st, err := os.Stat(dir); err != nil {
+		return nil, err
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("%s: a bundle is a directory holding %s", dir, BundleFile)
+	}
+	return OpenBundle(os.DirFS(dir), dir)
+}
+
+// OpenBundle opens the bundle at the root of fsys; name names it in
+// messages. It reads bundle.json strictly and checks that every file it
+// names is there.
+func OpenBundle(fsys fs.FS, name string) (*Bundle, error) {
+	b := &Bundle{Name: name, fsys: fsys}
+	data, err := fs.ReadFile(fsys, BundleFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: not a bundle: no %s", name, BundleFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b.Manifest); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.file(BundleFile), err)
+	}
+	if err := b.check(); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.file(BundleFile), err)
+	}
+	return b, nil
+}
+
+// check validates the manifest against the files.
+func (b *Bundle) check() error {
+	m := &b.Manifest
+	if m.Version != BundleVersion {
+		return fmt.Errorf("version %d is not a version this kreplay reads (want %d)", m.Version, BundleVersion)
+	}
+	if !nameRE.MatchString(m.Workload) {
+		return fmt.Errorf("workload %q is not a workload name", m.Workload)
+	}
+	if _, err := time.Parse(time.RFC3339, m.Created); err != nil {
+		return fmt.Errorf("created %q: want an RFC 3339 time", m.Created)
+	}
+	if m.Spec == "" {
+		return fmt.Errorf(`"spec": missing`)
+	}
+	if len(m.Traces) == 0 {
+		return fmt.Errorf(`"traces": want at least one trace`)
+	}
+	files := append([]string{m.Spec}, m.Traces...)
+	for _, f := range []string{m.Measured, m.Env} {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	for _, f := range files {
+		if !fs.ValidPath(f) || f == "." {
+			return fmt.Errorf("%q is not a file name inside the bundle", f)
+		}
+		st, err := fs.Stat(b.fsys, f)
+		if err != nil {
+			return fmt.Errorf("%s is missing", f)
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a file", f)
+		}
+	}
+	if m.Kernels != "" {
+		st, err := fs.Stat(b.fsys, m.Kernels)
+		if !fs.ValidPath(m.Kernels) || err != nil || !st.IsDir() {
+			return fmt.Errorf("kernels %q is not a directory in the bundle", m.Kernels)
+		}
+	}
+	return nil
+}
+
+// file names a file of the bundle in messages.
+func (b *Bundle) file(name string) string {
+	if strings.HasPrefix(b.Name, "embedded:") {
+		return b.Name + "/" + name
+	}
+	return filepath.Join(b.Name, filepath.FromSlash(name))
+}
+
+// FS returns the bundle's files.
+func (b *Bundle) FS() fs.FS { return b.fsys }
+
+// SpecJSON returns spec.json as it is.
+func (b *Bundle) SpecJSON() ([]byte, error) { return fs.ReadFile(b.fsys, b.Manifest.Spec) }
+
+// Spec reads the bundle's workload spec.
+func (b *Bundle) Spec() (*Spec, error) {
+	data, err := b.SpecJSON()
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseSpec(data, b.file(b.Manifest.Spec))
+	if err != nil {
+		return nil, err
+	}
+	if s.Name != b.Manifest.Workload {
+		return nil, fmt.Errorf("%s: workload %q, but %s names %q", b.file(b.Manifest.Spec), s.Name, BundleFile, b.Manifest.Workload)
+	}
+	return s, nil
+}
+
+// Measured reads the bundle's measured run(s); nil without error when it
+// has none.
+func (b *Bundle) Measured() (*replay.Measured, error) {
+	if b.Manifest.Measured == "" {
+		return nil, nil
+	}
+	data, err := fs.ReadFile(b.fsys, b.Manifest.Measured)
+	if err != nil {
+		return nil, err
+	}
+	return replay.ParseMeasured(b.file(b.Manifest.Measured), data)
+}
+
+// ModelRun is the measured run of a set of the bundle (its workload and
+// rank) as a full-model run's result: what predict compares with. It is
+// nil without error when the bundle has no measured run.
+func (b *Bundle) ModelRun(set *signatures.Set) (*runner.Result, error) {
+	m, err := b.Measured()
+	if m == nil || err != nil {
+		return nil, err
+	}
+	r, err := m.Lookup(set.Source.Workload, set.Source.Rank, set.Source.WorldSize)
+	if err != nil {
+		return nil, err
+	}
+	return &runner.Result{Inferences: r.Iters, WallSPerInference: r.WallS, EnergyJPerInference: r.EnergyJ, IdleW: r.IdleW}, nil
+}
+
+// Env is what env.json says of the GPU and software a bundle was
+// captured on (the fields kreplay reads; the file may hold more).
+type Env struct {
+	GPU               string `json:"gpu"`
+	SMCount           int    `json:"sm_count,omitempty"`
+	MemoryBytes       int64  `json:"memory_bytes,omitempty"`
+	ComputeCapability string `json:"compute_capability,omitempty"`
+	Driver            string `json:"driver,omitempty"`
+	CUDARuntime       string `json:"cuda_runtime,omitempty"`
+	CUBLAS            string `json:"cublas,omitempty"`
+	CUBLASLt          string `json:"cublaslt,omitempty"`
+	CUDNN             string `json:"cudnn,omitempty"`
+	NCCL              string `json:"nccl,omitempty"`
+	Torch             string `json:"torch,omitempty"`
+	Triton            string `json:"triton,omitempty"`
+	Transformers      string `json:"transformers,omitempty"`
+	Note              string `json:"note,omitempty"`
+}
+
+// Env reads env.json; nil without error when the bundle has none.
+func (b *Bundle) Env() (*Env, error) {
+	if b.Manifest.Env == "" {
+		return nil, nil
+	}
+	data, err := fs.ReadFile(b.fsys, b.Manifest.Env)
+	if err != nil {
+		return nil, err
+	}
+	var e Env
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.file(b.Manifest.Env), err)
+	}
+	return &e, nil
+}
+
+// TraceFile is how sets imported from the bundle's trace name their
+// source file: the bundle directory's base name and the trace's, e.g.
+// "h100_bloom-560m_prefill/trace.json.gz".
+func (b *Bundle) TraceFile(trace string) string {
+	base := strings.TrimPrefix(b.Name, "embedded:")
+	return path.Join(filepath.Base(filepath.Clean(base)), trace)
+}
+
+// ImportTrace imports one of the bundle's traces (as named in Traces),
+// with the bundle's workload name and TraceFile as its source file.
+func (b *Bundle) ImportTrace(trace string) (*signatures.Set, error) {
+	f, err := b.fsys.Open(trace)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name, err)
+	}
+	defer f.Close()
+	set, err := signatures.Import(f, b.file(trace), signatures.Options{Workload: b.Manifest.Workload})
+	if err != nil {
+		return nil, err
+	}
+	set.Source.File = b.TraceFile(trace)
+	return set, nil
+}
+
+// Sets imports every trace of the bundle, in order.
+func (b *Bundle) Sets() ([]*signatures.Set, error) {
+	var sets []*signatures.Set
+	for _, t := range b.Manifest.Traces {
+		s, err := b.ImportTrace(t)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, s)
+	}
+	return sets, nil
+}

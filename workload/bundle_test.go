@@ -1,0 +1,184 @@
+package workload
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/traces"
+)
+
+func embeddedBundle(t testing.TB, name string) *Bundle {
+	t.Helper()
+	fsys, err := traces.Bundle(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenBundle(fsys, "embedded:"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Every embedded bundle reads: its spec, its measured run for each of its
+// traces' sets, its environment.
+func TestEmbeddedBundles(t *testing.T) {
+	want := map[string]struct {
+		workload string
+		traces   int
+		gpu      string
+		runnable bool
+		wallS    float64
+	}{
+		"h100_bloom-560m_prefill":     {"bloom-560m_prefill", 1, "NVIDIA H100 80GB HBM3", true, 0.01613517315000017},
+		"h100_bloom-560m_generate":    {"bloom-560m_generate", 1, "NVIDIA H100 80GB HBM3", true, 0.2701072139999994},
+		"h100_llama-7b_prefill":       {"llama-7b_prefill", 1, "NVIDIA H100 80GB HBM3", true, 0.062372749900000454},
+		"2xh200_llama-7b-tp2_prefill": {"llama-7b-tp2_prefill", 2, "NVIDIA H200", false, 0.12220999210000016},
+	}
+	if len(traces.Bundles()) != len(want) {
+		t.Errorf("bundles %v", traces.Bundles())
+	}
+	for _, name := range traces.Bundles() {
+		t.Run(name, func(t *testing.T) {
+			w := want[name]
+			b := embeddedBundle(t, name)
+			if b.Manifest.Workload != w.workload || len(b.Manifest.Traces) != w.traces {
+				t.Errorf("manifest %+v", b.Manifest)
+			}
+			s, err := b.Spec()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (s.Runnable() == nil) != w.runnable {
+				t.Errorf("Runnable: %v", s.Runnable())
+			}
+			// The spec is the built-in one with the trace's shapes.
+			if s.Model == nil || s.Model.Builtin == "" {
+				t.Fatalf("spec %+v", s)
+			}
+			kind := s.Workload.Kind
+			builtin, err := Builtin(s.Model.Builtin, kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Workload != builtin.Workload || s.DType != builtin.DType || s.Attention != builtin.Attention || string(s.Model.Config) != string(builtin.Model.Config) {
+				t.Errorf("spec %+v is not the built-in %+v", s, builtin)
+			}
+			env, err := b.Env()
+			if err != nil || env.GPU != w.gpu || env.SMCount != 132 || env.Torch != "2.11.0+cu130" {
+				t.Errorf("env %+v, %v", env, err)
+			}
+			sets, err := b.Sets()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, set := range sets {
+				if set.Source.Workload != w.workload || set.Source.File != name+"/"+b.Manifest.Traces[i] || len(set.Signatures) == 0 {
+					t.Errorf("set %d: %+v", i, set.Source)
+				}
+				run, err := b.ModelRun(set)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 && run.WallSPerInference != w.wallS || run.EnergyJPerInference <= 0 || run.IdleW != 0 {
+					t.Errorf("set %d: measured %+v", i, run)
+				}
+			}
+		})
+	}
+}
+
+// writeBundle writes a bundle from the embedded prefill bundle's files,
+// with bundle.json as given.
+func writeBundle(t *testing.T, manifest string) string {
+	t.Helper()
+	dir := t.TempDir()
+	fsys, err := traces.Bundle("h100_bloom-560m_prefill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"spec.json", "trace.json.gz", "measured.json", "env.json"} {
+		data, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, BundleFile), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestReadBundle(t *testing.T) {
+	good := Manifest{Version: 1, Workload: "bloom-560m_prefill", Spec: "spec.json", Traces: []string{"trace.json.gz"},
+		Measured: "measured.json", Env: "env.json", Created: "2026-11-24T00:00:00Z", Kreplay: "test"}
+	js, _ := json.Marshal(good)
+	dir := writeBundle(t, string(js))
+	if !IsBundle(dir) || IsBundle(filepath.Dir(dir)) {
+		t.Errorf("IsBundle")
+	}
+	b, err := ReadBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, err := b.Sets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sets[0].Source.File, filepath.Base(dir)+"/trace.json.gz"; got != want {
+		t.Errorf("source file %q, want %q", got, want)
+	}
+	js2 := strings.Replace(string(js), `"workload":"bloom-560m_prefill"`, `"workload":"other"`, 1)
+	if _, err := (mustRead(t, writeBundle(t, js2))).Spec(); err == nil || !strings.Contains(err.Error(), `names "other"`) {
+		t.Errorf("spec of another workload: %v", err)
+	}
+	for _, tc := range []struct{ name, edit, want string }{
+		{"unknown field", `"kreplay":"test","extra":1`, `unknown field "extra"`},
+		{"bad version", `"version":2`, "version 2 is not a version this kreplay reads"},
+		{"missing trace", `"traces":["trace.json.gz","rank1.trace.json.gz"]`, "rank1.trace.json.gz is missing"},
+		{"no traces", `"traces":[]`, "want at least one trace"},
+		{"escaping path", `"spec":"../spec.json"`, `"../spec.json" is not a file name inside the bundle`},
+		{"bad created", `"created":"yesterday"`, `created "yesterday"`},
+		{"bad workload", `"workload":"a b"`, `workload "a b" is not a workload name`},
+		{"kernels not a dir", `"kernels":"spec.json"`, `kernels "spec.json" is not a directory`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := string(js)
+			key := tc.edit[:strings.Index(tc.edit, ":")]
+			i := strings.Index(m, key+":")
+			if i < 0 {
+				m = strings.TrimSuffix(m, "}") + "," + tc.edit + "}"
+			} else {
+				end := i + strings.IndexAny(m[i:], ",}")
+				if strings.HasPrefix(tc.edit, `"traces"`) {
+					end = i + strings.Index(m[i:], "]") + 1
+				}
+				m = m[:i] + tc.edit + m[end:]
+			}
+			dir := writeBundle(t, m)
+			_, err := ReadBundle(dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), filepath.Join(dir, BundleFile)+": ") {
+				t.Errorf("bundle.json %s: error %v, want %q", m, err, tc.want)
+			}
+		})
+	}
+	if _, err := ReadBundle(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a bundle: no bundle.json") {
+		t.Errorf("empty directory: %v", err)
+	}
+}
+
+func mustRead(t *testing.T, dir string) *Bundle {
+	t.Helper()
+	b, err := ReadBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,407 @@
+package workload
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/kreplay/kreplay/internal/runner"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Files Capture writes into a bundle.
+const (
+	SpecFile     = "spec.json"
+	TraceFile    = "trace.json.gz"
+	MeasuredFile = "measured.json"
+	EnvFile      = "env.json"
+	KernelsDir   = "kernels"
+)
+
+// CaptureOptions tune Capture.
+type CaptureOptions struct {
+	// Force replaces an existing bundle (only a bundle, or an empty
+	// directory, is ever replaced).
+	Force bool
+	// Ticks is the NVML counter ticks of the measured run's energy window
+	// (default DefaultTicks).
+	Ticks int
+	// Python runs kreplay's runner (default python3).
+	Python string
+	// Progress receives a line per step.
+	Progress io.Writer
+	// RecordKernels, when set, records the binaries of the kernels the
+	// workload runs, after the trace is written (see RecordContext); an
+	// error fails the capture.
+	RecordKernels func(RecordContext) error
+}
+
+// RecordContext is what Capture gives CaptureOptions.RecordKernels.
+type RecordContext struct {
+	// Context is the capture's; the runners StartRunner starts are killed
+	// when it is done.
+	Context context.Context
+	Spec    *Spec
+	// Dir is the bundle's directory while it is written (a temporary
+	// directory beside the final one; it is renamed at the end). Write
+	// the binaries into Dir/KernelsDir: when that directory exists after
+	// RecordKernels returns, bundle.json names it.
+	Dir      string
+	Progress io.Writer
+	// StartRunner starts another runner for the workload with env added
+	// to its environment (e.g. CUDA_INJECTION64_PATH and
+	// KREPLAY_INJECT_LIB), loads it and warms it up as the measured run
+	// was; call its Record to run one inference with the recorder armed.
+	// The first runner, which the profiler subscribed to CUPTI in, has
+	// exited by then. Close the runner when done (Capture closes it too).
+	StartRunner func(env []string) (*runner.Runner, error)
+}
+
+// Capture runs the workload s and writes its bundle into dir: it loads
+// and warms up the workload (at least WarmupInferences and WarmupTime;
+// torch.compile compiles then), measures it unprofiled as Measure does
+// (wall time per inference, NVML energy over whole counter ticks, idle
+// power after), profiles one inference (Kineto trace, record_shapes,
+// gzip), asks the runner for its environment, and records the kernels
+// when o.RecordKernels is set. It writes into a temporary directory beside
+// dir and renames it to dir at the end: a failure leaves nothing, and an
+// error says what failed and where.
+func Capture(ctx context.Context, s *Spec, dir string, o CaptureOptions) (*Bundle, error) {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if err := s.Runnable(); err != nil {
+		return nil, err
+	}
+	if err := checkTarget(dir, o.Force); err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dir))+".capture-")
+	if err != nil {
+		return nil, err
+	}
+	c := &capture{ctx: ctx, spec: s, dir: tmp, o: o}
+	defer c.closeRunners()
+	if err := c.run(); err != nil {
+		c.closeRunners()
+		os.RemoveAll(tmp)
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return nil, fmt.Errorf("capture %s: %w", s.Name, err)
+	}
+	c.closeRunners()
+	if err := replaceDir(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("capture %s: %w", s.Name, err)
+	}
+	fmt.Fprintf(o.Progress, "capture: bundle %s written\n", dir)
+	return ReadBundle(dir)
+}
+
+// checkTarget refuses to overwrite dir unless force, and even then
+// anything but a bundle or an empty directory.
+func checkTarget(dir string, force bool) error {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !force {
+		return fmt.Errorf("%s exists (-force replaces a bundle)", dir)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s exists and is not a directory: not replacing it", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 && !IsBundle(dir) {
+		return fmt.Errorf("%s exists and is not a bundle (no %s): not replacing it", dir, BundleFile)
+	}
+	return nil
+}
+
+// replaceDir renames tmp to dir, replacing dir (checked by checkTarget).
+func replaceDir(tmp, dir string) error {
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(dir); err != nil {
+		return os.Rename(tmp, dir)
+	}
+	old := tmp + ".old"
+	if err := os.Rename(dir, old); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.Rename(old, dir)
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// capture is one Capture under way.
+type capture struct {
+	ctx     context.Context
+	spec    *Spec
+	dir     string
+	o       CaptureOptions
+	runners []*runner.Runner
+	stops   []func() bool
+}
+
+// start starts a runner for the workload and loads it; the context's end
+// kills it.
+func (c *capture) start(env []string, prefix string) (*runner.Runner, *runner.Info, error) {
+	if err := c.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	r, info, err := load(c.spec, c.o.Python, env, c.o.Progress, prefix)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading it (%s): %w", c.where(), err)
+	}
+	c.runners = append(c.runners, r)
+	c.stops = append(c.stops, context.AfterFunc(c.ctx, r.Kill))
+	return r, info, nil
+}
+
+// where says where the workload runs, for errors.
+func (c *capture) where() string {
+	prog := "kreplay's runner"
+	if c.spec.Command != nil {
+		prog = fmt.Sprintf("command %q in %s", strings.Join(c.spec.Command.Argv, " "), c.spec.Command.Dir)
+	}
+	return fmt.Sprintf("%s, device %d", prog, c.spec.Device())
+}
+
+func (c *capture) closeRunners() {
+	for _, stop := range c.stops {
+		stop()
+	}
+	for _, r := range c.runners {
+		r.Close()
+	}
+	c.runners, c.stops = nil, nil
+}
+
+// run does the capture's steps into c.dir.
+func (c *capture) run() error {
+	p := c.o.Progress
+	fmt.Fprintf(p, "capture: %s: %s\n", c.spec.Name, c.spec.Summary())
+	fmt.Fprintf(p, "capture: loading (%s)\n", c.where())
+	r, info, err := c.start(nil, "capture")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, warmupTime)
+	res, err := measure(r, c.o.Ticks, p, "capture")
+	if err != nil {
+		return fmt.Errorf("measuring it (%s): %w", c.where(), err)
+	}
+	fmt.Fprintf(p, "capture: %.4g ms and %.4g J per inference, idle %.1f W\n", res.WallSPerInference*1e3, res.EnergyJPerInference, res.IdleW)
+	fmt.Fprintf(p, "capture: profiling one inference\n")
+	trace := filepath.Join(c.dir, TraceFile)
+	if err := r.Capture(trace); err != nil {
+		return fmt.Errorf("profiling it (%s) into %s: %w", c.where(), trace, err)
+	}
+	env, err := r.Env()
+	if err != nil {
+		fmt.Fprintf(p, "capture: the environment is incomplete: %v\n", err)
+		env = map[string]any{"gpu": info.GPU, "driver": info.Driver, "cuda_runtime": info.CUDA, "torch": info.Torch, "error": err.Error()}
+	}
+	c.closeRunners() // one CUPTI subscriber per process: the recorder runs in another
+	if err := c.recordKernels(); err != nil {
+		return err
+	}
+	if c.spec.Attention == "" && info.Attention != "" && c.spec.Model != nil {
+		c.spec.Attention = info.Attention // what transformers chose
+	}
+	fmt.Fprintf(p, "capture: writing the bundle\n")
+	return c.write(info, res, env)
+}
+
+// recordKernels runs o.RecordKernels, if any.
+func (c *capture) recordKernels() error {
+	if c.o.RecordKernels == nil {
+		return nil
+	}
+	fmt.Fprintf(c.o.Progress, "capture: recording the kernels' binaries\n")
+	err := c.o.RecordKernels(RecordContext{
+		Context: c.ctx, Spec: c.spec, Dir: c.dir, Progress: c.o.Progress,
+		StartRunner: func(env []string) (*runner.Runner, error) {
+			r, _, err := c.start(env, "record")
+			if err != nil {
+				return nil, err
+			}
+			if err := warmup(r, c.o.Progress, "record"); err != nil {
+				return nil, fmt.Errorf("warming it up (%s): %w", c.where(), err)
+			}
+			return r, nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("recording the kernels: %w", err)
+	}
+	return nil
+}
+
+// write writes the spec, the measured run, the environment and the
+// manifest, and checks that the bundle reads back.
+func (c *capture) write(info *runner.Info, res *runner.Result, env map[string]any) error {
+	specJSON, err := c.spec.JSON()
+	if err != nil {
+		return err
+	}
+	m := Manifest{Version: BundleVersion, Workload: c.spec.Name, Spec: SpecFile, Traces: []string{TraceFile},
+		Measured: MeasuredFile, Env: EnvFile, Created: time.Now().UTC().Format(time.RFC3339), Kreplay: Version()}
+	if st, err := os.Stat(filepath.Join(c.dir, KernelsDir)); err == nil && st.IsDir() {
+		m.Kernels = KernelsDir
+	}
+	files := []struct {
+		name string
+		v    any
+	}{
+		{MeasuredFile, measuredFile(c.spec.Name, info, res)},
+		{EnvFile, env},
+		{BundleFile, m},
+	}
+	if err := os.WriteFile(filepath.Join(c.dir, SpecFile), specJSON, 0o644); err != nil {
+		return err
+	}
+	for _, f := range files {
+		b, err := json.MarshalIndent(f.v, "", "  ")
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(c.dir, f.name), append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return c.verify()
+}
+
+// verify reads the bundle back: the manifest, the spec, the measured run
+// and the trace, which must import.
+func (c *capture) verify() error {
+	b, err := ReadBundle(c.dir)
+	if err != nil {
+		return err
+	}
+	if _, err := b.Spec(); err != nil {
+		return err
+	}
+	set, err := b.ImportTrace(TraceFile)
+	if err != nil {
+		return fmt.Errorf("the captured trace does not import: %w", err)
+	}
+	if _, err := b.ModelRun(set); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.o.Progress, "capture: trace: %d GPU activities, %d signatures, %s GPU busy\n",
+		set.Links.Activities, len(set.Signatures), busy(set))
+	return nil
+}
+
+func busy(set *signatures.Set) time.Duration {
+	var ns int64
+	for _, d := range set.Summary {
+		ns += d.BusyNS
+	}
+	return time.Duration(ns).Round(time.Microsecond)
+}
+
+// measuredRun is one run in measured.json (replay.Measured's format).
+type measuredRun struct {
+	Iters   int     `json:"iters"`
+	WallS   float64 `json:"wall_s_per_iter"`
+	EventMS float64 `json:"event_ms_per_iter"`
+	EnergyJ float64 `json:"energy_j_per_iter,omitempty"`
+	WindowS float64 `json:"window_s"`
+	IdleW   float64 `json:"idle_w,omitempty"`
+	Ticks   int     `json:"ticks"`
+	Inside  float64 `json:"inside"`
+}
+
+type measuredMachine struct {
+	GPU    string                 `json:"gpu"`
+	Torch  string                 `json:"torch"`
+	CUDA   string                 `json:"cuda"`
+	Driver string                 `json:"driver"`
+	Runs   map[string]measuredRun `json:"runs"`
+}
+
+// measuredFile is measured.json: the run, under the machine's key.
+func measuredFile(workload string, info *runner.Info, res *runner.Result) map[string]measuredMachine {
+	run := measuredRun{Iters: res.Inferences, WallS: res.WallSPerInference, EventMS: res.EventMSPerInference,
+		EnergyJ: res.EnergyJPerInference, WindowS: res.WindowS, IdleW: res.IdleW, Ticks: res.Ticks, Inside: res.Inside}
+	return map[string]measuredMachine{MachineKey(info.GPU): {GPU: info.GPU, Torch: info.Torch, CUDA: info.CUDA,
+		Driver: info.Driver, Runs: map[string]measuredRun{workload: run}}}
+}
+
+// MachineKey is the key of a GPU's runs in measured.json: its name in
+// lower case without "NVIDIA", other characters than letters and digits
+// as '-' ("NVIDIA H100 80GB HBM3" is "h100-80gb-hbm3").
+func MachineKey(gpu string) string {
+	s := strings.ToLower(strings.TrimSpace(gpu))
+	s = strings.TrimPrefix(s, "nvidia ")
+	s = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, s)
+	for strings.Contains(s, "--") {
+		s = strings.ReplaceAll(s, "--", "-")
+	}
+	if s = strings.Trim(s, "-"); s == "" {
+		s = "gpu"
+	}
+	return s
+}
+
+// Version is kreplay's version as the binary knows it: the module version
+// and, when built from a checkout, the commit ("devel+abc123def456", with
+// "+dirty" for uncommitted changes).
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += "+" + rev + dirty
+	}
+	return v
+}

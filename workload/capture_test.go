@@ -1,0 +1,293 @@
+package workload
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kreplay/kreplay/internal/runner"
+	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/replay"
+)
+
+// The capture tests run the user's-command path on a stand-in GPU: the
+// runner's fake_command.py under stand-in torch and pynvml
+// (internal/runner/testdata), whose profiler exports the embedded
+// BLOOM-560M prefill trace.
+var runnerTestdata = filepath.Join("..", "internal", "runner", "testdata")
+
+func fakeGPU(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	mods, err := filepath.Abs(filepath.Join(runnerTestdata, "fakemods"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PYTHONPATH", mods)
+	t.Setenv("FAKE_TRACE", plainTrace(t))
+	old := warmupTime
+	warmupTime = 50 * time.Millisecond
+	t.Cleanup(func() { warmupTime = old })
+}
+
+// plainTrace writes the embedded prefill trace, gunzipped.
+func plainTrace(t *testing.T) string {
+	t.Helper()
+	f, err := traces.Open(traces.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "trace.json")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if _, err := io.Copy(out, z); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func commandSpec(t *testing.T, argv, mode string) *Spec {
+	t.Helper()
+	dir, err := filepath.Abs(runnerTestdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := fmt.Sprintf(`{"version": 1, "command": {"argv": %s, "dir": %q, "args": {"mode": %q}},
+		"workload": {"kind": "prefill", "batch": 4, "seq": 512}}`, argv, dir, mode)
+	s, err := ParseSpec([]byte(js), "spec.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// leftovers lists what a capture left beside its bundle other than it.
+func leftovers(t *testing.T, parent, bundle string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Name() != bundle {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// A capture writes a bundle that reads back, calling the kernel
+// recorder's hook with a second runner.
+func TestCapture(t *testing.T) {
+	fakeGPU(t)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	spec := commandSpec(t, `["python3", "fake_command.py"]`, "ok")
+	var progress strings.Builder
+	var recorded string
+	opt := CaptureOptions{Ticks: 5, Progress: &progress, RecordKernels: func(rc RecordContext) error {
+		recorded = recordWithFake(t, rc)
+		return os.WriteFile(filepath.Join(rc.Dir, KernelsDir, "k.cubin"), []byte("binary"), 0o644)
+	}}
+	b, err := Capture(context.Background(), spec, dir, opt)
+	if err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
+	}
+	t.Logf("progress:\n%s", progress.String())
+	if b.Manifest.Workload != "fake_command_prefill" || b.Manifest.Kernels != KernelsDir || b.Manifest.Measured != MeasuredFile || b.Manifest.Env != EnvFile ||
+		!reflect.DeepEqual(b.Manifest.Traces, []string{TraceFile}) {
+		t.Errorf("manifest %+v", b.Manifest)
+	}
+	if recorded != "" && recorded != "arm 1\narm 0\nflush\n" {
+		t.Errorf("recorder log %q", recorded)
+	}
+	back, err := b.Spec()
+	if err != nil || !reflect.DeepEqual(back, spec) {
+		t.Errorf("spec.json %+v, %v; want %+v", back, err, spec)
+	}
+	m, err := b.Measured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Runs[0]
+	if r.Machine != "fake-gpu" || r.Workload != b.Manifest.Workload || r.WallS < 0.002 || r.EnergyJ <= 0 || r.IdleW < 90 || r.IdleW > 110 || r.Iters < 10 {
+		t.Errorf("measured %+v", r)
+	}
+	env, err := b.Env()
+	if err != nil || env.GPU != "Fake GPU" || env.SMCount != 7 || env.CUDNN != "9.10.2" {
+		t.Errorf("env %+v, %v", env, err)
+	}
+	sets, err := b.Sets()
+	if err != nil || len(sets[0].Signatures) != 47 || sets[0].Source.Workload != b.Manifest.Workload {
+		t.Errorf("trace: %v", err)
+	}
+	for _, want := range []string{"capture: fake_command_prefill: command", "capture: loading (command", "warm-up inferences",
+		"energy window of", "capture: profiling one inference", "recording the kernels", "capture: writing the bundle",
+		"capture: trace: 703 GPU activities, 47 signatures", "capture: bundle " + dir + " written"} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q", want)
+		}
+	}
+	if l := leftovers(t, parent, "out"); len(l) > 0 {
+		t.Errorf("left beside the bundle: %v", l)
+	}
+
+	// An existing bundle is kept unless forced; forced, it is replaced.
+	if _, err := Capture(context.Background(), spec, dir, CaptureOptions{Ticks: 5}); err == nil || !strings.Contains(err.Error(), dir+" exists (-force replaces a bundle)") {
+		t.Errorf("second capture: %v", err)
+	}
+	if _, err := Capture(context.Background(), spec, dir, CaptureOptions{Ticks: 5, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadBundle(dir); err != nil || b.Manifest.Kernels != "" {
+		t.Errorf("replaced bundle %+v, %v", b, err)
+	}
+	if l := leftovers(t, parent, "out"); len(l) > 0 {
+		t.Errorf("left beside the bundle: %v", l)
+	}
+}
+
+// recordWithFake starts the recorder's runner with the stand-in recorder
+// library (built with gcc) and records; without gcc it checks that record
+// says the library is missing. It returns the recorder's log.
+func recordWithFake(t *testing.T, rc RecordContext) string {
+	t.Helper()
+	if err := os.Mkdir(filepath.Join(rc.Dir, KernelsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	lib, log := filepath.Join(tmp, "libfake_inject.so"), filepath.Join(tmp, "inject.log")
+	var env []string
+	if _, err := exec.LookPath("gcc"); err == nil {
+		if out, err := exec.Command("gcc", "-shared", "-fPIC", "-o", lib, filepath.Join(runnerTestdata, "fake_inject.c")).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+		env = []string{"KREPLAY_INJECT_LIB=" + lib, "FAKE_INJECT_LOG=" + log}
+	}
+	r, err := rc.StartRunner(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	err = r.Record()
+	if env == nil {
+		if err == nil || !strings.Contains(err.Error(), "KREPLAY_INJECT_LIB is not set") {
+			t.Errorf("record without the library: %v", err)
+		}
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	return string(b)
+}
+
+// A capture that fails says what and where, and leaves nothing behind.
+func TestCaptureFailures(t *testing.T) {
+	fakeGPU(t)
+	for _, tc := range []struct {
+		name, argv, mode, env string
+		want                  []string
+	}{
+		{"out of memory", `["python3", "fake_command.py"]`, "oom", "",
+			[]string{"capture fake_command_prefill: loading it (command \"python3 fake_command.py\" in ", ", device 0)", "out of GPU memory", "Tried to allocate 20.00 GiB"}},
+		{"no GPU", `["python3", "fake_command.py"]`, "ok", "FAKE_NO_GPU=1", []string{"full-model runner unavailable", "sees no CUDA device"}},
+		{"not JSON", `["python3", "bad_command.py", "junk"]`, "ok", "", []string{"reply to load is not a JSON object", `"Loading checkpoint shards: 100%"`}},
+		{"exits early", `["python3", "bad_command.py", "exit"]`, "ok", "", []string{"exited (exit status 3) before replying to load", "giving up"}},
+		{"no such program", `["no-such-program-kreplay"]`, "ok", "", []string{`command "no-such-program-kreplay"`, "executable file not found"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				k, v, _ := strings.Cut(tc.env, "=")
+				t.Setenv(k, v)
+			}
+			parent := t.TempDir()
+			_, err := Capture(context.Background(), commandSpec(t, tc.argv, tc.mode), filepath.Join(parent, "b"), CaptureOptions{Ticks: 5})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if l := leftovers(t, parent, ""); len(l) > 0 {
+				t.Errorf("left behind: %v", l)
+			}
+		})
+	}
+}
+
+// A forced capture replaces only a bundle or an empty directory, and a
+// spec the runner does not run stops before anything starts.
+func TestCaptureRefuses(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "precious.txt"), []byte("x"), 0o644)
+	spec, err := FromName("llama-7b_prefill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Capture(context.Background(), spec, dir, CaptureOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "is not a bundle (no bundle.json): not replacing it") {
+		t.Errorf("forced over a directory: %v", err)
+	}
+	spec.Devices = []int{0, 1}
+	if _, err := Capture(context.Background(), spec, filepath.Join(dir, "new"), CaptureOptions{}); err == nil || !strings.Contains(err.Error(), "runs a model on one GPU") {
+		t.Errorf("two devices: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Error("a bundle directory was made")
+	}
+}
+
+func TestMachineKey(t *testing.T) {
+	for gpu, want := range map[string]string{"NVIDIA H100 80GB HBM3": "h100-80gb-hbm3", "NVIDIA H200": "h200",
+		"NVIDIA GeForce RTX 4090": "geforce-rtx-4090", "": "gpu", "Fake GPU": "fake-gpu"} {
+		if got := MachineKey(gpu); got != want {
+			t.Errorf("MachineKey(%q) = %q, want %q", gpu, got, want)
+		}
+	}
+}
+
+// measured.json as capture writes it is what replay reads.
+func TestMeasuredFileFormat(t *testing.T) {
+	f := measuredFile("w_prefill", &runnerInfo, &runnerResult)
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := replay.ParseMeasured("measured.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Lookup("w_prefill", 0, 1)
+	if err != nil || r.WallS != 0.0161 || r.EnergyJ != 7.4 || r.IdleW != 70 || r.Iters != 130 || r.Machine != "h100-80gb-hbm3" {
+		t.Errorf("%+v, %v", r, err)
+	}
+}
+
+var (
+	runnerInfo   = runner.Info{GPU: "NVIDIA H100 80GB HBM3", Torch: "2.11.0+cu130", CUDA: "13.0", Driver: "580.159.04"}
+	runnerResult = runner.Result{Inferences: 130, Inside: 124.6, WallSPerInference: 0.0161, EventMSPerInference: 16.1,
+		EnergyJPerInference: 7.4, WindowS: 2.01, Ticks: 20, IdleW: 70}
+)
