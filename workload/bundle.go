@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
@@ -257,7 +258,18 @@ func (b *Bundle) ImportTrace(trace string) (*signatures.Set, error) {
 		return nil, fmt.Errorf("%s: %w", b.Name, err)
 	}
 	defer f.Close()
-	set, err := signatures.Import(f, b.file(trace), signatures.Options{Workload: b.Manifest.Workload})
+	opt := signatures.Options{Workload: b.Manifest.Workload}
+	if b.Manifest.Kernels != "" && len(b.Manifest.Traces) == 1 {
+		kfs, err := fs.Sub(b.fsys, b.Manifest.Kernels)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.Name, err)
+		}
+		if opt.Kernels, err = inject.ReadIndex(kfs); err != nil {
+			return nil, fmt.Errorf("%s: kernels: %w", b.Name, err)
+		}
+		opt.KernelsFS = kfs
+	}
+	set, err := signatures.Import(f, b.file(trace), opt)
 	if err != nil {
 		return nil, err
 	}

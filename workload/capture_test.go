@@ -107,7 +107,8 @@ func TestCapture(t *testing.T) {
 	var recorded string
 	opt := CaptureOptions{Ticks: 5, Progress: &progress, RecordKernels: func(rc RecordContext) error {
 		recorded = recordWithFake(t, rc)
-		return os.WriteFile(filepath.Join(rc.Dir, KernelsDir, "k.cubin"), []byte("binary"), 0o644)
+		// An index of no launches: the stand-in GPU runs no kernel.
+		return os.WriteFile(filepath.Join(rc.Dir, KernelsDir, "index.json"), []byte(`{"version": 1, "launches": [], "calls": []}`), 0o644)
 	}}
 	b, err := Capture(context.Background(), spec, dir, opt)
 	if err != nil {

@@ -184,7 +184,7 @@ func TestCaptureCommand(t *testing.T) {
 	os.WriteFile(spec, []byte(`{"version": 1, "name": "mine_prefill", "command": {"argv": ["python3", "fake_command.py"], "dir": "`+testdata+`"},
 		"workload": {"kind": "prefill", "batch": 4, "seq": 512}}`), 0o644)
 	out := filepath.Join(tmp, "bundle")
-	code, stdout, e := runCmd(t, "capture", spec, "-o", out, "-ticks", "5")
+	code, stdout, e := runCmd(t, "capture", spec, "-o", out, "-ticks", "5", "-no-binaries")
 	if code != 0 {
 		t.Fatalf("capture: exit %d: %s", code, e)
 	}

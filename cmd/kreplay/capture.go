@@ -12,9 +12,8 @@ import (
 )
 
 // recordKernels records the binaries of the kernels a workload runs, for
-// kreplay capture (workload.CaptureOptions.RecordKernels). It is nil until
-// the kernel recorder (internal/inject) is wired in here.
-var recordKernels func(workload.RecordContext) error
+// kreplay capture (workload.CaptureOptions.RecordKernels); tests replace it.
+var recordKernels = workload.RecordKernels
 
 // cmdCapture runs a workload spec and writes its bundle.
 func cmdCapture(args []string, stdout, stderr io.Writer) error {

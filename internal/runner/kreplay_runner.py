@@ -270,13 +270,16 @@ def _record(req):
     torch.cuda.synchronize()
     lib = ctypes.CDLL(lib_path)
     lib.kr_inject_arm.argtypes = [ctypes.c_int]
-    lib.kr_inject_arm(1)
+    if lib.kr_inject_arm(1) != 0:
+        raise RuntimeError("record: the kernel recorder was not initialized by CUDA (is CUDA_INJECTION64_PATH "
+                           "the same library as KREPLAY_INJECT_LIB, and did CUDA start?)")
     try:
         _state["run"]()
         torch.cuda.synchronize()
     finally:
         lib.kr_inject_arm(0)
-    lib.kr_inject_flush()
+    if lib.kr_inject_flush() != 0:
+        raise RuntimeError("record: the kernel recorder could not write its files (see its stderr)")
     return {}
 
 

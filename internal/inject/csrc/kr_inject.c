@@ -400,18 +400,22 @@ static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
 	busy = 0;
 }
 
-/* kr_inject_arm turns launch recording on (1) or off (0). */
-void kr_inject_arm(int on) {
+/* kr_inject_arm turns launch recording on (1) or off (0); it returns -1
+ * when CUDA never initialized the recorder (no CUDA_INJECTION64_PATH). */
+int kr_inject_arm(int on) {
+	if (!events) return -1;
 	pthread_mutex_lock(&mu);
 	armed = on;
 	fprintf(events, "{\"t\":\"A\",\"seq\":%llu,\"on\":%d}\n", (unsigned long long)++seq, on);
 	fflush(events);
 	pthread_mutex_unlock(&mu);
+	return 0;
 }
 
 /* kr_inject_flush flushes events.jsonl; it returns non-zero if any write
- * failed since the start. */
+ * failed since the start, or the recorder was never initialized. */
 int kr_inject_flush(void) {
+	if (!events) return -1;
 	pthread_mutex_lock(&mu);
 	int bad = fflush(events) != 0 || failed;
 	pthread_mutex_unlock(&mu);
