@@ -40,6 +40,7 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Python: *python, Progress: stderr}
 	switch {
 	case *noBinaries:
+		fmt.Fprintln(stderr, "capture: the kernels' binaries are not recorded (-no-binaries)")
 	case recordKernels == nil:
 		fmt.Fprintln(stderr, "capture: the kernels' binaries are not recorded: this kreplay has no kernel recorder")
 	default:
