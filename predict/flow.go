@@ -20,6 +20,9 @@ import (
 type FlowOptions struct {
 	// Device is the CUDA device index.
 	Device int
+	// NoBinaries replays by tier even signatures that carry a captured
+	// binary (replay.Device.NoBinaries).
+	NoBinaries bool
 	// Cache is the L2 cache mode of the signature replays (replay.Auto
 	// when zero).
 	Cache replay.CacheMode
@@ -85,6 +88,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
 	}
+	d.NoBinaries = o.NoBinaries
 	defer d.Close()
 	fr := &FlowResult{Set: set, GPU: d.Name}
 	start := time.Now()

@@ -28,6 +28,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	cacheFlag := flags.String("cache", "auto", "L2 cache `MODE` of the signature replays")
 	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
+	budget := flags.Duration("budget", 2*time.Second, "time `BUDGET` per signature (sampling stops earlier once converged)")
+	binaries := flags.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	modelTicks := flags.Int("model-ticks", 20, "NVML energy-counter `TICKS` of the full model's energy window")
 	noModel := flags.Bool("no-model", false, "no full-model reference (-model none)")
 	modelMode := flags.String("model", "auto", "the full-model reference: `MODE` measured (a bundle's measured run), run (run the workload now),\nnone, or auto (measured for a bundle that has one, else run)")
@@ -116,7 +118,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		},
 		Device:       *devIndex,
 		Cache:        cache,
-		Measure:      replay.Options{Energy: *withEnergy, EnergyTicks: *ticks},
+		Measure:      replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget},
+		NoBinaries:   !*binaries,
 		NoTimeline:   *noTimeline,
 		NoModel:      ref.none,
 		ModelTicks:   *modelTicks,

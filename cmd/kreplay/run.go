@@ -49,6 +49,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	resume := fs.Bool("resume", false, "with -out: reuse the results already in the file and measure only the rest")
 	tol := fs.Float64("tolerance", 0.10, "ratio tolerance for the within-tolerance share")
 	measuredFlag := fs.String("measured", "", "compare the per-rank prediction with the runs in `FILE` (the format of measured.json: wall time and energy per inference, by workload and rank;\ndefault: the bundle's own)")
+	binaries := fs.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	idleWin := fs.Duration("idle", time.Second, "with -energy: measure each GPU's idle power over `DURATION` before the run (the idle term of the energy prediction)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -114,6 +115,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		runner, opened = g, g.Devices
 	}
 	for _, d := range opened {
+		d.NoBinaries = !*binaries
 		fmt.Fprintf(stderr, "device %d: %s, %d SMs, L2 %d MB, CUDA driver %d\n", d.Index, d.Name, d.SMs, d.L2Bytes>>20, d.DriverVersion)
 		if d.Meter == nil {
 			fmt.Fprintf(stderr, "kreplay run: no NVML on device %d (%v): clocks and throttling are not recorded\n", d.Index, d.NVMLErr)
