@@ -26,6 +26,10 @@ const (
 	// the replay's time for one timeline and skipped-ns the traced time it
 	// could not replay (see Timeline); Report uses it when it is there.
 	TimelineName = "Timeline"
+	// ContextName is a signature's time in context, from the timeline
+	// replay: BenchmarkContext/workload=W/sig=ID, ns/op the kernel time of
+	// one of its invocations there (replay.SigContext).
+	ContextName = "Context"
 )
 
 // Keys of the sub-benchmark name configuration.

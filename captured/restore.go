@@ -10,9 +10,9 @@ import (
 
 // maxRestore bounds the bytes of steering data a launch restores: a tile
 // counter or semaphore that the kernel leaves changed. A kernel that
-// changes more of a buffer kept whole is writing its output there, which
-// needs no restoring.
-const maxRestore = 4 << 10
+// changes more of the bytes kept of a buffer is writing its output there,
+// which needs no restoring.
+const maxRestore = 2 << 10
 
 // restore is a span of a group's buffer that the kernel changes and must
 // find as it was at capture before each launch: persistent kernels (cuDNN's
@@ -25,10 +25,12 @@ type restore struct {
 	pristine cuda.DevicePtr
 }
 
-// findRestores launches the kernel once on buffer set 0 and compares each
-// buffer kept whole by the capture with what the kernel left there. A
-// changed span of at most maxRestore bytes is restored before every
-// launch, from a pristine copy; set 0 is restored now.
+// findRestores launches the kernel once on buffer set 0 and compares the
+// bytes the capture kept of each buffer (whole, or a sample from the
+// pointer on: counters sit at the start of a workspace) with what the
+// kernel left there. A changed span of at most maxRestore bytes is
+// restored before every launch, from a pristine copy; set 0 is restored
+// now.
 func (k *Kernel) findRestores(fsys fs.FS, s *cuda.Stream) error {
 	if err := k.Launch(s, 0); err != nil {
 		return err
@@ -39,7 +41,7 @@ func (k *Kernel) findRestores(fsys fs.FS, s *cuda.Stream) error {
 	for _, g := range k.groups {
 		for _, pi := range g.ptrs {
 			p := k.l.Ptrs[pi]
-			if !p.Whole || p.Snap == "" {
+			if p.Snap == "" {
 				continue
 			}
 			if err := k.restoreSpan(fsys, g, p, s); err != nil {
@@ -62,7 +64,7 @@ func (k *Kernel) restoreSpan(fsys fs.FS, g *group, p inject.Pointer, s *cuda.Str
 		return err
 	}
 	lo, hi := changed(want, got)
-	if hi == 0 || hi-lo > maxRestore {
+	if hi == 0 || hi-lo >= maxRestore {
 		return nil
 	}
 	lo, hi = lo&^15, min(len(want), (hi+15)&^15)

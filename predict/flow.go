@@ -175,6 +175,12 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 		}
 	}
 	if fr.Timeline != nil {
+		for _, c := range fr.Timeline.Context {
+			v := []benchfmt.Value{{Value: c.MedianNS, Unit: "ns/op"}}
+			if err := write(bench.ContextName+"/"+bench.SignatureName(workload, c.ID), v); err != nil {
+				return err
+			}
+		}
 		if err := write(bench.TimelineName+"/"+bench.TimelineBenchName(workload), bench.TimelineMetrics(fr.Timeline)); err != nil {
 			return err
 		}

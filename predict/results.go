@@ -79,6 +79,9 @@ type WorkloadResults struct {
 	// Timeline holds the timeline benchmark's values (bench.TimelineName); nil
 	// when the output has none.
 	Timeline *Samples
+	// Context holds each signature's time in context (bench.ContextName),
+	// by signature ID; empty when the output has none.
+	Context map[string]*Samples
 	// Skipped gives the reason a signature's benchmark was skipped or
 	// failed, from the "--- SKIP" and "--- FAIL" lines go test -v prints.
 	Skipped map[string]string
@@ -179,6 +182,15 @@ func ReadResults(inputs []Input) (*Results, error) {
 						w.Model = &Samples{}
 					}
 					s = w.Model
+				case base == bench.ContextName && workload != "" && sig != "":
+					w := get(workload)
+					if w.Context == nil {
+						w.Context = map[string]*Samples{}
+					}
+					if s = w.Context[sig]; s == nil {
+						s = &Samples{}
+						w.Context[sig] = s
+					}
 				case base == bench.TimelineName && workload != "":
 					w := get(workload)
 					if w.Timeline == nil {

@@ -46,6 +46,8 @@ static kr_CUresult (*p_cuCtxSynchronize)(void);
 static kr_CUresult (*p_cuMemcpyDtoH)(void *, kr_CUdeviceptr, size_t);
 static kr_CUptiResult (*p_cuptiSubscribe)(kr_CUpti_SubscriberHandle *, kr_CUpti_CallbackFunc, void *);
 static kr_CUptiResult (*p_cuptiEnableDomain)(uint32_t, kr_CUpti_SubscriberHandle, int);
+static kr_CUptiResult (*p_cuptiEnableCallback)(uint32_t, kr_CUpti_SubscriberHandle, int, uint32_t);
+static kr_CUptiResult (*p_cuptiGetCallbackName)(int, uint32_t, const char **);
 
 /* ---- state ---- */
 #define KR_MAX_PARAMS 256
@@ -283,14 +285,26 @@ static void snapshot(const launch *l, ptrinfo *ptrs, int nptr) {
 	free(buf);
 }
 
-static void write_key(uint64_t k, const char *name, const launch *l, kr_CUfunction fn, const unsigned char *blob, size_t nb,
+typedef struct {
+	int regs, ssh, local, maxdyn, nonport;
+} fattrs;
+
+/* attributes reads a function's attributes. Driver calls are made without
+ * mu held: the driver may hold its own lock while it calls on_module,
+ * which takes mu. */
+static fattrs attributes(kr_CUfunction fn) {
+	fattrs a = {0};
+	p_cuFuncGetAttribute(&a.regs, KR_FUNC_ATTRIBUTE_NUM_REGS, fn);
+	p_cuFuncGetAttribute(&a.ssh, KR_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+	p_cuFuncGetAttribute(&a.local, KR_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
+	p_cuFuncGetAttribute(&a.maxdyn, KR_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn);
+	p_cuFuncGetAttribute(&a.nonport, KR_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, fn);
+	return a;
+}
+
+static void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob, size_t nb,
                       const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
-	int regs = 0, ssh = 0, local = 0, maxdyn = 0, nonport = 0;
-	p_cuFuncGetAttribute(&regs, KR_FUNC_ATTRIBUTE_NUM_REGS, fn);
-	p_cuFuncGetAttribute(&ssh, KR_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
-	p_cuFuncGetAttribute(&local, KR_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
-	p_cuFuncGetAttribute(&maxdyn, KR_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn);
-	p_cuFuncGetAttribute(&nonport, KR_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, fn);
+	int regs = fa.regs, ssh = fa.ssh, local = fa.local, maxdyn = fa.maxdyn, nonport = fa.nonport;
 	fprintf(events, "{\"t\":\"K\",\"key\":\"%016llx\",\"seq\":%llu,\"api\":\"%s\",\"name\":\"%s\",", (unsigned long long)k,
 	        (unsigned long long)seq, l->api, name);
 	fprintf(events, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"smem\":%u,", l->grid[0], l->grid[1], l->grid[2], l->block[0],
@@ -338,10 +352,14 @@ static void on_launch(const launch *l) {
 	pthread_mutex_lock(&mu);
 	int fresh = seen_add(k);
 	pthread_mutex_unlock(&mu);
-	if (fresh) snapshot(l, ptrs, nptr);
+	fattrs fa = {0};
+	if (fresh) {
+		snapshot(l, ptrs, nptr);
+		fa = attributes(fn);
+	}
 	pthread_mutex_lock(&mu);
 	++seq;
-	if (fresh) write_key(k, name, l, fn, blob, nb, offs, sizes, np, ptrs, nptr);
+	if (fresh) write_key(k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr);
 	fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"%016llx\",\"stream\":%llu}\n", (unsigned long long)seq,
 	        (unsigned long long)k, (unsigned long long)(uintptr_t)l->stream);
 	pthread_mutex_unlock(&mu);
@@ -482,8 +500,19 @@ int InitializeInjection(void) {
 	*(void **)(&p_cuStreamIsCapturing) = dlsym(cu, "cuStreamIsCapturing");
 	kr_CUpti_SubscriberHandle sub;
 	if (p_cuptiSubscribe(&sub, callback, NULL) != 0) return fail("cuptiSubscribe failed (another CUPTI client?)");
-	if (p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_DRIVER_API) != 0 || p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_RESOURCE) != 0)
-		return fail("cuptiEnableDomain failed");
+	if (p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_RESOURCE) != 0) return fail("cuptiEnableDomain failed");
+	/* Only the launch calls of the driver API: a callback on every driver
+	 * call slows a framework down. Without cuptiGetCallbackName, all. */
+	int enabled = 0;
+	*(void **)(&p_cuptiEnableCallback) = dlsym(cupti, "cuptiEnableCallback");
+	*(void **)(&p_cuptiGetCallbackName) = dlsym(cupti, "cuptiGetCallbackName");
+	for (uint32_t id = 1; p_cuptiEnableCallback && p_cuptiGetCallbackName && id < 4096; id++) {
+		const char *name = NULL;
+		if (p_cuptiGetCallbackName(KR_CB_DOMAIN_DRIVER_API, id, &name) != 0 || !name) continue;
+		if (strncmp(name, "cuLaunchKernel", 14) == 0 || strncmp(name, "cuLaunchCooperativeKernel", 25) == 0)
+			enabled += p_cuptiEnableCallback(1, sub, KR_CB_DOMAIN_DRIVER_API, id) == 0;
+	}
+	if (enabled == 0 && p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_DRIVER_API) != 0) return fail("cuptiEnableDomain failed");
 	fprintf(events, "{\"t\":\"I\",\"pid\":%d,\"snap_bytes\":%zu}\n", (int)getpid(), snapcap);
 	fflush(events);
 	return 1;
