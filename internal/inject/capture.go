@@ -43,10 +43,13 @@ type Launch struct {
 	API string `json:"api"`
 	// Name is the function's mangled name; Module the hash of the module
 	// image that defines it (see ResolveModules).
-	Name   string    `json:"name"`
-	Module string    `json:"module,omitempty"`
-	Grid   [3]uint32 `json:"grid"`
-	Block  [3]uint32 `json:"block"`
+	Name   string `json:"name"`
+	Module string `json:"module,omitempty"`
+	// Alternatives are other modules that define a function of the same
+	// name, which the replay tries when Module's is not the launched one.
+	Alternatives []string  `json:"alternatives,omitempty"`
+	Grid         [3]uint32 `json:"grid"`
+	Block        [3]uint32 `json:"block"`
 	// Smem is the dynamic shared memory of the launch.
 	Smem uint32 `json:"smem"`
 	// The function's attributes at the launch: registers per thread,
@@ -97,6 +100,10 @@ type Call struct {
 	Seq    uint64 `json:"seq"`
 	Key    string `json:"key"`
 	Stream uint64 `json:"stream"`
+	// Ptrs are the values of the launch's pointers, in the order of its
+	// Launch.Ptrs: where this call's buffers lay (a launch's key records
+	// only how its pointers alias each other).
+	Ptrs []uint64 `json:"ptrs,omitempty"`
 	// Error says why the launch could not be recorded ("" when it was).
 	Error string `json:"error,omitempty"`
 }
@@ -126,13 +133,14 @@ type Capture struct {
 type event struct {
 	T string `json:"t"`
 	Launch
-	ID        uint32 `json:"id"`
-	Hash      string `json:"hash"`
-	Size      int64  `json:"size"`
-	Stream    uint64 `json:"stream"`
-	Error     string `json:"error"`
-	On        int    `json:"on"`
-	SnapBytes int    `json:"snap_bytes"`
+	ID        uint32   `json:"id"`
+	Hash      string   `json:"hash"`
+	Size      int64    `json:"size"`
+	Stream    uint64   `json:"stream"`
+	Error     string   `json:"error"`
+	On        int      `json:"on"`
+	P         []uint64 `json:"p"`
+	SnapBytes int      `json:"snap_bytes"`
 }
 
 // ReadDir reads the recorder's output in dir: the events file of the one
@@ -214,14 +222,19 @@ func (c *Capture) add(ev *event) error {
 		}
 		c.Launches[l.Key] = &l
 	case "L":
-		if ev.Key != "" && c.Launches[ev.Key] == nil {
+		l := c.Launches[ev.Key]
+		if ev.Key != "" && l == nil {
 			return fmt.Errorf("launch of unknown key %s", ev.Key)
 		}
-		c.Calls = append(c.Calls, Call{Seq: ev.Seq, Key: ev.Key, Stream: ev.Stream, Error: ev.Error})
+		if l != nil && ev.P != nil && len(ev.P) != len(l.Ptrs) {
+			return fmt.Errorf("launch of %s with %d pointers, its record has %d", ev.Key, len(ev.P), len(l.Ptrs))
+		}
+		c.Calls = append(c.Calls, Call{Seq: ev.Seq, Key: ev.Key, Stream: ev.Stream, Ptrs: ev.P, Error: ev.Error})
 	case "E":
 		c.Errors = append(c.Errors, ev.Error)
 	case "A":
 		c.armed = c.armed || ev.On == 1
+	case "D":
 	default:
 		return fmt.Errorf("unknown event %q", ev.T)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -156,11 +157,11 @@ func TestPackResolvesModules(t *testing.T) {
 		line{"t": "M", "seq": 2, "id": 2, "hash": unused, "size": 1},
 		line{"t": "A", "seq": 3, "on": 1},
 		launchLine("aaaa", 4, "triton_poi_fused_add_0", ptr(zs, len(zeros))),
-		line{"t": "L", "seq": 4, "key": "aaaa", "stream": 7},
+		line{"t": "L", "seq": 4, "key": "aaaa", "stream": 7, "p": []uint64{4096}},
 		line{"t": "M", "seq": 5, "id": 3, "hash": newer, "size": 1},
 		launchLine("bbbb", 6, "triton_poi_fused_add_0", ptr(rs, len(random))),
-		line{"t": "L", "seq": 6, "key": "bbbb", "stream": 7},
-		line{"t": "L", "seq": 7, "key": "aaaa", "stream": 7},
+		line{"t": "L", "seq": 6, "key": "bbbb", "stream": 7, "p": []uint64{4096}},
+		line{"t": "L", "seq": 7, "key": "aaaa", "stream": 7, "p": []uint64{8192}},
 		line{"t": "L", "seq": 8, "key": "", "stream": 7, "error": "function has no name"},
 		launchLine("cccc", 9, "nobody_defines_me"),
 		line{"t": "L", "seq": 9, "key": "cccc", "stream": 7},
@@ -180,8 +181,11 @@ func TestPackResolvesModules(t *testing.T) {
 	if got := x.Launch("aaaa").Module; got != old {
 		t.Errorf("launch before the newer module took %s, want %s", got, old)
 	}
-	if got := x.Launch("bbbb").Module; got != newer {
-		t.Errorf("launch after the newer module took %s, want %s", got, newer)
+	if got := x.Launch("bbbb"); got.Module != newer || !reflect.DeepEqual(got.Alternatives, []string{old}) {
+		t.Errorf("launch after the newer module took %s, alternatives %v; want %s, [%s]", got.Module, got.Alternatives, newer, old)
+	}
+	if want := [][]uint64{{4096}, {4096}, {8192}, nil, nil}; !reflect.DeepEqual(x.CallPtrs, want) {
+		t.Errorf("call pointers %v, want %v", x.CallPtrs, want)
 	}
 	if x.Launch("cccc").Module != "" || !strings.Contains(strings.Join(x.Notes, "\n"), "no loaded module defines nobody_defines_me") {
 		t.Errorf("unresolved launch: module %q, notes %v", x.Launch("cccc").Module, x.Notes)
@@ -211,7 +215,7 @@ func TestPackResolvesModules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Launches) != 3 || !bytes.Equal(back.Launch("aaaa").Blob, x.Launch("aaaa").Blob) {
+	if len(back.Launches) != 3 || !bytes.Equal(back.Launch("aaaa").Blob, x.Launch("aaaa").Blob) || !reflect.DeepEqual(back.CallPtrs, x.CallPtrs) {
 		t.Errorf("index read back with %d launches", len(back.Launches))
 	}
 }

@@ -31,6 +31,10 @@ type Index struct {
 	// Calls are the keys of the inference's launches in order ("" for a
 	// launch that could not be recorded).
 	Calls []string `json:"calls"`
+	// CallPtrs, where recorded, are the pointer values of each call
+	// (parallel to Calls, each in the order of its launch's Ptrs): which
+	// calls' buffers were the same memory.
+	CallPtrs [][]uint64 `json:"call_ptrs,omitempty"`
 	// Notes are what the recorder and the module resolution reported.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -45,10 +49,14 @@ func (x *Index) Launch(key string) *Launch {
 }
 
 // Snapshot policy (a guess, labelled as one): a buffer whose first bytes
-// compress to at most half (indices, masks, zeros, positions: data that
-// steers a kernel) or that is small is kept whole, up to the recorder's
-// limit; otherwise only its first sampleBytes are kept, which the replay
-// tiles over the buffer so that it holds the real run's values.
+// are small (16 KiB or less) or deflate to at most a quarter (indices,
+// masks, zeros, positions, counters: data that steers a kernel) is kept
+// whole, up to the recorder's limit; otherwise only its first sampleBytes
+// are kept, which the replay tiles over the buffer so that it holds the
+// real run's values. Weights and activations of random or real models
+// deflate to a third or more, so they are sampled: keeping them whole
+// made a 1B-parameter FP8 prefill's bundle 117 MB. Snapshots are stored
+// gzip'ed (snaps/HASH.bin.gz).
 const (
 	smallSnap   = 16 << 10
 	sampleBytes = 4 << 10
@@ -65,8 +73,15 @@ func Pack(c *Capture, dst string) (*Index, error) {
 	}
 	x := &Index{Version: IndexVersion, Notes: append(slices.Clone(c.Errors), notes...)}
 	used := map[string]bool{}
+	havePtrs := false
+	for _, call := range c.Calls {
+		havePtrs = havePtrs || call.Ptrs != nil
+	}
 	for _, call := range c.Calls {
 		x.Calls = append(x.Calls, call.Key)
+		if havePtrs {
+			x.CallPtrs = append(x.CallPtrs, call.Ptrs)
+		}
 		if call.Key != "" && !used[call.Key] {
 			used[call.Key] = true
 			x.Launches = append(x.Launches, c.Launches[call.Key])
@@ -83,10 +98,12 @@ func Pack(c *Capture, dst string) (*Index, error) {
 	}
 	done := map[string]bool{}
 	for _, l := range x.Launches {
-		if l.Module != "" && !done["m"+l.Module] {
-			done["m"+l.Module] = true
-			if err := copyModule(c.Dir, dst, l.Module); err != nil {
-				return nil, err
+		for _, m := range append([]string{l.Module}, l.Alternatives...) {
+			if m != "" && !done["m"+m] {
+				done["m"+m] = true
+				if err := copyModule(c.Dir, dst, m); err != nil {
+					return nil, err
+				}
 			}
 		}
 		for i := range l.Ptrs {
@@ -107,13 +124,7 @@ func copyModule(src, dst, hash string) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dst, "modules", hash+".cubin.gz"), buf.Bytes(), 0o644)
+	return writeGzip(filepath.Join(dst, "modules", hash+".cubin.gz"), data)
 }
 
 // packSnap applies the snapshot policy to one pointer's snapshot.
@@ -129,7 +140,7 @@ func packSnap(src, dst string, p *Pointer, done map[string]bool) error {
 		return fmt.Errorf("snapshot %s has %d bytes, the record says %d", p.Snap, len(data), p.SnapLen)
 	}
 	p.Whole = true
-	if len(data) > smallSnap && !compressible(data) {
+	if len(data) > smallSnap && !steering(data) {
 		data = data[:sampleBytes]
 		h := fnv.New64a()
 		h.Write(data)
@@ -139,16 +150,27 @@ func packSnap(src, dst string, p *Pointer, done map[string]bool) error {
 		return nil
 	}
 	done["s"+p.Snap] = true
-	return os.WriteFile(filepath.Join(dst, "snaps", p.Snap+".bin"), data, 0o644)
+	return writeGzip(filepath.Join(dst, "snaps", p.Snap+".bin.gz"), data)
 }
 
-// compressible reports whether data deflates to at most half its size.
-func compressible(data []byte) bool {
+// steering reports whether data deflates to at most a quarter of its size.
+func steering(data []byte) bool {
 	var n countWriter
 	zw, _ := flate.NewWriter(&n, flate.BestSpeed)
 	zw.Write(data)
 	zw.Close()
-	return int(n) <= len(data)/2
+	return int(n) <= len(data)/4
+}
+
+// writeGzip writes data gzip'ed to path.
+func writeGzip(path string, data []byte) error {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 type countWriter int
@@ -172,9 +194,19 @@ func ReadIndex(fsys fs.FS) (*Index, error) {
 	if !slices.IsSortedFunc(x.Launches, func(a, b *Launch) int { return strings.Compare(a.Key, b.Key) }) {
 		return nil, errors.New("index.json: launches not sorted by key")
 	}
-	for _, k := range x.Calls {
-		if k != "" && x.Launch(k) == nil {
+	if x.CallPtrs != nil && len(x.CallPtrs) != len(x.Calls) {
+		return nil, fmt.Errorf("index.json: %d calls, %d lists of call pointers", len(x.Calls), len(x.CallPtrs))
+	}
+	for i, k := range x.Calls {
+		if k == "" {
+			continue
+		}
+		l := x.Launch(k)
+		if l == nil {
 			return nil, fmt.Errorf("index.json: call of unknown launch %s", k)
+		}
+		if x.CallPtrs != nil && x.CallPtrs[i] != nil && len(x.CallPtrs[i]) != len(l.Ptrs) {
+			return nil, fmt.Errorf("index.json: call %d of %s has %d pointers, the launch %d", i, k, len(x.CallPtrs[i]), len(l.Ptrs))
 		}
 	}
 	return &x, nil
@@ -182,16 +214,7 @@ func ReadIndex(fsys fs.FS) (*Index, error) {
 
 // ReadModule returns the module image of hash from fsys.
 func ReadModule(fsys fs.FS, hash string) ([]byte, error) {
-	f, err := fsys.Open(path.Join("modules", hash+".cubin.gz"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("module %s: %w", hash, err)
-	}
-	data, err := io.ReadAll(zr)
+	data, err := readGzip(fsys, path.Join("modules", hash+".cubin.gz"))
 	if err != nil {
 		return nil, fmt.Errorf("module %s: %w", hash, err)
 	}
@@ -200,7 +223,24 @@ func ReadModule(fsys fs.FS, hash string) ([]byte, error) {
 
 // ReadSnapshot returns the snapshot of hash from fsys.
 func ReadSnapshot(fsys fs.FS, hash string) ([]byte, error) {
-	return fs.ReadFile(fsys, path.Join("snaps", hash+".bin"))
+	data, err := readGzip(fsys, path.Join("snaps", hash+".bin.gz"))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", hash, err)
+	}
+	return data, nil
+}
+
+func readGzip(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 func sortedLaunches(m map[string]*Launch) []*Launch {

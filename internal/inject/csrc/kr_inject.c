@@ -10,9 +10,12 @@
  *                         points into, as they were when the kernel started;
  *   events-PID.jsonl      one JSON object per line: "M" a module loaded,
  *                         "K" a unique launch (function, shape, parameter
- *                         buffer, pointers), "L" a launch while armed.
+ *                         buffer, pointers), "L" a launch while armed (its
+ *                         key and the values of its pointers), "D" the end.
  * Launches are recorded only between kr_inject_arm(1) and kr_inject_arm(0),
- * which the runner calls around one inference (ctypes). Every process that
+ * which the runner calls around one inference (ctypes); kr_inject_detach()
+ * then unsubscribes from CUPTI, so that the profiler can subscribe in the
+ * same process and trace the very kernels recorded. Every process that
  * initializes CUDA with the variable set (PyTorch's compile workers too)
  * writes its own events file; module and snapshot files are shared by
  * content hash and written through a per-process temporary name.
@@ -48,6 +51,7 @@ static kr_CUptiResult (*p_cuptiSubscribe)(kr_CUpti_SubscriberHandle *, kr_CUpti_
 static kr_CUptiResult (*p_cuptiEnableDomain)(uint32_t, kr_CUpti_SubscriberHandle, int);
 static kr_CUptiResult (*p_cuptiEnableCallback)(uint32_t, kr_CUpti_SubscriberHandle, int, uint32_t);
 static kr_CUptiResult (*p_cuptiGetCallbackName)(int, uint32_t, const char **);
+static kr_CUptiResult (*p_cuptiUnsubscribe)(kr_CUpti_SubscriberHandle);
 
 /* ---- state ---- */
 #define KR_MAX_PARAMS 256
@@ -59,6 +63,8 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static FILE *events;
 static char outdir[3072];
 static int armed;
+static int detached;
+static kr_CUpti_SubscriberHandle subscriber;
 static uint64_t seq;
 static size_t snapcap = 256 << 10;
 static uint64_t *seen; /* open-addressing set of hashes (modules, keys, snaps) */
@@ -360,8 +366,10 @@ static void on_launch(const launch *l) {
 	pthread_mutex_lock(&mu);
 	++seq;
 	if (fresh) write_key(k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr);
-	fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"%016llx\",\"stream\":%llu}\n", (unsigned long long)seq,
+	fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"%016llx\",\"stream\":%llu,\"p\":[", (unsigned long long)seq,
 	        (unsigned long long)k, (unsigned long long)(uintptr_t)l->stream);
+	for (int i = 0; i < nptr; i++) fprintf(events, "%s%llu", i ? "," : "", (unsigned long long)ptrs[i].value);
+	fprintf(events, "]}\n");
 	pthread_mutex_unlock(&mu);
 }
 
@@ -405,6 +413,7 @@ static void on_driver(const kr_CallbackData *cd) {
 
 static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
 	(void)ud;
+	if (detached) return;
 	if (domain == KR_CB_DOMAIN_RESOURCE) {
 		if (cbid == KR_CBID_RESOURCE_MODULE_LOADED) {
 			const kr_ResourceData *rd = data;
@@ -437,6 +446,24 @@ int kr_inject_flush(void) {
 	pthread_mutex_lock(&mu);
 	int bad = fflush(events) != 0 || failed;
 	pthread_mutex_unlock(&mu);
+	return bad;
+}
+
+/* kr_inject_detach ends the recording: it disarms, flushes and
+ * unsubscribes from CUPTI, so that another CUPTI client (the PyTorch
+ * profiler) can subscribe in the same process afterwards. It returns
+ * non-zero if the recorder was never initialized, a write failed, or CUPTI
+ * refused to let go. */
+int kr_inject_detach(void) {
+	if (!events) return -1;
+	pthread_mutex_lock(&mu);
+	armed = 0;
+	detached = 1;
+	fprintf(events, "{\"t\":\"D\",\"seq\":%llu}\n", (unsigned long long)++seq);
+	int bad = fflush(events) != 0 || failed;
+	pthread_mutex_unlock(&mu);
+	if (p_cuptiUnsubscribe && subscriber && p_cuptiUnsubscribe(subscriber) != 0) bad = 1;
+	subscriber = NULL;
 	return bad;
 }
 
@@ -498,8 +525,10 @@ int InitializeInjection(void) {
 	SYM(cupti, p_cuptiEnableDomain, "cuptiEnableDomain");
 	*(void **)(&p_cuKernelGetFunction) = dlsym(cu, "cuKernelGetFunction");
 	*(void **)(&p_cuStreamIsCapturing) = dlsym(cu, "cuStreamIsCapturing");
+	SYM(cupti, p_cuptiUnsubscribe, "cuptiUnsubscribe");
 	kr_CUpti_SubscriberHandle sub;
 	if (p_cuptiSubscribe(&sub, callback, NULL) != 0) return fail("cuptiSubscribe failed (another CUPTI client?)");
+	subscriber = sub;
 	if (p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_RESOURCE) != 0) return fail("cuptiEnableDomain failed");
 	/* Only the launch calls of the driver API: a callback on every driver
 	 * call slows a framework down. Without cuptiGetCallbackName, all. */

@@ -1,0 +1,55 @@
+package inject
+
+import "fmt"
+
+// Producer is the launch recorded just before one of a captured launch's
+// calls, which wrote memory the captured launch then read: run before
+// each launch in the primed cache mode, it leaves the captured kernel's
+// inputs just written, in the L2, as in the real run, whatever the
+// kernels are (a norm after a GEMM, a GEMM after a norm, a decode step's
+// small kernels one after another).
+type Producer struct {
+	// Launch is the producer's recorded launch.
+	Launch *Launch `json:"launch"`
+	// Alias lists the producer's pointers that pointed into the
+	// consumer's memory at capture: {producer pointer, consumer pointer,
+	// byte distance from the consumer pointer's value}, indexes into
+	// each launch's Ptrs.
+	Alias [][3]int64 `json:"alias"`
+}
+
+// Check reports whether p fits the consumer launch c.
+func (p *Producer) Check(c *Launch) error {
+	if p.Launch == nil || len(p.Alias) == 0 {
+		return fmt.Errorf("producer without a launch or without shared memory")
+	}
+	for _, a := range p.Alias {
+		if a[0] < 0 || a[0] >= int64(len(p.Launch.Ptrs)) || a[1] < 0 || a[1] >= int64(len(c.Ptrs)) {
+			return fmt.Errorf("producer alias %v outside the launches' pointers", a)
+		}
+	}
+	return nil
+}
+
+// FindAlias returns the producer's pointers that point into the memory of
+// the consumer's groups at one pair of calls: pp and cp are the pointer
+// values of the producer's and the consumer's calls, in the order of each
+// launch's Ptrs; a consumer pointer's allocation is placed as recorded for
+// its launch (the same offset from the pointer, the same size).
+func FindAlias(prod *Launch, pp []uint64, cons *Launch, cp []uint64) [][3]int64 {
+	if len(pp) != len(prod.Ptrs) || len(cp) != len(cons.Ptrs) {
+		return nil
+	}
+	var out [][3]int64
+	for i, v := range pp {
+		for k, cv := range cp {
+			q := cons.Ptrs[k]
+			lo := int64(cv) - int64(q.Value-q.Base) // the allocation's start at this call
+			if d := int64(v) - lo; d >= 0 && d < q.Range {
+				out = append(out, [3]int64{int64(i), int64(k), int64(v) - int64(cv)})
+				break
+			}
+		}
+	}
+	return out
+}
