@@ -37,31 +37,25 @@ type CaptureOptions struct {
 	Python string
 	// Progress receives a line per step.
 	Progress io.Writer
-	// RecordKernels, when set, records the binaries of the kernels the
-	// workload runs, after the trace is written (see RecordContext); an
-	// error fails the capture.
-	RecordKernels func(RecordContext) error
+	// Kernels, when set, records the binaries of the kernels the workload
+	// runs: the runner starts with the recorder loaded, and after the
+	// warm-up one inference runs with it armed, then it lets go of CUPTI,
+	// so that the measured run and the profiled inference that follow in
+	// the same process run the very kernels recorded (a second process
+	// may autotune its Triton kernels differently). An error fails the
+	// capture.
+	Kernels KernelRecorder
 }
 
-// RecordContext is what Capture gives CaptureOptions.RecordKernels.
-type RecordContext struct {
-	// Context is the capture's; the runners StartRunner starts are killed
-	// when it is done.
-	Context context.Context
-	Spec    *Spec
-	// Dir is the bundle's directory while it is written (a temporary
-	// directory beside the final one; it is renamed at the end). Write
-	// the binaries into Dir/KernelsDir: when that directory exists after
-	// RecordKernels returns, bundle.json names it.
-	Dir      string
-	Progress io.Writer
-	// StartRunner starts another runner for the workload with env added
-	// to its environment (e.g. CUDA_INJECTION64_PATH and
-	// KREPLAY_INJECT_LIB), loads it and warms it up as the measured run
-	// was; call its Record to run one inference with the recorder armed.
-	// The first runner, which the profiler subscribed to CUPTI in, has
-	// exited by then. Close the runner when done (Capture closes it too).
-	StartRunner func(env []string) (*runner.Runner, error)
+// KernelRecorder records the binaries of the kernels a workload runs
+// (RecordKernels is kreplay's, package inject's recorder).
+type KernelRecorder interface {
+	// Env returns the environment that loads the recorder into the
+	// runner, writing what it records into the directory raw.
+	Env(raw string) ([]string, error)
+	// Pack packs what the recorder wrote into raw into dir, the bundle's
+	// kernels directory, with progress lines to progress.
+	Pack(raw, dir string, progress io.Writer) error
 }
 
 // Capture runs the workload s and writes its bundle into dir: it loads
@@ -70,7 +64,7 @@ type RecordContext struct {
 // (wall time per inference, NVML energy over whole counter ticks, idle
 // power after), profiles one inference (Kineto trace, record_shapes,
 // gzip), asks the runner for its environment, and records the kernels
-// when o.RecordKernels is set. It writes into a temporary directory beside
+// when o.Kernels is set. It writes into a temporary directory beside
 // dir and renames it to dir at the end: a failure leaves nothing, and an
 // error says what failed and where.
 func Capture(ctx context.Context, s *Spec, dir string, o CaptureOptions) (*Bundle, error) {
@@ -203,10 +197,27 @@ func (c *capture) closeRunners() {
 func (c *capture) run() error {
 	p := c.o.Progress
 	fmt.Fprintf(p, "capture: %s: %s\n", c.spec.Name, c.spec.Summary())
+	var env []string
+	raw := filepath.Join(c.dir, ".kernels-raw")
+	if c.o.Kernels != nil {
+		if err := os.Mkdir(raw, 0o755); err != nil {
+			return err
+		}
+		defer os.RemoveAll(raw)
+		var err error
+		if env, err = c.o.Kernels.Env(raw); err != nil {
+			return fmt.Errorf("the kernel recorder: %w", err)
+		}
+	}
 	fmt.Fprintf(p, "capture: loading (%s)\n", c.where())
-	r, info, err := c.start(nil, "capture")
+	r, info, err := c.start(env, "capture")
 	if err != nil {
 		return err
+	}
+	if c.o.Kernels != nil {
+		if err := c.record(r); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, warmupTime)
 	res, err := measure(r, c.o.Ticks, p, "capture")
@@ -219,43 +230,34 @@ func (c *capture) run() error {
 	if err := r.Capture(trace); err != nil {
 		return fmt.Errorf("profiling it (%s) into %s: %w", c.where(), trace, err)
 	}
-	env, err := r.Env()
+	env2, err := r.Env()
 	if err != nil {
 		fmt.Fprintf(p, "capture: the environment is incomplete: %v\n", err)
-		env = map[string]any{"gpu": info.GPU, "driver": info.Driver, "cuda_runtime": info.CUDA, "torch": info.Torch, "error": err.Error()}
+		env2 = map[string]any{"gpu": info.GPU, "driver": info.Driver, "cuda_runtime": info.CUDA, "torch": info.Torch, "error": err.Error()}
 	}
-	c.closeRunners() // one CUPTI subscriber per process: the recorder runs in another
-	if err := c.recordKernels(); err != nil {
-		return err
+	c.closeRunners()
+	if c.o.Kernels != nil {
+		if err := c.o.Kernels.Pack(raw, filepath.Join(c.dir, KernelsDir), p); err != nil {
+			return fmt.Errorf("packing the recorded kernels: %w", err)
+		}
 	}
 	if c.spec.Attention == "" && info.Attention != "" && c.spec.Model != nil {
 		c.spec.Attention = info.Attention // what transformers chose
 	}
 	fmt.Fprintf(p, "capture: writing the bundle\n")
-	return c.write(info, res, env)
+	return c.write(info, res, env2)
 }
 
-// recordKernels runs o.RecordKernels, if any.
-func (c *capture) recordKernels() error {
-	if c.o.RecordKernels == nil {
-		return nil
+// record warms the workload up and runs one inference with the kernel
+// recorder armed, which then lets go of CUPTI for the profiler.
+func (c *capture) record(r *runner.Runner) error {
+	p := c.o.Progress
+	fmt.Fprintf(p, "capture: warming up, then recording the kernels of one inference\n")
+	if err := warmup(r, p, "capture"); err != nil {
+		return fmt.Errorf("warming it up (%s): %w", c.where(), err)
 	}
-	fmt.Fprintf(c.o.Progress, "capture: recording the kernels' binaries\n")
-	err := c.o.RecordKernels(RecordContext{
-		Context: c.ctx, Spec: c.spec, Dir: c.dir, Progress: c.o.Progress,
-		StartRunner: func(env []string) (*runner.Runner, error) {
-			r, _, err := c.start(env, "record")
-			if err != nil {
-				return nil, err
-			}
-			if err := warmup(r, c.o.Progress, "record"); err != nil {
-				return nil, fmt.Errorf("warming it up (%s): %w", c.where(), err)
-			}
-			return r, nil
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("recording the kernels: %w", err)
+	if err := r.Record(true); err != nil {
+		return fmt.Errorf("recording its kernels (%s): %w", c.where(), err)
 	}
 	return nil
 }

@@ -96,20 +96,16 @@ func leftovers(t *testing.T, parent, bundle string) []string {
 	return out
 }
 
-// A capture writes a bundle that reads back, calling the kernel
-// recorder's hook with a second runner.
+// A capture writes a bundle that reads back, recording the kernels in
+// the same runner with the stand-in recorder.
 func TestCapture(t *testing.T) {
 	fakeGPU(t)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
 	spec := commandSpec(t, `["python3", "fake_command.py"]`, "ok")
 	var progress strings.Builder
-	var recorded string
-	opt := CaptureOptions{Ticks: 5, Progress: &progress, RecordKernels: func(rc RecordContext) error {
-		recorded = recordWithFake(t, rc)
-		// An index of no launches: the stand-in GPU runs no kernel.
-		return os.WriteFile(filepath.Join(rc.Dir, KernelsDir, "index.json"), []byte(`{"version": 1, "launches": [], "calls": []}`), 0o644)
-	}}
+	rec := newFakeRecorder(t)
+	opt := CaptureOptions{Ticks: 5, Progress: &progress, Kernels: rec}
 	b, err := Capture(context.Background(), spec, dir, opt)
 	if err != nil {
 		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
@@ -119,8 +115,11 @@ func TestCapture(t *testing.T) {
 		!reflect.DeepEqual(b.Manifest.Traces, []string{TraceFile}) {
 		t.Errorf("manifest %+v", b.Manifest)
 	}
-	if recorded != "" && recorded != "arm 1\narm 0\nflush\n" {
-		t.Errorf("recorder log %q", recorded)
+	if b, _ := os.ReadFile(rec.log); string(b) != "arm 1\narm 0\nflush\ndetach\n" {
+		t.Errorf("recorder log %q", b)
+	}
+	if !rec.packed {
+		t.Error("the recorder's output was not packed")
 	}
 	back, err := b.Spec()
 	if err != nil || !reflect.DeepEqual(back, spec) {
@@ -143,7 +142,7 @@ func TestCapture(t *testing.T) {
 		t.Errorf("trace: %v", err)
 	}
 	for _, want := range []string{"capture: fake_command_prefill: command", "capture: loading (command", "warm-up inferences",
-		"energy window of", "capture: profiling one inference", "recording the kernels", "capture: writing the bundle",
+		"energy window of", "capture: profiling one inference", "recording the kernels of one inference", "capture: writing the bundle",
 		"capture: trace: 703 GPU activities, 47 signatures", "capture: bundle " + dir + " written"} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q", want)
@@ -168,40 +167,41 @@ func TestCapture(t *testing.T) {
 	}
 }
 
-// recordWithFake starts the recorder's runner with the stand-in recorder
-// library (built with gcc) and records; without gcc it checks that record
-// says the library is missing. It returns the recorder's log.
-func recordWithFake(t *testing.T, rc RecordContext) string {
+// fakeRecorder is a KernelRecorder with the stand-in recorder library
+// (internal/runner/testdata/fake_inject.c, built with gcc), which logs its
+// calls; its Pack writes an index of no launches (the stand-in GPU runs no
+// kernel).
+type fakeRecorder struct {
+	lib, log string
+	packed   bool
+}
+
+func newFakeRecorder(t *testing.T) *fakeRecorder {
 	t.Helper()
-	if err := os.Mkdir(filepath.Join(rc.Dir, KernelsDir), 0o755); err != nil {
-		t.Fatal(err)
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc to build the stand-in recorder")
 	}
 	tmp := t.TempDir()
-	lib, log := filepath.Join(tmp, "libfake_inject.so"), filepath.Join(tmp, "inject.log")
-	var env []string
-	if _, err := exec.LookPath("gcc"); err == nil {
-		if out, err := exec.Command("gcc", "-shared", "-fPIC", "-o", lib, filepath.Join(runnerTestdata, "fake_inject.c")).CombinedOutput(); err != nil {
-			t.Fatalf("gcc: %v\n%s", err, out)
-		}
-		env = []string{"KREPLAY_INJECT_LIB=" + lib, "FAKE_INJECT_LOG=" + log}
+	r := &fakeRecorder{lib: filepath.Join(tmp, "libfake_inject.so"), log: filepath.Join(tmp, "inject.log")}
+	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-o", r.lib, filepath.Join(runnerTestdata, "fake_inject.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	r, err := rc.StartRunner(env)
-	if err != nil {
-		t.Fatal(err)
+	return r
+}
+
+func (r *fakeRecorder) Env(raw string) ([]string, error) {
+	return []string{"KREPLAY_INJECT_LIB=" + r.lib, "FAKE_INJECT_LOG=" + r.log}, nil
+}
+
+func (r *fakeRecorder) Pack(raw, dir string, progress io.Writer) error {
+	if st, err := os.Stat(raw); err != nil || !st.IsDir() {
+		return fmt.Errorf("no raw directory %s: %v", raw, err)
 	}
-	defer r.Close()
-	err = r.Record()
-	if env == nil {
-		if err == nil || !strings.Contains(err.Error(), "KREPLAY_INJECT_LIB is not set") {
-			t.Errorf("record without the library: %v", err)
-		}
-		return ""
+	r.packed = true
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(log)
-	return string(b)
+	return os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"version": 1, "launches": [], "calls": []}`), 0o644)
 }
 
 // A capture that fails says what and where, and leaves nothing behind.

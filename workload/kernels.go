@@ -2,55 +2,47 @@ package workload
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/kreplay/kreplay/internal/inject"
 )
 
-// RecordKernels is Capture's kernel recorder (CaptureOptions.RecordKernels):
-// it builds the recorder library (package inject) with the system C
-// compiler, runs one inference in a second runner with the recorder
-// loaded, and packs what it recorded into the bundle's kernels directory:
-// the launches of that inference, their module images and the snapshots
-// of their buffers.
-func RecordKernels(rc RecordContext) error {
+// RecordKernels is kreplay's kernel recorder for Capture
+// (CaptureOptions.Kernels): package inject's CUPTI injection library,
+// built with the system C compiler on first use, loaded into the runner
+// through CUDA_INJECTION64_PATH; what it records is packed into the
+// bundle's kernels directory: the launches of one inference, their module
+// images and the snapshots of their buffers.
+var RecordKernels KernelRecorder = recorder{}
+
+type recorder struct{}
+
+func (recorder) Env(raw string) ([]string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
 	lib, err := inject.Build(filepath.Join(cache, "kreplay", "inject"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	raw := filepath.Join(rc.Dir, ".kernels-raw")
-	if err := os.Mkdir(raw, 0o755); err != nil {
-		return err
-	}
-	defer os.RemoveAll(raw)
-	fmt.Fprintf(rc.Progress, "capture: recording kernel binaries: a second runner with the recorder (%s)\n", lib)
-	r, err := rc.StartRunner(inject.Env(lib, raw, 0))
-	if err != nil {
-		return err
-	}
-	if err := r.Record(); err != nil {
-		r.Close()
-		return fmt.Errorf("recording kernels: %w", err)
-	}
-	if err := r.Close(); err != nil {
-		return fmt.Errorf("recording kernels: %w", err)
-	}
+	return inject.Env(lib, raw, 0), nil
+}
+
+func (recorder) Pack(raw, dir string, progress io.Writer) error {
 	c, err := inject.ReadDir(raw)
 	if err != nil {
 		return err
 	}
-	x, err := inject.Pack(c, filepath.Join(rc.Dir, KernelsDir))
+	x, err := inject.Pack(c, dir)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(rc.Progress, "capture: %d launches recorded, %d unique, %d notes\n", len(x.Calls), len(x.Launches), len(x.Notes))
+	fmt.Fprintf(progress, "capture: %d launches recorded, %d unique, %d notes\n", len(x.Calls), len(x.Launches), len(x.Notes))
 	for _, n := range x.Notes {
-		fmt.Fprintf(rc.Progress, "capture: note: %s\n", n)
+		fmt.Fprintf(progress, "capture: note: %s\n", n)
 	}
 	return nil
 }

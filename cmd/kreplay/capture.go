@@ -12,7 +12,7 @@ import (
 )
 
 // recordKernels records the binaries of the kernels a workload runs, for
-// kreplay capture (workload.CaptureOptions.RecordKernels); tests replace it.
+// kreplay capture (workload.CaptureOptions.Kernels); tests replace it.
 var recordKernels = workload.RecordKernels
 
 // cmdCapture runs a workload spec and writes its bundle.
@@ -37,14 +37,14 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Python: *python, Progress: stderr}
+	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Python: *python, Progress: workload.Elapsed(stderr)}
 	switch {
 	case *noBinaries:
 		fmt.Fprintln(stderr, "capture: the kernels' binaries are not recorded (-no-binaries)")
 	case recordKernels == nil:
 		fmt.Fprintln(stderr, "capture: the kernels' binaries are not recorded: this kreplay has no kernel recorder")
 	default:
-		opt.RecordKernels = recordKernels
+		opt.Kernels = recordKernels
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -422,9 +422,11 @@ func (r *Runner) Capture(path string) error {
 // Record runs one inference with the kernel recorder armed: the program
 // must have been started with the recorder injected (StartOptions.Env:
 // CUDA_INJECTION64_PATH and KREPLAY_INJECT_LIB, the library whose
-// kr_inject_arm and kr_inject_flush it calls).
-func (r *Runner) Record() error {
-	return r.call(map[string]any{"cmd": "record"}, nil)
+// kr_inject_arm, kr_inject_flush and kr_inject_detach it calls). With
+// detach the recorder then unsubscribes from CUPTI for good, so that the
+// profiler can trace the same process.
+func (r *Runner) Record(detach bool) error {
+	return r.call(map[string]any{"cmd": "record", "detach": detach}, nil)
 }
 
 // Env returns what the program knows of its GPU and software: the GPU's

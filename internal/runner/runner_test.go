@@ -90,7 +90,7 @@ func TestHelperProtocol(t *testing.T) {
 	if env["gpu"] != "Fake GPU" || env["sm_count"] != 7.0 || env["cudnn"] != "9.10.2" || env["driver"] != "0.0-fake" {
 		t.Errorf("env %v", env)
 	}
-	if err := r.Record(); err == nil || !strings.Contains(err.Error(), "KREPLAY_INJECT_LIB is not set") {
+	if err := r.Record(true); err == nil || !strings.Contains(err.Error(), "KREPLAY_INJECT_LIB is not set") {
 		t.Errorf("record without the recorder: %v", err)
 	}
 	if err := r.call(map[string]any{"cmd": "frobnicate"}, nil); err == nil || !strings.Contains(err.Error(), "unknown command") {

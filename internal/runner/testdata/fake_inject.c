@@ -20,3 +20,8 @@ int kr_inject_flush(void) {
 	logline("flush\n");
 	return 0;
 }
+
+int kr_inject_detach(void) {
+	logline("detach\n");
+	return 0;
+}
