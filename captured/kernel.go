@@ -46,6 +46,7 @@ type Kernel struct {
 	fp       int64
 	zeroed   int // groups filled with zeros for want of a snapshot
 	restores []*restore
+	producer *Kernel // run by Prime; nil without one
 }
 
 // Options are what New needs besides the launch.
@@ -53,6 +54,10 @@ type Options struct {
 	launch.Options
 	// Work is the signature's work, for throughput figures.
 	Work launch.Work
+	// Producer, when set, is run before each launch in the primed cache
+	// mode (Prime); the kernel then has one buffer set, which the
+	// producer writes into.
+	Producer *inject.Producer
 }
 
 // New loads l's function from the module images in fsys (a bundle's
@@ -78,13 +83,25 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		return nil, fmt.Errorf("captured %s: %d buffer sets of %d bytes do not fit in %d bytes of free device memory",
 			l.Name, max(1, o.Sets), k.fp, o.FreeBytes)
 	}
-	if err := k.allocate(fsys, max(1, o.Sets), s); err != nil {
+	sets := max(1, o.Sets)
+	if o.Producer != nil {
+		sets = 1
+	}
+	if err := k.allocate(fsys, sets, s); err != nil {
 		k.Close()
 		return nil, err
 	}
 	if err := k.findRestores(fsys, s); err != nil {
 		k.Close()
 		return nil, err
+	}
+	if o.Producer != nil {
+		pk, err := k.newProducer(o.Producer, fsys, s)
+		if err != nil {
+			k.Close()
+			return nil, err
+		}
+		k.producer = pk
 	}
 	return k, nil
 }
@@ -208,6 +225,10 @@ func (k *Kernel) Zeroed() int { return k.zeroed }
 // Close implements launch.Kernel.
 func (k *Kernel) Close() error {
 	var first error
+	if k.producer != nil {
+		first = k.producer.Close()
+		k.producer = nil
+	}
 	for _, r := range k.restores {
 		if err := r.pristine.Free(); err != nil && first == nil {
 			first = err

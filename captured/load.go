@@ -16,30 +16,52 @@ var (
 
 // function loads l's module (once per context) and returns its function,
 // checked against what was recorded: the same parameters and, where
-// recorded, the same registers per thread.
+// recorded, the same registers per thread and static shared memory. When the module is not the
+// launched binary, the alternatives (other modules that define a function
+// of the name) are tried in turn.
 func function(fsys fs.FS, l *inject.Launch) (*cuda.Function, error) {
-	mod, err := module(fsys, l.Module)
+	var first error
+	for _, hash := range append([]string{l.Module}, l.Alternatives...) {
+		fn, err := checkedFunction(fsys, l, hash)
+		if err == nil {
+			return fn, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if len(l.Alternatives) > 0 {
+		return nil, fmt.Errorf("%w (nor is any of %d other modules that define it)", first, len(l.Alternatives))
+	}
+	return nil, first
+}
+
+func checkedFunction(fsys fs.FS, l *inject.Launch, hash string) (*cuda.Function, error) {
+	mod, err := module(fsys, hash)
 	if err != nil {
 		return nil, err
 	}
 	fn, err := mod.Function(l.Name)
 	if err != nil {
-		return nil, fmt.Errorf("module %s: %w", l.Module, err)
+		return nil, fmt.Errorf("module %s: %w", hash, err)
 	}
 	if params, err := fn.Params(); err == nil {
 		if len(params) != len(l.Params) {
-			return nil, fmt.Errorf("module %s's %s takes %d parameters, the launch passed %d", l.Module, l.Name, len(params), len(l.Params))
+			return nil, fmt.Errorf("module %s's %s takes %d parameters, the launch passed %d", hash, l.Name, len(params), len(l.Params))
 		}
 		for i, p := range params {
 			if p.Offset != l.Params[i][0] || p.Size != l.Params[i][1] {
 				return nil, fmt.Errorf("module %s's %s: parameter %d at (%d, %d), the launch had (%d, %d)",
-					l.Module, l.Name, i, p.Offset, p.Size, l.Params[i][0], l.Params[i][1])
+					hash, l.Name, i, p.Offset, p.Size, l.Params[i][0], l.Params[i][1])
 			}
 		}
 	}
 	if l.Regs > 0 {
 		if regs, err := fn.NumRegs(); err == nil && regs != l.Regs {
-			return nil, fmt.Errorf("module %s's %s uses %d registers, the launched one %d: not the same binary", l.Module, l.Name, regs, l.Regs)
+			return nil, fmt.Errorf("module %s's %s uses %d registers, the launched one %d: not the same binary", hash, l.Name, regs, l.Regs)
+		}
+		if ss, err := fn.Attribute(cuda.FuncAttrSharedSizeBytes); err == nil && ss != l.StaticSmem {
+			return nil, fmt.Errorf("module %s's %s has %d bytes of static shared memory, the launched one %d: not the same binary", hash, l.Name, ss, l.StaticSmem)
 		}
 	}
 	return fn, nil

@@ -100,6 +100,8 @@ func changed(a, b []byte) (lo, hi int) {
 // Restores is the number of spans restored before each launch.
 func (k *Kernel) Restores() int { return len(k.restores) }
 
-// AuxMemcpy reports whether each launch also copies memory (the
-// restores): those copies are not the kernel's activities.
-func (k *Kernel) AuxMemcpy() bool { return len(k.restores) > 0 }
+// AuxMemcpy reports whether each launch, or its producer's, also copies
+// memory (the restores): those copies are not the kernel's activities.
+func (k *Kernel) AuxMemcpy() bool {
+	return len(k.restores) > 0 || k.producer != nil && k.producer.AuxMemcpy()
+}

@@ -15,7 +15,8 @@ import (
 )
 
 // TestGPUCapturedReplay runs a small transformer-like step in PyTorch
-// twice, once profiled and once under the kernel recorder, imports the
+// twice in one process, first under the kernel recorder, which then lets
+// go of CUPTI, then under the profiler, imports the
 // trace with the recorded launches and replays every signature by its
 // captured binary: cuBLAS and cuBLASLt GEMMs (FP8 among them), cuDNN's
 // fused attention, a Triton kernel and PyTorch's own kernels all go
@@ -33,12 +34,11 @@ func TestGPUCapturedReplay(t *testing.T) {
 	}
 	script := filepath.Join("testdata", "capture_workload.py")
 	trace := filepath.Join(dir, "step.trace.json.gz")
-	python(t, nil, script, "profile", trace)
 	raw := filepath.Join(dir, "raw")
 	if err := os.Mkdir(raw, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	python(t, inject.Env(lib, raw, 0), script, "record")
+	python(t, inject.Env(lib, raw, 0), script, "record-profile", trace)
 	capt, err := inject.ReadDir(raw)
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,11 @@ const (
 	// f16[1,1,1024] on an H100: 2.92 µs warm, 3.87 cold, 3.49 traced);
 	// Primed for the other tier-3 kernels, whose inputs the kernels before
 	// them just wrote; Warm for the rest (attention's bmm and baddbmm,
-	// memory ops).
+	// memory ops). A signature replayed by its captured binary runs
+	// Primed: its producer, the launch recorded just before it that
+	// touched its memory, runs before each launch after the L2 flush
+	// (package captured), or, without one, each launch starts from the
+	// flushed L2.
 	Auto
 	// Primed rotates buffer sets as Rotating does and, before each
 	// launch, writes that set's input tensors from twins that hold the
@@ -413,6 +417,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 
 	if p.Cache == Primed && t.prime == nil {
 		r.Cache = Rotating.String() // nothing to prime with, or no CUPTI to leave the primers out
+	}
+	if c, ok := k.(interface{ Producer() bool }); ok && t.prime != nil && !c.Producer() {
+		r.Cache = Cold.String() // a captured binary without a producer: a flushed L2 only
 	}
 	// Cold and primed samples are single launches after an L2 flush; a
 	// primed signature that fell back to rotating samples batches.

@@ -64,7 +64,11 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 	case sig.PartOf != "":
 		return nil, sigErr(sig, "prepare", fmt.Errorf("%w %s", ErrPartOf, sig.PartOf))
 	}
-	cache = cache.For(sig)
+	if cache == Auto && sig.Binary != nil && !d.NoBinaries {
+		cache = Primed // its producer, if any, primes it
+	} else {
+		cache = cache.For(sig)
+	}
 	p := &Prepared{Sig: sig, Cache: cache, dev: d}
 	err := d.Do(func() error {
 		free, _, err := cuda.MemGetInfo()
@@ -72,7 +76,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 			return err
 		}
 		opt := launch.Options{Sets: 1, Seed: seedOf(sig.ID), FreeBytes: int64(free) - memoryReserve}
-		k, path, err := d.build(sig, opt)
+		k, path, err := d.build(sig, opt, cache)
 		if err != nil {
 			return err
 		}
@@ -82,7 +86,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 					return err
 				}
 				opt.Sets = n
-				if k, path, err = d.build(sig, opt); err != nil {
+				if k, path, err = d.build(sig, opt, cache); err != nil {
 					return err
 				}
 			}
@@ -103,14 +107,19 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 // binary (package captured).
 const PathCaptured = "captured"
 
-// build dispatches: a signature with a captured binary replays it, the
-// others by tier. Call inside Do.
-func (d *Device) build(sig *signatures.Signature, opt launch.Options) (launch.Kernel, string, error) {
+// build dispatches: a signature with a captured binary replays it (with
+// its producer in the primed cache mode), the others by tier. Call inside
+// Do.
+func (d *Device) build(sig *signatures.Signature, opt launch.Options, cache CacheMode) (launch.Kernel, string, error) {
 	if b := sig.Binary; b != nil && !d.NoBinaries {
 		if b.FS == nil {
 			return nil, "", fmt.Errorf("captured binary of %s: the set was read without its kernels directory", sig.ID)
 		}
-		k, err := captured.New(b.Launch, b.FS, captured.Options{Options: opt, Work: d.work(sig)}, d.stream)
+		co := captured.Options{Options: opt, Work: d.work(sig)}
+		if cache == Primed {
+			co.Producer = b.Producer
+		}
+		k, err := captured.New(b.Launch, b.FS, co, d.stream)
 		if err != nil {
 			return nil, "", err
 		}

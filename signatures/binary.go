@@ -20,6 +20,11 @@ type Binary struct {
 	// matched (Launch is the most frequent).
 	Matched int `json:"matched"`
 	Keys    int `json:"keys"`
+	// Producer, where the capture recorded where each call's buffers lay,
+	// is the launch most often recorded just before Launch's calls that
+	// touched their memory: the primed cache mode runs it before each
+	// launch (package captured).
+	Producer *inject.Producer `json:"producer,omitempty"`
 	// FS holds the bundle's kernels directory (module images and
 	// snapshots); set by the importer or AttachKernels, not serialized.
 	FS fs.FS `json:"-"`
@@ -80,6 +85,7 @@ func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signatu
 	match := align(len(kern), len(x.Calls), compat)
 	m := &KernelMatch{Traced: len(kern), Recorded: len(x.Calls), Notes: slices.Clone(x.Notes)}
 	counts := map[*Signature]map[string]int{}
+	calls := map[*Signature][]int{}
 	for ti, cj := range match {
 		if cj < 0 || x.Calls[cj] == "" {
 			continue
@@ -90,6 +96,7 @@ func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signatu
 			counts[s] = map[string]int{}
 		}
 		counts[s][x.Calls[cj]]++
+		calls[s] = append(calls[s], cj)
 	}
 	for s, c := range counts {
 		best, n, total := "", 0, 0
@@ -100,6 +107,7 @@ func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signatu
 			}
 		}
 		s.Binary = &Binary{Launch: x.Launch(best), Matched: total, Keys: len(c), FS: fsys}
+		s.Binary.Producer = producer(x, best, calls[s])
 		m.Signatures++
 	}
 	// A signature with its binary replays by it, on its own: a split-K
@@ -111,6 +119,46 @@ func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signatu
 		}
 	}
 	return m
+}
+
+// producer finds the launch recorded most often just before the calls
+// (indexes into x.Calls) of key that touched their memory, with how its
+// pointers alias theirs; nil when the index has no call pointers or no
+// such launch. A producer of the same function is passed over: the
+// replay tells the producer's activities from the signature's by name.
+func producer(x *inject.Index, key string, calls []int) *inject.Producer {
+	if x.CallPtrs == nil {
+		return nil
+	}
+	cons := x.Launch(key)
+	count := map[string]int{}
+	first := map[string][][3]int64{}
+	for _, cj := range calls {
+		if cj == 0 || x.Calls[cj] != key || x.Calls[cj-1] == "" {
+			continue
+		}
+		pk := x.Calls[cj-1]
+		prod := x.Launch(pk)
+		if prod == nil || prod.Name == cons.Name {
+			continue
+		}
+		if _, seen := first[pk]; !seen {
+			first[pk] = inject.FindAlias(prod, x.CallPtrs[cj-1], cons, x.CallPtrs[cj])
+		}
+		if len(first[pk]) > 0 {
+			count[pk]++
+		}
+	}
+	best, n := "", 0
+	for k, v := range count {
+		if v > n || v == n && k < best {
+			best, n = k, v
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	return &inject.Producer{Launch: x.Launch(best), Alias: first[best]}
 }
 
 // align pairs the positions of two sequences that should be the same

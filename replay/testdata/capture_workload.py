@@ -1,11 +1,12 @@
 """A small transformer-like step for kreplay's captured-binary GPU test.
 
-  python3 capture_workload.py profile OUT.trace.json.gz   one profiled step (Kineto)
-  python3 capture_workload.py record                      one step recorded by the
-      kernel recorder (CUDA_INJECTION64_PATH and KREPLAY_INJECT_LIB set by the test)
+  python3 capture_workload.py record-profile OUT.trace.json.gz
+      one step recorded by the kernel recorder (CUDA_INJECTION64_PATH and
+      KREPLAY_INJECT_LIB set by the test), which then lets go of CUPTI, and
+      the next step profiled (Kineto) in the same process, as kreplay
+      capture does
 
-Each run builds the same tensors from the same seed and warms up three steps,
-so that the profiled and the recorded step launch the same kernels: cuBLAS
+After three warm-up steps both steps launch the same kernels: cuBLAS
 GEMMs, PyTorch's embedding, RMSNorm and softmax kernels, cuDNN's fused
 attention (bf16 SDPA), a torch.compile'd Triton kernel and an FP8
 torch._scaled_mm (cuBLASLt).
@@ -50,24 +51,23 @@ def step():
 for _ in range(3):
     step()
 torch.cuda.synchronize()
-mode = sys.argv[1]
-if mode == "profile":
-    from torch.profiler import profile, ProfilerActivity
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
-        step()
-        torch.cuda.synchronize()
-    tmp = sys.argv[2] + ".json"
-    prof.export_chrome_trace(tmp)
-    with open(tmp, "rb") as f, gzip.open(sys.argv[2], "wb") as g:
-        shutil.copyfileobj(f, g)
-    os.remove(tmp)
-elif mode == "record":
-    lib = ctypes.CDLL(os.environ["KREPLAY_INJECT_LIB"])
-    lib.kr_inject_arm(1)
+if len(sys.argv) != 3 or sys.argv[1] != "record-profile":
+    sys.exit("usage: capture_workload.py record-profile OUT")
+lib = ctypes.CDLL(os.environ["KREPLAY_INJECT_LIB"])
+if lib.kr_inject_arm(1) != 0:
+    sys.exit("the recorder was not loaded (CUDA_INJECTION64_PATH)")
+step()
+torch.cuda.synchronize()
+lib.kr_inject_arm(0)
+if lib.kr_inject_flush() != 0 or lib.kr_inject_detach() != 0:
+    sys.exit("the recorder failed to write or to let go of CUPTI")
+
+from torch.profiler import profile, ProfilerActivity
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
     step()
     torch.cuda.synchronize()
-    lib.kr_inject_arm(0)
-    if lib.kr_inject_flush() != 0:
-        sys.exit("the recorder failed to write")
-else:
-    sys.exit("usage: capture_workload.py profile OUT | record")
+tmp = sys.argv[2] + ".json"
+prof.export_chrome_trace(tmp)
+with open(tmp, "rb") as f, gzip.open(sys.argv[2], "wb") as g:
+    shutil.copyfileobj(f, g)
+os.remove(tmp)
