@@ -56,3 +56,35 @@ func TestChanged(t *testing.T) {
 		}
 	}
 }
+
+// A scrambled sample starts with the sample itself, holds only its 8-byte
+// words beyond, and has no short period: no 4 KiB row repeats.
+func TestScramble(t *testing.T) {
+	sample := make([]byte, 4096)
+	for i := range sample {
+		sample[i] = byte(i*7 + i/256)
+	}
+	out := scramble(sample, 1<<20)
+	if len(out) != 1<<20 || !bytes.Equal(out[:4096], sample) {
+		t.Fatalf("len %d, starts with the sample: %v", len(out), bytes.Equal(out[:4096], sample))
+	}
+	words := map[string]bool{}
+	for i := 0; i+8 <= len(sample); i += 8 {
+		words[string(sample[i:i+8])] = true
+	}
+	for i := 4096; i < len(out); i += 8 {
+		if !words[string(out[i:i+8])] {
+			t.Fatalf("word at %d is not one of the sample's", i)
+		}
+	}
+	rows := map[string]int{}
+	for i := 0; i+4096 <= len(out); i += 4096 {
+		rows[string(out[i:i+4096])]++
+	}
+	if len(rows) != 256 {
+		t.Errorf("%d distinct 4 KiB rows of 256", len(rows))
+	}
+	if got := scramble(sample[:8], 64); len(got) != 8 {
+		t.Errorf("a one-word sample is kept as it is, got %d bytes", len(got))
+	}
+}

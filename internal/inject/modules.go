@@ -72,8 +72,8 @@ func FunctionResources(cubin []byte, name string) Resources {
 // the one loaded last (lazy loading loads a module right before its first
 // launch): Module is the first, Alternatives the others, which the replay
 // tries in turn when the first is not the launched binary. It returns a
-// note per launch whose function no module defines, or whose choice was
-// among differing images.
+// note per function no module defines, or whose choice was among
+// differing images, with the number of launches it concerns.
 func (c *Capture) ResolveModules() ([]string, error) {
 	defines := map[string]map[string]bool{} // hash -> function names
 	images := map[string][]byte{}
@@ -91,28 +91,63 @@ func (c *Capture) ResolveModules() ([]string, error) {
 		}
 		defines[m.Hash], images[m.Hash] = names, data
 	}
-	// holds is the fallback for images whose symbols do not list the
-	// function (cuBLAS's nvjet kernels): the name, NUL-terminated, in the
-	// image's bytes. The replay checks the parameters and registers.
-	holds := func(hash, name string) bool {
-		return defines[hash][name] || bytes.Contains(images[hash], append([]byte(name), 0))
+	// definers lists, per function name, the modules (in load order)
+	// whose symbols define it, or else, as a fallback for images whose
+	// symbols do not list it (cuBLAS's nvjet kernels), whose bytes hold
+	// the name NUL-terminated; the replay checks the parameters and
+	// registers. Computed once per name: a compiled decode has thousands
+	// of launches and hundreds of modules.
+	definers := map[string][]int{}
+	definedBy := func(name string) []int {
+		if d, ok := definers[name]; ok {
+			return d
+		}
+		var d []int
+		for i, m := range c.Modules {
+			if defines[m.Hash][name] {
+				d = append(d, i)
+			}
+		}
+		if d == nil {
+			needle := append([]byte(name), 0)
+			for i, m := range c.Modules {
+				if bytes.Contains(images[m.Hash], needle) {
+					d = append(d, i)
+				}
+			}
+		}
+		definers[name] = d
+		return d
 	}
-	var notes []string
+	resources := map[[2]string]Resources{}
+	var order []string
+	count := map[string]int{}
+	note := func(n string) {
+		if count[n] == 0 {
+			order = append(order, n)
+		}
+		count[n]++
+	}
 	for _, l := range sortedLaunches(c.Launches) {
 		var cands []string // last loaded first
-		for i := len(c.Modules) - 1; i >= 0; i-- {
-			m := c.Modules[i]
-			if m.Seq < l.Seq && holds(m.Hash, l.Name) && !slices.Contains(cands, m.Hash) {
+		d := definedBy(l.Name)
+		for j := len(d) - 1; j >= 0; j-- {
+			m := c.Modules[d[j]]
+			if m.Seq < l.Seq && !slices.Contains(cands, m.Hash) {
 				cands = append(cands, m.Hash)
 			}
 		}
 		l.Module, l.Alternatives = "", nil
 		if len(cands) == 0 {
-			notes = append(notes, fmt.Sprintf("%s: no loaded module defines %s", l.Key, l.Name))
+			note(fmt.Sprintf("no loaded module defines %s", l.Name))
 			continue
 		}
 		matches := func(h string) bool {
-			r := FunctionResources(images[h], l.Name)
+			r, ok := resources[[2]string{h, l.Name}]
+			if !ok {
+				r = FunctionResources(images[h], l.Name)
+				resources[[2]string{h, l.Name}] = r
+			}
 			return r.Ok && (l.Regs == 0 || r.Regs == l.Regs) && r.StaticSmem == l.StaticSmem
 		}
 		slices.SortStableFunc(cands, func(a, b string) int {
@@ -131,12 +166,16 @@ func (c *Capture) ResolveModules() ([]string, error) {
 			if matches(cands[0]) {
 				how = "its registers and static shared memory match the launch's"
 			}
-			notes = append(notes, fmt.Sprintf("%s: %d differing modules define %s; %s is taken (%s), the replay tries the others if it is not the launched one",
-				l.Key, len(cands), l.Name, cands[0], how))
+			note(fmt.Sprintf("%d differing modules define %s; %s is taken (%s), the replay tries the others if it is not the launched one",
+				len(cands), l.Name, cands[0], how))
 		}
 		if len(l.Alternatives) == 0 {
 			l.Alternatives = nil
 		}
+	}
+	notes := make([]string, len(order))
+	for i, n := range order {
+		notes[i] = fmt.Sprintf("%d launches: %s", count[n], n)
 	}
 	return notes, nil
 }

@@ -97,6 +97,7 @@ func Pack(c *Capture, dst string) (*Index, error) {
 		}
 	}
 	done := map[string]bool{}
+	packed := map[string]Pointer{} // by recorded snapshot: what packSnap made of it
 	for _, l := range x.Launches {
 		for _, m := range append([]string{l.Module}, l.Alternatives...) {
 			if m != "" && !done["m"+m] {
@@ -107,12 +108,12 @@ func Pack(c *Capture, dst string) (*Index, error) {
 			}
 		}
 		for i := range l.Ptrs {
-			if err := packSnap(c.Dir, dst, &l.Ptrs[i], done); err != nil {
+			if err := packSnap(c.Dir, dst, &l.Ptrs[i], packed); err != nil {
 				return nil, fmt.Errorf("launch %s: %w", l.Key, err)
 			}
 		}
 	}
-	b, err := json.MarshalIndent(x, "", " ")
+	b, err := json.Marshal(x)
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +128,18 @@ func copyModule(src, dst, hash string) error {
 	return writeGzip(filepath.Join(dst, "modules", hash+".cubin.gz"), data)
 }
 
-// packSnap applies the snapshot policy to one pointer's snapshot.
-func packSnap(src, dst string, p *Pointer, done map[string]bool) error {
+// packSnap applies the snapshot policy to one pointer's snapshot, once per
+// recorded snapshot (packed remembers the outcome: a decode's launches
+// share most of theirs).
+func packSnap(src, dst string, p *Pointer, packed map[string]Pointer) error {
 	if p.Snap == "" {
 		return nil
 	}
+	if q, ok := packed[p.Snap]; ok {
+		p.Snap, p.SnapLen, p.Whole = q.Snap, q.SnapLen, q.Whole
+		return nil
+	}
+	rec := p.Snap
 	data, err := os.ReadFile(filepath.Join(src, "snaps", p.Snap+".bin"))
 	if err != nil {
 		return err
@@ -146,15 +154,18 @@ func packSnap(src, dst string, p *Pointer, done map[string]bool) error {
 		h.Write(data)
 		p.Snap, p.SnapLen, p.Whole = fmt.Sprintf("%016x", h.Sum64()), len(data), false
 	}
-	if done["s"+p.Snap] {
-		return nil
+	packed[rec] = *p
+	name := filepath.Join(dst, "snaps", p.Snap+".bin.gz")
+	if _, err := os.Stat(name); err == nil {
+		return nil // another recorded snapshot sampled to the same bytes
 	}
-	done["s"+p.Snap] = true
-	return writeGzip(filepath.Join(dst, "snaps", p.Snap+".bin.gz"), data)
+	return writeGzip(name, data)
 }
 
-// steering reports whether data deflates to at most a quarter of its size.
+// steering reports whether data deflates to at most a quarter of its
+// size (judged on its first 64 KiB).
 func steering(data []byte) bool {
+	data = data[:min(len(data), 64<<10)]
 	var n countWriter
 	zw, _ := flate.NewWriter(&n, flate.BestSpeed)
 	zw.Write(data)
@@ -165,7 +176,7 @@ func steering(data []byte) bool {
 // writeGzip writes data gzip'ed to path.
 func writeGzip(path string, data []byte) error {
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	zw.Write(data)
 	if err := zw.Close(); err != nil {
 		return err

@@ -31,11 +31,14 @@ func (p *Producer) Check(c *Launch) error {
 	return nil
 }
 
-// FindAlias returns the producer's pointers that point into the memory of
-// the consumer's groups at one pair of calls: pp and cp are the pointer
-// values of the producer's and the consumer's calls, in the order of each
-// launch's Ptrs; a consumer pointer's allocation is placed as recorded for
-// its launch (the same offset from the pointer, the same size).
+// FindAlias returns the producer's pointers that point where one of the
+// consumer's pointers points, at one pair of calls (pp and cp are the
+// pointer values of the producer's and the consumer's calls, in the order
+// of each launch's Ptrs): the producer's output that the consumer reads,
+// as PyTorch passes a tensor from one kernel to the next. Pointers into
+// the same allocation elsewhere are left out: where a tensor lies in its
+// allocation differs from call to call, and a producer pointed near a
+// buffer's end could write past it.
 func FindAlias(prod *Launch, pp []uint64, cons *Launch, cp []uint64) [][3]int64 {
 	if len(pp) != len(prod.Ptrs) || len(cp) != len(cons.Ptrs) {
 		return nil
@@ -43,10 +46,8 @@ func FindAlias(prod *Launch, pp []uint64, cons *Launch, cp []uint64) [][3]int64 
 	var out [][3]int64
 	for i, v := range pp {
 		for k, cv := range cp {
-			q := cons.Ptrs[k]
-			lo := int64(cv) - int64(q.Value-q.Base) // the allocation's start at this call
-			if d := int64(v) - lo; d >= 0 && d < q.Range {
-				out = append(out, [3]int64{int64(i), int64(k), int64(v) - int64(cv)})
+			if v == cv {
+				out = append(out, [3]int64{int64(i), int64(k), 0})
 				break
 			}
 		}

@@ -242,13 +242,16 @@ static int scan(const unsigned char *blob, const size_t *offs, const size_t *siz
 }
 
 /* key hashes what makes a launch unique: function, shape, attributes and
- * parameters, with each pointer replaced by its allocation group and its
- * offset from the group's first pointer. */
+ * parameters, with each pointer replaced by its allocation group and
+ * whether it is the group's first pointer itself (in place). Where in an
+ * allocation a tensor lies is left out: the caching allocator places the
+ * tensors of each decode step elsewhere, which made nearly every call of a
+ * decode unique (9,724 of 22,904), each with its snapshot. */
 static uint64_t key(const char *name, const launch *l, const unsigned char *blob, size_t nb, const ptrinfo *ptrs, int nptr) {
 	unsigned char tmp[KR_MAX_BLOB];
 	memcpy(tmp, blob, nb);
 	for (int i = 0; i < nptr; i++) {
-		int64_t rel[2] = {ptrs[i].group, (int64_t)(ptrs[i].value - ptrs[ptrs[i].group].value)};
+		int64_t rel[2] = {ptrs[i].group, ptrs[i].value == ptrs[ptrs[i].group].value};
 		uint64_t h = fnv(FNV0, rel, sizeof rel);
 		memcpy(tmp + ptrs[i].poff, &h, 8);
 	}
