@@ -46,6 +46,10 @@ type Device struct {
 	compErr error
 	flush   cuda.DevicePtr // L2 flush buffer, allocated on first use
 	flushN  int
+	// The clean flush (cleanL2), set up on first use.
+	cleanFn  *cuda.Function
+	cleanBuf cuda.DevicePtr
+	cleanN   int
 }
 
 // Open opens CUDA device index: it loads the driver at run time, retains
@@ -156,6 +160,9 @@ func (d *Device) Close() error {
 			}
 			if d.flush != 0 {
 				errs = append(errs, d.flush.Free())
+			}
+			if d.cleanBuf != 0 {
+				errs = append(errs, d.cleanBuf.Free())
 			}
 			if d.stream != nil {
 				errs = append(errs, d.stream.Destroy())

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kreplay/kreplay/internal/cupti"
@@ -25,10 +26,10 @@ type Ran struct {
 type recorder struct {
 	d     *Device
 	kinds []cupti.Kind
-	// skip names a kernel whose records are not the signature's (the
-	// primed mode's primers); skipMemcpy drops copies, which a captured
+	// skip names kernels whose records are not the signature's (the
+	// primed mode's primers, the clean flush); skipMemcpy drops copies, which a captured
 	// binary's restores make (launch.AuxMemcpy).
-	skip       string
+	skip       []string
 	skipMemcpy bool
 }
 
@@ -69,7 +70,7 @@ func (c *recorder) collect(r *Result, samples, batch int, confidence float64) er
 		if !ok || (x.Kind == "memset" && c.d.flushN > 0 && x.Bytes == uint64(c.d.flushN)) {
 			continue // the L2 flush of cold mode is not the signature's
 		}
-		if c.skip != "" && x.Kind == "kernel" && x.Name == c.skip || c.skipMemcpy && x.Kind == "memcpy" {
+		if x.Kind == "kernel" && slices.Contains(c.skip, x.Name) || c.skipMemcpy && x.Kind == "memcpy" {
 			continue // nor are the primers of the primed mode, or restores
 		}
 		recs = append(recs, x)

@@ -294,6 +294,8 @@ type timer struct {
 	batch      int
 	// prime, when set, primes each launch's inputs (the primed mode).
 	prime launch.Primer
+	// clean flushes the L2 clean (cleanL2) instead of dirty (flushL2).
+	clean bool
 }
 
 func (t *timer) close() {
@@ -354,7 +356,12 @@ func (t *timer) capture(n int) error {
 // sample times one batch: the graph, or batch direct launches.
 func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
 	s := t.d.stream
-	if flush {
+	switch {
+	case flush && t.clean:
+		if err := t.d.cleanL2(); err != nil {
+			return 0, err
+		}
+	case flush:
 		if err := t.d.flushL2(); err != nil {
 			return 0, err
 		}
@@ -402,7 +409,10 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			r.KernelErr = err.Error()
 		} else {
 			if pr, ok := k.(launch.Primer); ok && p.Cache == Primed {
-				t.prime, rec.skip = pr, pr.PrimeKernel()
+				t.prime = pr
+				if n := pr.PrimeKernel(); n != "" {
+					rec.skip = append(rec.skip, n)
+				}
 			}
 			if a, ok := k.(launch.AuxMemcpy); ok && a.AuxMemcpy() {
 				rec.skipMemcpy = true
@@ -418,8 +428,16 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	if p.Cache == Primed && t.prime == nil {
 		r.Cache = Rotating.String() // nothing to prime with, or no CUPTI to leave the primers out
 	}
-	if c, ok := k.(interface{ Producer() bool }); ok && t.prime != nil && !c.Producer() {
-		r.Cache = Cold.String() // a captured binary without a producer: a flushed L2 only
+	if c, ok := k.(interface{ Producer() bool }); ok && t.prime != nil {
+		// A captured binary: its samples start from a clean L2 (cleanL2),
+		// and without a producer that is all (cold).
+		t.clean = true
+		if rec != nil {
+			rec.skip = append(rec.skip, cleanKernel)
+		}
+		if !c.Producer() {
+			r.Cache = Cold.String()
+		}
 	}
 	// Cold and primed samples are single launches after an L2 flush; a
 	// primed signature that fell back to rotating samples batches.

@@ -3,6 +3,7 @@ package inject
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,13 +38,20 @@ func Functions(cubin []byte) (map[string]bool, error) {
 }
 
 // Resources are what a cubin says of one of its functions: registers per
-// thread (the top byte of its .text section's sh_info, as cuobjdump reads
-// it) and static shared memory (the size of its .nv.shared section). Ok is
-// false when the image has no .text section for the function.
+// thread (its EIATTR_REGCOUNT attribute in the .nv.info section, as
+// cuobjdump -elf shows it) and the size of its .nv.shared section (which
+// can differ from the driver's static shared memory attribute: Triton's
+// reductions have 1024 bytes there and 0 by the attribute). Ok is false when the image has no .text section
+// for the function; Regs is 0 when no attribute names it.
 type Resources struct {
 	Regs, StaticSmem int
 	Ok               bool
 }
+
+// eiattrRegcount is the .nv.info attribute that holds a function's
+// register count: format EIFMT_SVAL (4), then a 16-bit size (8), the
+// function's symbol index and the count, 32 bits each.
+const eiattrRegcount = 0x2f
 
 // FunctionResources reads a function's Resources from a cubin.
 func FunctionResources(cubin []byte, name string) Resources {
@@ -56,10 +64,49 @@ func FunctionResources(cubin []byte, name string) Resources {
 	for _, s := range f.Sections {
 		switch s.Name {
 		case ".text." + name:
-			r.Regs, r.Ok = int(s.Info>>24), true
+			r.Ok = true
 		case ".nv.shared." + name:
 			r.StaticSmem = int(s.Size)
 		}
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return r
+	}
+	sym := -1
+	for i, s := range syms {
+		if s.Name == name {
+			sym = i + 1 // Symbols leaves out the null symbol at index 0
+			break
+		}
+	}
+	info := f.Section(".nv.info")
+	if sym < 0 || info == nil {
+		return r
+	}
+	data, err := info.Data()
+	if err != nil {
+		return r
+	}
+	for i := 0; i+4 <= len(data); {
+		format, attr := data[i], data[i+1]
+		switch format {
+		case 1: // EIFMT_NVAL
+			i += 2
+			continue
+		case 2, 3: // EIFMT_BVAL, EIFMT_HVAL
+			i += 4
+			continue
+		case 4: // EIFMT_SVAL
+		default:
+			return r
+		}
+		size := int(binary.LittleEndian.Uint16(data[i+2:]))
+		body := data[i+4 : min(len(data), i+4+size)]
+		if attr == eiattrRegcount && len(body) >= 8 && int(binary.LittleEndian.Uint32(body)) == sym {
+			r.Regs = int(binary.LittleEndian.Uint32(body[4:]))
+		}
+		i += 4 + size
 	}
 	return r
 }
@@ -68,10 +115,11 @@ func FunctionResources(cubin []byte, name string) Resources {
 // the modules loaded before the launch whose image defines it. Where
 // several differing images define it (Triton compiles one image per
 // autotuning configuration, all with the kernel's name), those whose
-// registers and static shared memory match the launch's come first, then
-// the one loaded last (lazy loading loads a module right before its first
-// launch): Module is the first, Alternatives the others, which the replay
-// tries in turn when the first is not the launched binary. It returns a
+// registers (FunctionResources) match the launch's come first, then the
+// one loaded last before the launch (lazy loading loads a module right
+// before its first launch), then any loaded after it: Module is the first,
+// Alternatives the others, which the replay tries in turn when the first
+// is not the launched binary. It returns a
 // note per function no module defines, or whose choice was among
 // differing images, with the number of launches it concerns.
 func (c *Capture) ResolveModules() ([]string, error) {
@@ -129,11 +177,17 @@ func (c *Capture) ResolveModules() ([]string, error) {
 		count[n]++
 	}
 	for _, l := range sortedLaunches(c.Launches) {
-		var cands []string // last loaded first
+		// Candidates: those loaded before the launch, the last first, then
+		// those loaded after it (a module whose load event came late).
+		var cands []string
 		d := definedBy(l.Name)
 		for j := len(d) - 1; j >= 0; j-- {
-			m := c.Modules[d[j]]
-			if m.Seq < l.Seq && !slices.Contains(cands, m.Hash) {
+			if m := c.Modules[d[j]]; m.Seq < l.Seq && !slices.Contains(cands, m.Hash) {
+				cands = append(cands, m.Hash)
+			}
+		}
+		for _, j := range d {
+			if m := c.Modules[j]; m.Seq >= l.Seq && !slices.Contains(cands, m.Hash) {
 				cands = append(cands, m.Hash)
 			}
 		}
@@ -148,7 +202,7 @@ func (c *Capture) ResolveModules() ([]string, error) {
 				r = FunctionResources(images[h], l.Name)
 				resources[[2]string{h, l.Name}] = r
 			}
-			return r.Ok && (l.Regs == 0 || r.Regs == l.Regs) && r.StaticSmem == l.StaticSmem
+			return r.Ok && l.Regs > 0 && r.Regs == l.Regs
 		}
 		slices.SortStableFunc(cands, func(a, b string) int {
 			ma, mb := matches(a), matches(b)
@@ -164,7 +218,7 @@ func (c *Capture) ResolveModules() ([]string, error) {
 		if len(cands) > 1 {
 			how := "the last loaded"
 			if matches(cands[0]) {
-				how = "its registers and static shared memory match the launch's"
+				how = "its registers match the launch's"
 			}
 			note(fmt.Sprintf("%d differing modules define %s; %s is taken (%s), the replay tries the others if it is not the launched one",
 				len(cands), l.Name, cands[0], how))

@@ -1,7 +1,9 @@
 package inject
 
 import (
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +45,35 @@ func TestProducerCheck(t *testing.T) {
 		if err := tc.prod.Check(c); (err == nil) != tc.ok {
 			t.Errorf("%+v: %v", tc.prod, err)
 		}
+	}
+}
+
+// FunctionResources reads registers from the .nv.info attribute of real
+// Triton cubins (a compiled Llama prefill on an H100): two autotuning
+// configurations of one kernel differ in their registers, and the one the
+// driver reported at the launch (10 registers, recorded) is 5170c6bc.
+func TestFunctionResources(t *testing.T) {
+	for _, tc := range []struct {
+		file, name string
+		regs       int
+	}{
+		{"058d7424611d4bb6.cubin.gz", "triton_poi_fused__unsafe_view_mul_silu_9", 15},
+		{"5170c6bc6be513ac.cubin.gz", "triton_poi_fused__to_copy_add_arange_unsqueeze_2", 10},
+		{"f99d54e889a331f2.cubin.gz", "triton_poi_fused__to_copy_add_arange_unsqueeze_2", 8},
+	} {
+		image, err := ReadModule(os.DirFS("testdata"), strings.TrimSuffix(tc.file, ".cubin.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := FunctionResources(image, tc.name)
+		if !r.Ok || r.Regs != tc.regs {
+			t.Errorf("%s: %+v, want %d registers", tc.file, r, tc.regs)
+		}
+		if r := FunctionResources(image, "no_such_kernel"); r.Ok || r.Regs != 0 {
+			t.Errorf("%s: a function it lacks: %+v", tc.file, r)
+		}
+	}
+	if r := FunctionResources([]byte("not an ELF image"), "x"); r.Ok {
+		t.Errorf("not an image: %+v", r)
 	}
 }
