@@ -64,10 +64,11 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 	case sig.PartOf != "":
 		return nil, sigErr(sig, "prepare", fmt.Errorf("%w %s", ErrPartOf, sig.PartOf))
 	}
-	if cache == Auto && sig.Binary != nil && !d.NoBinaries {
+	switch c := cache.For(sig); {
+	case cache == Auto && sig.Binary != nil && !d.NoBinaries && c != Rotating:
 		cache = Primed // its producer, if any, primes it
-	} else {
-		cache = cache.For(sig)
+	default:
+		cache = c
 	}
 	p := &Prepared{Sig: sig, Cache: cache, dev: d}
 	err := d.Do(func() error {

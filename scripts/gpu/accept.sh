@@ -3,15 +3,18 @@
 # for each spec named (scripts/gpu/specs/NAME.json), kreplay capture writes a
 # bundle, kreplay inspect says what each signature replays by, and kreplay run
 # replays it twice: by the captured binaries and as a plain trace
-# (-binaries=false), each as a table and JSON. With PREDICT=1 kreplay predict
-# (energy, timeline, the bundle's measured run) follows.
+# (-binaries=false, left out with NOPLAIN=1), each as a table and JSON. With
+# PREDICT=1 kreplay predict (energy, timeline, the bundle's measured run)
+# follows.
 #
 # Run from the project root on the GPU machine:
 #   KREPLAY=path/to/kreplay bash scripts/gpu/accept.sh SPEC...
 # KREPLAY defaults to a kreplay built with go. Writes under ${OUT:-out}/
 # (summary.txt, logs/, bundles/); BUNDLES=DIR captures nothing and reads the
 # bundles already in DIR. DEADLINE=SECONDS (default 540) starts no new step
-# after that many seconds, so that the call ends with its files.
+# after that many seconds, so that the call ends with its files. MODES="warm
+# rotating" adds runs under those cache modes (-cache) for the specs named in
+# MODES_FOR.
 set -uo pipefail
 OUT=${OUT:-out}
 DEADLINE=${DEADLINE:-540}
@@ -48,11 +51,18 @@ for s in "$@"; do
   "$K" run -budget "$BUDGET" -json "$log.run.json" "$B/$s" >"$log.run.txt" 2>"$log.run.err"
   say "run (binaries) exit $? in $(( $(date +%s) - t )) s"
   grep -E '^(tier|all)' "$log.run.txt" | tee -a "$S"
-  if late; then continue; fi
+  if late || [ "${NOPLAIN:-0}" = 1 ]; then continue; fi
   t=$(date +%s)
   "$K" run -binaries=false -budget "$BUDGET" -json "$log.plain.json" "$B/$s" >"$log.plain.txt" 2>"$log.plain.err"
   say "run (plain trace) exit $? in $(( $(date +%s) - t )) s"
   grep -E '^(tier|all)' "$log.plain.txt" | tee -a "$S"
+  for m in ${MODES:-}; do
+    case " ${MODES_FOR:-} " in *" $s "*) ;; *) continue ;; esac
+    if late; then break; fi
+    "$K" run -cache "$m" -budget "$BUDGET" -json "$log.$m.json" "$B/$s" >"$log.$m.txt" 2>"$log.$m.err"
+    say "run (binaries, cache $m) exit $?"
+    grep -E '^(tier|all)' "$log.$m.txt" | tee -a "$S"
+  done
   if [ "${PREDICT:-0}" = 1 ] && ! late; then
     t=$(date +%s)
     "$K" predict -o "$log.bench" -progress "$log.progress.jsonl" "$B/$s" >"$log.predict.txt" 2>"$log.predict.err"
