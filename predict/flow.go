@@ -20,8 +20,8 @@ import (
 type FlowOptions struct {
 	// Device is the CUDA device index.
 	Device int
-	// NoBinaries replays by tier even signatures that carry a captured
-	// binary (replay.Device.NoBinaries).
+	// NoBinaries replays the set as its plain trace would, by tier
+	// (signatures.Set.WithoutBinaries, applied to set).
 	NoBinaries bool
 	// Cache is the L2 cache mode of the signature replays (replay.Auto
 	// when zero).
@@ -84,11 +84,13 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
+	if o.NoBinaries {
+		set.WithoutBinaries()
+	}
 	d, err := replay.Open(o.Device)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
 	}
-	d.NoBinaries = o.NoBinaries
 	defer d.Close()
 	fr := &FlowResult{Set: set, GPU: d.Name}
 	start := time.Now()

@@ -30,9 +30,6 @@ type Device struct {
 	// available; NVMLErr then says why.
 	Meter   *energy.Device
 	NVMLErr error
-	// NoBinaries replays signatures by tier even when they carry a
-	// captured binary, as for a plain trace.
-	NoBinaries bool
 
 	ctx    *cuda.Context
 	stream *cuda.Stream

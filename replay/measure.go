@@ -437,6 +437,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	if c, ok := k.(interface{ Producer() bool }); ok && t.prime != nil {
 		// A captured binary: its samples start from a clean L2 (cleanL2),
 		// and without a producer that is all (cold).
+		if err := d.setupClean(); err != nil {
+			return err
+		}
 		t.clean = true
 		if rec != nil {
 			rec.skip = append(rec.skip, cleanKernel)

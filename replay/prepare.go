@@ -65,7 +65,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 		return nil, sigErr(sig, "prepare", fmt.Errorf("%w %s", ErrPartOf, sig.PartOf))
 	}
 	switch c := cache.For(sig); {
-	case cache == Auto && sig.Binary != nil && !d.NoBinaries && c != Rotating:
+	case cache == Auto && sig.Binary != nil && c != Rotating:
 		cache = Primed // its producer, if any, primes it
 	default:
 		cache = c
@@ -112,7 +112,7 @@ const PathCaptured = "captured"
 // its producer in the primed cache mode), the others by tier. Call inside
 // Do.
 func (d *Device) build(sig *signatures.Signature, opt launch.Options, cache CacheMode) (launch.Kernel, string, error) {
-	if b := sig.Binary; b != nil && !d.NoBinaries {
+	if b := sig.Binary; b != nil {
 		if b.FS == nil {
 			return nil, "", fmt.Errorf("captured binary of %s: the set was read without its kernels directory", sig.ID)
 		}

@@ -25,6 +25,10 @@ type Binary struct {
 	// touched their memory: the primed cache mode runs it before each
 	// launch (package captured).
 	Producer *inject.Producer `json:"producer,omitempty"`
+	// PartOf and Unreplayable are the signature's as a plain trace gives
+	// them, which its binary overrides (see Set.WithoutBinaries).
+	PartOf       string `json:"plain_part_of,omitempty"`
+	Unreplayable string `json:"plain_unreplayable,omitempty"`
 	// FS holds the bundle's kernels directory (module images and
 	// snapshots); set by the importer or AttachKernels, not serialized.
 	FS fs.FS `json:"-"`
@@ -114,11 +118,23 @@ func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signatu
 	// reduce kernel no longer with its GEMM, an op kreplay has no replay
 	// parameters for all the same.
 	for _, s := range sigOf {
-		if s.Binary != nil {
+		if s.Binary != nil && (s.PartOf != "" || s.Unreplayable != "") {
+			s.Binary.PartOf, s.Binary.Unreplayable = s.PartOf, s.Unreplayable
 			s.PartOf, s.Unreplayable = "", ""
 		}
 	}
 	return m
+}
+
+// WithoutBinaries drops the captured binaries, so that the set replays as
+// its plain trace would: each signature by its tier, a split-K reduce
+// kernel inside its GEMM again (a binary had made it stand alone).
+func (s *Set) WithoutBinaries() {
+	for _, sig := range s.Signatures {
+		if b := sig.Binary; b != nil {
+			sig.PartOf, sig.Unreplayable, sig.Binary = b.PartOf, b.Unreplayable, nil
+		}
+	}
 }
 
 // producer finds the launch recorded most often just before the calls

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/signatures"
 )
 
 func embeddedBundle(t testing.TB, name string) *Bundle {
@@ -181,4 +182,70 @@ func mustRead(t *testing.T, dir string) *Bundle {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A bundle captured on an H100 with its kernels (a torch.compile'd
+// Llama-3.2-1B-shaped prefill, scripts/gpu/specs/l1b-compile-prefill.json;
+// the module images and snapshots left out) reads back: every traced kernel
+// matches a recorded launch, the signatures get their binaries and most
+// their producers, and WithoutBinaries gives back the plain trace's
+// signatures.
+func TestCapturedBundle(t *testing.T) {
+	b, err := ReadBundle(filepath.Join("testdata", "l1b-compiled_prefill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, err := b.Sets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sets[0]
+	m := s.Kernels
+	if m == nil || m.Traced != 234 || m.Matched != m.Traced || m.Recorded != 234 || m.Signatures != 24 {
+		t.Fatalf("kernel match %+v", m)
+	}
+	var binaries, producers, plainOnly int
+	alone := map[string]bool{}
+	for _, sig := range s.Signatures {
+		bin := sig.Binary
+		if bin == nil {
+			if sig.Activity == signatures.ActivityKernel {
+				t.Errorf("kernel signature %s without its binary", sig.ID)
+			}
+			continue
+		}
+		binaries++
+		if sig.PartOf != "" || sig.Unreplayable != "" {
+			t.Errorf("%s with a binary is still part of %q / unreplayable %q", sig.ID, sig.PartOf, sig.Unreplayable)
+		}
+		if bin.Launch == nil || bin.Launch.Module == "" || !signatures.SameFunction(sig.Kernel, bin.Launch.Name) {
+			t.Errorf("%s: binary %+v for kernel %s", sig.ID, bin.Launch, sig.Kernel)
+		}
+		if bin.Producer != nil {
+			producers++
+			if err := bin.Producer.Check(bin.Launch); err != nil {
+				t.Errorf("%s: %v", sig.ID, err)
+			}
+		}
+		if bin.PartOf != "" || bin.Unreplayable != "" {
+			plainOnly++
+			alone[sig.ID] = true
+		}
+	}
+	if binaries != 24 || producers < binaries/2 || plainOnly == 0 {
+		t.Errorf("%d binaries, %d producers, %d signatures a plain trace cannot replay alone", binaries, producers, plainOnly)
+	}
+	s.WithoutBinaries()
+	restored := 0
+	for _, sig := range s.Signatures {
+		if sig.Binary != nil {
+			t.Fatalf("%s keeps its binary", sig.ID)
+		}
+		if alone[sig.ID] && (sig.PartOf != "" || sig.Unreplayable != "") {
+			restored++
+		}
+	}
+	if restored != plainOnly {
+		t.Errorf("%d signatures part of another or unreplayable again, want %d", restored, plainOnly)
+	}
 }

@@ -65,6 +65,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		pos = []string{defaultInput}
 	}
 	sets, bundleMeasured := runInputs(pos, stderr)
+	if !*binaries {
+		for _, s := range sets {
+			s.WithoutBinaries()
+		}
+	}
 	if measured == nil && bundleMeasured != nil {
 		measured = bundleMeasured
 		*measuredFlag = measured.File
@@ -115,7 +120,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		runner, opened = g, g.Devices
 	}
 	for _, d := range opened {
-		d.NoBinaries = !*binaries
 		fmt.Fprintf(stderr, "device %d: %s, %d SMs, L2 %d MB, CUDA driver %d\n", d.Index, d.Name, d.SMs, d.L2Bytes>>20, d.DriverVersion)
 		if d.Meter == nil {
 			fmt.Fprintf(stderr, "kreplay run: no NVML on device %d (%v): clocks and throttling are not recorded\n", d.Index, d.NVMLErr)
