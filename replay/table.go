@@ -112,3 +112,38 @@ func WriteTable(w io.Writer, entries []Entry) error {
 	}
 	return tw.Flush()
 }
+
+// TierCoverage is the coverage of one group of tiers, named as kreplay run
+// prints it.
+type TierCoverage struct {
+	Name string
+	Coverage
+}
+
+// CoverTiers computes the coverage of entries for tier 1, 2 and 3 alone,
+// tiers 1 and 2 together and all tiers, leaving out groups with no traced
+// time.
+func CoverTiers(entries []Entry, tolerance float64) []TierCoverage {
+	var out []TierCoverage
+	for _, t := range []struct {
+		name  string
+		tiers []signatures.Tier
+	}{{"tier1", []signatures.Tier{1}}, {"tier2", []signatures.Tier{2}}, {"tier3", []signatures.Tier{3}}, {"tier1+2", []signatures.Tier{1, 2}}, {"all", nil}} {
+		if c := Cover(entries, tolerance, t.tiers...); c.TracedNS > 0 {
+			out = append(out, TierCoverage{t.name, c})
+		}
+	}
+	return out
+}
+
+// WriteCoverage writes a line per group of tiers: traced time, the shares
+// replayed, approximate, by the same kernel and within tolerance, errors.
+func WriteCoverage(w io.Writer, cov []TierCoverage) error {
+	for _, c := range cov {
+		if _, err := fmt.Fprintf(w, "%-8s traced %.3f ms: replayed %.1f%% (approximate %.1f%%), same kernel %.1f%%, within ±%.0f%% %.1f%%, %d errors\n",
+			c.Name, float64(c.TracedNS)/1e6, 100*c.ReplayedShare, 100*c.ApproximateShare, 100*c.SameKernelShare, 100*c.Tolerance, 100*c.WithinShare, c.Errors); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -119,36 +119,8 @@ func deriveTensor(class Class, op string, ins []Input) (*TensorParams, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Shape = t.Shape
-		rank := len(t.Shape)
-		reduced := make([]bool, rank)
-		if len(ins) > 1 && (ins[1].Type == "ScalarList" || ins[1].Type == "Scalar") {
-			if dims, ok := intList(ins[1].Value); ok {
-				for _, d := range dims {
-					nd, ok := normDim(d, rank)
-					if !ok {
-						return nil, fmt.Errorf("%s: dim %d out of range for %v", op, d, t.Shape)
-					}
-					p.Dims = append(p.Dims, nd)
-					if rank > 0 {
-						reduced[nd] = true
-					}
-				}
-			}
-			if len(ins) > 2 && ins[2].Type == "Scalar" {
-				p.KeepDim = ins[2].Value == "True"
-			}
-		}
-		if len(p.Dims) == 0 {
-			for i := range reduced {
-				reduced[i] = true
-			}
-		}
-		p.Numel = 1
-		for i, d := range t.Shape {
-			if !reduced[i] {
-				p.Numel *= d
-			}
+		if err := deriveReduce(p, op, t, ins); err != nil {
+			return nil, err
 		}
 	case ClassNorm, ClassSoftmax, ClassScan:
 		t, err := first()
@@ -186,38 +158,8 @@ func deriveTensor(class Class, op string, ins []Input) (*TensorParams, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Shape = t.Shape
-		switch op {
-		case "aten::index_select":
-			// index_select(self, dim, index)
-			if len(tensors) < 2 || len(ins) < 2 {
-				return nil, fmt.Errorf("%s: want self, dim, index", op)
-			}
-			d, ok := intList(ins[1].Value)
-			if !ok || len(d) != 1 {
-				return nil, fmt.Errorf("%s: dim %q unreadable", op, ins[1].Value)
-			}
-			nd, ok := normDim(d[0], len(t.Shape))
-			if !ok || len(t.Shape) == 0 || t.Shape[nd] == 0 {
-				return nil, fmt.Errorf("%s: dim %d out of range for %v", op, d[0], t.Shape)
-			}
-			p.Dims = []int64{nd}
-			p.Numel = t.Numel() / t.Shape[nd] * tensors[1].Numel()
-		case "aten::embedding":
-			if len(tensors) < 2 || len(t.Shape) != 2 {
-				return nil, fmt.Errorf("%s: want weight[n,d] and indices", op)
-			}
-			p.Numel = tensors[1].Numel() * t.Shape[1]
-		case "aten::gather":
-			if len(tensors) < 2 {
-				return nil, fmt.Errorf("%s: want self, dim, index", op)
-			}
-			p.Numel = tensors[1].Numel()
-		default:
-			// index, scatter, index_put and friends: the largest tensor bounds the work.
-			for _, t := range tensors {
-				p.Numel = max(p.Numel, t.Numel())
-			}
+		if err := deriveIndex(p, op, t, tensors, ins); err != nil {
+			return nil, err
 		}
 	case ClassAttention:
 		if len(tensors) < 3 {
@@ -229,6 +171,82 @@ func deriveTensor(class Class, op string, ins []Input) (*TensorParams, error) {
 	}
 	p.Bytes = estimateBytes(p, tensors)
 	return p, nil
+}
+
+// deriveReduce sets a reduction's dims (all when none are given), keepdim
+// and its output's element count.
+func deriveReduce(p *TensorParams, op string, t Input, ins []Input) error {
+	p.Shape = t.Shape
+	rank := len(t.Shape)
+	reduced := make([]bool, rank)
+	if len(ins) > 1 && (ins[1].Type == "ScalarList" || ins[1].Type == "Scalar") {
+		if dims, ok := intList(ins[1].Value); ok {
+			for _, d := range dims {
+				nd, ok := normDim(d, rank)
+				if !ok {
+					return fmt.Errorf("%s: dim %d out of range for %v", op, d, t.Shape)
+				}
+				p.Dims = append(p.Dims, nd)
+				if rank > 0 {
+					reduced[nd] = true
+				}
+			}
+		}
+		if len(ins) > 2 && ins[2].Type == "Scalar" {
+			p.KeepDim = ins[2].Value == "True"
+		}
+	}
+	if len(p.Dims) == 0 {
+		for i := range reduced {
+			reduced[i] = true
+		}
+	}
+	p.Numel = 1
+	for i, d := range t.Shape {
+		if !reduced[i] {
+			p.Numel *= d
+		}
+	}
+	return nil
+}
+
+// deriveIndex sets the work of an indexing op: the elements it gathers
+// or writes (index_select, embedding, gather), else the largest tensor's.
+func deriveIndex(p *TensorParams, op string, t Input, tensors, ins []Input) error {
+	p.Shape = t.Shape
+	switch op {
+	case "aten::index_select":
+		// index_select(self, dim, index)
+		if len(tensors) < 2 || len(ins) < 2 {
+			return fmt.Errorf("%s: want self, dim, index", op)
+		}
+		d, ok := intList(ins[1].Value)
+		if !ok || len(d) != 1 {
+			return fmt.Errorf("%s: dim %q unreadable", op, ins[1].Value)
+		}
+		nd, ok := normDim(d[0], len(t.Shape))
+		if !ok || len(t.Shape) == 0 || t.Shape[nd] == 0 {
+			return fmt.Errorf("%s: dim %d out of range for %v", op, d[0], t.Shape)
+		}
+		p.Dims = []int64{nd}
+		p.Numel = t.Numel() / t.Shape[nd] * tensors[1].Numel()
+	case "aten::embedding":
+		if len(tensors) < 2 || len(t.Shape) != 2 {
+			return fmt.Errorf("%s: want weight[n,d] and indices", op)
+		}
+		p.Numel = tensors[1].Numel() * t.Shape[1]
+	case "aten::gather":
+		if len(tensors) < 2 {
+			return fmt.Errorf("%s: want self, dim, index", op)
+		}
+		p.Numel = tensors[1].Numel()
+	default:
+		// index, scatter, index_put and friends: the largest tensor bounds the work.
+		for _, t := range tensors {
+			p.Numel = max(p.Numel, t.Numel())
+		}
+	}
+	return nil
 }
 
 // arangeNumel reads the element count of arange(end) or arange(start, end[, step]).

@@ -351,16 +351,6 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 	if len(probs) == 0 {
 		return nil, fmt.Errorf("no elementwise problem")
 	}
-	dtype := func(t *Tensor) (string, error) {
-		d := t.DType
-		if spec.raw {
-			d = ewRawDType(t.ElemSize())
-		}
-		if ewCodes[d] == "" {
-			return "", fmt.Errorf("%w: dtype %q in an elementwise kernel", ErrUnsupported, t.DType)
-		}
-		return d, nil
-	}
 	ct := spec.ct
 	if spec.raw {
 		ct = "int"
@@ -368,15 +358,76 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 			ct = "long long"
 		}
 	}
-	layouts := make([]ewLayout, len(probs))
-	var sizes [4]int64
-	wide := false
+	layouts, sizes, wide, err := ewLayouts(probs)
+	if err != nil {
+		return nil, err
+	}
+	// innerZero tells an operand broadcast along the innermost dimension
+	// (kind EW_KB when vectorised): all problems of a batch must agree.
+	innerZero := func(i, k int) bool {
+		st := layouts[i].strides[k+1]
+		return st != nil && st[len(st)-1] == 0
+	}
+	vec := ewVecWidth(spec, probs, layouts, sizes, innerZero)
+	var maxBytes int64
+	for k := range 4 {
+		maxBytes = max(maxBytes, vec*sizes[k])
+	}
+	unroll := min(max(32/max(maxBytes, 1), 1), 4)
+
+	pl := &ewPlan{defines: map[string]string{
+		"EW_OP": "EW_" + strings.ToUpper(spec.op), "EW_CT": ct,
+		"EW_VEC": fmt.Sprint(vec), "EW_UNROLL": fmt.Sprint(unroll),
+	}, vecFallback: spec.vec > 1 && vec != spec.vec}
+	if wide {
+		pl.defines["EW_IDX64"] = "1"
+	}
+	flat := true
+	for _, l := range layouts {
+		flat = flat && len(l.sizes) == 1
+	}
+	if flat {
+		pl.defines["EW_FLAT"] = "1"
+	}
+	if err := ewOperandDefines(spec, probs[0], vec, pl.defines, func(k int) bool { return innerZero(0, k) }); err != nil {
+		return nil, err
+	}
+	for i, pr := range probs {
+		p, total := ewProblemParams(spec, pr, layouts[i], vec)
+		if p.units >= 1<<31 || total >= 1<<31 {
+			pl.defines["EW_IDX64"] = "1"
+		}
+		pl.params = append(pl.params, p)
+		pl.units = max(pl.units, p.units)
+		pl.tail = pl.tail || p.tail > 0
+	}
+	return pl, nil
+}
+
+// ewDType is the dtype an operand is computed in: its own, or for a raw
+// (bytes-moving) kernel the integer of its size.
+func ewDType(spec ewSpec, t *Tensor) (string, error) {
+	d := t.DType
+	if spec.raw {
+		d = ewRawDType(t.ElemSize())
+	}
+	if ewCodes[d] == "" {
+		return "", fmt.Errorf("%w: dtype %q in an elementwise kernel", ErrUnsupported, t.DType)
+	}
+	return d, nil
+}
+
+// ewLayouts coalesces each problem's output and operand strides; sizes are
+// the element sizes of the output and operands, wide whether any spans
+// 2^31 elements or bytes.
+func ewLayouts(probs []ewProblem) (layouts []ewLayout, sizes [4]int64, wide bool, err error) {
+	layouts = make([]ewLayout, len(probs))
 	for i, pr := range probs {
 		shape := pr.out.Shape
 		var strides [4][]int64
 		strides[0] = pr.out.Strides
 		if len(strides[0]) != len(shape) {
-			return nil, fmt.Errorf("output strides %v for shape %v", pr.out.Strides, shape)
+			return nil, sizes, false, fmt.Errorf("output strides %v for shape %v", pr.out.Strides, shape)
 		}
 		sizes[0] = pr.out.ElemSize()
 		wide = wide || pr.out.Span >= 1<<31 || pr.out.Numel() >= 1<<31
@@ -386,7 +437,7 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 			}
 			st, err := ewBroadcastStrides(op.t, shape)
 			if err != nil {
-				return nil, err
+				return nil, sizes, false, err
 			}
 			strides[k+1] = st
 			sizes[k+1] = op.t.ElemSize()
@@ -394,16 +445,15 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 		}
 		layouts[i] = ewCoalesce(shape, strides)
 		if len(layouts[i].sizes) > ewMaxDims {
-			return nil, fmt.Errorf("%w: %d dimensions after coalescing (at most %d)", ErrUnsupported, len(layouts[i].sizes), ewMaxDims)
+			return nil, sizes, false, fmt.Errorf("%w: %d dimensions after coalescing (at most %d)", ErrUnsupported, len(layouts[i].sizes), ewMaxDims)
 		}
 	}
-	// innerZero tells an operand broadcast along the innermost dimension
-	// (kind EW_KB when vectorised): all problems of a batch must agree.
-	innerZero := func(i, k int) bool {
-		st := layouts[i].strides[k+1]
-		return st != nil && st[len(st)-1] == 0
-	}
-	vec := int64(1)
+	return layouts, sizes, wide, nil
+}
+
+// ewVecWidth picks the widest vector width every problem's layout and
+// pointers allow (spec.vec, when set, is the only one tried).
+func ewVecWidth(spec ewSpec, probs []ewProblem, layouts []ewLayout, sizes [4]int64, innerZero func(i, k int) bool) int64 {
 	widths := []int64{16, 8, 4, 2}
 	if spec.vec > 0 {
 		widths = []int64{spec.vec}
@@ -430,110 +480,90 @@ func ewMakePlan(spec ewSpec, probs []ewProblem) (*ewPlan, error) {
 			}
 		}
 		if ok {
-			vec = v
-			break
+			return v
 		}
 	}
-	fallback := spec.vec > 1 && vec != spec.vec
-	var maxBytes int64
-	for k := range 4 {
-		maxBytes = max(maxBytes, vec*sizes[k])
-	}
-	unroll := min(max(32/max(maxBytes, 1), 1), 4)
+	return 1
+}
 
-	pl := &ewPlan{defines: map[string]string{
-		"EW_OP": "EW_" + strings.ToUpper(spec.op), "EW_CT": ct,
-		"EW_VEC": fmt.Sprint(vec), "EW_UNROLL": fmt.Sprint(unroll),
-	}, vecFallback: fallback}
-	if wide {
-		pl.defines["EW_IDX64"] = "1"
-	}
-	flat := true
-	for _, l := range layouts {
-		flat = flat && len(l.sizes) == 1
-	}
-	if flat {
-		pl.defines["EW_FLAT"] = "1"
-	}
-	first := probs[0]
-	d, err := dtype(first.out)
+// ewOperandDefines sets the output's and each operand's dtype code and
+// kind (tensor, broadcast along the innermost dimension, constant, none).
+func ewOperandDefines(spec ewSpec, first ewProblem, vec int64, defs map[string]string, innerZero func(k int) bool) error {
+	d, err := ewDType(spec, first.out)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	pl.defines["EW_DO"] = ewCodes[d]
+	defs["EW_DO"] = ewCodes[d]
 	for k, op := range first.in {
 		n := fmt.Sprint(k + 1)
 		kind, code := "EW_KN", "EW_BOOL"
 		switch {
 		case op.t != nil:
-			d, err := dtype(op.t)
+			d, err := ewDType(spec, op.t)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			code = ewCodes[d]
 			kind = "EW_KT"
-			if vec > 1 && innerZero(0, k) {
+			if vec > 1 && innerZero(k) {
 				kind = "EW_KB"
 			}
 		case op.isSet:
 			kind = "EW_KC"
 		}
-		pl.defines["EW_K"+n], pl.defines["EW_D"+n] = kind, code
+		defs["EW_K"+n], defs["EW_D"+n] = kind, code
 	}
-	for i, pr := range probs {
-		l := layouts[i]
-		nd := len(l.sizes)
-		p := ewParams{ndim: int32(nd)}
-		p.ptr[0] = pr.out.Ptr
-		for k, op := range pr.in {
-			if op.t != nil {
-				p.ptr[k+1] = op.t.Ptr
-			}
-			c := op.c
-			if op.t != nil || !op.isSet {
-				c = ewScalar{}
-			}
-			p.cd[k], p.ci[k] = c.f, c.i
+	return nil
+}
+
+// ewProblemParams is one problem's kernel parameters, and its element
+// count.
+func ewProblemParams(spec ewSpec, pr ewProblem, l ewLayout, vec int64) (ewParams, int64) {
+	nd := len(l.sizes)
+	p := ewParams{ndim: int32(nd)}
+	p.ptr[0] = pr.out.Ptr
+	for k, op := range pr.in {
+		if op.t != nil {
+			p.ptr[k+1] = op.t.Ptr
 		}
-		p.cd[3], p.ci[3] = spec.alpha.f, spec.alpha.i
-		total := int64(1)
-		for _, n := range l.sizes {
-			total *= n
+		c := op.c
+		if op.t != nil || !op.isSet {
+			c = ewScalar{}
 		}
-		if nd == 1 {
-			p.units, p.tail = total/vec, total%vec
-		} else {
-			p.units = total / vec
+		p.cd[k], p.ci[k] = c.f, c.i
+	}
+	p.cd[3], p.ci[3] = spec.alpha.f, spec.alpha.i
+	total := int64(1)
+	for _, n := range l.sizes {
+		total *= n
+	}
+	if nd == 1 {
+		p.units, p.tail = total/vec, total%vec
+	} else {
+		p.units = total / vec
+	}
+	for d := range nd {
+		// Innermost first; the innermost counts units.
+		n := l.sizes[nd-1-d]
+		step := int64(1)
+		if d == 0 {
+			n /= vec
+			step = vec
 		}
-		for d := range nd {
-			// Innermost first; the innermost counts units.
-			n := l.sizes[nd-1-d]
-			step := int64(1)
-			if d == 0 {
-				n /= vec
-				step = vec
-			}
-			p.size[d] = n
-			p.magic[d], p.shift[d] = ewMagic(n)
-			for k := range 4 {
-				if l.strides[k] != nil {
-					p.st[k][d] = l.strides[k][nd-1-d] * step
-				}
-			}
-		}
+		p.size[d] = n
+		p.magic[d], p.shift[d] = ewMagic(n)
 		for k := range 4 {
 			if l.strides[k] != nil {
-				p.istr[k] = l.strides[k][nd-1]
+				p.st[k][d] = l.strides[k][nd-1-d] * step
 			}
 		}
-		if p.units >= 1<<31 || total >= 1<<31 {
-			pl.defines["EW_IDX64"] = "1"
-		}
-		pl.params = append(pl.params, p)
-		pl.units = max(pl.units, p.units)
-		pl.tail = pl.tail || p.tail > 0
 	}
-	return pl, nil
+	for k := range 4 {
+		if l.strides[k] != nil {
+			p.istr[k] = l.strides[k][nd-1]
+		}
+	}
+	return p, total
 }
 
 // ewSources returns the elementwise kernel source with defs.

@@ -83,29 +83,9 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		previous = all[set.Source.File]
 		fmt.Fprintf(stderr, "kreplay predict: %d results from %s reused\n", len(previous), *progOut)
 	}
-	// The progress file is opened at the first result, so that a run
-	// without a GPU leaves none; without -resume it starts empty.
-	var prog *progressFile
-	defer func() {
-		if prog != nil {
-			prog.Close()
-		}
-	}()
-	record := func(e replay.Entry) error {
-		if prog == nil {
-			if !*resume {
-				if err := os.Remove(*progOut); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return err
-				}
-			}
-			p, err := openProgress(*progOut)
-			if err != nil {
-				return err
-			}
-			prog = p
-		}
-		return prog.add(set.Source, e)
-	}
+	prog := &lazyProgress{path: *progOut, keep: *resume}
+	defer prog.close()
+	record := func(e replay.Entry) error { return prog.add(set.Source, e) }
 	fr, err := predict.Flow(set, predict.FlowOptions{
 		Previous: previous,
 		Done: func(e replay.Entry) {
@@ -220,4 +200,35 @@ func modelReference(mode string, set *signatures.Set, b *workload.Bundle) (model
 	}
 	spec, err := b.Spec()
 	return modelRef{spec: spec}, err
+}
+
+// lazyProgress is predict's progress file, opened at the first result so
+// that a run without a GPU leaves none; unless keep (-resume), it starts
+// empty.
+type lazyProgress struct {
+	path string
+	keep bool
+	f    *progressFile
+}
+
+func (p *lazyProgress) add(src signatures.Source, e replay.Entry) error {
+	if p.f == nil {
+		if !p.keep {
+			if err := os.Remove(p.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		f, err := openProgress(p.path)
+		if err != nil {
+			return err
+		}
+		p.f = f
+	}
+	return p.f.add(src, e)
+}
+
+func (p *lazyProgress) close() {
+	if p.f != nil {
+		p.f.Close()
+	}
 }

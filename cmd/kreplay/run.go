@@ -26,11 +26,26 @@ type runOutput struct {
 	Coverage map[string]replay.Coverage
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) error {
+// runFlags are kreplay run's flags, parsed.
+type runFlags struct {
+	tiers                    []signatures.Tier
+	cache                    replay.CacheMode
+	ids, jsonOut, progOut    string
+	measuredFile             string
+	devices                  []int
+	measure                  replay.Options
+	resume, energy, binaries bool
+	tolerance                float64
+	idle                     time.Duration
+}
+
+// parseRunFlags parses kreplay run's arguments into its flags and its
+// positional arguments (the default input when there are none).
+func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error) {
 	fs := newFlags("run", stderr)
 	tiersFlag := fs.String("tiers", "1,2,3", "replay only these `TIERS` (comma-separated)")
 	cacheFlag := fs.String("cache", "auto", "L2 cache `MODE`: auto (weights rotate, layer norm cold, other tier-3 kernels primed, the rest warm), rotating, warm, cold or primed")
-	idsFlag := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
+	ids := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
 	budget := fs.Duration("budget", 2*time.Second, "time `BUDGET` per signature")
 	warmup := fs.Duration("warmup", 20*time.Millisecond, "launch for `DURATION` before timing each signature")
 	minTime := fs.Duration("mintime", 0, "sample each signature for at least `DURATION`")
@@ -53,71 +68,67 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	idleWin := fs.Duration("idle", time.Second, "with -energy: measure each GPU's idle power over `DURATION` before the run (the idle term of the energy prediction)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	var measured *replay.Measured
-	if *measuredFlag != "" {
-		if measured, err = replay.ReadMeasured(*measuredFlag); err != nil {
-			return err
+	if *resume && *progOut == "" {
+		return nil, nil, fmt.Errorf("-resume needs -out FILE")
+	}
+	f := &runFlags{ids: *ids, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
+		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin,
+		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
+			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup}}
+	for _, x := range strings.Split(*tiersFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil || n < 1 || n > 3 {
+			return nil, nil, fmt.Errorf("-tiers %q: want numbers 1 to 3", *tiersFlag)
 		}
+		f.tiers = append(f.tiers, signatures.Tier(n))
+	}
+	if f.cache, err = replay.ParseCacheMode(*cacheFlag); err != nil {
+		return nil, nil, err
+	}
+	for _, x := range strings.Split(*devList, ",") {
+		if x = strings.TrimSpace(x); x == "" {
+			continue
+		}
+		n, err := strconv.Atoi(x)
+		if err != nil || n < 0 {
+			return nil, nil, fmt.Errorf("-devices %q: want device indices", *devList)
+		}
+		f.devices = append(f.devices, n)
+	}
+	if len(f.devices) == 0 {
+		f.devices = []int{*devIndex}
 	}
 	if len(pos) == 0 {
 		pos = []string{defaultInput}
 	}
-	sets, bundleMeasured := runInputs(pos, stderr)
-	if !*binaries {
-		for _, s := range sets {
-			s.WithoutBinaries()
-		}
-	}
-	if measured == nil && bundleMeasured != nil {
-		measured = bundleMeasured
-		*measuredFlag = measured.File
-	}
-	var tiers []signatures.Tier
-	for _, f := range strings.Split(*tiersFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 3 {
-			return fmt.Errorf("-tiers %q: want numbers 1 to 3", *tiersFlag)
-		}
-		tiers = append(tiers, signatures.Tier(n))
-	}
-	cache, err := replay.ParseCacheMode(*cacheFlag)
-	if err != nil {
-		return err
-	}
-	var devices []int
-	for _, f := range strings.Split(*devList, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 0 {
-			return fmt.Errorf("-devices %q: want device indices", *devList)
-		}
-		devices = append(devices, n)
-	}
-	if len(devices) == 0 {
-		devices = []int{*devIndex}
-	}
-	var runner interface {
-		RunSet(*signatures.Set, replay.SuiteOptions) []replay.Entry
-	}
+	return f, pos, nil
+}
+
+// setRunner replays a set: one device, or a group of them.
+type setRunner interface {
+	RunSet(*signatures.Set, replay.SuiteOptions) []replay.Entry
+}
+
+// openDevices opens the devices to replay on and says what they are; the
+// returned close releases them.
+func openDevices(devices []int, stderr io.Writer) (setRunner, []*replay.Device, func(), error) {
+	var runner setRunner
 	var opened []*replay.Device
+	var closeFn func()
 	if len(devices) == 1 {
 		dev, err := replay.Open(devices[0])
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
-		defer dev.Close()
-		runner, opened = dev, []*replay.Device{dev}
+		runner, opened, closeFn = dev, []*replay.Device{dev}, func() { dev.Close() }
 	} else {
 		g, err := replay.OpenGroup(devices...)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
-		defer g.Close()
-		runner, opened = g, g.Devices
+		runner, opened, closeFn = g, g.Devices, func() { g.Close() }
 	}
 	for _, d := range opened {
 		fmt.Fprintf(stderr, "device %d: %s, %d SMs, L2 %d MB, CUDA driver %d\n", d.Index, d.Name, d.SMs, d.L2Bytes>>20, d.DriverVersion)
@@ -125,10 +136,37 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kreplay run: no NVML on device %d (%v): clocks and throttling are not recorded\n", d.Index, d.NVMLErr)
 		}
 	}
-	dev := opened[0]
+	return runner, opened, closeFn, nil
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	f, pos, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var measured *replay.Measured
+	if f.measuredFile != "" {
+		if measured, err = replay.ReadMeasured(f.measuredFile); err != nil {
+			return err
+		}
+	}
+	sets, bundleMeasured := runInputs(pos, stderr)
+	if !f.binaries {
+		for _, s := range sets {
+			s.WithoutBinaries()
+		}
+	}
+	if measured == nil && bundleMeasured != nil {
+		measured, f.measuredFile = bundleMeasured, bundleMeasured.File
+	}
+	runner, opened, closeDevices, err := openDevices(f.devices, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeDevices()
 	var idle []deviceIdle
-	if *withEnergy {
-		idle = measureIdle(opened, *idleWin)
+	if f.energy {
+		idle = measureIdle(opened, f.idle)
 		for _, x := range idle {
 			if x.Err != "" {
 				fmt.Fprintf(stderr, "kreplay run: idle power of device %d: %s\n", x.Device, x.Err)
@@ -139,103 +177,112 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	var prog *progressFile
 	previous := map[string]map[string]replay.Entry{}
-	if *progOut != "" {
-		if *resume {
-			if previous, err = readProgress(*progOut); err != nil {
+	if f.progOut != "" {
+		if f.resume {
+			if previous, err = readProgress(f.progOut); err != nil {
 				return err
 			}
 		}
-		if prog, err = openProgress(*progOut); err != nil {
+		if prog, err = openProgress(f.progOut); err != nil {
 			return err
 		}
 		defer prog.Close()
-	} else if *resume {
-		return fmt.Errorf("-resume needs -out FILE")
 	}
 	var rankSets []*signatures.Set
 	var rankEntries [][]replay.Entry
 	var outs []runOutput
 	for _, set := range sets {
-		if *idsFlag != "" {
-			set = filterIDs(set, strings.Split(*idsFlag, ","))
-		}
-		prev := previous[set.Source.File]
-		if len(prev) > 0 {
-			fmt.Fprintf(stderr, "kreplay run: %s: %d results from %s reused\n", set.Source.File, len(prev), *progOut)
-		}
-		src := set.Source
-		entries := runner.RunSet(set, replay.SuiteOptions{
-			Tiers: tiers, Cache: cache, Progress: stderr, Previous: prev,
-			Done: func(e replay.Entry) {
-				if prog != nil && e.Result != nil && prev[e.ID].Result != e.Result {
-					if err := prog.add(src, e); err != nil {
-						fmt.Fprintf(stderr, "kreplay run: %s: %v\n", *progOut, err)
-					}
-				}
-			},
-			Measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime, NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause,
-				Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup},
-		})
-		fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, cache)
-		if err := replay.WriteTable(stdout, entries); err != nil {
-			return err
-		}
-		cov := map[string]replay.Coverage{}
-		for _, t := range []struct {
-			name  string
-			tiers []signatures.Tier
-		}{{"tier1", []signatures.Tier{1}}, {"tier2", []signatures.Tier{2}}, {"tier3", []signatures.Tier{3}}, {"tier1+2", []signatures.Tier{1, 2}}, {"all", nil}} {
-			c := replay.Cover(entries, *tol, t.tiers...)
-			if c.TracedNS == 0 {
-				continue
-			}
-			cov[t.name] = c
-			fmt.Fprintf(stdout, "%-8s traced %.3f ms: replayed %.1f%% (approximate %.1f%%), same kernel %.1f%%, within ±%.0f%% %.1f%%, %d errors\n",
-				t.name, float64(c.TracedNS)/1e6, 100*c.ReplayedShare, 100*c.ApproximateShare, 100*c.SameKernelShare, 100*c.Tolerance, 100*c.WithinShare, c.Errors)
-		}
-		fmt.Fprintln(stdout)
-		outs = append(outs, runOutput{Device: dev.Name, Driver: dev.DriverVersion, Set: set.Source, Cache: cache.String(), Entries: entries, Coverage: cov})
-		if set.Source.WorldSize > 1 {
-			rankSets, rankEntries = append(rankSets, set), append(rankEntries, entries)
-		}
-	}
-	var ranks []replay.RankPrediction
-	if len(rankSets) > 1 {
-		if ranks, err = replay.PredictRanks(rankSets, rankEntries); err != nil {
-			fmt.Fprintf(stderr, "kreplay run: ranks: %v\n", err)
-		} else {
-			if measured != nil {
-				fmt.Fprintf(stderr, "kreplay run: measured runs from %s\n", measured.File)
-				for _, w := range compareMeasured(ranks, rankSets, measured, idle) {
-					fmt.Fprintf(stderr, "kreplay run: %s\n", w)
-				}
-			}
-			fmt.Fprintln(stdout, "per rank: predicted compute + communication against traced busy time less waiting for other ranks")
-			if err := replay.WriteRanks(stdout, ranks); err != nil {
-				return err
-			}
-		}
-	} else if measured != nil && bundleMeasured == nil {
-		fmt.Fprintf(stderr, "kreplay run: -measured: only the ranks of a multi-rank run (one trace per rank) are compared\n")
-	}
-	if *jsonOut != "" {
-		var v any = outs
-		if len(ranks) > 0 {
-			v = struct {
-				Sets     []runOutput             `json:"sets"`
-				Ranks    []replay.RankPrediction `json:"ranks"`
-				Whole    replay.SetPrediction    `json:"whole"`
-				Idle     []deviceIdle            `json:"idle,omitempty"`
-				Measured string                  `json:"measured,omitempty"`
-			}{outs, ranks, replay.Whole(ranks), idle, *measuredFlag}
-		}
-		b, err := json.MarshalIndent(v, "", " ")
+		out, err := runOneSet(f, runner, opened[0], set, previous[set.Source.File], prog, stdout, stderr)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(*jsonOut, b, 0o644)
+		outs = append(outs, out)
+		if set.Source.WorldSize > 1 {
+			rankSets, rankEntries = append(rankSets, set), append(rankEntries, out.Entries)
+		}
 	}
-	return nil
+	ranks, err := runRanks(rankSets, rankEntries, measured, bundleMeasured == nil, idle, stdout, stderr)
+	if err != nil || f.jsonOut == "" {
+		return err
+	}
+	var v any = outs
+	if len(ranks) > 0 {
+		v = struct {
+			Sets     []runOutput             `json:"sets"`
+			Ranks    []replay.RankPrediction `json:"ranks"`
+			Whole    replay.SetPrediction    `json:"whole"`
+			Idle     []deviceIdle            `json:"idle,omitempty"`
+			Measured string                  `json:"measured,omitempty"`
+		}{outs, ranks, replay.Whole(ranks), idle, f.measuredFile}
+	}
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(f.jsonOut, b, 0o644)
+}
+
+// runOneSet replays one set, recording each result in prog as it comes,
+// and prints its table and coverage.
+func runOneSet(f *runFlags, runner setRunner, dev *replay.Device, set *signatures.Set, prev map[string]replay.Entry,
+	prog *progressFile, stdout, stderr io.Writer) (runOutput, error) {
+	if f.ids != "" {
+		set = filterIDs(set, strings.Split(f.ids, ","))
+	}
+	if len(prev) > 0 {
+		fmt.Fprintf(stderr, "kreplay run: %s: %d results from %s reused\n", set.Source.File, len(prev), f.progOut)
+	}
+	src := set.Source
+	entries := runner.RunSet(set, replay.SuiteOptions{
+		Tiers: f.tiers, Cache: f.cache, Progress: stderr, Previous: prev, Measure: f.measure,
+		Done: func(e replay.Entry) {
+			if prog != nil && e.Result != nil && prev[e.ID].Result != e.Result {
+				if err := prog.add(src, e); err != nil {
+					fmt.Fprintf(stderr, "kreplay run: %s: %v\n", f.progOut, err)
+				}
+			}
+		},
+	})
+	fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, f.cache)
+	if err := replay.WriteTable(stdout, entries); err != nil {
+		return runOutput{}, err
+	}
+	tc := replay.CoverTiers(entries, f.tolerance)
+	if err := replay.WriteCoverage(stdout, tc); err != nil {
+		return runOutput{}, err
+	}
+	fmt.Fprintln(stdout)
+	cov := map[string]replay.Coverage{}
+	for _, c := range tc {
+		cov[c.Name] = c.Coverage
+	}
+	return runOutput{Device: dev.Name, Driver: dev.DriverVersion, Set: set.Source, Cache: f.cache.String(), Entries: entries, Coverage: cov}, nil
+}
+
+// runRanks predicts each rank of a multi-rank run, compares it with the
+// measured runs where given, and prints the table. explicit says the
+// measured runs came from -measured rather than a bundle.
+func runRanks(sets []*signatures.Set, entries [][]replay.Entry, measured *replay.Measured, explicit bool, idle []deviceIdle,
+	stdout, stderr io.Writer) ([]replay.RankPrediction, error) {
+	if len(sets) < 2 {
+		if measured != nil && explicit {
+			fmt.Fprintf(stderr, "kreplay run: -measured: only the ranks of a multi-rank run (one trace per rank) are compared\n")
+		}
+		return nil, nil
+	}
+	ranks, err := replay.PredictRanks(sets, entries)
+	if err != nil {
+		fmt.Fprintf(stderr, "kreplay run: ranks: %v\n", err)
+		return nil, nil
+	}
+	if measured != nil {
+		fmt.Fprintf(stderr, "kreplay run: measured runs from %s\n", measured.File)
+		for _, w := range compareMeasured(ranks, sets, measured, idle) {
+			fmt.Fprintf(stderr, "kreplay run: %s\n", w)
+		}
+	}
+	fmt.Fprintln(stdout, "per rank: predicted compute + communication against traced busy time less waiting for other ranks")
+	return ranks, replay.WriteRanks(stdout, ranks)
 }
 
 // runInputs loads the sets of the TRACE arguments, reporting those that
