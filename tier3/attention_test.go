@@ -700,20 +700,8 @@ func TestGPUAttention(t *testing.T) {
 				t.Fatal(err)
 			}
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(i + 1)}, s)
-				if err != nil {
-					t.Fatal(err)
-				}
+				k := launchExact(t, sig, dev, s, uint64(i+1))
 				defer k.Close()
-				if a := k.Approximate(); a != "" {
-					t.Fatalf("approximate: %s", a)
-				}
-				if err := k.Launch(s, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
 				checkAttention(t, p, k.Instance(0), s, nil)
 			})
 		})

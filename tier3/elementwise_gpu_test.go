@@ -399,20 +399,8 @@ func TestGPUIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(600 + i)}, s)
-				if err != nil {
-					t.Fatal(err)
-				}
+				k := launchExact(t, sig, dev, s, uint64(600+i))
 				defer k.Close()
-				if a := k.Approximate(); a != "" {
-					t.Fatalf("approximate: %s", a)
-				}
-				if err := k.Launch(s, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
 				inst := k.Instance(0)
 				src, idx, out := inst.Inputs[0], inst.Inputs[1], inst.Outputs[0]
 				ix := download(t, idx, s)

@@ -31,6 +31,30 @@ func opSig(t *testing.T, op, dims, strides, types, concrete string) *signatures.
 	return set.Signatures[0]
 }
 
+// launchExact builds sig's kernel with one buffer set, checks that it
+// computes the op (not a stand-in), launches it once and waits for it.
+// Call inside gpuEnv, and close the kernel there.
+func launchExact(t testing.TB, sig *signatures.Signature, dev Device, s *cuda.Stream, seed uint64) *Kernel {
+	t.Helper()
+	k, err := New(sig, dev, launch.Options{Sets: 1, Seed: seed}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := k.Approximate(); a != "" {
+		k.Close()
+		t.Fatalf("approximate: %s", a)
+	}
+	if err := k.Launch(s, 0); err != nil {
+		k.Close()
+		t.Fatal(err)
+	}
+	if err := s.Synchronize(); err != nil {
+		k.Close()
+		t.Fatal(err)
+	}
+	return k
+}
+
 // gpuEnv runs fn with device 0's context current, a stream, and a
 // compiler; it skips (or fails under KREPLAY_REQUIRE_GPU=1) without a GPU.
 // Subtests run on other goroutines: call gpuEnv inside each, not around.

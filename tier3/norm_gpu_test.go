@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/launch"
 )
 
 // layerNormGPUCases cover the traced shapes (warp per row of 1024), block
@@ -33,20 +32,8 @@ func TestLayerNormGPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(3000 + 7*i)}, s)
-				if err != nil {
-					t.Fatal(err)
-				}
+				k := launchExact(t, sig, dev, s, uint64(3000+7*i))
 				defer k.Close()
-				if a := k.Approximate(); a != "" {
-					t.Fatalf("approximate: %s", a)
-				}
-				if err := k.Launch(s, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
 				inst := k.Instance(0)
 				x := download(t, inst.Inputs[0], s)
 				var w, b []float64

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/launch"
 )
 
 // rdCase is a traced op of the reduction family for a GPU test.
@@ -68,20 +67,8 @@ func TestReduceGPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(1000 + 17*i)}, s)
-				if err != nil {
-					t.Fatal(err)
-				}
+				k := launchExact(t, sig, dev, s, uint64(1000+17*i))
 				defer k.Close()
-				if a := k.Approximate(); a != "" {
-					t.Fatalf("approximate: %s", a)
-				}
-				if err := k.Launch(s, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
 				inst := k.Instance(0)
 				in := inst.Inputs[0]
 				rows := refRows(download(t, in, s), in.Shape, spec.reduced(len(in.Shape)))

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/launch"
 )
 
 // scanGPUCases cover the traced bool and int64 cumsums (int64 outputs),
@@ -35,20 +34,8 @@ func TestScanGPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(4000 + 13*i)}, s)
-				if err != nil {
-					t.Fatal(err)
-				}
+				k := launchExact(t, sig, dev, s, uint64(4000+13*i))
 				defer k.Close()
-				if a := k.Approximate(); a != "" {
-					t.Fatalf("approximate: %s", a)
-				}
-				if err := k.Launch(s, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
 				inst := k.Instance(0)
 				in, out := inst.Inputs[0], inst.Outputs[0]
 				if out.DType != spec.out {

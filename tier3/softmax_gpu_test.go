@@ -35,20 +35,8 @@ func TestSoftmaxGPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(2000 + 31*i)}, s)
-				if err != nil {
-					t.Fatal(err)
-				}
+				k := launchExact(t, sig, dev, s, uint64(2000+31*i))
 				defer k.Close()
-				if a := k.Approximate(); a != "" {
-					t.Fatalf("approximate: %s", a)
-				}
-				if err := k.Launch(s, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
 				inst := k.Instance(0)
 				in, out := inst.Inputs[0], inst.Outputs[0]
 				if out.DType != spec.out {
