@@ -299,3 +299,23 @@ func check(set *signatures.Set, workload string, ids []string) error {
 	}
 	return nil
 }
+
+// Replay runs a generated package's BenchmarkReplay: a sub-benchmark
+// workload=W/sig=ID per signature of ids, in order (Signature).
+func Replay(b *testing.B, set *signatures.Set, workload string, ids []string) {
+	for _, id := range ids {
+		b.Run(SignatureName(workload, id), func(b *testing.B) { Signature(b, set, id) })
+	}
+}
+
+// TimelineBench runs a generated package's BenchmarkTimeline: the
+// sub-benchmark workload=W/timeline (Timeline).
+func TimelineBench(b *testing.B, set *signatures.Set, workload string) {
+	b.Run(TimelineBenchName(workload), func(b *testing.B) { Timeline(b, set) })
+}
+
+// ModelBench runs a generated package's BenchmarkModel: the sub-benchmark
+// workload=W/model (Model).
+func ModelBench(b *testing.B, set *signatures.Set, workload string, spec []byte) {
+	b.Run(ModelBenchName(workload), func(b *testing.B) { Model(b, set, spec) })
+}

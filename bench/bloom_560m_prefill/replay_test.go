@@ -78,27 +78,16 @@ var ids = []string{
 
 // BenchmarkReplay measures every signature alone on the GPU:
 // BenchmarkReplay/workload=bloom-560m_prefill/sig=ID.
-func BenchmarkReplay(b *testing.B) {
-	s := set(b)
-	for _, id := range ids {
-		b.Run(bench.SignatureName(workload, id), func(b *testing.B) { bench.Signature(b, s, id) })
-	}
-}
+func BenchmarkReplay(b *testing.B) { bench.Replay(b, set(b), workload, ids) }
 
 // BenchmarkTimeline replays the whole traced timeline in order, one CUDA
 // graph per timeline (bench.Timeline):
 // BenchmarkTimeline/workload=bloom-560m_prefill/timeline.
-func BenchmarkTimeline(b *testing.B) {
-	s := set(b)
-	b.Run(bench.TimelineBenchName(workload), func(b *testing.B) { bench.Timeline(b, s) })
-}
+func BenchmarkTimeline(b *testing.B) { bench.TimelineBench(b, set(b), workload) }
 
 // BenchmarkModel runs the real inference (bench.Model):
 // BenchmarkModel/workload=bloom-560m_prefill/model.
-func BenchmarkModel(b *testing.B) {
-	s := set(b)
-	b.Run(bench.ModelBenchName(workload), func(b *testing.B) { bench.Model(b, s, specJSON) })
-}
+func BenchmarkModel(b *testing.B) { bench.ModelBench(b, set(b), workload, specJSON) }
 
 // TestGenerated checks that the embedded set reads back, that ids are its
 // signatures and every benchmark name is unique and parses with benchproc.
