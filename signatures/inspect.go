@@ -20,6 +20,16 @@ type Total struct {
 	Share      float64 `json:"share"`
 }
 
+// PathTotal totals the signatures that replay by one path (captured
+// binary, vendor library, kreplay's own kernel, stand-in, unreplayable,
+// part of another).
+type PathTotal struct {
+	Path       string  `json:"path"`
+	Signatures int     `json:"signatures"`
+	TracedNS   int64   `json:"traced_ns"`
+	Share      float64 `json:"share"`
+}
+
 // Inspection is what `kreplay inspect` reports for one set.
 type Inspection struct {
 	Source  Source          `json:"source"`
@@ -30,6 +40,10 @@ type Inspection struct {
 	// Unreplayable counts signatures whose parameters could not be derived.
 	Unreplayable int          `json:"unreplayable"`
 	Top          []*Signature `json:"top"`
+	// Paths, when planned (replay.PlanPaths), total the signatures by the
+	// path each will replay by; PathOf gives each signature's, with why.
+	Paths  []PathTotal       `json:"paths,omitempty"`
+	PathOf map[string]string `json:"path_of,omitempty"`
 	// Communication splits this rank's traced collective time into
 	// transfer and waiting for other ranks, when the other ranks' traces
 	// were inspected too (see PairCollectives).
@@ -123,12 +137,28 @@ func (in *Inspection) WriteText(w io.Writer) error {
 		fmt.Fprintf(ew, "collectives (paired with the other ranks): %d calls, traced %s = transfer %s + waiting for other ranks %s\n",
 			c.Collectives, dur(c.TracedNS), dur(c.TransferNS), dur(c.WaitNS))
 	}
+	if len(in.Paths) > 0 {
+		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "\nreplay path\tsignatures\ttraced\tshare\t")
+		for _, p := range in.Paths {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f%%\t\n", p.Path, p.Signatures, dur(p.TracedNS), 100*p.Share)
+		}
+		tw.Flush()
+	}
 	if len(in.Top) > 0 {
 		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "\ntop %d signatures by traced time\nid\ttier\tclass\tcount\ttotal\tmean\tlabel\n", len(in.Top))
+		path := ""
+		if in.PathOf != nil {
+			path = "path\t"
+		}
+		fmt.Fprintf(tw, "\ntop %d signatures by traced time\nid\ttier\tclass\tcount\ttotal\tmean\t%slabel\n", len(in.Top), path)
 		for _, s := range in.Top {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.Tier, s.Class, s.Count,
-				dur(s.TracedNS.Total), dur(s.TracedNS.Mean), truncate(s.Label, 90))
+			p := ""
+			if in.PathOf != nil {
+				p = truncate(in.PathOf[s.ID], 48) + "\t"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s%s\n", s.ID, s.Tier, s.Class, s.Count,
+				dur(s.TracedNS.Total), dur(s.TracedNS.Mean), p, truncate(s.Label, 90))
 		}
 		tw.Flush()
 	}

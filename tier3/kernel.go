@@ -73,6 +73,10 @@ type Device struct {
 	L2       int64 // L2 cache bytes (0: unknown; Prime then writes every input from a twin)
 }
 
+// Has reports whether kreplay has its own kernel for op (which may still
+// fall back to the stand-in for inputs it does not handle).
+func Has(op string) bool { return builders[op] != nil }
+
 // New builds the buffer sets of a tier-3 signature. A signature with no
 // exact kernel gets the approximate one (see Approximate) rather than an
 // error; errors are for what cannot run at all (no memory, a CUDA error).

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/workload"
 )
@@ -146,7 +147,9 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, set := range in.sets {
 			sets = append(sets, set)
-			all = append(all, signatures.Inspect(set, *top))
+			ins := signatures.Inspect(set, *top)
+			ins.Paths, ins.PathOf = replay.PlanPaths(set)
+			all = append(all, ins)
 		}
 	}
 	pairRanks(sets, all, stderr)

@@ -1,0 +1,105 @@
+package replay
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
+)
+
+// Replay paths, as PlanPath names them.
+const (
+	PlanCaptured     = "captured binary"
+	PlanLibrary      = "vendor library"
+	PlanOwn          = "own kernel"
+	PlanStandIn      = "stand-in"
+	PlanUnreplayable = "unreplayable"
+	PlanPartOf       = "part of another"
+	PlanMemory       = "CUDA memory op"
+)
+
+// PlanPath says, without a GPU, how a signature will replay: by its
+// captured binary, a vendor library (cuBLAS, cuBLASLt, NCCL), kreplay's
+// own kernel (which falls back to the stand-in for inputs it does not
+// handle, as the replay then says), a stand-in that moves the op's bytes,
+// a CUDA memory op, inside another signature, or not at all; and why,
+// where there is more to say.
+func PlanPath(sig *signatures.Signature) (path, why string) {
+	switch {
+	case sig.Binary != nil:
+		switch {
+		case Auto.For(sig) == Rotating:
+			return PlanCaptured, "rotating buffer sets"
+		case sig.Binary.Producer != nil:
+			return PlanCaptured, "primed by its producer " + sig.Binary.Producer.Launch.Name
+		}
+		return PlanCaptured, "from a clean L2"
+	case sig.PartOf != "":
+		return PlanPartOf, sig.PartOf
+	case sig.Tier == signatures.TierMemory:
+		return PlanMemory, string(sig.Class)
+	case sig.Class == signatures.ClassCollective:
+		return PlanLibrary, "NCCL"
+	case sig.Class == signatures.ClassGEMM && sig.GEMM != nil:
+		return PlanLibrary, "cuBLAS/cuBLASLt"
+	case sig.Class == signatures.ClassGEMM:
+		why := "GEMM signature without parameters"
+		if sig.Unreplayable != "" {
+			why = sig.Unreplayable
+		}
+		return PlanUnreplayable, why
+	case sig.Tier == signatures.TierKernel && sig.Unreplayable != "":
+		return PlanStandIn, sig.Unreplayable
+	case sig.Tier == signatures.TierKernel && tier3.Has(sig.Op):
+		return PlanOwn, strings.TrimPrefix(sig.Op, "aten::")
+	case sig.Tier == signatures.TierKernel:
+		return PlanStandIn, fmt.Sprintf("no kreplay kernel for %s yet", planOp(sig))
+	}
+	return PlanUnreplayable, fmt.Sprintf("tier %d class %s", sig.Tier, sig.Class)
+}
+
+func planOp(sig *signatures.Signature) string {
+	if sig.Op == "" {
+		return "kernel " + sig.Kernel
+	}
+	return sig.Op
+}
+
+// PlanPaths plans every signature of a set (PlanPath): the totals by path,
+// largest first, and each signature's path with its reason.
+func PlanPaths(set *signatures.Set) ([]signatures.PathTotal, map[string]string) {
+	by := map[string]*signatures.PathTotal{}
+	of := map[string]string{}
+	var all int64
+	for _, sig := range set.Signatures {
+		path, why := PlanPath(sig)
+		of[sig.ID] = path
+		if why != "" {
+			of[sig.ID] = path + ": " + why
+		}
+		t := by[path]
+		if t == nil {
+			t = &signatures.PathTotal{Path: path}
+			by[path] = t
+		}
+		t.Signatures++
+		t.TracedNS += sig.TracedNS.Total
+		all += sig.TracedNS.Total
+	}
+	out := make([]signatures.PathTotal, 0, len(by))
+	for _, t := range by {
+		if all > 0 {
+			t.Share = float64(t.TracedNS) / float64(all)
+		}
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].TracedNS != out[j].TracedNS {
+			return out[i].TracedNS > out[j].TracedNS
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out, of
+}

@@ -1,0 +1,47 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// PlanPath, on the embedded BLOOM-560M prefill and on synthetic
+// signatures for the paths that trace lacks.
+func TestPlanPath(t *testing.T) {
+	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
+	totals, of := PlanPaths(set)
+	got := map[string]int{}
+	n := 0
+	for _, p := range totals {
+		got[p.Path] = p.Signatures
+		n += p.Signatures
+	}
+	if n != len(set.Signatures) || got[PlanOwn] == 0 || got[PlanLibrary] == 0 || got[PlanPartOf] == 0 || got[PlanCaptured] != 0 {
+		t.Errorf("paths %v for %d signatures", got, len(set.Signatures))
+	}
+	for _, s := range set.Signatures {
+		if s.PartOf != "" && of[s.ID] != PlanPartOf+": "+s.PartOf {
+			t.Errorf("%s is part of %s, planned %q", s.ID, s.PartOf, of[s.ID])
+		}
+	}
+	for _, tc := range []struct {
+		sig  signatures.Signature
+		path string
+		why  string
+	}{
+		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::_scaled_mm"}, PlanUnreplayable, "without parameters"},
+		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassOther, Op: "triton_poi_fused_add_0"}, PlanStandIn, "no kreplay kernel for triton_poi_fused_add_0"},
+		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassElementwise, Op: "aten::add", Unreplayable: "inputs do not broadcast"}, PlanStandIn, "do not broadcast"},
+		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassSoftmax, Op: "aten::_softmax"}, PlanOwn, "_softmax"},
+		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassCollective}, PlanLibrary, "NCCL"},
+		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassOther, Binary: &signatures.Binary{}}, PlanCaptured, "clean L2"},
+		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::mm", Binary: &signatures.Binary{}}, PlanCaptured, "rotating"},
+	} {
+		path, why := PlanPath(&tc.sig)
+		if path != tc.path || !strings.Contains(why, tc.why) {
+			t.Errorf("%s %s: planned %q (%s), want %q (%s)", tc.sig.Op, tc.sig.Class, path, why, tc.path, tc.why)
+		}
+	}
+}
