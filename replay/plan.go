@@ -42,9 +42,9 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 		return PlanMemory, string(sig.Class)
 	case sig.Class == signatures.ClassCollective:
 		return PlanLibrary, "NCCL"
-	case sig.Class == signatures.ClassGEMM && sig.GEMM != nil:
+	case sig.Class == signatures.ClassGEMM && sig.Tier == signatures.TierLibrary && sig.GEMM != nil:
 		return PlanLibrary, "cuBLAS/cuBLASLt"
-	case sig.Class == signatures.ClassGEMM:
+	case sig.Class == signatures.ClassGEMM && sig.Tier == signatures.TierLibrary:
 		why := "GEMM signature without parameters"
 		if sig.Unreplayable != "" {
 			why = sig.Unreplayable

@@ -133,7 +133,7 @@ func (d *Device) build(sig *signatures.Signature, opt launch.Options, cache Cach
 			return nil, "", err
 		}
 		return k, string(sig.Class), nil
-	case sig.Class == signatures.ClassGEMM:
+	case sig.Class == signatures.ClassGEMM && sig.Tier == signatures.TierLibrary:
 		libs, err := d.libraries()
 		if err != nil {
 			return nil, "", err

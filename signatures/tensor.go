@@ -169,7 +169,7 @@ func deriveTensor(class Class, op string, ins []Input) (*TensorParams, error) {
 	default:
 		return nil, fmt.Errorf("no replay parameters are known for %s", op)
 	}
-	p.Bytes = estimateBytes(p, tensors)
+	p.Bytes = estimateBytes(p, op, tensors)
 	return p, nil
 }
 
@@ -282,10 +282,10 @@ func arangeNumel(ins []Input) (int64, error) {
 }
 
 // estimateBytes counts each tensor input read once and the output written once.
-func estimateBytes(p *TensorParams, tensors []Input) int64 {
+func estimateBytes(p *TensorParams, op string, tensors []Input) int64 {
 	var b int64
 	for _, t := range tensors {
-		b += t.Numel() * DTypeSize(DType(t.Type))
+		b += gatheredBytes(op, t, tensors)
 	}
 	out := int64(2)
 	if len(tensors) > 0 {
@@ -294,4 +294,37 @@ func estimateBytes(p *TensorParams, tensors []Input) int64 {
 		}
 	}
 	return b + p.Numel*out
+}
+
+// gatheredBytes is what an op reads of tensor t: all of it, except an
+// embedding table ([rows, dim], in an op that names an embedding:
+// aten::embedding, or an Inductor kernel that fuses one), of which it
+// reads one row per index (the largest integer tensor's elements), at
+// most all rows. A compiled Llama prefill's Triton reductions that fuse
+// the embedding were charged its whole 525 MB table and their stand-ins
+// ran 26 to 121 times too long.
+func gatheredBytes(op string, t Input, tensors []Input) int64 {
+	size := DTypeSize(DType(t.Type))
+	all := t.Numel() * size
+	if !strings.Contains(op, "embedding") || len(t.Shape) != 2 || isIntegerType(DType(t.Type)) {
+		return all
+	}
+	var idx int64
+	for _, x := range tensors {
+		if isIntegerType(DType(x.Type)) {
+			idx = max(idx, x.Numel())
+		}
+	}
+	if idx == 0 {
+		return all
+	}
+	return min(all, idx*t.Shape[1]*size)
+}
+
+func isIntegerType(dtype string) bool {
+	switch dtype {
+	case "i64", "i32", "i16", "i8", "u8":
+		return true
+	}
+	return false
 }
