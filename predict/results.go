@@ -3,6 +3,7 @@ package predict
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -135,10 +136,16 @@ func (s *Samples) add(r *benchfmt.Result) bool {
 	return ok
 }
 
+// ErrNoBenchmarks is wrapped by ReadResults's error for an input that holds
+// neither a benchmark result nor a skipped benchmark: not go test -bench
+// output.
+var ErrNoBenchmarks = errors.New("no benchmark lines (want go test -bench output, from kreplay predict or a generated package)")
+
 // ReadResults reads `go test -bench` outputs (the Go benchmark format,
 // through benchfmt) and groups the values of kreplay's benchmarks by
 // workload and signature, as benchproc projects them on ".name",
-// "/workload" and "/sig". Other benchmarks are ignored with a warning.
+// "/workload" and "/sig". Other benchmarks are ignored with a warning; an
+// input with no benchmark lines at all is an error (ErrNoBenchmarks).
 func ReadResults(inputs []Input) (*Results, error) {
 	np, err := bench.NewNameProjection()
 	if err != nil {
@@ -162,11 +169,13 @@ func ReadResults(inputs []Input) (*Results, error) {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
 		br := benchfmt.NewReader(bytes.NewReader(data), in.Name)
+		results := 0
 		for br.Scan() {
 			switch rec := br.Result().(type) {
 			case *benchfmt.SyntaxError:
 				rs.Warnings = append(rs.Warnings, rec.Error())
 			case *benchfmt.Result:
+				results++
 				base, workload, sig := np.Keys(rec)
 				var s *Samples
 				switch {
@@ -212,7 +221,11 @@ func ReadResults(inputs []Input) (*Results, error) {
 		if err := br.Err(); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
-		for _, sk := range skips(data) {
+		sks := skips(data)
+		if results == 0 && len(sks) == 0 {
+			return nil, fmt.Errorf("%s: %w", in.Name, ErrNoBenchmarks)
+		}
+		for _, sk := range sks {
 			switch {
 			case sk.workload != "" && sk.sig != "":
 				get(sk.workload).Skipped[sk.sig] = sk.reason

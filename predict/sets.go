@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,6 +49,7 @@ func ModuleRoot(dir string) string {
 // ReadSetFiles reads signature set files.
 func ReadSetFiles(paths []string) ([]*signatures.Set, error) {
 	var sets []*signatures.Set
+	from := map[string]string{} // workload -> the set file that gave it
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
@@ -58,6 +60,11 @@ func ReadSetFiles(paths []string) ([]*signatures.Set, error) {
 		if err != nil {
 			return nil, err
 		}
+		w := bench.Workload(s.Source)
+		if o, dup := from[w]; dup {
+			return nil, fmt.Errorf("two signature sets for workload %s: %s and %s (pass -sets to choose)", w, o, p)
+		}
+		from[w] = p
 		sets = append(sets, s)
 	}
 	return sets, nil

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/kreplay/kreplay/internal/atomicfile"
 	"io"
 	"os"
-	"path/filepath"
 )
 
 // FormatVersion is the version of the signature-set JSON this package
@@ -82,21 +82,10 @@ func WriteSet(w io.Writer, s *Set) error {
 	return bw.Flush()
 }
 
-// WriteSetFile writes s to path, replacing it only once fully written.
+// WriteSetFile writes s to path, replacing it only once fully written,
+// with the mode a plain create gives (0666 less the umask).
 func WriteSetFile(path string, s *Set) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".kreplay-set-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := WriteSet(tmp, s); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, func(w io.Writer) error { return WriteSet(w, s) })
 }
 
 // ReadSet reads a signature set written by WriteSet and checks it.

@@ -90,7 +90,7 @@ func syntheticFile(t *testing.T) string {
 // with errors for what cannot be.
 func TestPredictModelReference(t *testing.T) {
 	code, out, e := runCmd(t, "predict", "-device", "999")
-	if code != 0 || !strings.Contains(out, "h100_bloom-560m_prefill/trace.json.gz") {
+	if code != exitNoMeasurement || !strings.Contains(out, "h100_bloom-560m_prefill/trace.json.gz") {
 		t.Errorf("default predict: exit %d: %s\n%s", code, e, out)
 	}
 	plain := filepath.Join(t.TempDir(), "w_prefill.trace.json.gz")
@@ -200,7 +200,7 @@ func TestCaptureCommand(t *testing.T) {
 		t.Errorf("inspect: exit %d: %s\n%s", code, e, out)
 	}
 	code, stdout, e = runCmd(t, "predict", "-device", "999", out)
-	if code != 0 || !strings.Contains(stdout, "no usable GPU") {
+	if code != exitNoMeasurement || !strings.Contains(stdout, "no usable GPU") {
 		t.Errorf("predict: exit %d: %s\n%s", code, e, stdout)
 	}
 	pkg := filepath.Join(tmp, "pkg")

@@ -24,13 +24,14 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"capture", "SPEC -o DIR [-force] [-ticks N] [-no-binaries]", "run a workload spec: its unprofiled run metered, one profiled inference, its\n           environment, into a bundle directory", cmdCapture},
+		{"capture", "SPEC -o DIR [-force] [-ticks N] [-no-binaries] [-python PYTHON]", "run a workload spec: its unprofiled run metered, one profiled inference, its\n           environment, into a bundle directory", cmdCapture},
 		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
-		{"run", "[-tiers 1,2,3] [-cache auto|rotating|warm|cold|primed] [-ids ID,...] [-json FILE] [TRACE|SET.json|BUNDLE ...]", "replay each signature alone on the GPU and compare with the trace", cmdRun},
+		{"run", "[-tiers 1,2,3] [-cache auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-energy [-ticks N]]\n           [-measured measured.json] [-json FILE] [-out FILE.jsonl [-resume]] [-binaries=false] [TRACE|SET.json|BUNDLE ...]",
+			"replay each signature alone on the GPU and compare with the trace; with one trace per rank\n           and -devices, the collectives across GPUs and a prediction per rank", cmdRun},
 		{"inspect", "[-top N] [-json] [TRACE|SET.json|BUNDLE ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded bundle " + traces.DefaultBundle + ")", cmdInspect},
 		{"gen", "[-o DIR] [-pkg NAME] SET.json|TRACE|BUNDLE|embedded:NAME", "write a Go benchmark package of a signature set, with a bundle's workload spec\n           (default DIR: bench/WORKLOAD)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET.json,...] [-top N] BENCH.txt ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
-		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [TRACE|SET.json|BUNDLE]", "the whole flow: inspect, then on a GPU replay every signature with its energy and the\n           timeline, and report the prediction against the bundle's measured run or the real\n           inference run now (default: the embedded bundle " + traces.DefaultBundle + ")", cmdPredict},
+		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [-resume]\n           [-budget D] [-binaries=false] [TRACE|SET.json|BUNDLE]", "the whole flow: inspect, then on a GPU replay every signature with its energy and the\n           timeline, and report the prediction against the bundle's measured run or the real\n           inference run now (default: the embedded bundle " + traces.DefaultBundle + ")", cmdPredict},
 		{"diff", "[-json] [-all] [-alpha A] [-sets SET.json,...] OLD.txt NEW.txt", "compare two go test -bench outputs, per signature and predicted total", cmdDiff},
 	}
 }
@@ -38,13 +39,26 @@ func init() {
 // errUsage marks errors that should print the command's usage.
 var errUsage = errors.New("usage")
 
+// errNothingMeasured says a command did its CPU part and measured nothing
+// (no usable GPU): exit status 3, so that a script can tell it from an
+// error and from a prediction.
+var errNothingMeasured = errors.New("nothing was measured: no usable GPU")
+
+// Exit statuses (the README lists them).
+const (
+	exitOK            = 0
+	exitError         = 1
+	exitUsage         = 2
+	exitNoMeasurement = 3
+)
+
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stderr)
 		if len(args) == 0 {
-			return 2
+			return exitUsage
 		}
-		return 0
+		return exitOK
 	}
 	for _, c := range commands {
 		if c.name != args[0] {
@@ -53,19 +67,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err := c.run(args[1:], stdout, stderr)
 		switch {
 		case err == nil:
-			return 0
+			return exitOK
 		case errors.Is(err, flag.ErrHelp):
-			return 0
+			return exitOK
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "usage: kreplay %s %s\n", c.name, c.args)
-			return 2
+			return exitUsage
+		case errors.Is(err, errNothingMeasured):
+			fmt.Fprintf(stderr, "kreplay %s: %v (exit status %d)\n", c.name, err, exitNoMeasurement)
+			return exitNoMeasurement
 		}
 		fmt.Fprintf(stderr, "kreplay %s: %v\n", c.name, err)
-		return 1
+		return exitError
 	}
 	fmt.Fprintf(stderr, "kreplay: unknown command %q\n", args[0])
 	usage(stderr)
-	return 2
+	return exitUsage
 }
 
 func usage(w io.Writer) {
@@ -75,10 +92,19 @@ func usage(w io.Writer) {
 	}
 }
 
-// newFlags returns a flag set that reports errors instead of exiting.
+// newFlags returns a flag set that reports errors instead of exiting and
+// whose -h says what the command does and takes, then its flags.
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("kreplay "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		for _, c := range commands {
+			if c.name == name {
+				fmt.Fprintf(stderr, "usage: kreplay %s %s\n\n%s\n\nflags:\n", c.name, c.args, strings.ReplaceAll(c.help, "\n           ", "\n"))
+			}
+		}
+		fs.PrintDefaults()
+	}
 	return fs
 }
 

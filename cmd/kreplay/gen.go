@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/kreplay/kreplay/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -60,7 +61,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		if err := writeFileAtomic(filepath.Join(dir, name), files[name]); err != nil {
+		if err := atomicfile.WriteBytes(filepath.Join(dir, name), files[name]); err != nil {
 			return err
 		}
 	}
@@ -106,25 +107,4 @@ func genSource(arg, dir string) (string, error) {
 		return filepath.ToSlash(absArg), nil
 	}
 	return filepath.ToSlash(rel), nil
-}
-
-// writeFileAtomic replaces path with data once fully written.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".kreplay-gen-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

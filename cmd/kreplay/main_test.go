@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,11 +44,17 @@ func TestInspectDefaultGolden(t *testing.T) {
 }
 
 // Importing to a file and inspecting the file prints what inspecting the
-// trace prints.
+// trace prints; the file has the mode a plain create gives.
 func TestImportThenInspect(t *testing.T) {
 	set := filepath.Join(t.TempDir(), "set.json")
-	if code, _, e := runCmd(t, "import", "embedded:h100_llama-7b_prefill.trace.json.gz", "-o", set); code != 0 {
+	old := syscall.Umask(0o022)
+	code, _, e := runCmd(t, "import", "embedded:h100_llama-7b_prefill.trace.json.gz", "-o", set)
+	syscall.Umask(old)
+	if code != 0 {
 		t.Fatalf("import: exit %d: %s", code, e)
+	}
+	if st, err := os.Stat(set); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("set file mode %v (%v), want 0644 under umask 022", st.Mode().Perm(), err)
 	}
 	_, fromSet, _ := runCmd(t, "inspect", "-top", "5", set)
 	_, fromTrace, _ := runCmd(t, "inspect", "-top", "5", "embedded:h100_llama-7b_prefill.trace.json.gz")
@@ -69,8 +76,12 @@ func TestInspectJSONSeveralFiles(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "bad.json")
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"traceEvents":[{"cat":"kernel","name":"k","ts":1,"dur":1,"args":{"grid":[1,1,1]}}`), 0o644)
+	garbage := filepath.Join(dir, "garbage.txt")
+	os.WriteFile(garbage, []byte("garbage\nnot benchmark output\n"), 0o644)
+	missing := filepath.Join(dir, "missing", "set.json")
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -83,12 +94,17 @@ func TestErrors(t *testing.T) {
 		{[]string{"inspect", "embedded:nope"}, 1, "no such embedded bundle or trace"},
 		// A bad file is reported and the good one is still inspected.
 		{[]string{"inspect", bad, "embedded:h100_bloom-560m_prefill.trace.json.gz"}, 1, "bad.json: event 0"},
+		// Output into a directory that does not exist names the path given.
+		{[]string{"import", "embedded:h100_bloom-560m_prefill", "-o", missing}, 1, "open " + missing + ": no such file or directory"},
+		// Input that is not benchmark output is an error, not an empty report.
+		{[]string{"diff", garbage, garbage}, 1, garbage + ": no benchmark lines"},
+		{[]string{"report", garbage}, 1, garbage + ": no benchmark lines"},
 	} {
 		code, out, e := runCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(e, tc.want) {
 			t.Errorf("kreplay %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, e, tc.code, tc.want)
 		}
-		if len(tc.args) == 3 && !strings.Contains(out, "bloom-560m_prefill") {
+		if len(tc.args) == 3 && tc.args[0] == "inspect" && !strings.Contains(out, "bloom-560m_prefill") {
 			t.Errorf("kreplay %v: the good file was not inspected", tc.args)
 		}
 	}
@@ -111,5 +127,17 @@ func TestReadProgress(t *testing.T) {
 	os.WriteFile(p, []byte("garbage\n"+good+"\n"), 0o644)
 	if _, err := readProgress(p); err == nil || !strings.Contains(err.Error(), ":1:") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// Each command's -h says what it takes and does, then lists its flags,
+// and exits 0.
+func TestCommandHelp(t *testing.T) {
+	for _, c := range commands {
+		code, _, e := runCmd(t, c.name, "-h")
+		first := strings.SplitN(c.args, "\n", 2)[0]
+		if code != exitOK || !strings.HasPrefix(e, "usage: kreplay "+c.name+" "+first) || !strings.Contains(e, "\nflags:\n") {
+			t.Errorf("kreplay %s -h: exit %d:\n%s", c.name, code, e)
+		}
 	}
 }

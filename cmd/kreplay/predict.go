@@ -111,7 +111,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	if errors.Is(err, predict.ErrNoGPU) {
 		fmt.Fprintf(stdout, "%v\nThe CPU-only part ends here: on a GPU machine, predict goes on to replay every signature\n"+
 			"(with its energy), the timeline and the real inference, and reports the prediction.\n", err)
-		return nil
+		return errNothingMeasured
 	}
 	if err != nil {
 		return err

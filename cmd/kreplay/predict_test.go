@@ -1,17 +1,25 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // Without a usable GPU (here: a device index no machine has), predict does
-// the CPU part, inspecting the trace, says why it stops, and succeeds.
+// the CPU part, inspecting the trace, says why it stops, writes no output
+// file, and exits with status 3: nothing measured.
 func TestPredictCPUOnly(t *testing.T) {
-	code, out, errOut := runCmd(t, "predict", "-device", "999", "-no-model")
-	if code != 0 {
+	out := filepath.Join(t.TempDir(), "x.bench")
+	code, stdout, errOut := runCmd(t, "predict", "-device", "999", "-no-model", "-o", out)
+	if code != exitNoMeasurement || !strings.Contains(errOut, "nothing was measured") {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written with nothing measured", out)
+	}
+	out = stdout
 	for _, want := range []string{"bloom-560m_prefill", "top 10 signatures", "no usable GPU", "CPU-only part ends here"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
