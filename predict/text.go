@@ -40,36 +40,39 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	}
 	fmt.Fprintf(w, "): %d signatures, %d measured (up to %d runs), %d missing, %d part of another\n",
 		wp.Signatures, wp.Measured, wp.Runs, wp.Missing, wp.Parts)
-	bounds := fmt.Sprintf("%.0f%% CI", 100*conf)
+	bounds := fmt.Sprintf(" (%.0f%% CI)", 100*conf)
 	if wp.RangeOnly > 0 {
-		bounds = fmt.Sprintf("%.0f%% CI; for %d signatures with < 6 runs, their range", 100*conf, wp.RangeOnly)
+		bounds = fmt.Sprintf(" (%.0f%% CI; for %d signatures with < 6 runs, their range)", 100*conf, wp.RangeOnly)
+	}
+	if wp.Runs < 2 {
+		bounds = ""
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "predicted GPU time\t%s\t[%s, %s] (%s)\n", bench.FormatNS(wp.PredictedNS.Center), bench.FormatNS(wp.PredictedNS.Lo), bench.FormatNS(wp.PredictedNS.Hi), bounds)
+	fmt.Fprintf(tw, "predicted GPU time\t%s\t%s%s\n", bench.FormatNS(wp.PredictedNS.Center), nsBounds(wp.PredictedNS, wp.Runs), bounds)
 	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", bench.FormatNS(float64(wp.CoveredNS)), 100*wp.Coverage, bench.FormatNS(float64(wp.TracedNS)), errText(wp.ErrCovered))
 	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", bench.FormatNS(float64(wp.BusyNS)), bench.FormatNS(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
 	if tl := wp.Timeline; tl != nil {
-		fmt.Fprintf(tw, "timeline replay\t%s\t[%s, %s], %d runs, %s traced skipped%s%s\n", bench.FormatNS(tl.NS.Center), bench.FormatNS(tl.NS.Lo), bench.FormatNS(tl.NS.Hi),
-			tl.NS.Runs, bench.FormatNS(tl.SkippedNS), errVs("predicted", tl.ErrPredicted), errVs("busy", tl.ErrBusy))
+		fmt.Fprintf(tw, "timeline replay\t%s\t%s, %s traced skipped%s%s\n", bench.FormatNS(tl.NS.Center), nsBounds(tl.NS.Interval, tl.NS.Runs),
+			bench.FormatNS(tl.SkippedNS), errVs("predicted", tl.ErrPredicted), errVs("busy", tl.ErrBusy))
 	}
 	if wp.Model == nil && wp.NoModel != "" {
 		fmt.Fprintf(tw, "model\tnot run\t%s\n", bench.OneLine(wp.NoModel, 200))
 	}
 	if m := wp.Model; m != nil {
-		fmt.Fprintf(tw, "model wall time\t%s\t[%s, %s], %d runs%s\n", bench.FormatNS(m.WallNS.Center), bench.FormatNS(m.WallNS.Lo), bench.FormatNS(m.WallNS.Hi), m.WallNS.Runs, errText(wp.ErrModel))
+		fmt.Fprintf(tw, "model wall time\t%s\t%s%s\n", bench.FormatNS(m.WallNS.Center), nsBounds(m.WallNS.Interval, m.WallNS.Runs), errText(wp.ErrModel))
 	}
 	if pj := wp.PredictedJ; pj != nil {
-		fmt.Fprintf(tw, "predicted kernel energy\t%.4g J\t[%.4g, %.4g], %d signatures, %.1f%% of the traced time\n",
-			pj.Center, pj.Lo, pj.Hi, wp.EnergySignatures, 100*wp.EnergyCoverage)
+		fmt.Fprintf(tw, "predicted kernel energy\t%.4g J\t%s, %d signatures, %.1f%% of the traced time\n",
+			pj.Center, jBounds(*pj, wp.Runs), wp.EnergySignatures, 100*wp.EnergyCoverage)
 	}
 	if wp.IdleJ != nil {
 		fmt.Fprintf(tw, "idle-gap energy\t%.4g J\tidle %.1f W x (model wall - trace busy)\n", *wp.IdleJ, wp.Model.IdleW.Center)
 	}
 	if t := wp.TotalJ; t != nil && wp.IdleJ != nil {
-		fmt.Fprintf(tw, "predicted energy\t%.4g J\t[%.4g, %.4g]\n", t.Center, t.Lo, t.Hi)
+		fmt.Fprintf(tw, "predicted energy\t%.4g J\t%s\n", t.Center, jBounds(*t, wp.Runs))
 	}
 	if m := wp.Model; m != nil && m.J != nil {
-		fmt.Fprintf(tw, "model energy\t%.4g J\t[%.4g, %.4g]%s\n", m.J.Center, m.J.Lo, m.J.Hi, errText(wp.ErrEnergy))
+		fmt.Fprintf(tw, "model energy\t%.4g J\t%s%s\n", m.J.Center, jBounds(m.J.Interval, m.J.Runs), errText(wp.ErrEnergy))
 	}
 	tw.Flush()
 
@@ -125,6 +128,23 @@ func errText(e *float64) string {
 		return ""
 	}
 	return fmt.Sprintf("; prediction %+.1f%%", 100**e)
+}
+
+// nsBounds writes an interval of times, or says there is none: one run
+// gives no interval.
+func nsBounds(iv Interval, runs int) string {
+	if runs < 2 {
+		return fmt.Sprintf("n/a (%d run)", runs)
+	}
+	return fmt.Sprintf("[%s, %s], %d runs", bench.FormatNS(iv.Lo), bench.FormatNS(iv.Hi), runs)
+}
+
+// jBounds writes an interval of energies as nsBounds does times.
+func jBounds(iv Interval, runs int) string {
+	if runs < 2 {
+		return fmt.Sprintf("n/a (%d run)", runs)
+	}
+	return fmt.Sprintf("[%.4g, %.4g], %d runs", iv.Lo, iv.Hi, runs)
 }
 
 func ratio(r float64) string {
