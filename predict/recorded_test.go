@@ -14,7 +14,7 @@ import (
 // TestRecordedOutput runs Report (and Diff, given two files) on recorded
 // GPU benchmark output: testdata/*.bench, as written by
 //
-//	go test -p 1 -run '^$' -bench . -benchtime 1x -count 6 -v ./bench/... | tee bench/testdata/h100.bench
+//	go test -p 1 -run '^$' -bench . -benchtime 1x -count 6 -v ./bench/... | tee predict/testdata/h100.bench
 //
 // (the *.energy.bench files with KREPLAY_ENERGY=1, see
 // results/h100/bench-energy), with the generated packages' sets
