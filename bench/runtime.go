@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -58,8 +59,31 @@ func sharedReplayer() (replayer, error) {
 			return
 		}
 		shared.r = deviceReplayer{d}
+		// What the measurements run on, as configuration lines ahead of
+		// the results, so that benchstat -col gpu (or driver, cublas, ...)
+		// tells runs apart.
+		WriteConfig(os.Stdout, d.Config())
 	})
 	return shared.r, shared.err
+}
+
+// WriteConfig writes config items as benchfmt configuration lines
+// ("key: value").
+func WriteConfig(w io.Writer, items []replay.ConfigItem) {
+	for _, c := range items {
+		fmt.Fprintf(w, "%s: %s\n", c.Key, strings.ReplaceAll(c.Value, "\n", " "))
+	}
+}
+
+// TraceConfig is the configuration line of where a set was traced,
+// "trace-gpu: NAME" (or "unknown"): a replay on another GPU is a
+// projection.
+func TraceConfig(set *signatures.Set) replay.ConfigItem {
+	g := set.Source.GPU()
+	if g == "" {
+		g = "unknown"
+	}
+	return replay.ConfigItem{Key: "trace-gpu", Value: g}
 }
 
 // replayer prepares and measures one signature; a replay.Device does it on
@@ -301,8 +325,10 @@ func check(set *signatures.Set, workload string, ids []string) error {
 }
 
 // Replay runs a generated package's BenchmarkReplay: a sub-benchmark
-// workload=W/sig=ID per signature of ids, in order (Signature).
+// workload=W/sig=ID per signature of ids, in order (Signature), after the
+// configuration line of the GPU the set was traced on.
 func Replay(b *testing.B, set *signatures.Set, workload string, ids []string) {
+	WriteConfig(os.Stdout, []replay.ConfigItem{TraceConfig(set)})
 	for _, id := range ids {
 		b.Run(SignatureName(workload, id), func(b *testing.B) { Signature(b, set, id) })
 	}

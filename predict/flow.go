@@ -57,6 +57,9 @@ type FlowOptions struct {
 type FlowResult struct {
 	Set *signatures.Set
 	GPU string
+	// Config is what the replays ran on (replay.Device.Config), written as
+	// the benchmark output's configuration lines.
+	Config []replay.ConfigItem
 	// Entries are the signature replays (replay.Device.RunSet).
 	Entries []replay.Entry
 	// Timeline is the timeline replay, or TimelineErr why there is none.
@@ -92,7 +95,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
 	}
 	defer d.Close()
-	fr := &FlowResult{Set: set, GPU: d.Name}
+	fr := &FlowResult{Set: set, GPU: d.Name, Config: d.Config()}
 	start := time.Now()
 	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), fr.GPU)
 	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, Progress: progress,
@@ -148,7 +151,14 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 		{Key: "goos", Value: []byte(runtime.GOOS), File: true},
 		{Key: "goarch", Value: []byte(runtime.GOARCH), File: true},
 		{Key: "pkg", Value: []byte(pkg), File: true},
-		{Key: "gpu", Value: []byte(fr.GPU), File: true},
+	}
+	items := fr.Config
+	if len(items) == 0 {
+		items = []replay.ConfigItem{{Key: "gpu", Value: fr.GPU}}
+	}
+	items = append(items, bench.TraceConfig(fr.Set))
+	for _, c := range items {
+		cfg = append(cfg, benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true})
 	}
 	suffix := ""
 	if p := runtime.GOMAXPROCS(0); p > 1 {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
+
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/replay"
@@ -132,6 +135,43 @@ func TestParseNoModelLine(t *testing.T) {
 		w, r, ok := bench.ParseNoModelLine(tc.line)
 		if w != tc.workload || r != tc.reason || ok != (tc.workload != "") {
 			t.Errorf("%q: %q %q %v", tc.line, w, r, ok)
+		}
+	}
+}
+
+// The configuration lines of two runs on different GPUs and cuBLAS builds
+// tell them apart as benchstat's -col gpu and -col cublas do (benchproc's
+// projection), and every result carries the GPU its trace came from.
+func TestFlowConfigColumns(t *testing.T) {
+	set := prefillSet(t)
+	var files bytes.Buffer
+	for _, run := range []struct{ gpu, cublas string }{{"NVIDIA H100 80GB HBM3", "13.1.0 (/usr/local/cuda/lib64/libcublas.so.13)"}, {"NVIDIA H200", "13.0.2 (/opt/cublas-13.0/libcublas.so.13)"}} {
+		fr := &FlowResult{Set: set, GPU: run.gpu, Config: []replay.ConfigItem{{Key: "gpu", Value: run.gpu}, {Key: "driver", Value: "580.159.04"}, {Key: "cublas", Value: run.cublas}}}
+		for _, s := range set.Signatures[:3] {
+			fr.Entries = append(fr.Entries, replay.Entry{ID: s.ID, Result: &replay.Result{ID: s.ID, MedianNS: float64(s.TracedNS.Median)}})
+		}
+		if err := fr.WriteBench(&files, "p"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var parser benchproc.ProjectionParser
+	proj, err := parser.Parse("gpu,cublas,trace-gpu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := map[string]int{}
+	r := benchfmt.NewReader(&files, "runs.bench")
+	for r.Scan() {
+		if res, ok := r.Result().(*benchfmt.Result); ok {
+			groups[proj.Project(res).String()]++
+		}
+	}
+	if len(groups) != 2 {
+		t.Fatalf("columns %v, want two runs", groups)
+	}
+	for k, n := range groups {
+		if n != 3 || !strings.Contains(k, "trace-gpu:NVIDIA H100 80GB HBM3") || !strings.Contains(k, "cublas:13.") {
+			t.Errorf("column %q has %d results", k, n)
 		}
 	}
 }

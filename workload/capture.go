@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/kreplay/kreplay/internal/buildinfo"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -376,34 +376,5 @@ func MachineKey(gpu string) string {
 	return s
 }
 
-// Version is kreplay's version as the binary knows it: the module version
-// and, when built from a checkout, the commit ("devel+abc123def456", with
-// "+dirty" for uncommitted changes).
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" {
-		v += "+" + rev + dirty
-	}
-	return v
-}
+// Version is kreplay's version as the binary knows it (buildinfo.Version).
+func Version() string { return buildinfo.Version() }

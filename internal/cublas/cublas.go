@@ -47,6 +47,7 @@ var ErrNilHandle = errors.New("nil or destroyed cuBLAS handle")
 
 // lib fills kr_cublas_fn; a library lacking a required symbol is skipped.
 var lib = dl.Library{
+	Env:      "KREPLAY_CUBLAS_LIB",
 	NotFound: ErrNotFound,
 	Table:    C.kr_cublas_fn[:],
 	Symbols: []dl.Symbol{

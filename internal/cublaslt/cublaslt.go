@@ -48,6 +48,7 @@ var ErrNil = errors.New("nil or destroyed cuBLASLt object")
 
 // lib fills kr_lt_fn; a library lacking a symbol is skipped.
 var lib = dl.Library{
+	Env:      "KREPLAY_CUBLASLT_LIB",
 	NotFound: ErrNotFound,
 	Table:    C.kr_lt_fn[:],
 	Symbols: []dl.Symbol{

@@ -103,3 +103,21 @@ func TestLibrary(t *testing.T) {
 		t.Errorf("second Load: %v", err)
 	}
 }
+
+// A library's Env variable, when set, is the only candidate: its library
+// loads in place of the list, and a wrong path is an error naming it.
+func TestLibraryEnv(t *testing.T) {
+	errNF := errors.New("kr: library not found")
+	syms := []Symbol{{Slot: 0, Name: "strlen"}}
+	t.Setenv("KREPLAY_TEST_LIB", "libc.so.6")
+	lib := &Library{NotFound: errNF, Table: make([]unsafe.Pointer, 1), Symbols: syms, Env: "KREPLAY_TEST_LIB"}
+	if err := lib.Load([]string{"/nonexistent/libkreplay_a.so"}, nil, nil); err != nil || lib.Path() != "libc.so.6" {
+		t.Fatalf("Load with the variable set: %v, Path %q", err, lib.Path())
+	}
+	t.Setenv("KREPLAY_TEST_LIB", "/nonexistent/libkreplay_b.so")
+	other := &Library{NotFound: errNF, Table: make([]unsafe.Pointer, 1), Symbols: syms, Env: "KREPLAY_TEST_LIB"}
+	err := other.Load([]string{"libc.so.6"}, nil, nil)
+	if !errors.Is(err, errNF) || !strings.Contains(err.Error(), "/nonexistent/libkreplay_b.so") {
+		t.Errorf("Load of a wrong path: %v (Path %q)", err, other.Path())
+	}
+}

@@ -2,6 +2,7 @@ package dl
 
 import (
 	"errors"
+	"os"
 	"sync"
 	"unsafe"
 )
@@ -20,6 +21,11 @@ type Library struct {
 	Symbols []Symbol
 	// Table is the binding's C function table, e.g. C.kr_cublas_fn[:].
 	Table []unsafe.Pointer
+	// Env, when set, names an environment variable that chooses the
+	// library: when it holds a path or soname, Load tries that alone
+	// (so that two builds of a library can be compared on one machine,
+	// and a wrong path is an error rather than a silent fallback).
+	Env string
 
 	mu   sync.Mutex
 	path string
@@ -38,6 +44,11 @@ func (l *Library) Load(candidates []string, before func(), after func() error) e
 	}
 	if before != nil {
 		before()
+	}
+	if l.Env != "" {
+		if v := os.Getenv(l.Env); v != "" {
+			candidates = []string{v}
+		}
 	}
 	path, err := l.open(candidates)
 	if err != nil {

@@ -84,6 +84,7 @@ func DisableNVLS() bool {
 
 // lib fills kr_nccl_fn; a library lacking a required symbol is skipped.
 var lib = dl.Library{
+	Env:      "KREPLAY_NCCL_LIB",
 	NotFound: ErrNotFound,
 	Table:    C.kr_nccl_fn[:],
 	Symbols: []dl.Symbol{
