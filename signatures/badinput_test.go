@@ -98,13 +98,21 @@ func TestBadInput(t *testing.T) {
 // Cutting a real trace anywhere must give an error, never a partial set.
 func TestTruncatedRealTrace(t *testing.T) {
 	raw := plainTrace(t, "h100_bloom-560m_prefill.trace.json.gz")
-	for i := 1; i < 64; i++ {
-		cut := len(raw) * i / 64
-		if _, err := Import(bytes.NewReader(raw[:cut]), "cut.json", Options{}); err == nil {
-			t.Errorf("cut at byte %d of %d: no error", cut, len(raw))
+	// Cuts in 24 places of the file, each a few bytes either side of an
+	// event's start (where the parser switches state); the gzip'ed cuts
+	// go through the decompressing reader too.
+	for i := 1; i < 24; i++ {
+		at := len(raw) * i / 24
+		at += bytes.Index(raw[at:], []byte("\n  {"))
+		for _, cut := range []int{at - 1, at + 4} {
+			if _, err := Import(bytes.NewReader(raw[:cut]), "cut.json", Options{}); err == nil {
+				t.Errorf("cut at byte %d of %d: no error", cut, len(raw))
+			}
 		}
-		if _, err := Import(bytes.NewReader(gz(raw[:cut])), "cut.json.gz", Options{}); err == nil {
-			t.Errorf("gzip of cut at byte %d: no error", cut)
+		if i%4 == 0 {
+			if _, err := Import(bytes.NewReader(gz(raw[:at])), "cut.json.gz", Options{}); err == nil {
+				t.Errorf("gzip of cut at byte %d: no error", at)
+			}
 		}
 	}
 	gzRaw, _ := traces.ReadFile("h100_bloom-560m_prefill.trace.json.gz")
@@ -134,9 +142,13 @@ func plainTrace(t testing.TB, name string) []byte {
 	return raw
 }
 
-// The reader gets the same result however the input is split into reads.
+// The reader gets the same result however the input is split into reads:
+// one byte at a time, over the first eighth of a real trace (its first
+// events, closed as a trace), which crosses the reader's 1 MiB window.
 func TestOneByteReads(t *testing.T) {
-	raw := plainTrace(t, "h100_bloom-560m_prefill.trace.json.gz")
+	full := plainTrace(t, "h100_bloom-560m_prefill.trace.json.gz")
+	end := len(full)/8 + bytes.Index(full[len(full)/8:], []byte("\n  {"))
+	raw := append(append([]byte{}, bytes.TrimRight(full[:end], ",\n ")...), "]}"...)
 	want, err := Import(bytes.NewReader(raw), "x", Options{})
 	if err != nil {
 		t.Fatal(err)
