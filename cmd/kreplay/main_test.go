@@ -141,3 +141,20 @@ func TestCommandHelp(t *testing.T) {
 		}
 	}
 }
+
+// timeline exports the embedded prefill with the recorded replay times
+// beside it; without benchmark lines it is an error.
+func TestTimelineCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "t.json")
+	code, stdout, e := runCmd(t, "timeline", "-bench", filepath.Join("..", "..", "predict", "testdata", "h100-bloom-560m_prefill.bench"), "-o", out)
+	if code != 0 || !strings.Contains(stdout, "703 invocations of bloom-560m_prefill, 45 signatures with a replayed time") {
+		t.Fatalf("exit %d: %s %s", code, stdout, e)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(b, []byte(`"cat":"kreplay_replay"`)) || !bytes.Contains(b, []byte(`"path":"own kernel: add"`)) {
+		t.Errorf("export (%v): %.300s", err, b)
+	}
+	if code, _, e := runCmd(t, "timeline", "-bench", filepath.Join("testdata", "inspect_default.golden"), "-o", out); code != 1 || !strings.Contains(e, "no benchmark lines") {
+		t.Errorf("timeline with a non-benchmark file: exit %d: %s", code, e)
+	}
+}
