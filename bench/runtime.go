@@ -182,6 +182,7 @@ func runSignature(tb benchTB, n int, set *signatures.Set, id string, open func()
 		tb.Skipf("%v (set %s=1 to fail instead)", err, gputest.Env)
 	}
 	reported.Store(tb.Name(), res)
+	fmt.Println(FidelityLine(tb.Name(), FidelityOf(res)))
 	tb.Logf("%s", res)
 	if res.EnergyErr != "" {
 		tb.Logf("energy not measured: %s", res.EnergyErr)

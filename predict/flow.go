@@ -184,6 +184,7 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 			if err := write(name, bench.SignatureMetrics(e.Result)); err != nil {
 				return err
 			}
+			skips = append(skips, bench.FidelityLine("Benchmark"+name, bench.FidelityOf(e.Result))+"\n")
 		}
 	}
 	if fr.Timeline != nil {

@@ -27,6 +27,8 @@ func TestFlowWriteBench(t *testing.T) {
 	fr := &FlowResult{Set: set, GPU: "NVIDIA H100 80GB HBM3"}
 	var failed string
 	var wantNS, wantJ float64
+	wantFid := map[string]float64{}
+	throttled, unconverged := 0, 0
 	for _, s := range set.Signatures {
 		e := replay.Entry{ID: s.ID, Label: s.Label, Tier: s.Tier, Class: s.Class, Count: s.Count,
 			TracedMedianNS: s.TracedNS.Median, TracedTotalNS: s.TracedNS.Total, PartOf: s.PartOf}
@@ -37,9 +39,17 @@ func TestFlowWriteBench(t *testing.T) {
 			e.Err = "tier 3: shape f16[1,2] too big for the GPU"
 		default:
 			ns := 1.1 * float64(s.TracedNS.Median)
-			e.Result = &replay.Result{ID: s.ID, MedianNS: ns, Energy: &replay.Energy{JoulesPerOp: ns * 1e-6, Watts: 1000}}
+			fid := map[signatures.Tier]string{1: replay.FidelityMemory, 2: replay.FidelitySame, 3: replay.FidelityOwn}[s.Tier]
+			e.Result = &replay.Result{ID: s.ID, MedianNS: ns, Energy: &replay.Energy{JoulesPerOp: ns * 1e-6, Watts: 1000},
+				Fidelity: fid, Path: "p", Converged: s.Tier != 1, Throttled: s.Tier == 2}
 			wantNS += ns * float64(s.Count)
 			wantJ += ns * 1e-6 * float64(s.Count)
+			wantFid[fid] += ns * float64(s.Count)
+			if s.Tier == 2 {
+				throttled++
+			} else if s.Tier == 1 {
+				unconverged++
+			}
 		}
 		fr.Entries = append(fr.Entries, e)
 	}
@@ -87,6 +97,21 @@ func TestFlowWriteBench(t *testing.T) {
 	}
 	if wp.Missing != 1 {
 		t.Errorf("%d missing signatures, want 1 (%s)", wp.Missing, failed)
+	}
+	// The fidelity lines read back: the prediction splits by fidelity,
+	// most exact first, and counts the flagged signatures.
+	if wp.Throttled != throttled || wp.Unconverged != unconverged || len(wp.ByFidelity) != len(wantFid) {
+		t.Errorf("fidelity split %+v, %d throttled, %d unconverged; want %v, %d, %d", wp.ByFidelity, wp.Throttled, wp.Unconverged, wantFid, throttled, unconverged)
+	}
+	share := 0.0
+	for i, f := range wp.ByFidelity {
+		if math.Abs(f.PredictedNS-wantFid[f.Fidelity]) > 1e-6*wantNS || i > 0 && f.Fidelity == replay.FidelitySame {
+			t.Errorf("fidelity %d: %+v, want %v ns", i, f, wantFid[f.Fidelity])
+		}
+		share += f.Share
+	}
+	if math.Abs(share-1) > 1e-9 {
+		t.Errorf("fidelity shares add to %v", share)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -124,6 +125,13 @@ type WorkloadPrediction struct {
 
 	// PredictedNS is sum(t_i x n_i) with its bounds.
 	PredictedNS Interval `json:"predicted_ns"`
+	// ByFidelity splits the predicted time by how close each signature's
+	// replay is to the trace (bench.FidelityLine; "unknown" for outputs
+	// without those lines), most exact first; Throttled and Unconverged
+	// count the signatures whose line flags them.
+	ByFidelity  []FidelityShare `json:"by_fidelity,omitempty"`
+	Throttled   int             `json:"throttled,omitempty"`
+	Unconverged int             `json:"unconverged,omitempty"`
 	// TracedNS is the traced time of all signatures (the sum of their
 	// durations); CoveredNS that of the measured ones (with their parts),
 	// and Coverage CoveredNS / TracedNS.
@@ -219,6 +227,9 @@ type SigPrediction struct {
 	Tier  signatures.Tier  `json:"tier"`
 	Class signatures.Class `json:"class"`
 	Count int              `json:"count"`
+	// Fidelity is how close the replay is to the trace ("unknown" when
+	// the output does not say).
+	Fidelity string `json:"fidelity"`
 	// TracedNS is the signature's traced total with its parts';
 	// TracedPerCallNS that per invocation (its median plus its parts'
 	// medians per call, as replay.Entry counts it).
@@ -380,6 +391,7 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 		return g
 	}
 	var energyCovered int64
+	byFid := map[string]float64{}
 	for _, s := range set.Signatures {
 		wp.TracedNS += s.TracedNS.Total
 		smp := w.Sigs[s.ID]
@@ -435,7 +447,20 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 			g.PredictedNS.add(sp.PredictedNS)
 		}
 		wp.Sigs = append(wp.Sigs, sp)
+		f, ok := w.Fidelity[s.ID]
+		if !ok {
+			f.Kind = "unknown"
+		}
+		sp.Fidelity = f.Kind
+		byFid[f.Kind] += sp.PredictedNS.Center
+		if f.Throttled {
+			wp.Throttled++
+		}
+		if f.Unconverged {
+			wp.Unconverged++
+		}
 	}
+	wp.ByFidelity = fidelityShares(byFid, wp.PredictedNS.Center)
 	for id := range w.Sigs {
 		if set.ByID(id) == nil {
 			warn = append(warn, fmt.Sprintf("%s: signature %s has results but is not in the set %s: ignored", w.Name, id, set.Source.File))
@@ -490,6 +515,42 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 }
 
 // relErr is got / want - 1, or nil when want is not positive.
+// FidelityShare is the predicted time of the signatures of one fidelity.
+type FidelityShare struct {
+	Fidelity    string  `json:"fidelity"`
+	PredictedNS float64 `json:"predicted_ns"`
+	Share       float64 `json:"share"`
+}
+
+// fidelityShares orders the split by fidelity, most exact first
+// (replay.Fidelities), then any other kind.
+func fidelityShares(by map[string]float64, total float64) []FidelityShare {
+	var out []FidelityShare
+	seen := map[string]bool{}
+	add := func(k string) {
+		if v, ok := by[k]; ok && !seen[k] {
+			seen[k] = true
+			fs := FidelityShare{Fidelity: k, PredictedNS: v}
+			if total > 0 {
+				fs.Share = v / total
+			}
+			out = append(out, fs)
+		}
+	}
+	for _, k := range replay.Fidelities {
+		add(k)
+	}
+	rest := make([]string, 0, len(by))
+	for k := range by {
+		rest = append(rest, k)
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		add(k)
+	}
+	return out
+}
+
 func relErr(got, want float64) *float64 {
 	if want <= 0 || math.IsNaN(got) || math.IsInf(got, 0) {
 		return nil

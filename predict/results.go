@@ -89,6 +89,9 @@ type WorkloadResults struct {
 	// NoModel is why the model benchmark did not run, from its
 	// bench.NoModelLine ("" when none was printed).
 	NoModel string
+	// Fidelity is each signature's, from its bench.FidelityLine (the last
+	// one read; absent in outputs made before they were written).
+	Fidelity map[string]bench.Fidelity
 }
 
 // Samples are one benchmark's values over its runs, per unit; a run that
@@ -156,7 +159,7 @@ func ReadResults(inputs []Input) (*Results, error) {
 	get := func(name string) *WorkloadResults {
 		w := byName[name]
 		if w == nil {
-			w = &WorkloadResults{Name: name, Sigs: map[string]*Samples{}, Skipped: map[string]string{}}
+			w = &WorkloadResults{Name: name, Sigs: map[string]*Samples{}, Skipped: map[string]string{}, Fidelity: map[string]bench.Fidelity{}}
 			byName[name] = w
 			rs.Workloads = append(rs.Workloads, w)
 		}
@@ -220,6 +223,11 @@ func ReadResults(inputs []Input) (*Results, error) {
 		}
 		if err := br.Err(); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if w, sig, f, ok := bench.ParseFidelityLine(line); ok {
+				get(w).Fidelity[sig] = f
+			}
 		}
 		sks := skips(data)
 		if results == 0 && len(sks) == 0 {

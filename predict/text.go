@@ -49,6 +49,17 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "predicted GPU time\t%s\t%s%s\n", bench.FormatNS(wp.PredictedNS.Center), nsBounds(wp.PredictedNS, wp.Runs), bounds)
+	if len(wp.ByFidelity) > 0 {
+		var parts []string
+		for _, f := range wp.ByFidelity {
+			parts = append(parts, fmt.Sprintf("%s %s (%.1f%%)", f.Fidelity, bench.FormatNS(f.PredictedNS), 100*f.Share))
+		}
+		flags := ""
+		if wp.Throttled+wp.Unconverged > 0 {
+			flags = fmt.Sprintf("; %d signatures throttled, %d unconverged", wp.Throttled, wp.Unconverged)
+		}
+		fmt.Fprintf(tw, "  by fidelity\t\t%s%s\n", strings.Join(parts, ", "), flags)
+	}
 	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", bench.FormatNS(float64(wp.CoveredNS)), 100*wp.Coverage, bench.FormatNS(float64(wp.TracedNS)), errText(wp.ErrCovered))
 	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", bench.FormatNS(float64(wp.BusyNS)), bench.FormatNS(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
 	if tl := wp.Timeline; tl != nil {

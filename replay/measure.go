@@ -209,6 +209,9 @@ type Result struct {
 	// Approximate says why the replay only moves the op's bytes; "" when
 	// it computes the real op.
 	Approximate string `json:"approximate,omitempty"`
+	// Fidelity says how close the replay is to the trace: the same
+	// kernel, another one, kreplay's own, a stand-in (Fidelities).
+	Fidelity string `json:"fidelity,omitempty"`
 	Cache       string `json:"cache"`
 	// Batch is the launches per timed sample; Graph tells whether they
 	// ran as a CUDA graph; Sets is the buffer sets rotated through.
@@ -286,6 +289,7 @@ func (d *Device) Measure(p *Prepared, o Options) (*Result, error) {
 	if err != nil {
 		return nil, sigErr(p.Sig, "measure", err)
 	}
+	r.Fidelity = fidelity(p.Sig, r)
 	return r, nil
 }
 

@@ -45,3 +45,28 @@ func TestPlanPath(t *testing.T) {
 		}
 	}
 }
+
+// A replay's fidelity follows from its tier, path, stand-in and the
+// kernels CUPTI saw.
+func TestFidelity(t *testing.T) {
+	k := "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
+	gemm := &signatures.Signature{Activity: signatures.ActivityKernel, Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Kernel: k}
+	add := &signatures.Signature{Activity: signatures.ActivityKernel, Tier: signatures.TierKernel, Class: signatures.ClassElementwise, Kernel: "triton_poi_fused_add_0"}
+	for _, tc := range []struct {
+		sig  *signatures.Signature
+		r    Result
+		want string
+	}{
+		{gemm, Result{Path: "cublasGemmEx", Ran: []Ran{{Kind: "kernel", Name: k}}}, FidelitySame},
+		{gemm, Result{Path: "cublasGemmEx", Ran: []Ran{{Kind: "kernel", Name: "sm90_xmma_gemm_f16f16_f32"}}}, FidelityOther},
+		{gemm, Result{Path: "cublasGemmEx"}, FidelityUnchecked},
+		{add, Result{Path: PathCaptured, Ran: []Ran{{Kind: "kernel", Name: "triton_poi_fused_add_0"}}}, FidelitySame},
+		{add, Result{Path: "kreplay:add"}, FidelityOwn},
+		{add, Result{Path: "approximate", Approximate: "no kreplay kernel"}, FidelityStandIn},
+		{&signatures.Signature{Tier: signatures.TierMemory, Class: signatures.ClassMemcpy}, Result{Path: "memcpy"}, FidelityMemory},
+	} {
+		if got := fidelity(tc.sig, &tc.r); got != tc.want {
+			t.Errorf("%s by %s: %s, want %s", tc.sig.Kernel, tc.r.Path, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kreplay/kreplay/replay"
+)
+
+// Fidelity is what a replay's fidelity line says of one signature: how
+// close it is to the trace (replay.Fidelities), the path it replayed by,
+// and whether NVML saw throttling or sampling ended short of its target.
+type Fidelity struct {
+	Kind        string `json:"kind"`
+	Path        string `json:"path"`
+	Throttled   bool   `json:"throttled,omitempty"`
+	Unconverged bool   `json:"unconverged,omitempty"`
+}
+
+// FidelityOf is a result's Fidelity.
+func FidelityOf(r *replay.Result) Fidelity {
+	return Fidelity{Kind: r.Fidelity, Path: r.Path, Throttled: r.Throttled, Unconverged: !r.Converged}
+}
+
+// fidelityTag separates a FidelityLine's benchmark name from what it says.
+const fidelityTag = ": fidelity: "
+
+// FidelityLine is the line a replay benchmark prints with its result, which
+// go test shows without -v and benchfmt passes over:
+// "kreplay BenchmarkReplay/workload=W/sig=ID: fidelity: same kernel; path
+// captured; throttled; unconverged" (the flags only when set).
+func FidelityLine(name string, f Fidelity) string {
+	s := noModelPrefix + name + fidelityTag + f.Kind + "; path " + strings.ReplaceAll(f.Path, ";", ",")
+	if f.Throttled {
+		s += "; throttled"
+	}
+	if f.Unconverged {
+		s += "; unconverged"
+	}
+	return s
+}
+
+// ParseFidelityLine reads a FidelityLine: the workload and signature of
+// the benchmark it names, and the fidelity.
+func ParseFidelityLine(line string) (workload, sig string, f Fidelity, ok bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), noModelPrefix+"Benchmark"+ReplayName+"/")
+	if !ok {
+		return "", "", f, false
+	}
+	name, what, ok := strings.Cut(rest, fidelityTag)
+	if !ok {
+		return "", "", f, false
+	}
+	for _, kv := range strings.Split(name, "/") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case WorkloadKey:
+			workload = v
+		case SigKey:
+			sig = v
+		}
+	}
+	parts := strings.Split(what, "; ")
+	f.Kind = parts[0]
+	for _, p := range parts[1:] {
+		switch {
+		case strings.HasPrefix(p, "path "):
+			f.Path = strings.TrimPrefix(p, "path ")
+		case p == "throttled":
+			f.Throttled = true
+		case p == "unconverged":
+			f.Unconverged = true
+		}
+	}
+	if i := strings.LastIndexByte(sig, '-'); i > 0 && strings.Trim(sig[i+1:], "0123456789") == "" {
+		sig = sig[:i] // go test's -GOMAXPROCS suffix
+	}
+	return workload, sig, f, workload != "" && sig != "" && f.Kind != ""
+}
+
+// String is the fidelity as the line says it.
+func (f Fidelity) String() string {
+	return fmt.Sprintf("%s (%s)", f.Kind, f.Path)
+}
