@@ -47,14 +47,7 @@ func ewCheckPlan(t *testing.T, pl *ewOpPlan, inst *Instance, before [][]float64,
 // returns the instance and the inputs as they were.
 func ewRun(t *testing.T, sig *signatures.Signature, dev Device, s *cuda.Stream, seed uint64) (*Kernel, [][]float64) {
 	t.Helper()
-	k, err := New(sig, dev, launch.Options{Sets: 1, Seed: seed}, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := k.Approximate(); a != "" {
-		k.Close()
-		t.Fatalf("approximate: %s", a)
-	}
+	k := newExact(t, sig, dev, s, seed)
 	inst := k.Instance(0)
 	var before [][]float64
 	for _, x := range inst.Inputs {

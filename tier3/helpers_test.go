@@ -31,10 +31,10 @@ func opSig(t *testing.T, op, dims, strides, types, concrete string) *signatures.
 	return set.Signatures[0]
 }
 
-// launchExact builds sig's kernel with one buffer set, checks that it
-// computes the op (not a stand-in), launches it once and waits for it.
-// Call inside gpuEnv, and close the kernel there.
-func launchExact(t testing.TB, sig *signatures.Signature, dev Device, s *cuda.Stream, seed uint64) *Kernel {
+// newExact builds sig's kernel with one buffer set and checks that it
+// computes the op (not a stand-in). Call inside gpuEnv, and close the
+// kernel there.
+func newExact(t testing.TB, sig *signatures.Signature, dev Device, s *cuda.Stream, seed uint64) *Kernel {
 	t.Helper()
 	k, err := New(sig, dev, launch.Options{Sets: 1, Seed: seed}, s)
 	if err != nil {
@@ -44,6 +44,14 @@ func launchExact(t testing.TB, sig *signatures.Signature, dev Device, s *cuda.St
 		k.Close()
 		t.Fatalf("approximate: %s", a)
 	}
+	return k
+}
+
+// launchExact builds sig's kernel (newExact), launches it once and waits
+// for it. Call inside gpuEnv, and close the kernel there.
+func launchExact(t testing.TB, sig *signatures.Signature, dev Device, s *cuda.Stream, seed uint64) *Kernel {
+	t.Helper()
+	k := newExact(t, sig, dev, s, seed)
 	if err := k.Launch(s, 0); err != nil {
 		k.Close()
 		t.Fatal(err)
