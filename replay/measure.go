@@ -212,7 +212,7 @@ type Result struct {
 	// Fidelity says how close the replay is to the trace: the same
 	// kernel, another one, kreplay's own, a stand-in (Fidelities).
 	Fidelity string `json:"fidelity,omitempty"`
-	Cache       string `json:"cache"`
+	Cache    string `json:"cache"`
 	// Batch is the launches per timed sample; Graph tells whether they
 	// ran as a CUDA graph; Sets is the buffer sets rotated through.
 	Batch   int  `json:"batch"`
