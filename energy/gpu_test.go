@@ -3,10 +3,11 @@ package energy
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kreplay/kreplay/internal/gputest"
 )
 
 // The tests in this file need an NVIDIA GPU with NVML. Without NVML they
@@ -20,13 +21,10 @@ import (
 func requireNVML(t *testing.T, index int) *Device {
 	t.Helper()
 	d, err := OpenDevice(index)
+	if errors.Is(err, ErrNoNVML) {
+		gputest.Require(t, func() error { return err })
+	}
 	if err != nil {
-		if errors.Is(err, ErrNoNVML) {
-			if os.Getenv("KREPLAY_REQUIRE_GPU") == "1" {
-				t.Fatalf("KREPLAY_REQUIRE_GPU=1 but NVML is unusable: %v", err)
-			}
-			t.Skipf("skipping GPU test: %v (set KREPLAY_REQUIRE_GPU=1 to fail instead)", err)
-		}
 		t.Fatalf("OpenDevice(%d): %v", index, err)
 	}
 	t.Cleanup(func() {

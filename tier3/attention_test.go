@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/internal/nvrtc"
 	"github.com/kreplay/kreplay/signatures"
@@ -523,9 +524,7 @@ func TestAttentionReference(t *testing.T) {
 // of attnSweep with KREPLAY_ATTN_SWEEP set) with NVRTC where the library is
 // installed, no GPU needed, and logs the register use ptxas reports.
 func TestAttentionKernelCompiles(t *testing.T) {
-	if err := nvrtc.Init(); err != nil {
-		t.Skipf("no NVRTC: %v", err)
-	}
+	gputest.Require(t, nvrtc.Init)
 	archs, err := nvrtc.SupportedArchs()
 	if err != nil {
 		t.Skip(err)
@@ -692,8 +691,9 @@ func checkAttention(t *testing.T, p *attnParams, inst *Instance, s *cuda.Stream,
 }
 
 func TestGPUAttention(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, c := range attnGPUCases() {
-		t.Run(c.name(), func(t *testing.T) {
+		sub.Run(c.name(), func(t *testing.T) {
 			sig := c.sig(t)
 			p, err := parseAttention(sig)
 			if err != nil {
@@ -712,8 +712,9 @@ func TestGPUAttention(t *testing.T) {
 // 512, 128] in a transposed view, and checks sampled heads, with and
 // without logsumexp.
 func TestGPUAttentionTraced(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for _, lse := range []bool{false, true} {
-		t.Run(fmt.Sprintf("lse%v", lse), func(t *testing.T) {
+		sub.Run(fmt.Sprintf("lse%v", lse), func(t *testing.T) {
 			sig := tracedAttention(t, "h100_llama-7b_prefill.trace.json.gz", "aten::_cudnn_attention_forward")
 			if lse {
 				cp := *sig

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -151,8 +152,9 @@ func ewGPUCases() []struct {
 }
 
 func TestGPUElementwise(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, c := range ewGPUCases() {
-		t.Run(c.name, func(t *testing.T) {
+		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, c.op, c.args...)
 			pl, err := ewAnalyze(sig)
 			if err != nil {
@@ -168,6 +170,7 @@ func TestGPUElementwise(t *testing.T) {
 }
 
 func TestGPUCopy(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	f16, f32, i64 := "c10::Half", "float", "long int"
 	for i, c := range []struct {
 		name string
@@ -192,7 +195,7 @@ func TestGPUCopy(t *testing.T) {
 		{"clone strided", "aten::clone", []ewTArg{ewT(f16, ewDims(4, 16, 512, 64), 1048576, 128, 2048, 1), ewNone()}},
 		{"contiguous transposed", "aten::contiguous", []ewTArg{ewT(f32, ewDims(512, 33), 1, 512), ewNone()}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
+		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, c.op, c.args...)
 			pl, err := ewAnalyzeCopy(sig)
 			if err != nil {
@@ -208,6 +211,7 @@ func TestGPUCopy(t *testing.T) {
 }
 
 func TestGPUFill(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, c := range []struct {
 		name string
 		op   string
@@ -222,7 +226,7 @@ func TestGPUFill(t *testing.T) {
 		{"tensor value", "aten::fill_", []ewTArg{ewT("float", ewDims(4, 512)), {typ: "double"}}},
 		{"zero_ strided", "aten::zero_", []ewTArg{ewT("c10::Half", ewDims(4, 512), 1024, 1)}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
+		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, c.op, c.args...)
 			pl, err := ewAnalyzeFill(sig)
 			if err != nil {
@@ -242,6 +246,7 @@ func TestGPUFill(t *testing.T) {
 }
 
 func TestGPUArange(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, c := range []struct {
 		name string
 		args []ewTArg
@@ -250,7 +255,7 @@ func TestGPUArange(t *testing.T) {
 		{"float step", []ewTArg{ewS("0"), ewS("5.5"), ewS("0.5"), ewNone(), ewNone(), ewNone(), ewNone()}},
 		{"half dtype", []ewTArg{ewS("-3"), ewS("100"), ewS("3"), ewS("5"), ewNone(), ewNone(), ewNone()}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
+		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, "aten::arange", c.args...)
 			a, err := ewAnalyzeArange(sig)
 			if err != nil {
@@ -275,6 +280,7 @@ func TestGPUArange(t *testing.T) {
 }
 
 func TestGPUCat(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	l := func(ts ...[2][]int64) ewTArg { return ewTArg{typ: "TensorList", list: ts} }
 	p := func(shape []int64, strides ...int64) [2][]int64 {
 		if len(strides) == 0 {
@@ -297,7 +303,7 @@ func TestGPUCat(t *testing.T) {
 		{"f32 1-d tails", l(p(ewDims(1000)), p(ewDims(37)), p(ewDims(5))), "0", opaque(4)},
 		{"permuted inputs", l(p(ewDims(1, 512, 64), 32768, 1, 512), p(ewDims(1, 512, 64), 32768, 1, 512)), "-1", opaque(4)},
 	} {
-		t.Run(c.name, func(t *testing.T) {
+		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, "aten::cat", c.list, ewS(c.dim))
 			sig.Kernel = c.kernel
 			pl, err := ewAnalyzeCat(sig)
@@ -368,6 +374,7 @@ func ewRowsOf(t *testing.T, x *Tensor, rows []int64, rowStride, rowElems int64, 
 }
 
 func TestGPUIndex(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	f16 := "c10::Half"
 	for i, c := range []struct {
 		name string
@@ -385,7 +392,7 @@ func TestGPUIndex(t *testing.T) {
 		{"gather dim 1", "aten::gather", []ewTArg{ewT("float", ewDims(64, 32)), ewS("1"), ewT("long int", ewDims(64, 8)), ewS("False")}, false},
 		{"index one tensor", "aten::index", []ewTArg{ewT("double", ewDims(64, 32), 1, 64), {typ: "", list: [][2][]int64{{ewDims(10), ewDims(1)}}}}, false},
 	} {
-		t.Run(c.name, func(t *testing.T) {
+		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, c.op, c.args...)
 			pl, err := ewAnalyzeIndex(sig)
 			if err != nil {
@@ -663,8 +670,9 @@ func ewSampleCheck(t *testing.T, sig *signatures.Signature, k *Kernel, s *cuda.S
 // to a device-to-device copy and checks their results at sampled
 // positions (the 85% target is asserted in BenchmarkGPUEwBandwidth).
 func TestGPUEwBandwidth(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for _, c := range ewBandwidthCases() {
-		t.Run(c.name, func(t *testing.T) {
+		sub.Run(c.name, func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				k, bytes := ewBandwidthKernel(t, dev, s, c)
 				defer k.Close()

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 )
 
@@ -15,6 +16,7 @@ import (
 // thresholds; the results of the variants are not checked (the plan's
 // are, in TestGPUEwBandwidth).
 func TestGPUEwVariants(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	if testing.Short() {
 		t.Skip("allocates and times gigabytes")
 	}
@@ -35,7 +37,7 @@ func TestGPUEwVariants(t *testing.T) {
 		if c.name == "mul_rope_f16_strided" {
 			continue
 		}
-		t.Run(c.name, func(t *testing.T) {
+		sub.Run(c.name, func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				k, err := New(c.sig(t), dev, launch.Options{Sets: 1, Seed: 9}, s)
 				if err != nil {

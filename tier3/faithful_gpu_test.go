@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -45,10 +46,11 @@ func ptTracedByKind(t *testing.T, kinds ...ptKind) []*signatures.Signature {
 // and fills (generic, vectorized and unrolled kernels) and checks every
 // element.
 func TestGPUFaithfulElementwise(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	sigs := ptTracedByKind(t, ptGeneric, ptVectorized, ptUnrolled)
 	for i, sig := range sigs {
 		p := ptParse(sig)
-		t.Run(fmt.Sprintf("%s %s %s", sig.Op, sig.Label, p.strategy()), func(t *testing.T) {
+		sub.Run(fmt.Sprintf("%s %s %s", sig.Op, sig.Label, p.strategy()), func(t *testing.T) {
 			var pl *ewOpPlan
 			var err error
 			switch sig.Op {
@@ -78,8 +80,9 @@ func TestGPUFaithfulElementwise(t *testing.T) {
 // TestGPUFaithfulCat replays the traced cats with CatArrayBatchedCopy's
 // loop and the traced launch shape, and checks every element.
 func TestGPUFaithfulCat(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, sig := range ptTracedByKind(t, ptCat) {
-		t.Run(sig.Label, func(t *testing.T) {
+		sub.Run(sig.Label, func(t *testing.T) {
 			pl, err := ewAnalyzeCat(sig)
 			if err != nil {
 				t.Fatal(err)
@@ -130,8 +133,9 @@ func TestGPUFaithfulCat(t *testing.T) {
 // TestGPUFaithfulArange replays the traced aranges with their launch
 // shape.
 func TestGPUFaithfulArange(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, sig := range ptTracedByKind(t, ptIndexed) {
-		t.Run(sig.Label, func(t *testing.T) {
+		sub.Run(sig.Label, func(t *testing.T) {
 			a, err := ewAnalyzeArange(sig)
 			if err != nil {
 				t.Fatal(err)
@@ -164,12 +168,13 @@ func TestGPUFaithfulArange(t *testing.T) {
 // thresholds: the data behind the default (correctness is checked by
 // TestGPUFaithfulElementwise).
 func TestGPUDynCopyTimes(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for _, sig := range ptTracedByKind(t, ptUnrolled) {
 		p := ptParse(sig)
 		if p.dyn == "" || sig.Tensor == nil || sig.Tensor.Numel < 1<<16 {
 			continue
 		}
-		t.Run(sig.Label, func(t *testing.T) {
+		sub.Run(sig.Label, func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				defer func(c bool) { ptDynCall = c }(ptDynCall)
 				var us [2]float64

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 )
 
 // layerNormGPUCases cover the traced shapes (warp per row of 1024), block
@@ -24,8 +25,9 @@ var layerNormGPUCases = []rdCase{
 }
 
 func TestLayerNormGPU(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, c := range layerNormGPUCases {
-		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				sig := rdSig(t, c.op, c.ins...)
 				spec, err := parseLayerNorm(sig)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -13,6 +14,7 @@ import (
 // PyTorch's strategy and traced launch, plus a weight-only and a no-affine
 // variant, and checks y, mean and rstd against the float64 reference.
 func TestGPULayerNormFaithful(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	type c struct {
 		name string
 		sig  *signatures.Signature
@@ -35,7 +37,7 @@ func TestGPULayerNormFaithful(t *testing.T) {
 	syn("f32 weight only 8 warps", 64, 8, rdT("float", 64, 4096), rdL("[4096]"), rdT("float", 4096), rdNone(), rdS("1e-05"))
 	syn("bf16 no affine one warp", 100, 1, rdT("c10::BFloat16", 100, 768), rdL("[768]"), rdNone(), rdNone(), rdS("1e-06"))
 	for i, cs := range cases {
-		t.Run(strings.ReplaceAll(cs.name, " ", "_"), func(t *testing.T) {
+		sub.Run(strings.ReplaceAll(cs.name, " ", "_"), func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				spec, err := parseLayerNorm(cs.sig)
 				if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -13,6 +14,7 @@ import (
 // is the same after it, whatever the tensor's size, alignment and dtype,
 // and the op still runs after it.
 func TestGPUPrimeKeepsInputs(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	sigs := []*signatures.Signature{
 		// Two odd-sized f16 inputs (neither a multiple of 16 bytes).
 		opSig(t, "aten::add", `[[3,5,7],[3,5,7],[]]`, `[[35,7,1],[35,7,1],[]]`, `["c10::Half","c10::Half","Scalar"]`, `["","","1"]`),
@@ -34,7 +36,7 @@ func TestGPUPrimeKeepsInputs(t *testing.T) {
 		sigs = append(sigs, found[0])
 	}
 	for _, sig := range sigs {
-		t.Run(sig.Label, func(t *testing.T) {
+		sub.Run(sig.Label, func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: 9}, s)
 				if err != nil {

@@ -4,19 +4,18 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/nvrtc"
 )
 
 // The helpers (the primer, the causal mask) compile with NVRTC for sm_90
 // on any machine that has NVRTC.
 func TestUtilKernelsCompile(t *testing.T) {
-	if err := nvrtc.Init(); err != nil {
-		t.Skipf("NVRTC not available: %v", err)
-	}
+	gputest.Require(t, nvrtc.Init)
 	t.Setenv(CacheEnv, "off") // compile this source, not a cached binary
 	c, err := NewCompiler(9, 0)
 	if err != nil {
-		t.Skipf("NVRTC not usable: %v", err)
+		t.Fatalf("NVRTC loaded but not usable: %v", err)
 	}
 	bin, err := c.binary("util-test", Util, Util.options(c.arch))
 	if err != nil {

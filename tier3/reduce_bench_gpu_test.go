@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 )
 
@@ -71,11 +72,12 @@ func rdTime(t *testing.T, s *cuda.Stream, warm, iters int, run func() error) tim
 // layer norm and cumsum read and write about the same bytes, so their
 // read+write rate compares with the copy's.
 func TestRdBandwidthGPU(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	if testing.Short() {
 		t.Skip("allocates and times gigabytes")
 	}
 	for i, c := range rdBandwidthCases {
-		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				sig := rdSig(t, c.op, c.ins...)
 				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(5000 + i)}, s)

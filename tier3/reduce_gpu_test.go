@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 )
 
 // rdCase is a traced op of the reduction family for a GPU test.
@@ -59,8 +60,9 @@ func refRows(x []float64, shape []int64, reduced []bool) [][]float64 {
 }
 
 func TestReduceGPU(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, c := range reduceGPUCases {
-		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				sig := rdSig(t, c.op, c.ins...)
 				spec, err := parseReduce(sig)

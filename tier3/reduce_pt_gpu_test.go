@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -15,6 +16,7 @@ import (
 // splitting an output, scalar loads, blocks wider than a warp), and
 // checks every output against the float64 reference.
 func TestGPUReduceFaithful(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	type c struct {
 		name        string
 		sig         *signatures.Signature
@@ -46,7 +48,7 @@ func TestGPUReduceFaithful(t *testing.T) {
 	syn("sum f16 wide split", "aten::sum", [3]int64{300, 1, 1}, [3]int64{128, 4, 1}, "reduce_kernel<512,1> vec 4 split-y",
 		rdT("c10::Half", 300, 4000), rdL("[-1]"), rdS("False"), rdNone())
 	for i, cs := range cases {
-		t.Run(strings.ReplaceAll(cs.name, " ", "_"), func(t *testing.T) {
+		sub.Run(strings.ReplaceAll(cs.name, " ", "_"), func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				spec, err := parseReduce(cs.sig)
 				if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 )
 
 // scanGPUCases cover the traced bool and int64 cumsums (int64 outputs),
@@ -26,8 +27,9 @@ var scanGPUCases = []rdCase{
 }
 
 func TestScanGPU(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, c := range scanGPUCases {
-		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				sig := rdSig(t, c.op, c.ins...)
 				spec, err := parseScan(sig)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -27,8 +28,9 @@ var softmaxGPUCases = []rdCase{
 }
 
 func TestSoftmaxGPU(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, c := range softmaxGPUCases {
-		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				sig := rdSig(t, c.op, c.ins...)
 				spec, err := parseSoftmax(sig)
@@ -101,8 +103,9 @@ func smPTGPUSigs(t *testing.T) []*signatures.Signature {
 // signatures (real kernel names and launch shapes) and synthetic ones
 // with sm_pt_warp, checking the strategy and every element.
 func TestGPUSoftmaxFaithful(t *testing.T) {
+	sub := gputest.NewSubtests(t)
 	for i, sig := range append(smTracedSigs(t), smPTGPUSigs(t)...) {
-		t.Run(sig.Label, func(t *testing.T) {
+		sub.Run(sig.Label, func(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				spec, err := parseSoftmax(sig)
 				if err != nil {

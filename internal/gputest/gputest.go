@@ -12,6 +12,7 @@ package gputest
 
 import (
 	"os"
+	"sync/atomic"
 	"testing"
 )
 
@@ -43,4 +44,47 @@ func Require(t testing.TB, check func() error) {
 		t.Fatalf("GPU required (%s=%s) but not usable: %v", Env, os.Getenv(Env), err)
 	}
 	t.Skipf("skipping, GPU not usable (set %s=1 to fail instead): %v", Env, err)
+}
+
+// parent is what Subtests needs of the test whose subtests it counts.
+type parent interface {
+	Helper()
+	Run(name string, f func(*testing.T)) bool
+	Cleanup(func())
+	Errorf(format string, args ...any)
+}
+
+// Subtests counts a test's subtests that ran (did not skip): under
+// Required(), a test whose subtests all skipped fails when it ends, so
+// that a GPU suite cannot pass as a row of skips. Run its subtests
+// through Run.
+type Subtests struct {
+	t          parent
+	ran, total atomic.Int64
+}
+
+// NewSubtests starts counting t's subtests.
+func NewSubtests(t parent) *Subtests {
+	s := &Subtests{t: t}
+	t.Cleanup(func() {
+		if Required() && s.total.Load() > 0 && s.ran.Load() == 0 {
+			t.Errorf("all %d subtests skipped, and %s=%s asks for GPU tests that run", s.total.Load(), Env, os.Getenv(Env))
+		}
+	})
+	return s
+}
+
+// Run runs f as the subtest name (testing.T.Run), counting it as run
+// unless it skipped.
+func (s *Subtests) Run(name string, f func(t *testing.T)) bool {
+	s.t.Helper()
+	s.total.Add(1)
+	return s.t.Run(name, func(t *testing.T) {
+		defer func() {
+			if !t.Skipped() {
+				s.ran.Add(1)
+			}
+		}()
+		f(t)
+	})
 }

@@ -79,3 +79,50 @@ func TestRequire(t *testing.T) {
 		})
 	}
 }
+
+// fakeParent runs subtests on real *testing.T values of the enclosing
+// test and records the parent's failure and cleanups.
+type fakeParent struct {
+	t        *testing.T
+	failed   string
+	cleanups []func()
+}
+
+func (p *fakeParent) Helper()                           {}
+func (p *fakeParent) Cleanup(f func())                  { p.cleanups = append(p.cleanups, f) }
+func (p *fakeParent) Errorf(format string, args ...any) { p.failed = fmt.Sprintf(format, args...) }
+func (p *fakeParent) Run(name string, f func(*testing.T)) bool {
+	return p.t.Run(name, f)
+}
+
+// Under KREPLAY_REQUIRE_GPU=1 a test whose subtests all skipped fails; one
+// that ran a subtest, or runs without the variable, does not.
+func TestSubtests(t *testing.T) {
+	for _, tc := range []struct {
+		env   string
+		skips []bool
+		fails bool
+	}{
+		{"1", []bool{true, true}, true},
+		{"1", []bool{true, false}, false},
+		{"", []bool{true, true}, false},
+		{"1", nil, false},
+	} {
+		t.Setenv(Env, tc.env)
+		p := &fakeParent{t: t}
+		s := NewSubtests(p)
+		for i, skip := range tc.skips {
+			s.Run(fmt.Sprint(i), func(t *testing.T) {
+				if skip {
+					t.Skip("no GPU here")
+				}
+			})
+		}
+		for _, c := range p.cleanups {
+			c()
+		}
+		if (p.failed != "") != tc.fails || tc.fails && !strings.Contains(p.failed, "all 2 subtests skipped") {
+			t.Errorf("env %q, skips %v: failure %q", tc.env, tc.skips, p.failed)
+		}
+	}
+}
