@@ -17,9 +17,14 @@ type Fidelity struct {
 	Unconverged bool   `json:"unconverged,omitempty"`
 }
 
-// FidelityOf is a result's Fidelity.
+// FidelityOf is a result's Fidelity ("unchecked" when the result does not
+// say: a collective measured across GPUs).
 func FidelityOf(r *replay.Result) Fidelity {
-	return Fidelity{Kind: r.Fidelity, Path: r.Path, Throttled: r.Throttled, Unconverged: !r.Converged}
+	kind := r.Fidelity
+	if kind == "" {
+		kind = replay.FidelityUnchecked
+	}
+	return Fidelity{Kind: kind, Path: r.Path, Throttled: r.Throttled, Unconverged: !r.Converged}
 }
 
 // fidelityTag separates a FidelityLine's benchmark name from what it says.
