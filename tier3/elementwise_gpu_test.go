@@ -54,14 +54,7 @@ func ewRun(t *testing.T, sig *signatures.Signature, dev Device, s *cuda.Stream, 
 	for _, x := range inst.Inputs {
 		before = append(before, download(t, x, s))
 	}
-	if err := k.Launch(s, 0); err != nil {
-		k.Close()
-		t.Fatal(err)
-	}
-	if err := s.Synchronize(); err != nil {
-		k.Close()
-		t.Fatal(err)
-	}
+	launchOnce(t, k, s)
 	return k, before
 }
 

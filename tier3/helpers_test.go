@@ -52,6 +52,14 @@ func newExact(t testing.TB, sig *signatures.Signature, dev Device, s *cuda.Strea
 func launchExact(t testing.TB, sig *signatures.Signature, dev Device, s *cuda.Stream, seed uint64) *Kernel {
 	t.Helper()
 	k := newExact(t, sig, dev, s, seed)
+	launchOnce(t, k, s)
+	return k
+}
+
+// launchOnce launches k on buffer set 0 and waits for it; on an error it
+// closes k and fails the test.
+func launchOnce(t testing.TB, k *Kernel, s *cuda.Stream) {
+	t.Helper()
 	if err := k.Launch(s, 0); err != nil {
 		k.Close()
 		t.Fatal(err)
@@ -60,7 +68,6 @@ func launchExact(t testing.TB, sig *signatures.Signature, dev Device, s *cuda.St
 		k.Close()
 		t.Fatal(err)
 	}
-	return k
 }
 
 // gpuEnv runs fn with device 0's context current, a stream, and a
