@@ -46,7 +46,7 @@ type Kernel struct {
 	fp       int64
 	zeroed   int // groups filled with zeros for want of a snapshot
 	restores []*restore
-	producer *Kernel // run by Prime; nil without one
+	producers []*Kernel // run by Prime, in order
 }
 
 // Options are what New needs besides the launch.
@@ -54,10 +54,10 @@ type Options struct {
 	launch.Options
 	// Work is the signature's work, for throughput figures.
 	Work launch.Work
-	// Producer, when set, is run before each launch in the primed cache
-	// mode (Prime); the kernel then has one buffer set, which the
-	// producer writes into.
-	Producer *inject.Producer
+	// Producers, when set, run before each launch in the primed cache
+	// mode (Prime), in order; the kernel then has one buffer set, which
+	// they write into and read.
+	Producers []*inject.Producer
 }
 
 // New loads l's function from the module images in fsys (a bundle's
@@ -84,7 +84,7 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 			l.Name, max(1, o.Sets), k.fp, o.FreeBytes)
 	}
 	sets := max(1, o.Sets)
-	if o.Producer != nil {
+	if len(o.Producers) > 0 {
 		sets = 1
 	}
 	if err := k.allocate(fsys, sets, s); err != nil {
@@ -95,13 +95,13 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		k.Close()
 		return nil, err
 	}
-	if o.Producer != nil {
-		pk, err := k.newProducer(o.Producer, fsys, s)
+	for _, p := range o.Producers {
+		pk, err := k.newProducer(p, fsys, s)
 		if err != nil {
 			k.Close()
 			return nil, err
 		}
-		k.producer = pk
+		k.producers = append(k.producers, pk)
 	}
 	return k, nil
 }
@@ -225,10 +225,12 @@ func (k *Kernel) Zeroed() int { return k.zeroed }
 // Close implements launch.Kernel.
 func (k *Kernel) Close() error {
 	var first error
-	if k.producer != nil {
-		first = k.producer.Close()
-		k.producer = nil
+	for _, p := range k.producers {
+		if err := p.Close(); err != nil && first == nil {
+			first = err
+		}
 	}
+	k.producers = nil
 	for _, r := range k.restores {
 		if err := r.pristine.Free(); err != nil && first == nil {
 			first = err

@@ -28,8 +28,11 @@ func (k *Kernel) newProducer(p *inject.Producer, fsys fs.FS, s *cuda.Stream) (*K
 		}
 	}
 	for _, a := range p.Alias {
-		q := p.Launch.Ptrs[a[0]]
-		binary.LittleEndian.PutUint64(blob[q.Off:], uint64(int64(k.addr(int(a[1])))+a[2]))
+		at, ok := k.addrAt(int(a[1]), a[2])
+		if !ok {
+			continue // outside the consumer's buffer: the producer's own memory
+		}
+		binary.LittleEndian.PutUint64(blob[p.Launch.Ptrs[a[0]].Off:], uint64(at))
 	}
 	offsets := make([]int, len(p.Launch.Params))
 	for i, prm := range p.Launch.Params {
@@ -45,35 +48,45 @@ func (k *Kernel) newProducer(p *inject.Producer, fsys fs.FS, s *cuda.Stream) (*K
 	return pk, nil
 }
 
-// addr is where pointer i of k's launch points in buffer set 0.
-func (k *Kernel) addr(i int) cuda.DevicePtr {
+// addrAt is where pointer i of k's launch points in buffer set 0, moved
+// by d bytes; false when that lies outside its buffer.
+func (k *Kernel) addrAt(i int, d int64) (cuda.DevicePtr, bool) {
 	p := k.l.Ptrs[i]
 	for _, g := range k.groups {
 		if slices.Contains(g.ptrs, i) {
-			return g.bufs[0].Add(int(p.Value - g.base))
+			off := int64(p.Value-g.base) + d
+			if off < 0 || off >= g.size {
+				return 0, false
+			}
+			return g.bufs[0].Add(int(off)), true
 		}
 	}
-	return 0
+	return 0, false
 }
 
-// Prime implements launch.Primer: the producer's launch, when k has one
-// (k then has one buffer set); nothing otherwise, so that each sample
-// still starts from a flushed L2.
+// Prime implements launch.Primer: the producers' launches, in the order
+// recorded, when k has them (k then has one buffer set); nothing
+// otherwise, so that each sample still starts from a flushed L2.
 func (k *Kernel) Prime(s *cuda.Stream, set int) error {
-	if k.producer == nil {
-		return nil
+	for _, p := range k.producers {
+		if err := p.Launch(s, 0); err != nil {
+			return err
+		}
 	}
-	return k.producer.Launch(s, 0)
+	return nil
 }
 
-// PrimeKernel implements launch.Primer: the producer's name, whose
-// activities are not the signature's ("" without a producer).
-func (k *Kernel) PrimeKernel() string {
-	if k.producer == nil {
-		return ""
+// PrimeKernels implements launch.Primer: the producers' names, whose
+// activities are not the signature's.
+func (k *Kernel) PrimeKernels() []string {
+	var names []string
+	for _, p := range k.producers {
+		if !slices.Contains(names, p.l.Name) {
+			names = append(names, p.l.Name)
+		}
 	}
-	return k.producer.l.Name
+	return names
 }
 
-// Producer reports whether the primed mode runs a producer before k.
-func (k *Kernel) Producer() bool { return k.producer != nil }
+// Producer reports whether the primed mode runs producers before k.
+func (k *Kernel) Producer() bool { return len(k.producers) > 0 }

@@ -100,8 +100,16 @@ func changed(a, b []byte) (lo, hi int) {
 // Restores is the number of spans restored before each launch.
 func (k *Kernel) Restores() int { return len(k.restores) }
 
-// AuxMemcpy reports whether each launch, or its producer's, also copies
+// AuxMemcpy reports whether each launch, or a producer's, also copies
 // memory (the restores): those copies are not the kernel's activities.
 func (k *Kernel) AuxMemcpy() bool {
-	return len(k.restores) > 0 || k.producer != nil && k.producer.AuxMemcpy()
+	if len(k.restores) > 0 {
+		return true
+	}
+	for _, p := range k.producers {
+		if p.AuxMemcpy() {
+			return true
+		}
+	}
+	return false
 }

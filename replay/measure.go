@@ -420,9 +420,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		} else {
 			if pr, ok := k.(launch.Primer); ok && p.Cache == Primed {
 				t.prime = pr
-				if n := pr.PrimeKernel(); n != "" {
-					rec.skip = append(rec.skip, n)
-				}
+				rec.skip = append(rec.skip, pr.PrimeKernels()...)
 			}
 			if a, ok := k.(launch.AuxMemcpy); ok && a.AuxMemcpy() {
 				rec.skipMemcpy = true

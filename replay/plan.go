@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/tier3"
 )
@@ -32,8 +33,8 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 		switch {
 		case Auto.For(sig) == Rotating:
 			return PlanCaptured, "rotating buffer sets"
-		case sig.Binary.Producer != nil:
-			return PlanCaptured, "primed by its producer " + sig.Binary.Producer.Launch.Name
+		case len(sig.Binary.Producers) > 0:
+			return PlanCaptured, primedBy(sig.Binary.Producers)
 		}
 		return PlanCaptured, "from a clean L2"
 	case sig.PartOf != "":
@@ -102,4 +103,14 @@ func PlanPaths(set *signatures.Set) ([]signatures.PathTotal, map[string]string) 
 		return out[i].Path < out[j].Path
 	})
 	return out, of
+}
+
+// primedBy says which launches prime a captured binary: the last one,
+// the kernel's producer, by name, and how many ran before it.
+func primedBy(ps []*inject.Producer) string {
+	last := ps[len(ps)-1].Launch.Name
+	if len(ps) == 1 {
+		return "primed by its producer " + last
+	}
+	return fmt.Sprintf("primed by its producer %s and %d launches before it", last, len(ps)-1)
 }

@@ -70,3 +70,30 @@ func TestFidelity(t *testing.T) {
 		}
 	}
 }
+
+func TestSetsFor(t *testing.T) {
+	const l2 = 50 << 20
+	// A decode step's down projection: f16[1,8192] x f16[8192,2048].
+	decode := &signatures.Signature{GEMM: &signatures.GEMM{M: 1, N: 2048, K: 8192, AType: "f16", BType: "f16", OutType: "f16"}}
+	unknown := &signatures.Signature{GEMM: &signatures.GEMM{M: 1, N: 2048, K: 8192, AType: "f8e4m3", BType: "x", OutType: "f16"}}
+	tests := []struct {
+		name     string
+		sig      *signatures.Signature
+		fp       int64
+		captured bool
+		budget   int64
+		want     int
+	}{
+		{"captured weight in a large segment rotates by its operands", decode, 526 << 20, true, 40 << 30, 4},
+		{"the budget bounds the segments", decode, 526 << 20, true, 2 << 30, 3},
+		{"tier 2 buffers are the operands", decode, 526 << 20, false, 40 << 30, 1},
+		{"unknown dtype counts the segments", unknown, 526 << 20, true, 40 << 30, 1},
+		{"operands larger than the segments", decode, 16 << 20, true, 40 << 30, 7},
+		{"no GEMM", &signatures.Signature{}, 8 << 20, true, 40 << 30, 13},
+	}
+	for _, tt := range tests {
+		if got := setsFor(tt.sig, tt.fp, tt.captured, l2, tt.budget); got != tt.want {
+			t.Errorf("%s: setsFor = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

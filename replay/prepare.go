@@ -82,7 +82,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 			return err
 		}
 		if cache == Rotating || cache == Primed {
-			if n := launch.SetsFor(k.Footprint(), d.L2Bytes, opt.FreeBytes/2, maxSets); n > 1 {
+			if n := rotationSets(sig, k, d.L2Bytes, opt.FreeBytes/2); n > 1 {
 				if err := k.Close(); err != nil {
 					return err
 				}
@@ -118,7 +118,7 @@ func (d *Device) build(sig *signatures.Signature, opt launch.Options, cache Cach
 		}
 		co := captured.Options{Options: opt, Work: d.work(sig)}
 		if cache == Primed {
-			co.Producer = b.Producer
+			co.Producers = b.Producers
 		}
 		k, err := captured.New(b.Launch, b.FS, co, d.stream)
 		if err != nil {
@@ -171,6 +171,44 @@ func seedOf(id string) uint64 {
 		h = (h ^ uint64(id[i])) * 1099511628211
 	}
 	return h
+}
+
+// rotationSets is how many buffer sets a rotating replay of k cycles
+// through: enough to exceed the L2 twice over, within budget bytes. A
+// captured GEMM's buffers are the allocator segments it pointed into,
+// often far larger than what it reads (a decode step's 8 MB weight in a
+// 526 MB segment of weights): counted by the segments, it would get one
+// set and find its weight in the L2 at every launch but the first, where
+// the real model, with every layer's weights in between, reads it from
+// device memory. Its count therefore follows the operands' bytes (the
+// signature's GEMM shapes); the budget still bounds the segments.
+func rotationSets(sig *signatures.Signature, k launch.Kernel, l2, budget int64) int {
+	_, isCaptured := k.(*captured.Kernel)
+	return setsFor(sig, k.Footprint(), isCaptured, l2, budget)
+}
+
+// setsFor is rotationSets for a kernel of footprint fp bytes.
+func setsFor(sig *signatures.Signature, fp int64, isCaptured bool, l2, budget int64) int {
+	if isCaptured && sig.GEMM != nil {
+		if b := gemmBytes(sig.GEMM); b > 0 && b < fp {
+			n := launch.SetsFor(b, l2, 0, maxSets)
+			if budget > 0 {
+				n = min(n, int(budget/fp))
+			}
+			return max(1, n)
+		}
+	}
+	return launch.SetsFor(fp, l2, budget, maxSets)
+}
+
+// gemmBytes is the bytes of a GEMM's operands and output, 0 where a dtype
+// is unknown.
+func gemmBytes(g *signatures.GEMM) int64 {
+	a, b, c := signatures.DTypeSize(g.AType), signatures.DTypeSize(g.BType), signatures.DTypeSize(g.OutType)
+	if a == 0 || b == 0 || c == 0 {
+		return 0
+	}
+	return (g.M*g.K*a + g.K*g.N*b + g.M*g.N*c) * max(g.Batch, 1)
 }
 
 // work is what a captured binary's invocation does, where the signature

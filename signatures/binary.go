@@ -20,11 +20,12 @@ type Binary struct {
 	// matched (Launch is the most frequent).
 	Matched int `json:"matched"`
 	Keys    int `json:"keys"`
-	// Producer, where the capture recorded where each call's buffers lay,
-	// is the launch most often recorded just before Launch's calls that
-	// touched their memory: the primed cache mode runs it before each
-	// launch (package captured).
-	Producer *inject.Producer `json:"producer,omitempty"`
+	// Producers, where the capture recorded where each call's buffers
+	// lay, are the launches that last touched Launch's memory before its
+	// calls, within the producerWindow launches before each, in the order
+	// recorded (the list most calls have): the primed cache mode runs
+	// them before each launch (package captured).
+	Producers []*inject.Producer `json:"producers,omitempty"`
 	// PartOf and Unreplayable are the signature's as a plain trace gives
 	// them, which its binary overrides (see Set.WithoutBinaries).
 	PartOf       string `json:"plain_part_of,omitempty"`
@@ -111,7 +112,7 @@ func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signatu
 			}
 		}
 		s.Binary = &Binary{Launch: x.Launch(best), Matched: total, Keys: len(c), FS: fsys}
-		s.Binary.Producer = producer(x, best, calls[s])
+		s.Binary.Producers = producers(x, best, calls[s])
 		m.Signatures++
 	}
 	// A signature with its binary replays by it, on its own: a split-K
@@ -137,33 +138,44 @@ func (s *Set) WithoutBinaries() {
 	}
 }
 
-// producer finds the launch recorded most often just before the calls
-// (indexes into x.Calls) of key that touched their memory, with how its
-// pointers alias theirs; nil when the index has no call pointers or no
-// such launch. A producer of the same function is passed over: the
-// replay tells the producer's activities from the signature's by name.
-func producer(x *inject.Index, key string, calls []int) *inject.Producer {
+// producerWindow is how many launches before a call producers looks back
+// for the last launch to touch each of its pointers: a decode step's
+// RMSNorm multiplies the f32 hidden state that the square read four
+// launches before (copy, pow, mean, add, rsqrt, mul); a few launches of a
+// small step move far less than the L2 holds, so what they touched is
+// still there in the real run.
+const producerWindow = 8
+
+// producers finds, for the calls (indexes into x.Calls) of key, the
+// launches that last touched each call's memory within the producerWindow
+// launches before it, with how their pointers alias the call's, oldest
+// first: the list most calls have, with the aliases of its first call.
+// Nil when the index has no call pointers or no call has such launches. A
+// launch of the same function is passed over: the replay tells the
+// producers' activities from the signature's by name.
+func producers(x *inject.Index, key string, calls []int) []*inject.Producer {
 	if x.CallPtrs == nil {
 		return nil
 	}
 	cons := x.Launch(key)
 	count := map[string]int{}
-	first := map[string][][3]int64{}
+	first := map[string][]*inject.Producer{}
 	for _, cj := range calls {
-		if cj == 0 || x.Calls[cj] != key || x.Calls[cj-1] == "" {
+		if x.Calls[cj] != key {
 			continue
 		}
-		pk := x.Calls[cj-1]
-		prod := x.Launch(pk)
-		if prod == nil || prod.Name == cons.Name {
+		list := touchers(x, cons, cj)
+		if len(list) == 0 {
 			continue
 		}
-		if _, seen := first[pk]; !seen {
-			first[pk] = inject.FindAlias(prod, x.CallPtrs[cj-1], cons, x.CallPtrs[cj])
+		id := ""
+		for _, p := range list {
+			id += p.Launch.Key + ","
 		}
-		if len(first[pk]) > 0 {
-			count[pk]++
+		if _, seen := first[id]; !seen {
+			first[id] = list
 		}
+		count[id]++
 	}
 	best, n := "", 0
 	for k, v := range count {
@@ -171,10 +183,33 @@ func producer(x *inject.Index, key string, calls []int) *inject.Producer {
 			best, n = k, v
 		}
 	}
-	if best == "" {
-		return nil
+	return first[best]
+}
+
+// touchers returns, for call cj of launch cons, the launches among the
+// producerWindow before it that were the last to touch one of its
+// pointers, oldest first, each with all its aliases.
+func touchers(x *inject.Index, cons *inject.Launch, cj int) []*inject.Producer {
+	covered := make([]bool, len(cons.Ptrs))
+	var out []*inject.Producer
+	for pj := cj - 1; pj >= 0 && pj >= cj-producerWindow; pj-- {
+		pk := x.Calls[pj]
+		prod := x.Launch(pk)
+		if pk == "" || prod == nil || prod.Name == cons.Name {
+			continue
+		}
+		alias := inject.FindAlias(prod, x.CallPtrs[pj], cons, x.CallPtrs[cj])
+		fresh := false
+		for _, a := range alias {
+			fresh = fresh || !covered[a[1]]
+			covered[a[1]] = true
+		}
+		if fresh {
+			out = append(out, &inject.Producer{Launch: prod, Alias: alias})
+		}
 	}
-	return &inject.Producer{Launch: x.Launch(best), Alias: first[best]}
+	slices.Reverse(out)
+	return out
 }
 
 // align pairs the positions of two sequences that should be the same

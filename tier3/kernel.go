@@ -206,8 +206,8 @@ func (k *Kernel) copyBytes(s *cuda.Stream, dst, src cuda.DevicePtr, n int64) err
 	return k.touch.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, 0, s, dst, src, uint64(n), uint32(0))
 }
 
-// PrimeKernel returns TouchKernel.
-func (k *Kernel) PrimeKernel() string { return TouchKernel }
+// PrimeKernels returns TouchKernel.
+func (k *Kernel) PrimeKernels() []string { return []string{TouchKernel} }
 
 // Sets returns the number of buffer sets.
 func (k *Kernel) Sets() int { return len(k.sets) }

@@ -221,10 +221,15 @@ func TestCapturedBundle(t *testing.T) {
 		if bin.Launch == nil || bin.Launch.Module == "" || !signatures.SameFunction(sig.Kernel, bin.Launch.Name) {
 			t.Errorf("%s: binary %+v for kernel %s", sig.ID, bin.Launch, sig.Kernel)
 		}
-		if bin.Producer != nil {
+		if len(bin.Producers) > 0 {
 			producers++
-			if err := bin.Producer.Check(bin.Launch); err != nil {
+		}
+		for _, p := range bin.Producers {
+			if err := p.Check(bin.Launch); err != nil {
 				t.Errorf("%s: %v", sig.ID, err)
+			}
+			if p.Launch.Name == bin.Launch.Name {
+				t.Errorf("%s: primed by a launch of its own function %s", sig.ID, p.Launch.Name)
 			}
 		}
 		if bin.PartOf != "" || bin.Unreplayable != "" {

@@ -19,7 +19,11 @@ func TestFindAlias(t *testing.T) {
 	}{
 		{"output into the consumer's input", []uint64{0x5000, 0x90100, 0x70000}, []uint64{0x90100, 0xa0000}, [][3]int64{{1, 0, 0}}},
 		{"two shared tensors", []uint64{0xa0000, 0x90100, 0x1}, []uint64{0x90100, 0xa0000}, [][3]int64{{0, 1, 0}, {1, 0, 0}}},
-		{"same allocation, another place", []uint64{0x90000, 0x90200, 0xa0008}, []uint64{0x90100, 0xa0000}, nil},
+		{"same allocation, another block", []uint64{0x8fe00, 0x90400, 0xa0200}, []uint64{0x90100, 0xa0000}, nil},
+		{"a view into the storage the producer read", []uint64{0x5000, 0x90000, 0x70000}, []uint64{0x90040, 0xa0000}, [][3]int64{{1, 0, -0x40}}},
+		{"the producer wrote a view of the consumer's input", []uint64{0xa0100, 0x1, 0x2}, []uint64{0x90100, 0xa0000}, [][3]int64{{0, 1, 0x100}}},
+		{"within a block but the lower not on its boundary", []uint64{0x90010, 0x1, 0x2}, []uint64{0x90100, 0xa0000}, nil},
+		{"the nearest of two", []uint64{0x90000, 0x1, 0x2}, []uint64{0x90100, 0x90040}, [][3]int64{{0, 1, -0x40}}},
 		{"pointer counts differ from the records", []uint64{0x90100}, []uint64{0x90100, 0xa0000}, nil},
 	} {
 		if got := FindAlias(prod, tc.pp, cons, tc.cp); !reflect.DeepEqual(got, tc.want) {

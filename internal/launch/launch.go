@@ -33,12 +33,12 @@ type Kernel interface {
 // Primer is a Kernel that can leave its inputs in the cache state a real
 // forward pass leaves them in: just written by the kernels that produced
 // them. Prime is enqueued before each Launch of set in the primed cache
-// mode; the activities it runs are named PrimeKernel and are not the
+// mode; the activities it runs are named by PrimeKernels and are not the
 // signature's.
 type Primer interface {
 	Kernel
 	Prime(s *cuda.Stream, set int) error
-	PrimeKernel() string
+	PrimeKernels() []string
 }
 
 // AuxMemcpy is a Kernel whose Launch also copies memory that is not the
