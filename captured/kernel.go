@@ -37,15 +37,15 @@ type group struct {
 // Kernel is a captured launch made launchable. It implements
 // launch.Kernel.
 type Kernel struct {
-	l        *inject.Launch
-	fn       *cuda.Function
-	cfg      cuda.LaunchConfig
-	groups   []*group
-	blocks   []*cuda.ParamBlock // one per buffer set
-	work     launch.Work
-	fp       int64
-	zeroed   int // groups filled with zeros for want of a snapshot
-	restores []*restore
+	l         *inject.Launch
+	fn        *cuda.Function
+	cfg       cuda.LaunchConfig
+	groups    []*group
+	blocks    []*cuda.ParamBlock // one per buffer set
+	work      launch.Work
+	fp        int64
+	zeroed    int // groups filled with zeros for want of a snapshot
+	restores  []*restore
 	producers []*Kernel // run by Prime, in order
 }
 
