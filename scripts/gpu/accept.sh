@@ -14,7 +14,9 @@
 # bundles already in DIR. DEADLINE=SECONDS (default 540) starts no new step
 # after that many seconds, so that the call ends with its files. MODES="warm
 # rotating" adds runs under those cache modes (-cache) for the specs named in
-# MODES_FOR.
+# MODES_FOR. NORUN=1 leaves out the runs (PREDICT=1 alone); PREDICT_FLAGS are
+# passed to kreplay predict; KEEP=DIR copies each bundle there without its
+# kernels directory (trace, spec, measured run: enough for kreplay gen).
 set -uo pipefail
 OUT=${OUT:-out}
 DEADLINE=${DEADLINE:-540}
@@ -46,16 +48,22 @@ for s in "$@"; do
   fi
   "$K" inspect -top 8 "$B/$s" >"$log.inspect.txt" 2>&1
   say "inspect exit $?"
+  if [ -n "${KEEP:-}" ]; then
+    mkdir -p "$KEEP/$s" && find "$B/$s" -maxdepth 1 -type f -exec cp {} "$KEEP/$s/" \;
+  fi
   if late; then continue; fi
-  t=$(date +%s)
-  "$K" run -budget "$BUDGET" -json "$log.run.json" "$B/$s" >"$log.run.txt" 2>"$log.run.err"
-  say "run (binaries) exit $? in $(( $(date +%s) - t )) s"
-  grep -E '^(tier|all)' "$log.run.txt" | tee -a "$S"
-  if late || [ "${NOPLAIN:-0}" = 1 ]; then continue; fi
-  t=$(date +%s)
-  "$K" run -binaries=false -budget "$BUDGET" -json "$log.plain.json" "$B/$s" >"$log.plain.txt" 2>"$log.plain.err"
-  say "run (plain trace) exit $? in $(( $(date +%s) - t )) s"
-  grep -E '^(tier|all)' "$log.plain.txt" | tee -a "$S"
+  if [ "${NORUN:-0}" != 1 ]; then
+    t=$(date +%s)
+    "$K" run -budget "$BUDGET" -json "$log.run.json" "$B/$s" >"$log.run.txt" 2>"$log.run.err"
+    say "run (binaries) exit $? in $(( $(date +%s) - t )) s"
+    grep -E '^(tier|all)' "$log.run.txt" | tee -a "$S"
+  fi
+  if [ "${NORUN:-0}" != 1 ] && [ "${NOPLAIN:-0}" != 1 ] && ! late; then
+    t=$(date +%s)
+    "$K" run -binaries=false -budget "$BUDGET" -json "$log.plain.json" "$B/$s" >"$log.plain.txt" 2>"$log.plain.err"
+    say "run (plain trace) exit $? in $(( $(date +%s) - t )) s"
+    grep -E '^(tier|all)' "$log.plain.txt" | tee -a "$S"
+  fi
   for m in ${MODES:-}; do
     case " ${MODES_FOR:-} " in *" $s "*) ;; *) continue ;; esac
     if late; then break; fi
@@ -65,7 +73,8 @@ for s in "$@"; do
   done
   if [ "${PREDICT:-0}" = 1 ] && ! late; then
     t=$(date +%s)
-    "$K" predict -o "$log.bench" -progress "$log.progress.jsonl" "$B/$s" >"$log.predict.txt" 2>"$log.predict.err"
+    # shellcheck disable=SC2086
+    "$K" predict ${PREDICT_FLAGS:-} -o "$log.bench" -progress "$log.progress.jsonl" "$B/$s" >"$log.predict.txt" 2>"$log.predict.err"
     say "predict exit $? in $(( $(date +%s) - t )) s"
     grep -E 'predicted|busy|model|energy' "$log.predict.txt" | head -10 | tee -a "$S"
   fi
