@@ -9,8 +9,8 @@ import (
 // traces says the kernels last far longer than the bytes need because each
 // rank waits for the other.
 func TestPairCollectivesTP(t *testing.T) {
-	r0 := importEmbedded(t, "2xh200_llama-7b-tp2_prefill.rank0.trace.json.gz")
-	r1 := importEmbedded(t, "2xh200_llama-7b-tp2_prefill.rank1.trace.json.gz")
+	r0 := importFresh(t, "2xh200_llama-7b-tp2_prefill.rank0.trace.json.gz")
+	r1 := importFresh(t, "2xh200_llama-7b-tp2_prefill.rank1.trace.json.gz")
 	calls, sums, err := PairCollectives([]*Set{r1, r0}) // any order
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestPairCollectivesTP(t *testing.T) {
 }
 
 func TestPairCollectivesErrors(t *testing.T) {
-	r0 := importEmbedded(t, "2xh200_llama-7b-tp2_prefill.rank0.trace.json.gz")
+	r0 := importFresh(t, "2xh200_llama-7b-tp2_prefill.rank0.trace.json.gz")
 	if _, _, err := PairCollectives([]*Set{r0}); err == nil {
 		t.Error("one rank: no error")
 	}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,7 +80,40 @@ func readOracle(t *testing.T, name string) *oracle {
 	return o
 }
 
+// imported holds each embedded trace's set, imported once for the tests
+// that only read it (importEmbedded); importFresh imports anew.
+var imported sync.Map // name -> *importOnce
+
+type importOnce struct {
+	once sync.Once
+	set  *Set
+	err  error
+}
+
+// importEmbedded returns the shared import of an embedded trace: the
+// caller must not change it.
 func importEmbedded(t testing.TB, name string) *Set {
+	t.Helper()
+	v, _ := imported.LoadOrStore(name, &importOnce{})
+	o := v.(*importOnce)
+	o.once.Do(func() {
+		f, err := traces.Open(name)
+		if err != nil {
+			o.err = err
+			return
+		}
+		defer f.Close()
+		o.set, o.err = Import(f, name, Options{})
+	})
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	return o.set
+}
+
+// importFresh imports an embedded trace anew, for a caller that changes
+// the set or checks that importing again gives the same.
+func importFresh(t testing.TB, name string) *Set {
 	t.Helper()
 	f, err := traces.Open(name)
 	if err != nil {
@@ -271,7 +305,7 @@ func TestIDsAreStable(t *testing.T) {
 	if same < len(a.Signatures)/2 {
 		t.Errorf("only %d of %d signature ids shared between ranks", same, len(a.Signatures))
 	}
-	again := importEmbedded(t, "2xh200_llama-7b-tp2_prefill.rank0.trace.json.gz")
+	again := importFresh(t, "2xh200_llama-7b-tp2_prefill.rank0.trace.json.gz")
 	for i := range a.Signatures {
 		if a.Signatures[i].ID != again.Signatures[i].ID {
 			t.Fatalf("signature %d: id %s then %s", i, a.Signatures[i].ID, again.Signatures[i].ID)

@@ -206,7 +206,8 @@ func (h *ewHost) binary(t *testing.T, kernel int, defs map[string]string) string
 			return
 		}
 		b.path = filepath.Join(h.dir, name)
-		if out, err := exec.Command(h.cxx, append(args, "-o", b.path, cc)...).CombinedOutput(); err != nil {
+		pch := hostPCH(h.cxx, []string{"-std=c++17", "-O1", "-w"}, ewHostShim)
+		if out, err := exec.Command(h.cxx, append(append(args, pch...), "-o", b.path, cc)...).CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("%s: %v\n%s", key, err, out)
 		}
 	})

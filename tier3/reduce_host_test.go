@@ -203,7 +203,8 @@ func (r *rdHostRun) run(src Source, family string) {
 		}
 		defer os.Remove(cpp)
 		tmp := bin + fmt.Sprintf(".%d.tmp", os.Getpid())
-		args := append([]string{"-std=c++20", "-O1", "-pthread", "-w", "-o", tmp, cpp}, defs...)
+		flags := []string{"-std=c++20", "-O1", "-w"}
+		args := append(append(append(flags, hostPCH(rdHostCXX(), flags, string(shim))...), "-o", tmp, cpp), defs...)
 		if out, err := exec.Command(rdHostCXX(), args...).CombinedOutput(); err != nil {
 			r.t.Fatalf("%s %v: %v\n%s", rdHostCXX(), defs, err, out)
 		}

@@ -1,8 +1,8 @@
 // Host emulation of the CUDA subset the reduction-family kernels use, for
-// reduce_host_test.go: one OS thread per CUDA thread, one block at a time,
-// std::barrier for __syncthreads and for the exchanges of warp shuffles.
-#include <barrier>
-#include <thread>
+// reduce_host_test.go: one fiber per CUDA thread, one block at a time, on
+// one OS thread, with barriers for __syncthreads and for the exchanges of
+// warp shuffles.
+#include <ucontext.h>
 #include <vector>
 #include <cstring>
 #include <cmath>
@@ -14,7 +14,6 @@
 #include <algorithm>
 
 struct dim3e { unsigned x = 0, y = 0, z = 0; };
-thread_local dim3e threadIdx, blockIdx;
 dim3e blockDim, gridDim;
 struct uint4 { unsigned x, y, z, w; };
 struct uint2 { unsigned x, y; };
@@ -41,25 +40,57 @@ inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return
 inline float emu_h2f(unsigned short h) { return (float)*reinterpret_cast<_Float16 *>(&h); }
 inline unsigned short emu_f2h(float f) { _Float16 h = (_Float16)f; unsigned short u; memcpy(&u, &h, 2); return u; }
 
-struct EmuWarp {
-	std::barrier<> bar{32};
-	unsigned long long slot[32];
-};
-std::barrier<> *emu_block;
-std::vector<std::unique_ptr<EmuWarp>> emu_warps;
-thread_local int emu_lin;
+// Each CUDA thread of a block is a fiber (ucontext) on the one OS thread:
+// a fiber runs until it waits at a barrier (__syncthreads, or a warp's
+// shuffle exchange) or ends, and the scheduler runs the block's fibers in
+// turn, each one whose barrier has opened. (OS threads, one per CUDA
+// thread, spent most of the tests' time creating threads and waking them.)
+struct EmuBar { int expected = 0, arrived = 0; unsigned gen = 0; };
+struct EmuFiber { ucontext_t ctx; EmuBar *wait = nullptr; unsigned gen = 0; bool done = false; };
+dim3e threadIdx, blockIdx;
+int emu_lin;
+static ucontext_t emu_main;
+static std::vector<EmuFiber> emu_fibers;
+static std::vector<std::unique_ptr<char[]>> emu_stacks;
+static const size_t emu_stack_size = 64 << 10;
+static EmuBar emu_block;
+static std::vector<EmuBar> emu_warps;
+static std::vector<unsigned long long> emu_slots;
+static std::function<void()> *emu_fn;
 
-inline void __syncthreads() { emu_block->arrive_and_wait(); }
+// emu_wait arrives at b and, unless the last to, waits for it to open.
+inline void emu_wait(EmuBar &b) {
+	if (++b.arrived == b.expected) {
+		b.arrived = 0;
+		b.gen++;
+		return;
+	}
+	EmuFiber &f = emu_fibers[emu_lin];
+	f.wait = &b;
+	f.gen = b.gen;
+	swapcontext(&f.ctx, &emu_main);
+}
+
+// emu_drop leaves b for good (the thread ended), opening it if the others
+// all wait.
+inline void emu_drop(EmuBar &b) {
+	b.expected--;
+	if (b.expected > 0 && b.arrived == b.expected) {
+		b.arrived = 0;
+		b.gen++;
+	}
+}
+
+inline void __syncthreads() { emu_wait(emu_block); }
 
 template <class T> T emu_shfl(T v, int src) {
-	EmuWarp &w = *emu_warps[emu_lin / 32];
-	int lane = emu_lin % 32;
+	int lane = emu_lin % 32, base = emu_lin - lane;
 	unsigned long long b = 0;
 	memcpy(&b, &v, sizeof(T));
-	w.slot[lane] = b;
-	w.bar.arrive_and_wait();
-	unsigned long long r = w.slot[src];
-	w.bar.arrive_and_wait();
+	emu_slots[emu_lin] = b;
+	emu_wait(emu_warps[emu_lin / 32]);
+	unsigned long long r = emu_slots[base + src];
+	emu_wait(emu_warps[emu_lin / 32]);
 	T o;
 	memcpy(&o, &r, sizeof(T));
 	return o;
@@ -82,30 +113,60 @@ template <class T> T __shfl_sync(unsigned, T v, int s, int width = 32) {
 	return emu_shfl(v, (lane & ~(width - 1)) + (s % width));
 }
 
+static void emu_entry() {
+	(*emu_fn)();
+	emu_drop(emu_block);
+	emu_drop(emu_warps[emu_lin / 32]);
+	emu_fibers[emu_lin].done = true;
+}
+
+// emu_run switches to fiber t with its thread and block indexes.
+static void emu_run(int t, dim3e b, dim3e blk) {
+	emu_lin = t;
+	threadIdx = {(unsigned)(t % b.x), (unsigned)((t / b.x) % b.y), (unsigned)(t / (b.x * b.y))};
+	blockIdx = blk;
+	emu_fibers[t].wait = nullptr;
+	swapcontext(&emu_main, &emu_fibers[t].ctx);
+}
+
+// emu_block_run runs one block's n threads to their end.
+static void emu_block_run(int n, dim3e b, dim3e blk) {
+	emu_block = EmuBar{n};
+	emu_warps.assign(n / 32, EmuBar{32});
+	emu_slots.assign(n, 0);
+	emu_fibers.assign(n, EmuFiber{});
+	while ((int)emu_stacks.size() < n) emu_stacks.emplace_back(new char[emu_stack_size]);
+	for (int t = 0; t < n; t++) {
+		ucontext_t &c = emu_fibers[t].ctx;
+		getcontext(&c);
+		c.uc_stack.ss_sp = emu_stacks[t].get();
+		c.uc_stack.ss_size = emu_stack_size;
+		c.uc_link = &emu_main;
+		makecontext(&c, emu_entry, 0);
+	}
+	for (;;) {
+		bool live = false, ran = false;
+		for (int t = 0; t < n; t++) {
+			EmuFiber &f = emu_fibers[t];
+			if (f.done) continue;
+			live = true;
+			if (f.wait && f.wait->gen == f.gen) continue;
+			emu_run(t, b, blk);
+			ran = true;
+		}
+		if (!live) return;
+		if (!ran) { fprintf(stderr, "block (%u,%u,%u): every thread waits at a barrier that cannot open\n", blk.x, blk.y, blk.z); exit(2); }
+	}
+}
+
 // emu_launch runs fn for every thread of every block, one block at a time.
 inline void emu_launch(dim3e g, dim3e b, std::function<void()> fn) {
 	gridDim = g;
 	blockDim = b;
 	int n = b.x * b.y * b.z;
 	if (n % 32) { fprintf(stderr, "block %d not a multiple of 32\n", n); exit(2); }
+	emu_fn = &fn;
 	for (unsigned bz = 0; bz < g.z; bz++)
 		for (unsigned by = 0; by < g.y; by++)
-			for (unsigned bx = 0; bx < g.x; bx++) {
-				std::barrier<> bar(n);
-				emu_block = &bar;
-				emu_warps.clear();
-				for (int w = 0; w < n / 32; w++) emu_warps.emplace_back(new EmuWarp);
-				std::vector<std::thread> ts;
-				for (int t = 0; t < n; t++) {
-					ts.emplace_back([&, t] {
-						emu_lin = t;
-						threadIdx = {(unsigned)(t % b.x), (unsigned)((t / b.x) % b.y), (unsigned)(t / (b.x * b.y))};
-						blockIdx = {bx, by, bz};
-						fn();
-						emu_block->arrive_and_drop();
-						emu_warps[t / 32]->bar.arrive_and_drop();
-					});
-				}
-				for (auto &t : ts) t.join();
-			}
+			for (unsigned bx = 0; bx < g.x; bx++) emu_block_run(n, b, {bx, by, bz});
 }
