@@ -10,11 +10,15 @@ import (
 // Fidelity is what a replay's fidelity line says of one signature: how
 // close it is to the trace (replay.Fidelities), the path it replayed by,
 // and whether NVML saw throttling or sampling ended short of its target.
+// EnergyThrottled says the energy window ran throttled (a power or
+// thermal cap lowered the clocks while the launches ran back to back):
+// its J/op is the energy of a launch at the capped clock.
 type Fidelity struct {
-	Kind        string `json:"kind"`
-	Path        string `json:"path"`
-	Throttled   bool   `json:"throttled,omitempty"`
-	Unconverged bool   `json:"unconverged,omitempty"`
+	Kind            string `json:"kind"`
+	Path            string `json:"path"`
+	Throttled       bool   `json:"throttled,omitempty"`
+	Unconverged     bool   `json:"unconverged,omitempty"`
+	EnergyThrottled bool   `json:"energy_throttled,omitempty"`
 }
 
 // FidelityOf is a result's Fidelity ("unchecked" when the result does not
@@ -24,7 +28,8 @@ func FidelityOf(r *replay.Result) Fidelity {
 	if kind == "" {
 		kind = replay.FidelityUnchecked
 	}
-	return Fidelity{Kind: kind, Path: r.Path, Throttled: r.Throttled, Unconverged: !r.Converged}
+	return Fidelity{Kind: kind, Path: r.Path, Throttled: r.Throttled, Unconverged: !r.Converged,
+		EnergyThrottled: r.Energy != nil && r.Energy.Throttled}
 }
 
 // fidelityTag separates a FidelityLine's benchmark name from what it says.
@@ -33,7 +38,8 @@ const fidelityTag = ": fidelity: "
 // FidelityLine is the line a replay benchmark prints with its result, which
 // go test shows without -v and benchfmt passes over:
 // "kreplay BenchmarkReplay/workload=W/sig=ID: fidelity: same kernel; path
-// captured; throttled; unconverged" (the flags only when set).
+// captured; throttled; unconverged; energy throttled" (the flags only when
+// set).
 func FidelityLine(name string, f Fidelity) string {
 	s := noModelPrefix + name + fidelityTag + f.Kind + "; path " + strings.ReplaceAll(f.Path, ";", ",")
 	if f.Throttled {
@@ -41,6 +47,9 @@ func FidelityLine(name string, f Fidelity) string {
 	}
 	if f.Unconverged {
 		s += "; unconverged"
+	}
+	if f.EnergyThrottled {
+		s += "; energy throttled"
 	}
 	return s
 }
@@ -75,6 +84,8 @@ func ParseFidelityLine(line string) (workload, sig string, f Fidelity, ok bool) 
 			f.Throttled = true
 		case p == "unconverged":
 			f.Unconverged = true
+		case p == "energy throttled":
+			f.EnergyThrottled = true
 		}
 	}
 	if i := strings.LastIndexByte(sig, '-'); i > 0 && strings.Trim(sig[i+1:], "0123456789") == "" {

@@ -9,12 +9,16 @@ import (
 // A fidelity line reads back as written, from go test's output with or
 // without the GOMAXPROCS suffix and indentation, and other lines do not.
 func TestFidelityLine(t *testing.T) {
-	f := FidelityOf(&replay.Result{Fidelity: replay.FidelitySame, Path: "captured", Throttled: true})
+	f := FidelityOf(&replay.Result{Fidelity: replay.FidelitySame, Path: "captured", Throttled: true,
+		Energy: &replay.Energy{Throttled: true}})
 	line := FidelityLine("BenchmarkReplay/workload=l1b_prefill/sig=0123456789ab", f)
-	if line != "kreplay BenchmarkReplay/workload=l1b_prefill/sig=0123456789ab: fidelity: same kernel; path captured; throttled; unconverged" {
+	if line != "kreplay BenchmarkReplay/workload=l1b_prefill/sig=0123456789ab: fidelity: same kernel; path captured; throttled; unconverged; energy throttled" {
 		t.Errorf("line %q", line)
 	}
-	for _, in := range []string{line, "    " + line, "kreplay BenchmarkReplay/workload=l1b_prefill/sig=0123456789ab-16: fidelity: same kernel; path captured; throttled; unconverged"} {
+	if g := FidelityOf(&replay.Result{Fidelity: replay.FidelitySame, Converged: true, Energy: &replay.Energy{}}); g.EnergyThrottled || g.Throttled || g.Unconverged {
+		t.Errorf("an unflagged result: %+v", g)
+	}
+	for _, in := range []string{line, "    " + line, "kreplay BenchmarkReplay/workload=l1b_prefill/sig=0123456789ab-16: fidelity: same kernel; path captured; throttled; unconverged; energy throttled"} {
 		w, sig, got, ok := ParseFidelityLine(in)
 		if !ok || w != "l1b_prefill" || sig != "0123456789ab" || got != f {
 			t.Errorf("%q: %s %s %+v %v", in, w, sig, got, ok)

@@ -3,6 +3,7 @@ package predict
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -28,7 +29,8 @@ func TestFlowWriteBench(t *testing.T) {
 	var failed string
 	var wantNS, wantJ float64
 	wantFid := map[string]float64{}
-	throttled, unconverged := 0, 0
+	throttled, unconverged, energyThrottled := 0, 0, 0
+	var throttledJ float64
 	for _, s := range set.Signatures {
 		e := replay.Entry{ID: s.ID, Label: s.Label, Tier: s.Tier, Class: s.Class, Count: s.Count,
 			TracedMedianNS: s.TracedNS.Median, TracedTotalNS: s.TracedNS.Total, PartOf: s.PartOf}
@@ -40,8 +42,12 @@ func TestFlowWriteBench(t *testing.T) {
 		default:
 			ns := 1.1 * float64(s.TracedNS.Median)
 			fid := map[signatures.Tier]string{1: replay.FidelityMemory, 2: replay.FidelitySame, 3: replay.FidelityOwn}[s.Tier]
-			e.Result = &replay.Result{ID: s.ID, MedianNS: ns, Energy: &replay.Energy{JoulesPerOp: ns * 1e-6, Watts: 1000},
+			e.Result = &replay.Result{ID: s.ID, MedianNS: ns, Energy: &replay.Energy{JoulesPerOp: ns * 1e-6, Watts: 1000, Throttled: s.Class == signatures.ClassGEMM},
 				Fidelity: fid, Path: "p", Converged: s.Tier != 1, Throttled: s.Tier == 2}
+			if s.Class == signatures.ClassGEMM {
+				energyThrottled++
+				throttledJ += ns * 1e-6 * float64(s.Count)
+			}
 			wantNS += ns * float64(s.Count)
 			wantJ += ns * 1e-6 * float64(s.Count)
 			wantFid[fid] += ns * float64(s.Count)
@@ -102,6 +108,16 @@ func TestFlowWriteBench(t *testing.T) {
 	// most exact first, and counts the flagged signatures.
 	if wp.Throttled != throttled || wp.Unconverged != unconverged || len(wp.ByFidelity) != len(wantFid) {
 		t.Errorf("fidelity split %+v, %d throttled, %d unconverged; want %v, %d, %d", wp.ByFidelity, wp.Throttled, wp.Unconverged, wantFid, throttled, unconverged)
+	}
+	if wp.EnergyThrottled != energyThrottled || energyThrottled == 0 || math.Abs(wp.ThrottledJ-throttledJ) > 1e-6*throttledJ {
+		t.Errorf("%d signatures with throttled energy windows, %v J; want %d, %v", wp.EnergyThrottled, wp.ThrottledJ, energyThrottled, throttledJ)
+	}
+	var text strings.Builder
+	if err := p.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d signatures: measured at a power- or heat-capped clock", energyThrottled); !strings.Contains(text.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, text.String())
 	}
 	share := 0.0
 	for i, f := range wp.ByFidelity {

@@ -156,6 +156,14 @@ type WorkloadPrediction struct {
 	PredictedJ       *Interval `json:"predicted_j,omitempty"`
 	EnergySignatures int       `json:"energy_signatures,omitempty"`
 	EnergyCoverage   float64   `json:"energy_coverage,omitempty"`
+	// EnergyThrottled counts the signatures whose energy window ran
+	// throttled (bench.Fidelity), and ThrottledJ is their share of
+	// PredictedJ's center: energy per launch at a capped clock, which
+	// underestimates a real run that keeps its clocks (on the H100 two
+	// captured prefills' energy came out 8% low, their GEMMs' windows at
+	// the 700 W cap: results/h100/capture).
+	EnergyThrottled int     `json:"energy_throttled,omitempty"`
+	ThrottledJ      float64 `json:"throttled_j,omitempty"`
 	// IdleJ is the energy of the GPU's idle gaps, idle power x (model
 	// wall time - trace busy time), when the model benchmark reports
 	// idle-W; TotalJ = PredictedJ + IdleJ; ErrEnergy = TotalJ / model
@@ -458,6 +466,10 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 		}
 		if f.Unconverged {
 			wp.Unconverged++
+		}
+		if f.EnergyThrottled && sp.PredictedJ != nil {
+			wp.EnergyThrottled++
+			wp.ThrottledJ += sp.PredictedJ.Center
 		}
 	}
 	wp.ByFidelity = fidelityShares(byFid, wp.PredictedNS.Center)

@@ -75,6 +75,10 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	if pj := wp.PredictedJ; pj != nil {
 		fmt.Fprintf(tw, "predicted kernel energy\t%.4g J\t%s, %d signatures, %.1f%% of the traced time\n",
 			pj.Center, jBounds(*pj, wp.Runs), wp.EnergySignatures, 100*wp.EnergyCoverage)
+		if wp.EnergyThrottled > 0 && pj.Center > 0 {
+			fmt.Fprintf(tw, "  throttled windows\t%.4g J\t%.1f%% of it, %d signatures: measured at a power- or heat-capped clock; a real run that keeps its clocks spends more per launch\n",
+				wp.ThrottledJ, 100*wp.ThrottledJ/pj.Center, wp.EnergyThrottled)
+		}
 	}
 	if wp.IdleJ != nil {
 		fmt.Fprintf(tw, "idle-gap energy\t%.4g J\tidle %.1f W x (model wall - trace busy)\n", *wp.IdleJ, wp.Model.IdleW.Center)
