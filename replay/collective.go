@@ -236,13 +236,7 @@ func (g *Group) sampleAll(ranks []*collRank, batch int, flush bool, expect time.
 		if err := t.start.Record(s); err != nil {
 			return err
 		}
-		var err error
-		if t.graph != nil {
-			err = t.graph.Launch(s)
-		} else {
-			err = t.launchN(batch)
-		}
-		if err != nil {
+		if err := t.enqueue(batch); err != nil {
 			return err
 		}
 		if err := t.end.Record(s); err != nil {
@@ -251,7 +245,8 @@ func (g *Group) sampleAll(ranks []*collRank, batch int, flush bool, expect time.
 		if err := waitEvent(t.end, timeout); err != nil {
 			return err
 		}
-		els[rank], err = cuda.Elapsed(t.start, t.end)
+		el, err := cuda.Elapsed(t.start, t.end)
+		els[rank] = el
 		return err
 	})
 	if errors.Is(err, errCollectiveTimeout) {

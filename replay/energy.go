@@ -97,13 +97,7 @@ func (d *Device) measureEnergy(t *timer, r *Result, o Options) (*Energy, error) 
 	}
 	s := t.d.stream
 	work := func() error {
-		var err error
-		if t.graph != nil {
-			err = t.graph.Launch(s)
-		} else {
-			err = t.launchN(batch)
-		}
-		if err != nil {
+		if err := t.enqueue(batch); err != nil {
 			return err
 		}
 		return s.Synchronize()

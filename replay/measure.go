@@ -320,6 +320,15 @@ func (t *timer) close() {
 	}
 }
 
+// enqueue enqueues one timed batch of n launches: the captured graph, or
+// the launches directly.
+func (t *timer) enqueue(n int) error {
+	if t.graph != nil {
+		return t.graph.Launch(t.d.stream)
+	}
+	return t.launchN(n)
+}
+
 // launchN enqueues n launches directly, rotating buffer sets.
 func (t *timer) launchN(n int) error {
 	for i := 0; i < n; i++ {
@@ -379,13 +388,7 @@ func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
 	if err := t.start.Record(s); err != nil {
 		return 0, err
 	}
-	var err error
-	if t.graph != nil {
-		err = t.graph.Launch(s)
-	} else {
-		err = t.launchN(batch)
-	}
-	if err != nil {
+	if err := t.enqueue(batch); err != nil {
 		return 0, err
 	}
 	if err := t.end.Record(s); err != nil {

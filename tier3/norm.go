@@ -170,13 +170,7 @@ func buildLayerNorm(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw := p.rp.raw()
-	inst.Launch = func(st *cuda.Stream) error {
-		if p.rp.rows == 0 || p.rp.n == 0 {
-			return nil
-		}
-		return f.Launch(p.grid, p.block, 0, st, x.Ptr, raw, w, b, y.Ptr, mean.Ptr, rstd.Ptr)
-	}
+	inst.Launch = rowLaunch(f, p.rp, p.grid, p.block, x.Ptr, w, b, y.Ptr, mean.Ptr, rstd.Ptr)
 	return inst, nil
 }
 

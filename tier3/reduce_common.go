@@ -36,6 +36,29 @@ func rdIsFloat(dtype string) bool {
 	return dtype == "f16" || dtype == "bf16" || dtype == "f32" || dtype == "f64"
 }
 
+// rdCodes2 returns the dtype codes of a kernel's input and output dtypes.
+func rdCodes2(in, out string) (string, string, error) {
+	ci, err := rdCode(in)
+	if err != nil {
+		return "", "", err
+	}
+	co, err := rdCode(out)
+	return ci, co, err
+}
+
+// rowLaunch is the launch of a row kernel: f with the input, the row
+// plan's raw form and the rest of its arguments; nothing for an empty
+// tensor.
+func rowLaunch(f *cuda.Function, rp *rdRowPlan, grid, block [3]uint32, x cuda.DevicePtr, rest ...any) func(*cuda.Stream) error {
+	args := append([]any{x, rp.raw()}, rest...)
+	return func(st *cuda.Stream) error {
+		if rp.rows == 0 || rp.n == 0 {
+			return nil
+		}
+		return f.Launch(grid, block, 0, st, args...)
+	}
+}
+
 // rdCode returns the dtype code of dtype as a -D value.
 func rdCode(dtype string) (string, error) {
 	c, ok := rdCodes[dtype]

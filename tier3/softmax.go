@@ -150,25 +150,15 @@ func buildSoftmax(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw := p.rp.raw()
 	return &Instance{
 		Inputs: []*Tensor{x}, Outputs: []*Tensor{y}, FLOPs: 5 * x.Numel(),
-		Launch: func(st *cuda.Stream) error {
-			if p.rp.rows == 0 || p.rp.n == 0 {
-				return nil
-			}
-			return f.Launch(p.grid, p.block, 0, st, x.Ptr, raw, y.Ptr)
-		},
+		Launch: rowLaunch(f, p.rp, p.grid, p.block, x.Ptr, y.Ptr),
 	}, nil
 }
 
 // softmaxDefines are the compile-time definitions of a softmax kernel.
 func softmaxDefines(s *smSpec, p *smPlan) (map[string]string, error) {
-	in, err := rdCode(s.in)
-	if err != nil {
-		return nil, err
-	}
-	out, err := rdCode(s.out)
+	in, out, err := rdCodes2(s.in, s.out)
 	if err != nil {
 		return nil, err
 	}
