@@ -74,10 +74,28 @@ type SigDiff struct {
 	// P is the Mann-Whitney U test's p-value (benchmath.AssumeNothing,
 	// as benchstat); Significant is P < Alpha. Delta is the change as
 	// benchstat prints it: "+12.34%", or "~" when not significant.
+	// Never is set when the run counts cannot give a p-value under Alpha
+	// whatever the values (see MinP).
 	P           float64  `json:"p"`
 	Significant bool     `json:"significant"`
+	Never       bool     `json:"never_significant,omitempty"`
 	Delta       string   `json:"delta"`
 	Warnings    []string `json:"warnings,omitempty"`
+}
+
+// MinP is the smallest two-sided p-value the Mann-Whitney U test can give
+// samples of n1 and n2 values: every value of one below every value of
+// the other, 2 / C(n1+n2, n1) (1 when either is empty). With 1 + 1 runs
+// it is 1, with 3 + 3 runs 0.1: no change is significant at 0.05.
+func MinP(n1, n2 int) float64 {
+	if n1 <= 0 || n2 <= 0 {
+		return 1
+	}
+	c := 1.0 // C(n1+n2, n1), built up as a product
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return min(1, 2/c)
 }
 
 // TotalDiff is the change of a workload's predicted GPU time, sum(t_i x
@@ -94,6 +112,7 @@ type TotalDiff struct {
 	Runs        [2]int   `json:"runs"`
 	P           float64  `json:"p"`
 	Significant bool     `json:"significant"`
+	Never       bool     `json:"never_significant,omitempty"`
 	Delta       string   `json:"delta"`
 	Warnings    []string `json:"warnings,omitempty"`
 }
@@ -172,6 +191,7 @@ func compareWorkload(wo, wn *WorkloadResults, set *signatures.Set, opt DiffOptio
 		d := SigDiff{ID: id, Old: Summarize(so.NS, opt.Confidence), New: Summarize(sn.NS, opt.Confidence)}
 		cmpr := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(so.NS), th), benchmath.NewSample(slices.Clone(sn.NS), th))
 		d.P, d.Significant = cmpr.P, cmpr.P < cmpr.Alpha
+		d.Never = MinP(len(so.NS), len(sn.NS)) >= opt.Alpha
 		d.Delta = cmpr.FormatDelta(d.Old.Center, d.New.Center)
 		for _, w := range cmpr.Warnings {
 			d.Warnings = append(d.Warnings, w.Error())
@@ -252,6 +272,7 @@ func totalDiff(wo, wn *WorkloadResults, set *signatures.Set, common []string, is
 	}
 	cmpr := benchmath.AssumeNothing.Compare(benchmath.NewSample(totals(wo, runs[0]), th), benchmath.NewSample(totals(wn, runs[1]), th))
 	t.P, t.Significant = cmpr.P, cmpr.P < cmpr.Alpha
+	t.Never = MinP(runs[0], runs[1]) >= opt.Alpha
 	t.Delta = cmpr.FormatDelta(t.Old.Center, t.New.Center)
 	for _, w := range cmpr.Warnings {
 		t.Warnings = append(t.Warnings, w.Error())
@@ -274,9 +295,9 @@ func (c *Comparison) WriteText(w io.Writer, all bool) error {
 		fmt.Fprintf(ew, "workload %s: %d signatures in both, %d faster, %d slower (p < %.2g), geomean x%.3f\n",
 			wd.Workload, len(wd.Sigs), wd.Faster, wd.Slower, c.Alpha, wd.Geomean)
 		if t := wd.Total; t != nil {
-			fmt.Fprintf(ew, "predicted GPU time over %d signatures: %s [%s, %s] -> %s [%s, %s]: %s (p=%.3f, runs %d and %d)\n",
+			fmt.Fprintf(ew, "predicted GPU time over %d signatures: %s [%s, %s] -> %s [%s, %s]: %s (p=%.3f, runs %d and %d%s)\n",
 				t.Signatures, bench.FormatNS(t.Old.Center), bench.FormatNS(t.Old.Lo), bench.FormatNS(t.Old.Hi), bench.FormatNS(t.New.Center), bench.FormatNS(t.New.Lo), bench.FormatNS(t.New.Hi),
-				t.Delta, t.P, t.Runs[0], t.Runs[1])
+				t.Delta, t.P, t.Runs[0], t.Runs[1], neverText(t.Never, t.Runs[0], t.Runs[1], c.Alpha))
 			for _, s := range t.Warnings {
 				fmt.Fprintf(ew, "  total: %s\n", s)
 			}
@@ -285,18 +306,24 @@ func (c *Comparison) WriteText(w io.Writer, all bool) error {
 		}
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "id\told/op\t±\tnew/op\t±\tdelta\tp\tcount\tlabel")
-		unchanged := 0
+		unchanged, never := 0, 0
 		for _, d := range wd.Sigs {
+			if d.Never {
+				never++
+			}
 			if !d.Significant && !all {
 				unchanged++
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\tp=%.3f n=%d+%d\t%d\t%s\n", d.ID, bench.FormatNS(d.Old.Center), halfWidth(d.Old),
-				bench.FormatNS(d.New.Center), halfWidth(d.New), d.Delta, d.P, d.Old.Runs, d.New.Runs, d.Count, truncate(d.Label, 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\tp=%.3f n=%d+%d%s\t%d\t%s\n", d.ID, bench.FormatNS(d.Old.Center), halfWidth(d.Old),
+				bench.FormatNS(d.New.Center), halfWidth(d.New), d.Delta, d.P, d.Old.Runs, d.New.Runs, neverText(d.Never, d.Old.Runs, d.New.Runs, c.Alpha), d.Count, truncate(d.Label, 60))
 		}
 		tw.Flush()
 		if unchanged > 0 {
 			fmt.Fprintf(ew, "%d signatures without a significant change (~; -all lists them)\n", unchanged)
+		}
+		if never > 0 {
+			fmt.Fprintf(ew, "%d signatures can never be significant at p < %.2g with their run counts: run each side more times (go test -count)\n", never, c.Alpha)
 		}
 		if len(wd.OnlyOld) > 0 {
 			fmt.Fprintf(ew, "only in the old output: %s\n", strings.Join(wd.OnlyOld, " "))
@@ -312,4 +339,12 @@ func (c *Comparison) WriteText(w io.Writer, all bool) error {
 		}
 	}
 	return ew.err
+}
+
+// neverText marks a p-value the run counts could not bring under alpha.
+func neverText(never bool, n1, n2 int, alpha float64) string {
+	if !never {
+		return ""
+	}
+	return fmt.Sprintf(", never < %.2g: the smallest p with %d+%d runs is %.3f", alpha, n1, n2, MinP(n1, n2))
 }

@@ -3,6 +3,7 @@ package predict
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -113,8 +114,34 @@ func TestDiffOneRun(t *testing.T) {
 			t.Errorf("%s: %+v, want a doubling that is not significant, with a warning", d.ID, d)
 		}
 	}
-	if wd.Total.Significant || !near(wd.Total.Change, 1, 1e-7) {
+	if wd.Total.Significant || !near(wd.Total.Change, 1, 1e-7) || !wd.Total.Never {
 		t.Errorf("total %+v", wd.Total)
+	}
+	for _, d := range wd.Sigs {
+		if !d.Never {
+			t.Errorf("%s: one run a side, not flagged as never significant", d.ID)
+		}
+	}
+	var buf strings.Builder
+	if err := c.WriteText(&buf, false); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d signatures can never be significant at p < 0.05", len(wd.Sigs)); !strings.Contains(buf.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, buf.String())
+	}
+}
+
+// MinP is the Mann-Whitney U test's smallest two-sided p-value.
+func TestMinP(t *testing.T) {
+	for _, tc := range []struct {
+		n1, n2 int
+		want   float64
+	}{
+		{0, 5, 1}, {1, 1, 1}, {2, 2, 1.0 / 3}, {3, 3, 0.1}, {4, 4, 2.0 / 70}, {6, 6, 2.0 / 924}, {1, 20, 2.0 / 21},
+	} {
+		if got := MinP(tc.n1, tc.n2); !near(got, tc.want, 1e-12) {
+			t.Errorf("MinP(%d, %d) = %v, want %v", tc.n1, tc.n2, got, tc.want)
+		}
 	}
 }
 
