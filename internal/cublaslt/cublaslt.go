@@ -96,7 +96,48 @@ func check(fn string, st C.kr_ltStatus_t) error {
 	return &cublas.Error{Func: fn, Status: cublas.Status(st)}
 }
 
+// nilErr is the error of a method fn called on a nil or destroyed object.
 func nilErr(fn string) error { return fmt.Errorf("%s: %w", fn, ErrNil) }
+
+// destroy is the shared body of the Destroy methods: a no-op when dead
+// (the object is nil or already destroyed), else release's status checked
+// as fn; clear, which marks the object destroyed, runs whatever the
+// status.
+func destroy(fn string, dead bool, release func() C.kr_ltStatus_t, clear func()) error {
+	if dead {
+		return nil
+	}
+	err := check(fn, release())
+	clear()
+	return err
+}
+
+// setAttribute is the shared body of the SetAttribute methods: nilErr(fn)
+// when dead, else set called with attr and value's bytes, its status
+// checked as fn and a failure annotated with attr.
+func setAttribute(fn string, dead bool, attr int32, value []byte,
+	set func(attr C.int, p unsafe.Pointer, n C.size_t) C.kr_ltStatus_t) error {
+	if dead {
+		return nilErr(fn)
+	}
+	if err := check(fn, set(C.int(attr), bytesPtr(value), C.size_t(len(value)))); err != nil {
+		return fmt.Errorf("%w (attribute %d)", err, attr)
+	}
+	return nil
+}
+
+// getAttribute is the shared body of the GetAttribute methods: nilErr(fn)
+// when dead, else get called with attr and buf, returning the size it
+// wrote and its status checked as fn.
+func getAttribute(fn string, dead bool, attr int32, buf []byte,
+	get func(attr C.int, p unsafe.Pointer, n C.size_t, written *C.size_t) C.kr_ltStatus_t) (int, error) {
+	if dead {
+		return 0, nilErr(fn)
+	}
+	var written C.size_t
+	err := check(fn, get(C.int(attr), bytesPtr(buf), C.size_t(len(buf)), &written))
+	return int(written), err
+}
 
 // Handle is a cublasLtHandle_t. It must not be used by several
 // goroutines at once.
@@ -119,12 +160,9 @@ func Create() (*Handle, error) {
 // Destroy releases the handle (cublasLtDestroy); a nil or destroyed
 // handle is a no-op.
 func (h *Handle) Destroy() error {
-	if h == nil || h.h == nil {
-		return nil
-	}
-	err := check("cublasLtDestroy", C.kr_ltDestroy(h.h))
-	h.h = nil
-	return err
+	return destroy("cublasLtDestroy", h == nil || h.h == nil,
+		func() C.kr_ltStatus_t { return C.kr_ltDestroy(h.h) },
+		func() { h.h = nil })
 }
 
 // Ptr returns the raw cublasLtHandle_t.

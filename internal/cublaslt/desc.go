@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"encoding/binary"
-	"fmt"
 	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/cublas"
@@ -48,37 +47,27 @@ func NewMatmulDesc(compute cublas.ComputeType, scale cublas.DataType) (*MatmulDe
 // Destroy releases the descriptor (cublasLtMatmulDescDestroy); nil or
 // already destroyed is a no-op.
 func (d *MatmulDesc) Destroy() error {
-	if d == nil || d.d == nil {
-		return nil
-	}
-	err := check("cublasLtMatmulDescDestroy", C.kr_ltMatmulDescDestroy(d.d))
-	d.d = nil
-	return err
+	return destroy("cublasLtMatmulDescDestroy", d == nil || d.d == nil,
+		func() C.kr_ltStatus_t { return C.kr_ltMatmulDescDestroy(d.d) },
+		func() { d.d = nil })
 }
 
 // SetAttribute sets attr to the raw bytes of its C value
 // (cublasLtMatmulDescSetAttribute). The typed setters are easier to use.
 func (d *MatmulDesc) SetAttribute(attr MatmulDescAttribute, value []byte) error {
-	const fn = "cublasLtMatmulDescSetAttribute"
-	if d == nil || d.d == nil {
-		return nilErr(fn)
-	}
-	if err := check(fn, C.kr_ltMatmulDescSetAttribute(d.d, C.int(attr), bytesPtr(value), C.size_t(len(value)))); err != nil {
-		return fmt.Errorf("%w (attribute %d)", err, int32(attr))
-	}
-	return nil
+	return setAttribute("cublasLtMatmulDescSetAttribute", d == nil || d.d == nil, int32(attr), value,
+		func(a C.int, data unsafe.Pointer, n C.size_t) C.kr_ltStatus_t {
+			return C.kr_ltMatmulDescSetAttribute(d.d, a, data, n)
+		})
 }
 
 // GetAttribute reads attr into buf and returns the number of bytes the
 // attribute has (cublasLtMatmulDescGetAttribute).
 func (d *MatmulDesc) GetAttribute(attr MatmulDescAttribute, buf []byte) (int, error) {
-	const fn = "cublasLtMatmulDescGetAttribute"
-	if d == nil || d.d == nil {
-		return 0, nilErr(fn)
-	}
-	var written C.size_t
-	err := check(fn, C.kr_ltMatmulDescGetAttribute(d.d, C.int(attr), bytesPtr(buf), C.size_t(len(buf)), &written))
-	return int(written), err
+	return getAttribute("cublasLtMatmulDescGetAttribute", d == nil || d.d == nil, int32(attr), buf,
+		func(a C.int, data unsafe.Pointer, n C.size_t, written *C.size_t) C.kr_ltStatus_t {
+			return C.kr_ltMatmulDescGetAttribute(d.d, a, data, n, written)
+		})
 }
 
 // SetInt32 sets an int32-valued attribute.

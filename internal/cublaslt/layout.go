@@ -6,7 +6,7 @@ package cublaslt
 import "C"
 
 import (
-	"fmt"
+	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/cublas"
 )
@@ -35,37 +35,27 @@ func NewMatrixLayout(t cublas.DataType, rows, cols uint64, ld int64) (*MatrixLay
 // Destroy releases the layout (cublasLtMatrixLayoutDestroy); nil or
 // already destroyed is a no-op.
 func (l *MatrixLayout) Destroy() error {
-	if l == nil || l.l == nil {
-		return nil
-	}
-	err := check("cublasLtMatrixLayoutDestroy", C.kr_ltMatrixLayoutDestroy(l.l))
-	l.l = nil
-	return err
+	return destroy("cublasLtMatrixLayoutDestroy", l == nil || l.l == nil,
+		func() C.kr_ltStatus_t { return C.kr_ltMatrixLayoutDestroy(l.l) },
+		func() { l.l = nil })
 }
 
 // SetAttribute sets attr to the raw bytes of its C value
 // (cublasLtMatrixLayoutSetAttribute).
 func (l *MatrixLayout) SetAttribute(attr MatrixLayoutAttribute, value []byte) error {
-	const fn = "cublasLtMatrixLayoutSetAttribute"
-	if l == nil || l.l == nil {
-		return nilErr(fn)
-	}
-	if err := check(fn, C.kr_ltMatrixLayoutSetAttribute(l.l, C.int(attr), bytesPtr(value), C.size_t(len(value)))); err != nil {
-		return fmt.Errorf("%w (attribute %d)", err, int32(attr))
-	}
-	return nil
+	return setAttribute("cublasLtMatrixLayoutSetAttribute", l == nil || l.l == nil, int32(attr), value,
+		func(a C.int, data unsafe.Pointer, n C.size_t) C.kr_ltStatus_t {
+			return C.kr_ltMatrixLayoutSetAttribute(l.l, a, data, n)
+		})
 }
 
 // GetAttribute reads attr into buf and returns the attribute's size
 // (cublasLtMatrixLayoutGetAttribute).
 func (l *MatrixLayout) GetAttribute(attr MatrixLayoutAttribute, buf []byte) (int, error) {
-	const fn = "cublasLtMatrixLayoutGetAttribute"
-	if l == nil || l.l == nil {
-		return 0, nilErr(fn)
-	}
-	var written C.size_t
-	err := check(fn, C.kr_ltMatrixLayoutGetAttribute(l.l, C.int(attr), bytesPtr(buf), C.size_t(len(buf)), &written))
-	return int(written), err
+	return getAttribute("cublasLtMatrixLayoutGetAttribute", l == nil || l.l == nil, int32(attr), buf,
+		func(a C.int, data unsafe.Pointer, n C.size_t, written *C.size_t) C.kr_ltStatus_t {
+			return C.kr_ltMatrixLayoutGetAttribute(l.l, a, data, n, written)
+		})
 }
 
 // SetInt32 sets an int32-valued attribute.

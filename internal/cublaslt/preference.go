@@ -5,7 +5,7 @@ package cublaslt
 */
 import "C"
 
-import "fmt"
+import "unsafe"
 
 // MatmulPreference is a cublasLtMatmulPreference_t: limits that
 // AlgoGetHeuristic honours, such as the largest workspace allowed.
@@ -29,37 +29,27 @@ func NewMatmulPreference() (*MatmulPreference, error) {
 // Destroy releases the preference (cublasLtMatmulPreferenceDestroy); nil
 // or already destroyed is a no-op.
 func (p *MatmulPreference) Destroy() error {
-	if p == nil || p.p == nil {
-		return nil
-	}
-	err := check("cublasLtMatmulPreferenceDestroy", C.kr_ltMatmulPreferenceDestroy(p.p))
-	p.p = nil
-	return err
+	return destroy("cublasLtMatmulPreferenceDestroy", p == nil || p.p == nil,
+		func() C.kr_ltStatus_t { return C.kr_ltMatmulPreferenceDestroy(p.p) },
+		func() { p.p = nil })
 }
 
 // SetAttribute sets attr to the raw bytes of its C value
 // (cublasLtMatmulPreferenceSetAttribute).
 func (p *MatmulPreference) SetAttribute(attr MatmulPreferenceAttribute, value []byte) error {
-	const fn = "cublasLtMatmulPreferenceSetAttribute"
-	if p == nil || p.p == nil {
-		return nilErr(fn)
-	}
-	if err := check(fn, C.kr_ltMatmulPreferenceSetAttribute(p.p, C.int(attr), bytesPtr(value), C.size_t(len(value)))); err != nil {
-		return fmt.Errorf("%w (attribute %d)", err, int32(attr))
-	}
-	return nil
+	return setAttribute("cublasLtMatmulPreferenceSetAttribute", p == nil || p.p == nil, int32(attr), value,
+		func(a C.int, data unsafe.Pointer, n C.size_t) C.kr_ltStatus_t {
+			return C.kr_ltMatmulPreferenceSetAttribute(p.p, a, data, n)
+		})
 }
 
 // GetAttribute reads attr into buf and returns the attribute's size
 // (cublasLtMatmulPreferenceGetAttribute).
 func (p *MatmulPreference) GetAttribute(attr MatmulPreferenceAttribute, buf []byte) (int, error) {
-	const fn = "cublasLtMatmulPreferenceGetAttribute"
-	if p == nil || p.p == nil {
-		return 0, nilErr(fn)
-	}
-	var written C.size_t
-	err := check(fn, C.kr_ltMatmulPreferenceGetAttribute(p.p, C.int(attr), bytesPtr(buf), C.size_t(len(buf)), &written))
-	return int(written), err
+	return getAttribute("cublasLtMatmulPreferenceGetAttribute", p == nil || p.p == nil, int32(attr), buf,
+		func(a C.int, data unsafe.Pointer, n C.size_t, written *C.size_t) C.kr_ltStatus_t {
+			return C.kr_ltMatmulPreferenceGetAttribute(p.p, a, data, n, written)
+		})
 }
 
 // SetUint32 sets a uint32-valued attribute.

@@ -149,24 +149,29 @@ var errorNames = map[int]string{
 // ErrorName returns the CUDA_ERROR_* name of code: the driver's answer when
 // it is loaded and knows the code, else this package's table, else "".
 func ErrorName(code int) string {
-	if loaded() {
-		var s *C.char
-		if C.kr_cuGetErrorName(C.kr_CUresult(code), &s) == C.KR_CUDA_SUCCESS && s != nil {
-			return C.GoString(s)
-		}
+	if s, ok := driverText(func(s **C.char) C.kr_CUresult { return C.kr_cuGetErrorName(C.kr_CUresult(code), s) }); ok {
+		return s
 	}
 	return errorNames[code]
 }
 
 // errorString returns the driver's description of code, or "".
 func errorString(code int) string {
+	s, _ := driverText(func(s **C.char) C.kr_CUresult { return C.kr_cuGetErrorString(C.kr_CUresult(code), s) })
+	return s
+}
+
+// driverText returns the string that get, a cuGetError* call, stores, and
+// true, when the driver is loaded and get succeeds with a non-NULL string;
+// else "" and false.
+func driverText(get func(s **C.char) C.kr_CUresult) (string, bool) {
 	if loaded() {
 		var s *C.char
-		if C.kr_cuGetErrorString(C.kr_CUresult(code), &s) == C.KR_CUDA_SUCCESS && s != nil {
-			return C.GoString(s)
+		if get(&s) == C.KR_CUDA_SUCCESS && s != nil {
+			return C.GoString(s), true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // check turns a CUresult into nil or an *Error for call.

@@ -94,30 +94,17 @@ func (e *Event) Query() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch r := C.kr_cuEventQuery(h); r {
-	case C.KR_CUDA_SUCCESS:
-		return true, nil
-	case CodeNotReady:
-		return false, nil
-	default:
-		return false, check("cuEventQuery", r)
-	}
+	return queryResult("cuEventQuery", C.kr_cuEventQuery(h))
 }
 
 // Destroy destroys the event; a second Destroy is a no-op.
 func (e *Event) Destroy() error {
-	if e == nil || e.destroyed {
-		return nil
-	}
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := check("cuEventDestroy", C.kr_cuEventDestroy(e.h)); err != nil {
-		return err
-	}
-	e.destroyed = true
-	e.h = nil
-	return nil
+	return destroyOnce("cuEventDestroy", e == nil || e.destroyed,
+		func() C.kr_CUresult { return C.kr_cuEventDestroy(e.h) },
+		func() {
+			e.destroyed = true
+			e.h = nil
+		})
 }
 
 // ElapsedMillis returns the time in milliseconds between two recorded and

@@ -105,17 +105,9 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 
 // Destroy destroys the graph; a second Destroy is a no-op.
 func (g *Graph) Destroy() error {
-	if g == nil || g.h == nil {
-		return nil
-	}
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := check("cuGraphDestroy", C.kr_cuGraphDestroy(g.h)); err != nil {
-		return err
-	}
-	g.h = nil
-	return nil
+	return destroyOnce("cuGraphDestroy", g == nil || g.h == nil,
+		func() C.kr_CUresult { return C.kr_cuGraphDestroy(g.h) },
+		func() { g.h = nil })
 }
 
 // Handle returns the CUgraphExec, for other libraries.
@@ -143,15 +135,7 @@ func (e *GraphExec) Launch(s *Stream) error {
 
 // Destroy destroys the executable graph; a second Destroy is a no-op.
 func (e *GraphExec) Destroy() error {
-	if e == nil || e.h == nil {
-		return nil
-	}
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := check("cuGraphExecDestroy", C.kr_cuGraphExecDestroy(e.h)); err != nil {
-		return err
-	}
-	e.h = nil
-	return nil
+	return destroyOnce("cuGraphExecDestroy", e == nil || e.h == nil,
+		func() C.kr_CUresult { return C.kr_cuGraphExecDestroy(e.h) },
+		func() { e.h = nil })
 }

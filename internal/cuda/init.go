@@ -184,3 +184,21 @@ func dlsymFirst(h dl.Handle, names []symName) (unsafe.Pointer, string) {
 	}
 	return nil, ""
 }
+
+// destroyOnce is the shared body of the Destroy and Unload methods: it
+// returns nil at once when dead (the object is nil or already released),
+// else checks that the driver is ready and checks release's result as
+// call; done, which marks the object released, runs only on success.
+func destroyOnce(call string, dead bool, release func() C.kr_CUresult, done func()) error {
+	if dead {
+		return nil
+	}
+	if err := ready(); err != nil {
+		return err
+	}
+	if err := check(call, release()); err != nil {
+		return err
+	}
+	done()
+	return nil
+}

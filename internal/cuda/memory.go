@@ -32,6 +32,24 @@ func checkSize(call string, n int) error {
 	return nil
 }
 
+// streamOp is the shared body of the asynchronous copies and sets: it
+// checks that the driver is ready, that n is a valid size for call and
+// that s is usable, then checks the result of issue, called with s's
+// handle, as call.
+func streamOp(call string, n int, s *Stream, issue func(sh C.kr_CUstream) C.kr_CUresult) error {
+	if err := ready(); err != nil {
+		return err
+	}
+	if err := checkSize(call, n); err != nil {
+		return err
+	}
+	sh, err := s.handle()
+	if err != nil {
+		return err
+	}
+	return check(call, issue(sh))
+}
+
 // MemAlloc allocates n bytes of device memory in the current context.
 func MemAlloc(n int) (DevicePtr, error) {
 	if err := ready(); err != nil {
@@ -164,79 +182,39 @@ func (b *HostBuffer) Free() error {
 // collector does not manage (a HostBuffer or other C memory) and must stay
 // valid until the copy finished; never pass a pointer into a Go slice.
 func MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, n int, s *Stream) error {
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := checkSize("cuMemcpyHtoDAsync", n); err != nil {
-		return err
-	}
-	sh, err := s.handle()
-	if err != nil {
-		return err
-	}
-	return check("cuMemcpyHtoDAsync", C.kr_cuMemcpyHtoDAsync(C.kr_CUdeviceptr(dst), src, C.size_t(n), sh))
+	return streamOp("cuMemcpyHtoDAsync", n, s, func(sh C.kr_CUstream) C.kr_CUresult {
+		return C.kr_cuMemcpyHtoDAsync(C.kr_CUdeviceptr(dst), src, C.size_t(n), sh)
+	})
 }
 
 // MemcpyDtoHAsync queues a copy of n bytes from device src to host dst on
 // stream s. The rule for dst is that of MemcpyHtoDAsync's src.
 func MemcpyDtoHAsync(dst unsafe.Pointer, src DevicePtr, n int, s *Stream) error {
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := checkSize("cuMemcpyDtoHAsync", n); err != nil {
-		return err
-	}
-	sh, err := s.handle()
-	if err != nil {
-		return err
-	}
-	return check("cuMemcpyDtoHAsync", C.kr_cuMemcpyDtoHAsync(dst, C.kr_CUdeviceptr(src), C.size_t(n), sh))
+	return streamOp("cuMemcpyDtoHAsync", n, s, func(sh C.kr_CUstream) C.kr_CUresult {
+		return C.kr_cuMemcpyDtoHAsync(dst, C.kr_CUdeviceptr(src), C.size_t(n), sh)
+	})
 }
 
 // MemcpyDtoDAsync queues a copy of n bytes between device buffers on s.
 func MemcpyDtoDAsync(dst, src DevicePtr, n int, s *Stream) error {
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := checkSize("cuMemcpyDtoDAsync", n); err != nil {
-		return err
-	}
-	sh, err := s.handle()
-	if err != nil {
-		return err
-	}
-	return check("cuMemcpyDtoDAsync", C.kr_cuMemcpyDtoDAsync(C.kr_CUdeviceptr(dst), C.kr_CUdeviceptr(src), C.size_t(n), sh))
+	return streamOp("cuMemcpyDtoDAsync", n, s, func(sh C.kr_CUstream) C.kr_CUresult {
+		return C.kr_cuMemcpyDtoDAsync(C.kr_CUdeviceptr(dst), C.kr_CUdeviceptr(src), C.size_t(n), sh)
+	})
 }
 
 // MemsetD8Async queues setting n bytes at dst to v on s.
 func MemsetD8Async(dst DevicePtr, v uint8, n int, s *Stream) error {
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := checkSize("cuMemsetD8Async", n); err != nil {
-		return err
-	}
-	sh, err := s.handle()
-	if err != nil {
-		return err
-	}
-	return check("cuMemsetD8Async", C.kr_cuMemsetD8Async(C.kr_CUdeviceptr(dst), C.uchar(v), C.size_t(n), sh))
+	return streamOp("cuMemsetD8Async", n, s, func(sh C.kr_CUstream) C.kr_CUresult {
+		return C.kr_cuMemsetD8Async(C.kr_CUdeviceptr(dst), C.uchar(v), C.size_t(n), sh)
+	})
 }
 
 // MemsetD32Async queues setting n 32-bit words (4n bytes) at dst to v on
 // s; dst must be 4-byte aligned.
 func MemsetD32Async(dst DevicePtr, v uint32, n int, s *Stream) error {
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := checkSize("cuMemsetD32Async", n); err != nil {
-		return err
-	}
-	sh, err := s.handle()
-	if err != nil {
-		return err
-	}
-	return check("cuMemsetD32Async", C.kr_cuMemsetD32Async(C.kr_CUdeviceptr(dst), C.uint(v), C.size_t(n), sh))
+	return streamOp("cuMemsetD32Async", n, s, func(sh C.kr_CUstream) C.kr_CUresult {
+		return C.kr_cuMemsetD32Async(C.kr_CUdeviceptr(dst), C.uint(v), C.size_t(n), sh)
+	})
 }
 
 // CopyHtoD copies len(src) bytes from a Go slice to dst, ordered after the

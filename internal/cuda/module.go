@@ -72,18 +72,12 @@ func (m *Module) Handle() unsafe.Pointer {
 // Unload unloads the module; its functions become invalid. A second
 // Unload is a no-op.
 func (m *Module) Unload() error {
-	if m == nil || m.unloaded {
-		return nil
-	}
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := check("cuModuleUnload", C.kr_cuModuleUnload(m.h)); err != nil {
-		return err
-	}
-	m.unloaded = true
-	m.h = nil
-	return nil
+	return destroyOnce("cuModuleUnload", m == nil || m.unloaded,
+		func() C.kr_CUresult { return C.kr_cuModuleUnload(m.h) },
+		func() {
+			m.unloaded = true
+			m.h = nil
+		})
 }
 
 // Function looks up a kernel by its (mangled, unless extern "C") name.

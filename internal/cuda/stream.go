@@ -74,29 +74,30 @@ func (s *Stream) Query() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch r := C.kr_cuStreamQuery(h); r {
-	case C.KR_CUDA_SUCCESS:
-		return true, nil
-	case CodeNotReady:
-		return false, nil
-	default:
-		return false, check("cuStreamQuery", r)
-	}
+	return queryResult("cuStreamQuery", C.kr_cuStreamQuery(h))
 }
 
 // Destroy destroys the stream. Work already queued still runs. Destroying
 // a nil or already destroyed stream is a no-op.
 func (s *Stream) Destroy() error {
-	if s == nil || s.destroyed {
-		return nil
+	return destroyOnce("cuStreamDestroy", s == nil || s.destroyed,
+		func() C.kr_CUresult { return C.kr_cuStreamDestroy(s.h) },
+		func() {
+			s.destroyed = true
+			s.h = nil
+		})
+}
+
+// queryResult turns the result r of a query call (cuStreamQuery,
+// cuEventQuery) into whether the work finished: true for success, false
+// for CUDA_ERROR_NOT_READY, else an error for call.
+func queryResult(call string, r C.kr_CUresult) (bool, error) {
+	switch r {
+	case C.KR_CUDA_SUCCESS:
+		return true, nil
+	case CodeNotReady:
+		return false, nil
+	default:
+		return false, check(call, r)
 	}
-	if err := ready(); err != nil {
-		return err
-	}
-	if err := check("cuStreamDestroy", C.kr_cuStreamDestroy(s.h)); err != nil {
-		return err
-	}
-	s.destroyed = true
-	s.h = nil
-	return nil
 }

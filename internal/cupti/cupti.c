@@ -51,6 +51,27 @@ static int push_locked(kr_record *r) {
 	return 1;
 }
 
+/* Copies the fields every record prefix has (interval, device, context,
+ * stream, correlation) from the prefix src into the kr_record *dst. */
+#define KR_COPY_WHEN_WHERE(dst, src) \
+	do { \
+		(dst)->start = (src)->start; \
+		(dst)->end = (src)->end; \
+		(dst)->deviceId = (src)->deviceId; \
+		(dst)->contextId = (src)->contextId; \
+		(dst)->streamId = (src)->streamId; \
+		(dst)->correlationId = (src)->correlationId; \
+	} while (0)
+
+/* Copies the copy kind, memory kinds and size of a memcpy or p2p prefix. */
+#define KR_COPY_KINDS(dst, src) \
+	do { \
+		(dst)->copyKind = (src)->copyKind; \
+		(dst)->srcKind = (src)->srcKind; \
+		(dst)->dstKind = (src)->dstKind; \
+		(dst)->bytes = (src)->bytes; \
+	} while (0)
+
 /* Decodes one CUPTI record; called with qmu held. */
 static int decode_locked(const void *raw) {
 	kr_record r;
@@ -63,12 +84,7 @@ static int decode_locked(const void *raw) {
 	case KR_KIND_KERNEL:
 	case KR_KIND_CONCURRENT_KERNEL: {
 		const kr_kernel_prefix *k = raw;
-		r.start = k->start;
-		r.end = k->end;
-		r.deviceId = k->deviceId;
-		r.contextId = k->contextId;
-		r.streamId = k->streamId;
-		r.correlationId = k->correlationId;
+		KR_COPY_WHEN_WHERE(&r, k);
 		r.grid[0] = k->gridX;
 		r.grid[1] = k->gridY;
 		r.grid[2] = k->gridZ;
@@ -89,44 +105,23 @@ static int decode_locked(const void *raw) {
 	}
 	case KR_KIND_MEMCPY: {
 		const kr_memcpy_prefix *m = raw;
-		r.copyKind = m->copyKind;
-		r.srcKind = m->srcKind;
-		r.dstKind = m->dstKind;
-		r.bytes = m->bytes;
-		r.start = m->start;
-		r.end = m->end;
-		r.deviceId = m->deviceId;
-		r.contextId = m->contextId;
-		r.streamId = m->streamId;
-		r.correlationId = m->correlationId;
+		KR_COPY_KINDS(&r, m);
+		KR_COPY_WHEN_WHERE(&r, m);
 		break;
 	}
 	case KR_KIND_MEMCPY2: {
 		const kr_p2p_prefix *m = raw;
-		r.copyKind = m->copyKind;
-		r.srcKind = m->srcKind;
-		r.dstKind = m->dstKind;
-		r.bytes = m->bytes;
-		r.start = m->start;
-		r.end = m->end;
-		r.deviceId = m->deviceId;
-		r.contextId = m->contextId;
-		r.streamId = m->streamId;
+		KR_COPY_KINDS(&r, m);
+		KR_COPY_WHEN_WHERE(&r, m);
 		r.srcDeviceId = m->srcDeviceId;
 		r.dstDeviceId = m->dstDeviceId;
-		r.correlationId = m->correlationId;
 		break;
 	}
 	case KR_KIND_MEMSET: {
 		const kr_memset_prefix *m = raw;
 		r.value = m->value;
 		r.bytes = m->bytes;
-		r.start = m->start;
-		r.end = m->end;
-		r.deviceId = m->deviceId;
-		r.contextId = m->contextId;
-		r.streamId = m->streamId;
-		r.correlationId = m->correlationId;
+		KR_COPY_WHEN_WHERE(&r, m);
 		r.memoryKind = m->memoryKind;
 		break;
 	}
