@@ -797,37 +797,10 @@ func benchAttention(b *testing.B, dev Device, s *cuda.Stream, sig *signatures.Si
 	if err := s.Synchronize(); err != nil {
 		b.Fatal(err)
 	}
-	start, err := cuda.NewEvent(true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer start.Destroy()
-	stop, err := cuda.NewEvent(true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer stop.Destroy()
 	n := max(b.N, 10)
 	b.ResetTimer()
-	if err := start.Record(s); err != nil {
-		b.Fatal(err)
-	}
-	for i := 0; i < n; i++ {
-		if err := inst.Launch(s); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := stop.Record(s); err != nil {
-		b.Fatal(err)
-	}
-	if err := stop.Synchronize(); err != nil {
-		b.Fatal(err)
-	}
+	ms := eventMillis(b, s, 0, n, func() error { return inst.Launch(s) })
 	b.StopTimer()
-	ms, err := cuda.ElapsedMillis(start, stop)
-	if err != nil {
-		b.Fatal(err)
-	}
 	us := float64(ms) * 1e3 / float64(n)
 	tflops := float64(inst.FLOPs) / us / 1e6
 	b.ReportMetric(us, "us/launch")

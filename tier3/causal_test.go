@@ -97,10 +97,7 @@ func TestGPUMaskCausal(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, seed: 77}
 				defer e.free()
-				st := c.strides
-				if st == nil {
-					st = ContiguousStrides(c.shape)
-				}
+				st := stridesOr(c.shape, c.strides)
 				x, err := e.NewTensor(c.shape, st, c.dtype)
 				if err != nil {
 					t.Fatal(err)

@@ -144,20 +144,27 @@ func ewGPUCases() []struct {
 	}
 }
 
+// ewGPUCheck analyses sig with analyze, runs its kernel on the GPU with
+// seed (ewRun) and checks the outputs against the plan (ewCheckPlan).
+func ewGPUCheck(t *testing.T, sig *signatures.Signature, analyze func(*signatures.Signature) (*ewOpPlan, error), seed uint64) {
+	t.Helper()
+	pl, err := analyze(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpuEnv(t, func(dev Device, s *cuda.Stream) {
+		k, before := ewRun(t, sig, dev, s, seed)
+		defer k.Close()
+		ewCheckPlan(t, pl, k.Instance(0), before, s)
+	})
+}
+
 func TestGPUElementwise(t *testing.T) {
 	sub := gputest.NewSubtests(t)
 	for i, c := range ewGPUCases() {
 		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, c.op, c.args...)
-			pl, err := ewAnalyze(sig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				k, before := ewRun(t, sig, dev, s, uint64(100+i))
-				defer k.Close()
-				ewCheckPlan(t, pl, k.Instance(0), before, s)
-			})
+			ewGPUCheck(t, sig, ewAnalyze, uint64(100+i))
 		})
 	}
 }
@@ -190,15 +197,7 @@ func TestGPUCopy(t *testing.T) {
 	} {
 		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, c.op, c.args...)
-			pl, err := ewAnalyzeCopy(sig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				k, before := ewRun(t, sig, dev, s, uint64(200+i))
-				defer k.Close()
-				ewCheckPlan(t, pl, k.Instance(0), before, s)
-			})
+			ewGPUCheck(t, sig, ewAnalyzeCopy, uint64(200+i))
 		})
 	}
 }
@@ -221,19 +220,11 @@ func TestGPUFill(t *testing.T) {
 	} {
 		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, c.op, c.args...)
-			pl, err := ewAnalyzeFill(sig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				k, before := ewRun(t, sig, dev, s, uint64(300+i))
-				defer k.Close()
-				ewCheckPlan(t, pl, k.Instance(0), before, s)
-				// Only the view's elements are written: a strided fill
-				// leaves the gaps alone (checked by a second download of
-				// the whole storage being random there is not possible
-				// without the old bytes; the view check above suffices).
-			})
+			ewGPUCheck(t, sig, ewAnalyzeFill, uint64(300+i))
+			// Only the view's elements are written: a strided fill
+			// leaves the gaps alone (checked by a second download of
+			// the whole storage being random there is not possible
+			// without the old bytes; the view check above suffices).
 		})
 	}
 }
@@ -257,19 +248,25 @@ func TestGPUArange(t *testing.T) {
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
 				k, _ := ewRun(t, sig, dev, s, uint64(400+i))
 				defer k.Close()
-				want := make([]float64, a.n)
-				for j := range want {
-					if ewCategoryOf(a.dtype) == ewFloatCat {
-						want[j] = ewRound(a.start+a.step*float64(j), a.dtype)
-					} else {
-						want[j] = float64(a.istart + a.istep*int64(j))
-					}
-				}
-				got := download(t, k.Instance(0).Outputs[0], s)
-				ewCompare(t, "arange", got, want, a.dtype)
+				ewCheckArange(t, a, download(t, k.Instance(0).Outputs[0], s))
 			})
 		})
 	}
+}
+
+// ewCheckArange checks an arange's output values got against its start
+// and step (rounded to a float dtype).
+func ewCheckArange(t *testing.T, a *ewArange, got []float64) {
+	t.Helper()
+	want := make([]float64, a.n)
+	for j := range want {
+		if ewCategoryOf(a.dtype) == ewFloatCat {
+			want[j] = ewRound(a.start+a.step*float64(j), a.dtype)
+		} else {
+			want[j] = float64(a.istart + a.istep*int64(j))
+		}
+	}
+	ewCompare(t, "arange", got, want, a.dtype)
 }
 
 func TestGPUCat(t *testing.T) {
@@ -308,40 +305,10 @@ func TestGPUCat(t *testing.T) {
 				defer k.Close()
 				inst := k.Instance(0)
 				out := inst.Outputs[0]
-				got := download(t, out, s)
-				// Place each input's values at its slice of the output.
-				want := make([]float64, len(got))
-				for i := range want {
-					want[i] = math.NaN()
-				}
-				var off int64
-				ostr := ContiguousStrides(pl.shape)
-				for j, x := range inst.Inputs {
-					idx := make([]int64, len(x.Shape))
-					for _, v := range before[j] {
-						o := off * ostr[pl.dim]
-						for d := range idx {
-							o += idx[d] * ostr[d]
-						}
-						want[o] = v
-						for d := len(idx) - 1; d >= 0; d-- {
-							idx[d]++
-							if idx[d] < x.Shape[d] {
-								break
-							}
-							idx[d] = 0
-						}
-					}
-					off += x.Shape[pl.dim]
-				}
 				if !slices.Equal(out.Shape, pl.shape) {
 					t.Fatalf("output shape %v, want %v", out.Shape, pl.shape)
 				}
-				for i := range want {
-					if want[i] != got[i] && !(math.IsNaN(want[i]) && math.IsNaN(got[i])) {
-						t.Fatalf("element %d = %v, want %v", i, got[i], want[i])
-					}
-				}
+				checkCat(t, download(t, out, s), pl.shape, pl.dim, inst.Inputs, before)
 			})
 		})
 	}
@@ -509,40 +476,7 @@ func TestGPUEwTraced(t *testing.T) {
 // events.
 func ewTime(tb testing.TB, s *cuda.Stream, n int, launchFn func() error) float64 {
 	tb.Helper()
-	for i := 0; i < 3; i++ {
-		if err := launchFn(); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	start, err := cuda.NewEvent(true)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer start.Destroy()
-	end, err := cuda.NewEvent(true)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer end.Destroy()
-	if err := start.Record(s); err != nil {
-		tb.Fatal(err)
-	}
-	for i := 0; i < n; i++ {
-		if err := launchFn(); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := end.Record(s); err != nil {
-		tb.Fatal(err)
-	}
-	if err := end.Synchronize(); err != nil {
-		tb.Fatal(err)
-	}
-	ms, err := cuda.ElapsedMillis(start, end)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return float64(ms) / 1e3 / float64(n)
+	return float64(eventMillis(tb, s, 3, n, launchFn)) / 1e3 / float64(n)
 }
 
 // ewBandwidthCase is a large op for the bandwidth test and benchmark.

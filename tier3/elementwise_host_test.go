@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -66,25 +65,7 @@ func (a *ewArena) bytes(x *Tensor) []byte {
 
 // values reads a tensor's view as download does.
 func (a *ewArena) values(x *Tensor) []float64 {
-	raw := a.bytes(x)
-	n := x.Numel()
-	out := make([]float64, n)
-	idx := make([]int64, len(x.Shape))
-	for i := int64(0); i < n; i++ {
-		var off int64
-		for d := range idx {
-			off += idx[d] * x.Strides[d]
-		}
-		out[i] = elem(raw, off, x.DType)
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < x.Shape[d] {
-				break
-			}
-			idx[d] = 0
-		}
-	}
-	return out
+	return viewValues(a.bytes(x), x)
 }
 
 // indices fills an integer tensor's storage with values in [0, limit).
@@ -422,16 +403,7 @@ func TestEwHostElementwise(t *testing.T) {
 		t.Run(x.name, func(t *testing.T) {
 			t.Parallel()
 			sig := ewSig(t, x.op, x.args...)
-			var pl *ewOpPlan
-			var err error
-			switch {
-			case slices.Contains([]string{"aten::fill_", "aten::fill", "aten::zero_"}, x.op):
-				pl, err = ewAnalyzeFill(sig)
-			case slices.Contains([]string{"aten::copy_", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous"}, x.op):
-				pl, err = ewAnalyzeCopy(sig)
-			default:
-				pl, err = ewAnalyze(sig)
-			}
+			pl, err := ewAnalyzeOp(sig)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -563,33 +535,7 @@ func TestEwHostCat(t *testing.T) {
 					h.run(t, kernel, mp.defines, a, params, ewHostGrid(mp.units, unroll), len(probs))
 				}
 				a.untouched(t, pre, out)
-				got := a.values(out)
-				want := make([]float64, len(got))
-				var off int64
-				ostr := ContiguousStrides(pl.shape)
-				for j, x := range ins {
-					idx := make([]int64, len(x.Shape))
-					for _, v := range before[j] {
-						o := off * ostr[pl.dim]
-						for d := range idx {
-							o += idx[d] * ostr[d]
-						}
-						want[o] = v
-						for d := len(idx) - 1; d >= 0; d-- {
-							idx[d]++
-							if idx[d] < x.Shape[d] {
-								break
-							}
-							idx[d] = 0
-						}
-					}
-					off += x.Shape[pl.dim]
-				}
-				for e := range want {
-					if want[e] != got[e] && !(math.IsNaN(want[e]) && math.IsNaN(got[e])) {
-						t.Fatalf("element %d = %v, want %v", e, got[e], want[e])
-					}
-				}
+				checkCat(t, a.values(out), pl.shape, pl.dim, ins, before)
 			})
 		}
 	}

@@ -68,20 +68,7 @@ func ewSig(t testing.TB, op string, args ...ewTArg) *signatures.Signature {
 		}
 		return string(b)
 	}
-	if tt, ok := t.(*testing.T); ok {
-		return opSig(tt, op, js(dims), js(strides), js(types), js(vals))
-	}
-	// Benchmarks: the same trace as opSig's.
-	trace := `{"traceEvents":[
-{"ph":"X","cat":"cpu_op","name":"` + op + `","pid":1,"tid":1,"ts":1,"dur":10,"args":{"External id":5,
- "Input Dims":` + js(dims) + `,"Input Strides":` + js(strides) + `,"Input type":` + js(types) + `,"Concrete Inputs":` + js(vals) + `}},
-{"ph":"X","cat":"kernel","name":"void test_kernel<float>(float*)","pid":0,"tid":7,"ts":2,"dur":3,"args":{"External id":5,"device":0,"stream":7,
- "grid":[128,1,1],"block":[256,1,1],"registers per thread":32,"shared memory":0}}]}`
-	set, err := signatures.Import(strings.NewReader(trace), op, signatures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set.Signatures[0]
+	return opSig(t, op, js(dims), js(strides), js(types), js(vals))
 }
 
 func TestEwPromoteTypes(t *testing.T) {
@@ -998,17 +985,7 @@ var ewCompileDefault = []string{
 // library is installed (no GPU needed) and checks that none keeps a large
 // stack frame (a local copy of the parameters would) or spills much.
 func TestEwKernelsCompile(t *testing.T) {
-	if err := nvrtc.Init(); err != nil {
-		t.Skipf("no NVRTC: %v", err)
-	}
-	archs, err := nvrtc.SupportedArchs()
-	if err != nil {
-		t.Skip(err)
-	}
-	arch := slices.Max(archs)
-	if slices.Contains(archs, 90) {
-		arch = 90
-	}
+	arch := nvrtcArch(t)
 	cases := ewCompileCases()
 	if os.Getenv("KREPLAY_EW_COMPILE_ALL") == "" {
 		cases = slices.DeleteFunc(cases, func(c ewCompileCase) bool { return !slices.Contains(ewCompileDefault, c.name) })

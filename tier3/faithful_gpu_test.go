@@ -2,7 +2,6 @@ package tier3
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"testing"
 
@@ -51,16 +50,7 @@ func TestGPUFaithfulElementwise(t *testing.T) {
 	for i, sig := range sigs {
 		p := ptParse(sig)
 		sub.Run(fmt.Sprintf("%s %s %s", sig.Op, sig.Label, p.strategy()), func(t *testing.T) {
-			var pl *ewOpPlan
-			var err error
-			switch sig.Op {
-			case "aten::fill_", "aten::fill", "aten::zero_":
-				pl, err = ewAnalyzeFill(sig)
-			case "aten::copy_", "aten::copy", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous":
-				pl, err = ewAnalyzeCopy(sig)
-			default:
-				pl, err = ewAnalyze(sig)
-			}
+			pl, err := ewAnalyzeOp(sig)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,37 +84,7 @@ func TestGPUFaithfulCat(t *testing.T) {
 				if inst.Strategy != ptCat.String() {
 					t.Errorf("strategy %q, want %q", inst.Strategy, ptCat.String())
 				}
-				out := inst.Outputs[0]
-				got := download(t, out, s)
-				want := make([]float64, len(got))
-				for j := range want {
-					want[j] = math.NaN()
-				}
-				var off int64
-				ostr := ContiguousStrides(pl.shape)
-				for j, x := range inst.Inputs {
-					idx := make([]int64, len(x.Shape))
-					for _, v := range before[j] {
-						o := off * ostr[pl.dim]
-						for d := range idx {
-							o += idx[d] * ostr[d]
-						}
-						want[o] = v
-						for d := len(idx) - 1; d >= 0; d-- {
-							idx[d]++
-							if idx[d] < x.Shape[d] {
-								break
-							}
-							idx[d] = 0
-						}
-					}
-					off += x.Shape[pl.dim]
-				}
-				for j := range want {
-					if want[j] != got[j] && !(math.IsNaN(want[j]) && math.IsNaN(got[j])) {
-						t.Fatalf("element %d = %v, want %v", j, got[j], want[j])
-					}
-				}
+				checkCat(t, download(t, inst.Outputs[0], s), pl.shape, pl.dim, inst.Inputs, before)
 			})
 		})
 	}
@@ -146,16 +106,7 @@ func TestGPUFaithfulArange(t *testing.T) {
 				if got := k.Instance(0).Strategy; got != ptIndexed.String() {
 					t.Errorf("strategy %q", got)
 				}
-				want := make([]float64, a.n)
-				for j := range want {
-					if ewCategoryOf(a.dtype) == ewFloatCat {
-						want[j] = ewRound(a.start+a.step*float64(j), a.dtype)
-					} else {
-						want[j] = float64(a.istart + a.istep*int64(j))
-					}
-				}
-				got := download(t, k.Instance(0).Outputs[0], s)
-				ewCompare(t, "arange", got, want, a.dtype)
+				ewCheckArange(t, a, download(t, k.Instance(0).Outputs[0], s))
 			})
 		})
 	}

@@ -3,7 +3,6 @@ package tier3
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
@@ -141,16 +140,7 @@ func TestEwHostFaithful(t *testing.T) {
 			t.Run(x.name+" "+p.strategy(), func(t *testing.T) {
 				t.Parallel()
 				sig := ewSig(t, x.op, x.args...)
-				var pl *ewOpPlan
-				var err error
-				switch {
-				case slices.Contains([]string{"aten::fill_", "aten::fill", "aten::zero_"}, x.op):
-					pl, err = ewAnalyzeFill(sig)
-				case slices.Contains([]string{"aten::copy_", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous"}, x.op):
-					pl, err = ewAnalyzeCopy(sig)
-				default:
-					pl, err = ewAnalyze(sig)
-				}
+				pl, err := ewAnalyzeOp(sig)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -176,16 +166,7 @@ func TestEwHostFaithful(t *testing.T) {
 // ptAnalyzeTraced analyses a traced signature of the elementwise, copy or
 // fill family as the builders do, with its traced strategy.
 func ptAnalyzeTraced(sig *signatures.Signature) (*ewOpPlan, error) {
-	var pl *ewOpPlan
-	var err error
-	switch sig.Op {
-	case "aten::fill_", "aten::fill", "aten::zero_":
-		pl, err = ewAnalyzeFill(sig)
-	case "aten::copy_", "aten::copy", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous":
-		pl, err = ewAnalyzeCopy(sig)
-	default:
-		pl, err = ewAnalyze(sig)
-	}
+	pl, err := ewAnalyzeOp(sig)
 	if err != nil {
 		return nil, err
 	}

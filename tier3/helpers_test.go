@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,13 +12,14 @@ import (
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/internal/nvrtc"
 	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
 
 // opSig builds a tier-3 signature through the real import path from one
 // cpu_op with the given profiler fields (JSON texts) and one kernel.
-func opSig(t *testing.T, op, dims, strides, types, concrete string) *signatures.Signature {
+func opSig(t testing.TB, op, dims, strides, types, concrete string) *signatures.Signature {
 	t.Helper()
 	trace := `{"traceEvents":[
 {"ph":"X","cat":"cpu_op","name":"` + op + `","pid":1,"tid":1,"ts":1,"dur":10,"args":{"External id":5,
@@ -126,24 +128,7 @@ func download(t *testing.T, x *Tensor, s *cuda.Stream) []float64 {
 	if err := cuda.CopyDtoH(raw, x.Ptr, s); err != nil {
 		t.Fatal(err)
 	}
-	n := x.Numel()
-	out := make([]float64, n)
-	idx := make([]int64, len(x.Shape))
-	for i := int64(0); i < n; i++ {
-		var off int64
-		for d := range idx {
-			off += idx[d] * x.Strides[d]
-		}
-		out[i] = elem(raw, off, x.DType)
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < x.Shape[d] {
-				break
-			}
-			idx[d] = 0
-		}
-	}
-	return out
+	return viewValues(raw, x)
 }
 
 func elem(raw []byte, i int64, dtype string) float64 {
@@ -254,4 +239,253 @@ func tracedTier3(tb testing.TB, keep func(*signatures.Signature) bool) []*signat
 		}
 	}
 	return out
+}
+
+// viewValues reads the strided view x of the storage raw as float64
+// values in row-major order of its shape (bool and integers as their
+// values).
+func viewValues(raw []byte, x *Tensor) []float64 {
+	n := x.Numel()
+	out := make([]float64, n)
+	idx := make([]int64, len(x.Shape))
+	for i := int64(0); i < n; i++ {
+		var off int64
+		for d := range idx {
+			off += idx[d] * x.Strides[d]
+		}
+		out[i] = elem(raw, off, x.DType)
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < x.Shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return out
+}
+
+// parsedOK checks a parser's result against a case's bad flag: a bad case
+// must be refused and a good one accepted. It reports whether the caller
+// goes on to check the accepted s.
+func parsedOK[S any](t *testing.T, s S, err error, bad bool) bool {
+	t.Helper()
+	if bad {
+		if err == nil {
+			t.Fatalf("accepted: %+v", s)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
+// stridesOr returns strides, or shape's contiguous strides where strides
+// is nil.
+func stridesOr(shape, strides []int64) []int64 {
+	if strides == nil {
+		return ContiguousStrides(shape)
+	}
+	return strides
+}
+
+// nvrtcArch returns the architecture the NVRTC compile tests build for:
+// sm_90 where NVRTC supports it, else its newest. It skips the test
+// without NVRTC.
+func nvrtcArch(t *testing.T) int {
+	t.Helper()
+	if err := nvrtc.Init(); err != nil {
+		t.Skipf("no NVRTC: %v", err)
+	}
+	archs, err := nvrtc.SupportedArchs()
+	if err != nil {
+		t.Skip(err)
+	}
+	arch := slices.Max(archs)
+	if slices.Contains(archs, 90) {
+		arch = 90
+	}
+	return arch
+}
+
+// checkNoStackFrame compiles the source file (code) with NVRTC for arch
+// under each set of defines and checks that kernel fn keeps no stack
+// frame.
+func checkNoStackFrame(t *testing.T, arch int, file, code, fn string, defines []map[string]string) {
+	t.Helper()
+	for _, d := range defines {
+		src := ewSources(file, code, d)
+		res, err := nvrtc.Compile(src.Code, src.Name, append(src.options(arch), "--ptxas-options=-v"))
+		if err != nil {
+			t.Errorf("%v: %v", d, err)
+			continue
+		}
+		in := false
+		for _, l := range strings.Split(res.Log, "\n") {
+			if strings.Contains(l, "Function properties for "+fn) {
+				in = true
+			} else if in && strings.Contains(l, "stack frame") {
+				if !strings.Contains(l, " 0 bytes stack frame") {
+					t.Errorf("%v: %s", d, strings.TrimSpace(l))
+				}
+				in = false
+			}
+		}
+	}
+}
+
+// ewAnalyzeOp analyses a signature of the elementwise, copy or fill
+// family with the analysis its op takes.
+func ewAnalyzeOp(sig *signatures.Signature) (*ewOpPlan, error) {
+	switch sig.Op {
+	case "aten::fill_", "aten::fill", "aten::zero_":
+		return ewAnalyzeFill(sig)
+	case "aten::copy_", "aten::copy", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous":
+		return ewAnalyzeCopy(sig)
+	}
+	return ewAnalyze(sig)
+}
+
+// checkCat checks a cat's output values got (row-major over shape) against
+// the inputs' values before the launch (before, row-major, in order),
+// each placed at its slice along dim; elements no input covers must be
+// NaN.
+func checkCat(t *testing.T, got []float64, shape []int64, dim int, ins []*Tensor, before [][]float64) {
+	t.Helper()
+	want := make([]float64, len(got))
+	for i := range want {
+		want[i] = math.NaN()
+	}
+	var off int64
+	ostr := ContiguousStrides(shape)
+	for j, x := range ins {
+		idx := make([]int64, len(x.Shape))
+		for _, v := range before[j] {
+			o := off * ostr[dim]
+			for d := range idx {
+				o += idx[d] * ostr[d]
+			}
+			want[o] = v
+			for d := len(idx) - 1; d >= 0; d-- {
+				idx[d]++
+				if idx[d] < x.Shape[d] {
+					break
+				}
+				idx[d] = 0
+			}
+		}
+		off += x.Shape[dim]
+	}
+	for i := range want {
+		if want[i] != got[i] && !(math.IsNaN(want[i]) && math.IsNaN(got[i])) {
+			t.Fatalf("element %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// runGPUCases runs each case as a GPU subtest named after it: it builds
+// the case's signature, parses it with parse, launches its exact kernel
+// once (launchExact, seed base+step*i) and hands the case, the parsed
+// spec, the kernel's instance and the stream to check.
+func runGPUCases[S any](t *testing.T, cases []rdCase, parse func(*signatures.Signature) (S, error), base, step uint64,
+	check func(t *testing.T, c rdCase, spec S, inst *Instance, s *cuda.Stream)) {
+	sub := gputest.NewSubtests(t)
+	for i, c := range cases {
+		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				sig := rdSig(t, c.op, c.ins...)
+				spec, err := parse(sig)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := launchExact(t, sig, dev, s, base+step*uint64(i))
+				defer k.Close()
+				check(t, c, spec, k.Instance(0), s)
+			})
+		})
+	}
+}
+
+// launchFaithful runs sig's kernel on the GPU as the faithful replay
+// tests do (inside gpuEnv): it parses sig with parse, builds the kernel
+// with one buffer set and seed, hands the instance's strategy to
+// strategy, launches it once and hands the parsed spec, the instance and
+// the stream to check.
+func launchFaithful[S any](t *testing.T, sig *signatures.Signature, seed uint64, parse func(*signatures.Signature) (S, error),
+	strategy func(t *testing.T, got string), check func(t *testing.T, spec S, inst *Instance, s *cuda.Stream)) {
+	gpuEnv(t, func(dev Device, s *cuda.Stream) {
+		spec, err := parse(sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := New(sig, dev, launch.Options{Sets: 1, Seed: seed}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		inst := k.Instance(0)
+		strategy(t, inst.Strategy)
+		if err := k.Launch(s, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		check(t, spec, inst, s)
+	})
+}
+
+// eventMillis calls run warm times, then iters times between two CUDA
+// events recorded on s, and returns the milliseconds between the events.
+func eventMillis(tb testing.TB, s *cuda.Stream, warm, iters int, run func() error) float32 {
+	tb.Helper()
+	for i := 0; i < warm; i++ {
+		if err := run(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	start, err := cuda.NewEvent(true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer start.Destroy()
+	end, err := cuda.NewEvent(true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer end.Destroy()
+	if err := start.Record(s); err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i < iters; i++ {
+		if err := run(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := end.Record(s); err != nil {
+		tb.Fatal(err)
+	}
+	if err := end.Synchronize(); err != nil {
+		tb.Fatal(err)
+	}
+	ms, err := cuda.ElapsedMillis(start, end)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ms
+}
+
+// runParseCase runs one parser case as a subtest: it parses op's
+// signature over ins with parse, checks that a bad case is refused
+// (parsedOK) and hands an accepted spec to check.
+func runParseCase[S any](t *testing.T, name, op string, ins []rdIn, bad bool, parse func(*signatures.Signature) (S, error),
+	check func(t *testing.T, s S)) {
+	t.Run(name, func(t *testing.T) {
+		s, err := parse(rdSig(t, op, ins...))
+		if parsedOK(t, s, err, bad) {
+			check(t, s)
+		}
+	})
 }

@@ -2,11 +2,9 @@ package tier3
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/gputest"
 )
 
 // layerNormGPUCases cover the traced shapes (warp per row of 1024), block
@@ -25,39 +23,34 @@ var layerNormGPUCases = []rdCase{
 }
 
 func TestLayerNormGPU(t *testing.T) {
-	sub := gputest.NewSubtests(t)
-	for i, c := range layerNormGPUCases {
-		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				sig := rdSig(t, c.op, c.ins...)
-				spec, err := parseLayerNorm(sig)
-				if err != nil {
-					t.Fatal(err)
-				}
-				k := launchExact(t, sig, dev, s, uint64(3000+7*i))
-				defer k.Close()
-				inst := k.Instance(0)
-				x := download(t, inst.Inputs[0], s)
-				var w, b []float64
-				next := 1
-				if spec.hasW {
-					w = download(t, inst.Inputs[next], s)
-					next++
-				}
-				if spec.hasB {
-					b = download(t, inst.Inputs[next], s)
-				}
-				y, mean, rstd := inst.Outputs[0], inst.Outputs[1], inst.Outputs[2]
-				if y.DType != spec.in || mean.DType != "f32" || rstd.DType != "f32" {
-					t.Fatalf("outputs %s %s %s", y.DType, mean.DType, rstd.DType)
-				}
-				wy, wm, wr := refLayerNorm(x, spec.n, w, b, spec.eps)
-				checkClose(t, c.name+" y", download(t, y, s), wy, y.DType)
-				checkClose(t, c.name+" mean", download(t, mean, s), wm, "f32")
-				checkClose(t, c.name+" rstd", download(t, rstd, s), wr, "f32")
-			})
-		})
+	runGPUCases(t, layerNormGPUCases, parseLayerNorm, 3000, 7, func(t *testing.T, c rdCase, spec *lnSpec, inst *Instance, s *cuda.Stream) {
+		y, mean, rstd := inst.Outputs[0], inst.Outputs[1], inst.Outputs[2]
+		if y.DType != spec.in || mean.DType != "f32" || rstd.DType != "f32" {
+			t.Fatalf("outputs %s %s %s", y.DType, mean.DType, rstd.DType)
+		}
+		checkLayerNorm(t, c.name, spec, inst, s)
+	})
+}
+
+// checkLayerNorm checks a layer norm's outputs y, mean and rstd against
+// refLayerNorm of its input, weight and bias.
+func checkLayerNorm(t *testing.T, name string, spec *lnSpec, inst *Instance, s *cuda.Stream) {
+	t.Helper()
+	x := download(t, inst.Inputs[0], s)
+	var w, b []float64
+	next := 1
+	if spec.hasW {
+		w = download(t, inst.Inputs[next], s)
+		next++
 	}
+	if spec.hasB {
+		b = download(t, inst.Inputs[next], s)
+	}
+	y, mean, rstd := inst.Outputs[0], inst.Outputs[1], inst.Outputs[2]
+	wy, wm, wr := refLayerNorm(x, spec.n, w, b, spec.eps)
+	checkClose(t, name+" y", download(t, y, s), wy, y.DType)
+	checkClose(t, name+" mean", download(t, mean, s), wm, "f32")
+	checkClose(t, name+" rstd", download(t, rstd, s), wr, "f32")
 }
 
 // refLayerNorm is layer norm over rows of n elements in float64, with the

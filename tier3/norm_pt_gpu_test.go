@@ -6,7 +6,6 @@ import (
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/gputest"
-	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -38,41 +37,12 @@ func TestGPULayerNormFaithful(t *testing.T) {
 	syn("bf16 no affine one warp", 100, 1, rdT("c10::BFloat16", 100, 768), rdL("[768]"), rdNone(), rdNone(), rdS("1e-06"))
 	for i, cs := range cases {
 		sub.Run(strings.ReplaceAll(cs.name, " ", "_"), func(t *testing.T) {
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				spec, err := parseLayerNorm(cs.sig)
-				if err != nil {
-					t.Fatal(err)
+			launchFaithful(t, cs.sig, uint64(6000+11*i), parseLayerNorm, func(t *testing.T, got string) {
+				if !strings.HasPrefix(got, "vectorized_layer_norm<") {
+					t.Fatalf("strategy %q", got)
 				}
-				k, err := New(cs.sig, dev, launch.Options{Sets: 1, Seed: uint64(6000 + 11*i)}, s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer k.Close()
-				inst := k.Instance(0)
-				if !strings.HasPrefix(inst.Strategy, "vectorized_layer_norm<") {
-					t.Fatalf("strategy %q", inst.Strategy)
-				}
-				if err := k.Launch(s, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
-				x := download(t, inst.Inputs[0], s)
-				var w, b []float64
-				next := 1
-				if spec.hasW {
-					w = download(t, inst.Inputs[next], s)
-					next++
-				}
-				if spec.hasB {
-					b = download(t, inst.Inputs[next], s)
-				}
-				y, mean, rstd := inst.Outputs[0], inst.Outputs[1], inst.Outputs[2]
-				wy, wm, wr := refLayerNorm(x, spec.n, w, b, spec.eps)
-				checkClose(t, cs.name+" y", download(t, y, s), wy, y.DType)
-				checkClose(t, cs.name+" mean", download(t, mean, s), wm, "f32")
-				checkClose(t, cs.name+" rstd", download(t, rstd, s), wr, "f32")
+			}, func(t *testing.T, spec *lnSpec, inst *Instance, s *cuda.Stream) {
+				checkLayerNorm(t, cs.name, spec, inst, s)
 			})
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/nvrtc"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -58,38 +57,9 @@ func TestLnPTTraced(t *testing.T) {
 // TestLnPTCompile compiles the faithful layer norm's variants with NVRTC
 // (no GPU needed) and checks that none keeps a stack frame.
 func TestLnPTCompile(t *testing.T) {
-	if err := nvrtc.Init(); err != nil {
-		t.Skipf("no NVRTC: %v", err)
-	}
-	archs, err := nvrtc.SupportedArchs()
-	if err != nil {
-		t.Skip(err)
-	}
-	arch := slices.Max(archs)
-	if slices.Contains(archs, 90) {
-		arch = 90
-	}
-	for _, d := range []map[string]string{
+	checkNoStackFrame(t, nvrtcArch(t), "norm_pt.cu", normPTSource, "kr_ln_pt", []map[string]string{
 		{"LP_T": "EW_F16", "LP_HAS_W": "1", "LP_HAS_B": "1"},
 		{"LP_T": "EW_BF16", "LP_HAS_W": "1", "LP_HAS_B": "0"},
 		{"LP_T": "EW_F32", "LP_HAS_W": "0", "LP_HAS_B": "0"},
-	} {
-		src := ewSources("norm_pt.cu", normPTSource, d)
-		res, err := nvrtc.Compile(src.Code, src.Name, append(src.options(arch), "--ptxas-options=-v"))
-		if err != nil {
-			t.Errorf("%v: %v", d, err)
-			continue
-		}
-		fn := false
-		for _, l := range strings.Split(res.Log, "\n") {
-			if strings.Contains(l, "Function properties for kr_ln_pt") {
-				fn = true
-			} else if fn && strings.Contains(l, "stack frame") {
-				if !strings.Contains(l, " 0 bytes stack frame") {
-					t.Errorf("%v: %s", d, strings.TrimSpace(l))
-				}
-				fn = false
-			}
-		}
-	}
+	})
 }

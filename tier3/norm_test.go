@@ -31,17 +31,7 @@ func TestParseLayerNorm(t *testing.T) {
 		{"strided weight", "aten::native_layer_norm", []rdIn{rdT("float", 8, 64), rdL("[64]"), rdTS("float", []int64{64}, []int64{2}), rdNone(), rdS("1e-05")}, 0, 0, 0, "", false, false, nil, true},
 		{"int input", "aten::native_layer_norm", []rdIn{rdT("long int", 8, 64), rdL("[64]"), rdNone(), rdNone(), rdS("1e-05")}, 0, 0, 0, "", false, false, nil, true},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			s, err := parseLayerNorm(rdSig(t, c.op, c.ins...))
-			if c.bad {
-				if err == nil {
-					t.Fatalf("accepted: %+v", s)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		runParseCase(t, c.name, c.op, c.ins, c.bad, parseLayerNorm, func(t *testing.T, s *lnSpec) {
 			if s.axis != c.axis || s.n != c.n || s.eps != c.eps || s.w != c.w || s.hasW != c.hasW || s.hasB != c.hasB {
 				t.Errorf("got %+v", s)
 			}
@@ -74,19 +64,10 @@ func TestPlanLayerNorm(t *testing.T) {
 		{"normalized dims not one run", []int64{4, 32, 32}, []int64{1024, 1, 32}, 1, 4, "", 0, 0, 0, 0, 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			st := c.strides
-			if st == nil {
-				st = ContiguousStrides(c.shape)
-			}
+			st := stridesOr(c.shape, c.strides)
 			p, err := planLayerNorm(c.shape, st, c.axis, c.esize, sms)
-			if c.bad {
-				if err == nil {
-					t.Fatalf("accepted: %+v", p)
-				}
+			if !parsedOK(t, p, err, c.bad) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if p.kernel != c.kernel || p.V != c.V || p.CH != c.CH || p.TPR != c.TPR || p.block[0] != c.block0 || p.grid[0] != c.grid0 {
 				t.Errorf("%s V %d CH %d TPR %d block %v grid %v; want %s V %d CH %d TPR %d block %d grid %d",

@@ -28,40 +28,8 @@ var rdBandwidthCases = []rdCase{
 // over iters calls after warm calls.
 func rdTime(t *testing.T, s *cuda.Stream, warm, iters int, run func() error) time.Duration {
 	t.Helper()
-	for i := 0; i < warm; i++ {
-		if err := run(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	start, err := cuda.NewEvent(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer start.Destroy()
-	end, err := cuda.NewEvent(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer end.Destroy()
-	if err := start.Record(s); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < iters; i++ {
-		if err := run(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := end.Record(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := end.Synchronize(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := cuda.Elapsed(start, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d / time.Duration(iters)
+	ms := eventMillis(t, s, warm, iters, run)
+	return time.Duration(float64(ms)*float64(time.Millisecond)) / time.Duration(iters)
 }
 
 // TestRdBandwidthGPU reports (t.Logf, no thresholds) the bandwidth of

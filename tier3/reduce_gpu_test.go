@@ -2,11 +2,9 @@ package tier3
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/gputest"
 )
 
 // rdCase is a traced op of the reduction family for a GPU test.
@@ -60,38 +58,33 @@ func refRows(x []float64, shape []int64, reduced []bool) [][]float64 {
 }
 
 func TestReduceGPU(t *testing.T) {
-	sub := gputest.NewSubtests(t)
-	for i, c := range reduceGPUCases {
-		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				sig := rdSig(t, c.op, c.ins...)
-				spec, err := parseReduce(sig)
-				if err != nil {
-					t.Fatal(err)
-				}
-				k := launchExact(t, sig, dev, s, uint64(1000+17*i))
-				defer k.Close()
-				inst := k.Instance(0)
-				in := inst.Inputs[0]
-				rows := refRows(download(t, in, s), in.Shape, spec.reduced(len(in.Shape)))
-				outs := inst.Outputs
-				if spec.out != "" {
-					vals := outs[0]
-					outs = outs[1:]
-					if vals.DType != spec.out || vals.Numel() != int64(len(rows)) {
-						t.Fatalf("values %s[%v], want %s with %d elements", vals.DType, vals.Shape, spec.out, len(rows))
-					}
-					checkReduceValues(t, spec, rows, download(t, vals, s), vals.DType)
-				}
-				if spec.indices {
-					idx := outs[0]
-					if idx.DType != "i64" || idx.Numel() != int64(len(rows)) {
-						t.Fatalf("indices %s[%v], want i64 with %d elements", idx.DType, idx.Shape, len(rows))
-					}
-					checkReduceIndices(t, spec, rows, download(t, idx, s))
-				}
-			})
-		})
+	runGPUCases(t, reduceGPUCases, parseReduce, 1000, 17, func(t *testing.T, _ rdCase, spec *reduceSpec, inst *Instance, s *cuda.Stream) {
+		checkReduce(t, spec, inst, s)
+	})
+}
+
+// checkReduce checks a reduction's outputs (values where spec has an
+// output dtype, then indices where it has indices) against refRows of its
+// input.
+func checkReduce(t *testing.T, spec *reduceSpec, inst *Instance, s *cuda.Stream) {
+	t.Helper()
+	in := inst.Inputs[0]
+	rows := refRows(download(t, in, s), in.Shape, spec.reduced(len(in.Shape)))
+	outs := inst.Outputs
+	if spec.out != "" {
+		vals := outs[0]
+		outs = outs[1:]
+		if vals.DType != spec.out || vals.Numel() != int64(len(rows)) {
+			t.Fatalf("values %s[%v], want %s with %d elements", vals.DType, vals.Shape, spec.out, len(rows))
+		}
+		checkReduceValues(t, spec, rows, download(t, vals, s), vals.DType)
+	}
+	if spec.indices {
+		idx := outs[0]
+		if idx.DType != "i64" || idx.Numel() != int64(len(rows)) {
+			t.Fatalf("indices %s[%v], want i64 with %d elements", idx.DType, idx.Shape, len(rows))
+		}
+		checkReduceIndices(t, spec, rows, download(t, idx, s))
 	}
 }
 

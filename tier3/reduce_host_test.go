@@ -239,25 +239,7 @@ func (r *rdHostRun) run(src Source, family string) {
 
 // values reads a tensor as download does.
 func (r *rdHostRun) values(x *rdHostTensor) []float64 {
-	raw := r.bufs[x.buf]
-	n := x.Numel()
-	out := make([]float64, n)
-	idx := make([]int64, len(x.Shape))
-	for i := int64(0); i < n; i++ {
-		var off int64
-		for d := range idx {
-			off += idx[d] * x.Strides[d]
-		}
-		out[i] = elem(raw, off, x.DType)
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < x.Shape[d] {
-				break
-			}
-			idx[d] = 0
-		}
-	}
-	return out
+	return viewValues(r.bufs[x.buf], &x.Tensor)
 }
 
 func TestRdHostReduce(t *testing.T) {

@@ -36,60 +36,34 @@ func rdKernelCases(t *testing.T) []rdKernelCase {
 	}
 	for _, c := range reduceGPUCases {
 		sig := rdSig(t, c.op, c.ins...)
-		s, err := parseReduce(sig)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		shape, strides, esize := tensor(sig)
-		op := s.op
-		if s.indices {
-			op = map[rdOp]rdOp{rdMax: rdArgmax, rdMin: rdArgmin, rdArgmax: rdArgmax, rdArgmin: rdArgmin}[op]
-		}
-		p, err := planReduce(shape, strides, s.reduced(len(shape)), esize, op.isArg(), sms)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		defs, err := reduceDefines(s, p)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
+		_, p, defs := rdCaseDefines(t, c.name, sig, parseReduce, func(s *reduceSpec) (*rdPlan, error) {
+			shape, strides, esize := tensor(sig)
+			op := s.op
+			if s.indices {
+				op = map[rdOp]rdOp{rdMax: rdArgmax, rdMin: rdArgmin, rdArgmax: rdArgmax, rdArgmin: rdArgmin}[op]
+			}
+			return planReduce(shape, strides, s.reduced(len(shape)), esize, op.isArg(), sms)
+		}, reduceDefines)
 		fn := "rd_rows"
 		if p.cols {
 			fn = "rd_cols"
 		}
 		cases = append(cases, rdKernelCase{"reduce " + c.name, rdSource("reduce.cu", reduceSource, defs), []string{fn, "rd_finish"}})
 	}
+	planSM := func(sig *signatures.Signature) func(*smSpec) (*smPlan, error) {
+		return func(s *smSpec) (*smPlan, error) {
+			shape, strides, esize := tensor(sig)
+			return planSoftmax(shape, strides, s.dim, esize, sms)
+		}
+	}
 	for _, c := range softmaxGPUCases {
 		sig := rdSig(t, c.op, c.ins...)
-		s, err := parseSoftmax(sig)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		shape, strides, esize := tensor(sig)
-		p, err := planSoftmax(shape, strides, s.dim, esize, sms)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		defs, err := softmaxDefines(s, p)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
+		_, p, defs := rdCaseDefines(t, c.name, sig, parseSoftmax, planSM(sig), softmaxDefines)
 		cases = append(cases, rdKernelCase{"softmax " + c.name, rdSource("softmax.cu", softmaxSource, defs), []string{p.kernel}})
 	}
 	for _, sig := range append(smTracedSigs(t), smPTGPUSigs(t)...) {
-		s, err := parseSoftmax(sig)
-		if err != nil {
-			t.Fatalf("%s: %v", sig.Label, err)
-		}
-		shape, strides, esize := tensor(sig)
-		p, err := planSoftmax(shape, strides, s.dim, esize, sms)
-		if err != nil {
-			t.Fatalf("%s: %v", sig.Label, err)
-		}
-		defs, err := softmaxDefines(s, p)
-		if err != nil {
-			t.Fatalf("%s: %v", sig.Label, err)
-		}
+		s, _, defs := rdCaseDefines(t, sig.Label, sig, parseSoftmax, planSM(sig), softmaxDefines)
+		shape, strides, _ := tensor(sig)
 		if pt, ok := smParsePT(sig, s, shape, strides); ok {
 			defs["SM_PT_LOG2"] = fmt.Sprint(pt.log2)
 			cases = append(cases, rdKernelCase{"softmax faithful " + sig.Label, rdSource("softmax.cu", softmaxSource, defs), []string{"sm_pt_warp"}})
@@ -97,39 +71,42 @@ func rdKernelCases(t *testing.T) []rdKernelCase {
 	}
 	for _, c := range layerNormGPUCases {
 		sig := rdSig(t, c.op, c.ins...)
-		s, err := parseLayerNorm(sig)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		shape, strides, esize := tensor(sig)
-		p, err := planLayerNorm(shape, strides, s.axis, esize, sms)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		defs, err := layerNormDefines(s, p)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
+		_, p, defs := rdCaseDefines(t, c.name, sig, parseLayerNorm, func(s *lnSpec) (*lnPlan, error) {
+			shape, strides, esize := tensor(sig)
+			return planLayerNorm(shape, strides, s.axis, esize, sms)
+		}, layerNormDefines)
 		cases = append(cases, rdKernelCase{"layer norm " + c.name, rdSource("norm.cu", normSource, defs), []string{p.kernel}})
 	}
 	for _, c := range scanGPUCases {
 		sig := rdSig(t, c.op, c.ins...)
-		s, err := parseScan(sig)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		shape, strides, _ := tensor(sig)
-		p, err := planScan(shape, strides, s.dim, sms)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		defs, err := scanDefines(s, p)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
+		_, p, defs := rdCaseDefines(t, c.name, sig, parseScan, func(s *scSpec) (*scPlan, error) {
+			shape, strides, _ := tensor(sig)
+			return planScan(shape, strides, s.dim, sms)
+		}, scanDefines)
 		cases = append(cases, rdKernelCase{"scan " + c.name, rdSource("scan.cu", scanSource, defs), []string{p.kernel}})
 	}
 	return cases
+}
+
+// rdCaseDefines runs sig through a builder's parse, plan and define
+// steps and returns their results; a failing step fails the test, naming
+// the case.
+func rdCaseDefines[S, P any](t *testing.T, name string, sig *signatures.Signature, parse func(*signatures.Signature) (S, error),
+	plan func(S) (P, error), defines func(S, P) (map[string]string, error)) (S, P, map[string]string) {
+	t.Helper()
+	s, err := parse(sig)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	p, err := plan(s)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defs, err := defines(s, p)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return s, p, defs
 }
 
 // TestRdKernelsCompile compiles, with NVRTC for sm_90 but no GPU, every

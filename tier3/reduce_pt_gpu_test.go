@@ -4,9 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/gputest"
-	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -49,34 +47,11 @@ func TestGPUReduceFaithful(t *testing.T) {
 		rdT("c10::Half", 300, 4000), rdL("[-1]"), rdS("False"), rdNone())
 	for i, cs := range cases {
 		sub.Run(strings.ReplaceAll(cs.name, " ", "_"), func(t *testing.T) {
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				spec, err := parseReduce(cs.sig)
-				if err != nil {
-					t.Fatal(err)
+			launchFaithful(t, cs.sig, uint64(5000+13*i), parseReduce, func(t *testing.T, got string) {
+				if got != cs.strategy {
+					t.Fatalf("strategy %q, want %q", got, cs.strategy)
 				}
-				k, err := New(cs.sig, dev, launch.Options{Sets: 1, Seed: uint64(5000 + 13*i)}, s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer k.Close()
-				inst := k.Instance(0)
-				if inst.Strategy != cs.strategy {
-					t.Fatalf("strategy %q, want %q", inst.Strategy, cs.strategy)
-				}
-				if err := k.Launch(s, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
-				in := inst.Inputs[0]
-				rows := refRows(download(t, in, s), in.Shape, spec.reduced(len(in.Shape)))
-				vals := inst.Outputs[0]
-				if vals.DType != spec.out || vals.Numel() != int64(len(rows)) {
-					t.Fatalf("values %s[%v], want %s with %d elements", vals.DType, vals.Shape, spec.out, len(rows))
-				}
-				checkReduceValues(t, spec, rows, download(t, vals, s), vals.DType)
-			})
+			}, checkReduce)
 		})
 	}
 }

@@ -2,11 +2,9 @@ package tier3
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/nvrtc"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -80,10 +78,7 @@ func TestRdPTPlan(t *testing.T) {
 		{"global reduce", rdPTKernel{nt: 512, outVec: 1, vt0: 4, inVec: 4, grid: [3]int64{1, 31, 1}, block: [3]int64{512, 1, 1}}, sum1, []int64{1, 250880}, nil, "none"},
 		{"any", k(128, 32, 16), anyS, []int64{2048, 4096}, nil, "none"},
 	} {
-		st := c.strides
-		if st == nil {
-			st = ContiguousStrides(c.shape)
-		}
+		st := stridesOr(c.shape, c.strides)
 		got := "none"
 		if p, ok := rdPTMake(c.k, c.s, c.shape, st); ok {
 			got = fmt.Sprintf("%s grid %d shared %d", p.strategy, p.grid[0], p.shared)
@@ -131,38 +126,9 @@ func TestRdPTTraced(t *testing.T) {
 // TestRdPTCompile compiles the faithful reduce kernel's variants with
 // NVRTC (no GPU needed) and checks that none keeps a stack frame.
 func TestRdPTCompile(t *testing.T) {
-	if err := nvrtc.Init(); err != nil {
-		t.Skipf("no NVRTC: %v", err)
-	}
-	archs, err := nvrtc.SupportedArchs()
-	if err != nil {
-		t.Skip(err)
-	}
-	arch := slices.Max(archs)
-	if slices.Contains(archs, 90) {
-		arch = 90
-	}
-	for _, d := range []map[string]string{
+	checkNoStackFrame(t, nvrtcArch(t), "reduce_pt.cu", reducePTSource, "kr_reduce_pt", []map[string]string{
 		{"RP_IN": "EW_F32", "RP_OUT": "EW_F32", "RP_VEC": "4", "RP_VT0": "4", "RP_SPLIT_Y": "0"},
 		{"RP_IN": "EW_F16", "RP_OUT": "EW_F16", "RP_VEC": "4", "RP_VT0": "4", "RP_SPLIT_Y": "1"},
 		{"RP_IN": "EW_BF16", "RP_OUT": "EW_F32", "RP_VEC": "1", "RP_VT0": "4", "RP_SPLIT_Y": "0"},
-	} {
-		src := ewSources("reduce_pt.cu", reducePTSource, d)
-		res, err := nvrtc.Compile(src.Code, src.Name, append(src.options(arch), "--ptxas-options=-v"))
-		if err != nil {
-			t.Errorf("%v: %v", d, err)
-			continue
-		}
-		fn := false
-		for _, l := range strings.Split(res.Log, "\n") {
-			if strings.Contains(l, "Function properties for kr_reduce_pt") {
-				fn = true
-			} else if fn && strings.Contains(l, "stack frame") {
-				if !strings.Contains(l, " 0 bytes stack frame") {
-					t.Errorf("%v: %s", d, strings.TrimSpace(l))
-				}
-				fn = false
-			}
-		}
-	}
+	})
 }

@@ -139,18 +139,7 @@ func TestParseReduce(t *testing.T) {
 		{"dims not recorded", "aten::sum", []rdIn{rdT("float", 4, 8), rdL(""), rdS("False"), rdNone()}, "", false, nil, true},
 		{"complex", "aten::sum", []rdIn{rdT("c10::complex<float>", 4), rdL("[0]"), rdS("False"), rdNone()}, "", false, nil, true},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			sig := rdSig(t, c.op, c.ins...)
-			s, err := parseReduce(sig)
-			if c.bad {
-				if err == nil {
-					t.Fatalf("accepted: %+v", s)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		runParseCase(t, c.name, c.op, c.ins, c.bad, parseReduce, func(t *testing.T, s *reduceSpec) {
 			if s.out != c.out || s.indices != c.indices {
 				t.Errorf("out %q indices %v, want %q %v", s.out, s.indices, c.out, c.indices)
 			}
@@ -211,10 +200,7 @@ func TestPlanReduceChoice(t *testing.T) {
 		{"max i64[1]", []int64{1}, nil, nil, 8, false, false, 1, false, 4},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			st := c.strides
-			if st == nil {
-				st = ContiguousStrides(c.shape)
-			}
+			st := stridesOr(c.shape, c.strides)
 			red := make([]bool, len(c.shape))
 			for i := range red {
 				red[i] = c.dims == nil
@@ -437,19 +423,10 @@ func TestRowPlan(t *testing.T) {
 		{"norm dims that do not merge", []int64{4, 32, 32}, []int64{1024, 1, 32}, 1, true, 0, 0, 0, 0, 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			st := c.strides
-			if st == nil {
-				st = ContiguousStrides(c.shape)
-			}
+			st := stridesOr(c.shape, c.strides)
 			p, err := rdNewRowPlan(c.shape, st, c.dim, c.trailing)
-			if c.bad {
-				if err == nil {
-					t.Fatalf("accepted: %+v", p)
-				}
+			if !parsedOK(t, p, err, c.bad) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if p.rows != c.rows || p.n != c.n || p.sd != c.sd || p.sdo != c.sdo || len(p.other) != c.others {
 				t.Errorf("plan %+v; want rows %d n %d sd %d sdo %d, %d other dims", p, c.rows, c.n, c.sd, c.sdo, c.others)

@@ -1,11 +1,9 @@
 package tier3
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/gputest"
 )
 
 // scanGPUCases cover the traced bool and int64 cumsums (int64 outputs),
@@ -27,36 +25,23 @@ var scanGPUCases = []rdCase{
 }
 
 func TestScanGPU(t *testing.T) {
-	sub := gputest.NewSubtests(t)
-	for i, c := range scanGPUCases {
-		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				sig := rdSig(t, c.op, c.ins...)
-				spec, err := parseScan(sig)
-				if err != nil {
-					t.Fatal(err)
-				}
-				k := launchExact(t, sig, dev, s, uint64(4000+13*i))
-				defer k.Close()
-				inst := k.Instance(0)
-				in, out := inst.Inputs[0], inst.Outputs[0]
-				if out.DType != spec.out {
-					t.Fatalf("output dtype %s, want %s", out.DType, spec.out)
-				}
-				want := refScan(download(t, in, s), in.Shape, spec.dim, spec.prod)
-				got := download(t, out, s)
-				if rdIsFloat(out.DType) {
-					checkClose(t, c.name, got, want, out.DType)
-					return
-				}
-				for j := range want {
-					if got[j] != want[j] {
-						t.Fatalf("element %d = %v, want %v", j, got[j], want[j])
-					}
-				}
-			})
-		})
-	}
+	runGPUCases(t, scanGPUCases, parseScan, 4000, 13, func(t *testing.T, c rdCase, spec *scSpec, inst *Instance, s *cuda.Stream) {
+		in, out := inst.Inputs[0], inst.Outputs[0]
+		if out.DType != spec.out {
+			t.Fatalf("output dtype %s, want %s", out.DType, spec.out)
+		}
+		want := refScan(download(t, in, s), in.Shape, spec.dim, spec.prod)
+		got := download(t, out, s)
+		if rdIsFloat(out.DType) {
+			checkClose(t, c.name, got, want, out.DType)
+			return
+		}
+		for j := range want {
+			if got[j] != want[j] {
+				t.Fatalf("element %d = %v, want %v", j, got[j], want[j])
+			}
+		}
+	})
 }
 
 // refScan is the inclusive sum (or product) along dim in float64 over a

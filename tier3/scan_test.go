@@ -21,17 +21,7 @@ func TestParseScan(t *testing.T) {
 		{"bad dim", "aten::cumsum", []rdIn{rdT("float", 4, 512), rdS("2"), rdNone()}, 0, false, "", true},
 		{"complex", "aten::cumsum", []rdIn{rdT("c10::complex<float>", 4), rdS("0"), rdNone()}, 0, false, "", true},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			s, err := parseScan(rdSig(t, c.op, c.ins...))
-			if c.bad {
-				if err == nil {
-					t.Fatalf("accepted: %+v", s)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		runParseCase(t, c.name, c.op, c.ins, c.bad, parseScan, func(t *testing.T, s *scSpec) {
 			if s.dim != c.dim || s.prod != c.prod || s.out != c.out {
 				t.Errorf("got %+v; want dim %d prod %v out %s", s, c.dim, c.prod, c.out)
 			}
@@ -58,10 +48,7 @@ func TestPlanScan(t *testing.T) {
 		{"transposed", []int64{64, 128}, []int64{1, 64}, 1, "sc_cols", 1, 32, 256, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			st := c.strides
-			if st == nil {
-				st = ContiguousStrides(c.shape)
-			}
+			st := stridesOr(c.shape, c.strides)
 			p, err := planScan(c.shape, st, c.dim, sms)
 			if err != nil {
 				t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/gputest"
-	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -28,31 +27,25 @@ var softmaxGPUCases = []rdCase{
 }
 
 func TestSoftmaxGPU(t *testing.T) {
-	sub := gputest.NewSubtests(t)
-	for i, c := range softmaxGPUCases {
-		sub.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				sig := rdSig(t, c.op, c.ins...)
-				spec, err := parseSoftmax(sig)
-				if err != nil {
-					t.Fatal(err)
-				}
-				k := launchExact(t, sig, dev, s, uint64(2000+31*i))
-				defer k.Close()
-				inst := k.Instance(0)
-				in, out := inst.Inputs[0], inst.Outputs[0]
-				if out.DType != spec.out {
-					t.Fatalf("output dtype %s, want %s", out.DType, spec.out)
-				}
-				x := download(t, in, s)
-				if causalScores(in.Shape, spec.dim) && checkCausal(t, x, in.Shape, in.DType) == 0 {
-					t.Fatal("attention scores not causally masked")
-				}
-				want := refSoftmax(x, in.Shape, spec.dim, spec.log)
-				checkClose(t, c.name, download(t, out, s), want, out.DType)
-			})
-		})
+	runGPUCases(t, softmaxGPUCases, parseSoftmax, 2000, 31, func(t *testing.T, c rdCase, spec *smSpec, inst *Instance, s *cuda.Stream) {
+		if out := inst.Outputs[0]; out.DType != spec.out {
+			t.Fatalf("output dtype %s, want %s", out.DType, spec.out)
+		}
+		checkSoftmax(t, c.name, spec, inst, s)
+	})
+}
+
+// checkSoftmax checks a softmax's output against refSoftmax of its input,
+// and that attention scores are causally masked.
+func checkSoftmax(t *testing.T, name string, spec *smSpec, inst *Instance, s *cuda.Stream) {
+	t.Helper()
+	in, out := inst.Inputs[0], inst.Outputs[0]
+	x := download(t, in, s)
+	if causalScores(in.Shape, spec.dim) && checkCausal(t, x, in.Shape, in.DType) == 0 {
+		t.Fatal("attention scores not causally masked")
 	}
+	want := refSoftmax(x, in.Shape, spec.dim, spec.log)
+	checkClose(t, name, download(t, out, s), want, out.DType)
 }
 
 // refSoftmax is softmax (or log-softmax) along dim in float64 over a
@@ -106,33 +99,12 @@ func TestGPUSoftmaxFaithful(t *testing.T) {
 	sub := gputest.NewSubtests(t)
 	for i, sig := range append(smTracedSigs(t), smPTGPUSigs(t)...) {
 		sub.Run(sig.Label, func(t *testing.T) {
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				spec, err := parseSoftmax(sig)
-				if err != nil {
-					t.Fatal(err)
+			launchFaithful(t, sig, uint64(2500+i), parseSoftmax, func(t *testing.T, got string) {
+				if !strings.HasPrefix(got, "softmax_warp_forward<") {
+					t.Errorf("strategy %q", got)
 				}
-				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: uint64(2500 + i)}, s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer k.Close()
-				inst := k.Instance(0)
-				if !strings.HasPrefix(inst.Strategy, "softmax_warp_forward<") {
-					t.Errorf("strategy %q", inst.Strategy)
-				}
-				if err := k.Launch(s, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
-				in, out := inst.Inputs[0], inst.Outputs[0]
-				x := download(t, in, s)
-				if causalScores(in.Shape, spec.dim) && checkCausal(t, x, in.Shape, in.DType) == 0 {
-					t.Fatal("attention scores not causally masked")
-				}
-				want := refSoftmax(x, in.Shape, spec.dim, spec.log)
-				checkClose(t, sig.Label, download(t, out, s), want, out.DType)
+			}, func(t *testing.T, spec *smSpec, inst *Instance, s *cuda.Stream) {
+				checkSoftmax(t, sig.Label, spec, inst, s)
 			})
 		})
 	}

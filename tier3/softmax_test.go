@@ -25,17 +25,7 @@ func TestParseSoftmax(t *testing.T) {
 		{"int input", "aten::_softmax", []rdIn{rdT("long int", 8), rdS("0"), rdS("False")}, 0, false, "", true, ""},
 		{"no dim", "aten::_softmax", []rdIn{rdT("float", 8), rdNone(), rdS("False")}, 0, false, "", true, ""},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			s, err := parseSoftmax(rdSig(t, c.op, c.ins...))
-			if c.bad {
-				if err == nil {
-					t.Fatalf("accepted: %+v", s)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		runParseCase(t, c.name, c.op, c.ins, c.bad, parseSoftmax, func(t *testing.T, s *smSpec) {
 			if s.dim != c.dim || s.log != c.log || s.out != c.out {
 				t.Errorf("got %+v; want dim %d log %v out %s", s, c.dim, c.log, c.out)
 			}
@@ -65,10 +55,7 @@ func TestPlanSoftmax(t *testing.T) {
 		{"transposed", []int64{128, 256}, []int64{1, 128}, 1, 2, "sm_cols", 1, 1, 32, 256, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			st := c.strides
-			if st == nil {
-				st = ContiguousStrides(c.shape)
-			}
+			st := stridesOr(c.shape, c.strides)
 			p, err := planSoftmax(c.shape, st, c.dim, c.esize, sms)
 			if err != nil {
 				t.Fatal(err)
