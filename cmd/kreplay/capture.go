@@ -23,11 +23,11 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	ticks := fs.Int("ticks", workload.DefaultTicks, "NVML energy-counter `TICKS` of the measured run's energy window (about 0.1 s each)")
 	noBinaries := fs.Bool("no-binaries", false, "do not record the kernels' binaries")
 	python := fs.String("python", "python3", "run kreplay's runner with `PYTHON`")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || *out == "" {
+	if *out == "" {
 		return errUsage
 	}
 	if *ticks < 2 {

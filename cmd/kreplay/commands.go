@@ -109,6 +109,23 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// parseArgs parses flags that may follow positional arguments and checks
+// that lo to hi of those remain (hi < 0: no bound), errUsage otherwise;
+// with none and dflt given, the positional arguments are dflt.
+func parseArgs(fs *flag.FlagSet, args []string, lo, hi int, dflt ...string) ([]string, error) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) == 0 && len(dflt) > 0 {
+		pos = dflt
+	}
+	if len(pos) < lo || hi >= 0 && len(pos) > hi {
+		return nil, errUsage
+	}
+	return pos, nil
+}
+
 // parseInterspersed parses flags that may follow positional arguments.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
@@ -129,12 +146,9 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("import", stderr)
 	out := fs.String("o", "", "write the set to `FILE` (default: standard output)")
 	workload := fs.String("workload", "", "workload `NAME` (default: from the file name)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return errUsage
 	}
 	set, _, err := loadOne(pos[0], signatures.Options{Workload: *workload})
 	if err != nil {
@@ -154,12 +168,9 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("inspect", stderr)
 	top := fs.Int("top", 15, "show the top `N` signatures by traced time")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, -1, defaultInput)
 	if err != nil {
 		return err
-	}
-	if len(pos) == 0 {
-		pos = []string{defaultInput}
 	}
 	var all []*signatures.Inspection
 	var sets []*signatures.Set

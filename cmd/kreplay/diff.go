@@ -13,12 +13,9 @@ func cmdDiff(args []string, stdout, stderr io.Writer) error {
 	all := fs.Bool("all", false, "list every signature, not only significant changes")
 	alpha := fs.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test")
 	setsFlag := fs.String("sets", "", "signature `SETS` for the predicted totals, comma-separated: SET.json, TRACE, BUNDLE or embedded:NAME\n(default: the generated packages' bench/*/set.json in this module)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 2, 2)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		return errUsage
 	}
 	sets, err := benchSets(*setsFlag, stderr)
 	if err != nil {

@@ -19,12 +19,9 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("gen", stderr)
 	out := fs.String("o", "", "write the package into `DIR` (default: bench/ and the workload as a Go identifier)")
 	pkg := fs.String("pkg", "", "Go package `NAME` (default: the workload as a Go identifier)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return errUsage
 	}
 	set, bundle, err := load(pos[0])
 	if err != nil {

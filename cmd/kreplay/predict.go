@@ -38,15 +38,9 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	top := flags.Int("top", 10, "show the top `N` signatures")
 	progOut := flags.String("progress", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured (default WORKLOAD.progress.jsonl)")
 	resume := flags.Bool("resume", false, "reuse the signature results already in the progress file and measure only the rest")
-	pos, err := parseInterspersed(flags, args)
+	pos, err := parseArgs(flags, args, 1, 1, defaultInput)
 	if err != nil {
 		return err
-	}
-	if len(pos) > 1 {
-		return errUsage
-	}
-	if len(pos) == 0 {
-		pos = []string{defaultInput}
 	}
 	if *noModel {
 		*modelMode = "none"

@@ -17,12 +17,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	plots := fs.String("plots", "", "write plots (SVG and PNG) into `DIR`")
 	setsFlag := fs.String("sets", "", "signature `SETS`, comma-separated: SET.json, TRACE, BUNDLE or embedded:NAME\n(default: the generated packages' bench/*/set.json in this module)")
 	top := fs.Int("top", 15, "list the top `N` signatures by predicted time")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, -1)
 	if err != nil {
 		return err
-	}
-	if len(pos) == 0 {
-		return errUsage
 	}
 	sets, err := benchSets(*setsFlag, stderr)
 	if err != nil {

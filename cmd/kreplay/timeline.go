@@ -17,15 +17,9 @@ func cmdTimeline(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("timeline", stderr)
 	out := fs.String("o", "", "write the export to `FILE` (default WORKLOAD.timeline.json)")
 	benchFiles := fs.String("bench", "", "draw the replayed times of these go test -bench `FILES` (comma-separated; kreplay predict's output or a generated package's) beside the trace")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, defaultInput)
 	if err != nil {
 		return err
-	}
-	if len(pos) > 1 {
-		return errUsage
-	}
-	if len(pos) == 0 {
-		pos = []string{defaultInput}
 	}
 	set, _, err := load(pos[0])
 	if err != nil {
