@@ -13,6 +13,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/internal/errw"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -287,7 +288,7 @@ func totalDiff(wo, wn *WorkloadResults, set *signatures.Set, common []string, is
 // significant changes (all signatures with all set) and what is in one
 // output only.
 func (c *Comparison) WriteText(w io.Writer, all bool) error {
-	ew := &errWriter{w: w}
+	ew := &errw.Writer{W: w}
 	for i, wd := range c.Workloads {
 		if i > 0 {
 			fmt.Fprintln(ew)
@@ -338,7 +339,7 @@ func (c *Comparison) WriteText(w io.Writer, all bool) error {
 			fmt.Fprintf(ew, "warning: %s\n", s)
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
 // neverText marks a p-value the run counts could not bring under alpha.

@@ -7,11 +7,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/internal/errw"
 )
 
 // WriteText prints the prediction as aligned tables.
 func (p *Prediction) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &errw.Writer{W: w}
 	for i, wp := range p.Workloads {
 		if i > 0 {
 			fmt.Fprintln(ew)
@@ -30,7 +31,7 @@ func (p *Prediction) WriteText(w io.Writer) error {
 			fmt.Fprintf(ew, "warning: %s\n", s)
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
 func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
@@ -188,20 +189,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return bench.OneLine(s, n)
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }
 
 // errVs formats a relative error against a named reference, or "".

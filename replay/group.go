@@ -257,18 +257,7 @@ func joinRankErrors(devices []int, errs []error) error {
 // the suite, which sharding is there to avoid. A one-GPU group records
 // kernels as Device.RunSet does.
 func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
-	parts := map[string][]*signatures.Signature{}
-	for _, s := range set.Signatures {
-		if s.PartOf != "" {
-			parts[s.PartOf] = append(parts[s.PartOf], s)
-		}
-	}
-	var todo []*signatures.Signature
-	for _, s := range set.Signatures {
-		if len(o.Tiers) == 0 || slices.Contains(o.Tiers, s.Tier) {
-			todo = append(todo, s)
-		}
-	}
+	parts, todo := o.split(set)
 	out := make([]Entry, len(todo))
 	var single, colls []int
 	for i, s := range todo {

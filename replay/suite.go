@@ -84,31 +84,31 @@ func (e *Entry) Ratio() float64 {
 	return e.ReplayNS() / float64(e.TracedMedianNS)
 }
 
-// RunSet prepares, measures and (optionally) identifies every signature of
-// a set on the device, in the set's order (by traced time). A signature
-// that fails gets its error in its Entry and the run goes on.
-func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
-	parts := map[string][]*signatures.Signature{}
+// split returns the set's signatures that are parts of another, by the
+// signature they belong to, and the signatures to run: those of the
+// chosen tiers, in the set's order.
+func (o SuiteOptions) split(set *signatures.Set) (parts map[string][]*signatures.Signature, todo []*signatures.Signature) {
+	parts = map[string][]*signatures.Signature{}
 	for _, s := range set.Signatures {
 		if s.PartOf != "" {
 			parts[s.PartOf] = append(parts[s.PartOf], s)
 		}
-	}
-	var todo []*signatures.Signature
-	for _, s := range set.Signatures {
 		if len(o.Tiers) == 0 || slices.Contains(o.Tiers, s.Tier) {
 			todo = append(todo, s)
 		}
 	}
+	return parts, todo
+}
+
+// RunSet prepares, measures and (optionally) identifies every signature of
+// a set on the device, in the set's order (by traced time). A signature
+// that fails gets its error in its Entry and the run goes on.
+func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
+	parts, todo := o.split(set)
 	var out []Entry
 	start := time.Now()
 	for i, s := range todo {
-		e := Entry{ID: s.ID, Label: s.Label, Tier: s.Tier, Class: s.Class, Count: s.Count, Kernel: s.Kernel,
-			TracedMedianNS: s.TracedNS.Median, TracedTotalNS: s.TracedNS.Total, PartOf: s.PartOf}
-		for _, p := range parts[s.ID] {
-			// Parts run once per call of the signature they belong to.
-			e.TracedMedianNS += p.TracedNS.Median * int64(p.Count) / int64(max(s.Count, 1))
-		}
+		e := newEntry(s, parts[s.ID])
 		if s.PartOf == "" && !o.reuse(&e) {
 			d.runOne(s, o, &e)
 		}

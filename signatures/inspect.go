@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/kreplay/kreplay/internal/errw"
 )
 
 // Total is the traced work of a group of signatures.
@@ -103,7 +105,7 @@ func Inspect(s *Set, top int) *Inspection {
 
 // WriteText prints an inspection as aligned text.
 func (in *Inspection) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &errw.Writer{W: w}
 	src := in.Source
 	fmt.Fprintf(ew, "%s: workload %s", src.File, src.Workload)
 	if src.WorldSize > 1 {
@@ -162,7 +164,7 @@ func (in *Inspection) WriteText(w io.Writer) error {
 		}
 		tw.Flush()
 	}
-	return ew.err
+	return ew.Err
 }
 
 func dur(ns int64) string {
@@ -182,18 +184,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return strings.TrimSpace(s[:n-3]) + "..."
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }
