@@ -47,26 +47,40 @@ func TestScanGPU(t *testing.T) {
 // refScan is the inclusive sum (or product) along dim in float64 over a
 // row-major tensor.
 func refScan(x []float64, shape []int64, dim int, prod bool) []float64 {
+	return alongDim(x, shape, dim, func(row []float64) {
+		acc := 0.0
+		if prod {
+			acc = 1
+		}
+		for e, v := range row {
+			if prod {
+				acc *= v
+			} else {
+				acc += v
+			}
+			row[e] = acc
+		}
+	})
+}
+
+// alongDim applies f to every row along dim of a row-major tensor, in
+// place on a copy of x's values that it returns.
+func alongDim(x []float64, shape []int64, dim int, f func(row []float64)) []float64 {
 	inner := int64(1)
 	for _, d := range shape[dim+1:] {
 		inner *= d
 	}
 	n := shape[dim]
 	out := make([]float64, len(x))
+	row := make([]float64, n)
 	for base := int64(0); base < int64(len(x)); base += n * inner {
 		for j := int64(0); j < inner; j++ {
-			acc := 0.0
-			if prod {
-				acc = 1
+			for e := range row {
+				row[e] = x[base+int64(e)*inner+j]
 			}
-			for e := int64(0); e < n; e++ {
-				v := x[base+e*inner+j]
-				if prod {
-					acc *= v
-				} else {
-					acc += v
-				}
-				out[base+e*inner+j] = acc
+			f(row)
+			for e, v := range row {
+				out[base+int64(e)*inner+j] = v
 			}
 		}
 	}

@@ -51,33 +51,23 @@ func checkSoftmax(t *testing.T, name string, spec *smSpec, inst *Instance, s *cu
 // refSoftmax is softmax (or log-softmax) along dim in float64 over a
 // row-major tensor.
 func refSoftmax(x []float64, shape []int64, dim int, log bool) []float64 {
-	inner := int64(1)
-	for _, d := range shape[dim+1:] {
-		inner *= d
-	}
-	n := shape[dim]
-	out := make([]float64, len(x))
-	for base := int64(0); base < int64(len(x)); base += n * inner {
-		for j := int64(0); j < inner; j++ {
-			m := math.Inf(-1)
-			for e := int64(0); e < n; e++ {
-				m = math.Max(m, x[base+e*inner+j])
-			}
-			var sum float64
-			for e := int64(0); e < n; e++ {
-				sum += math.Exp(x[base+e*inner+j] - m)
-			}
-			for e := int64(0); e < n; e++ {
-				d := x[base+e*inner+j] - m
-				if log {
-					out[base+e*inner+j] = d - math.Log(sum)
-				} else {
-					out[base+e*inner+j] = math.Exp(d) / sum
-				}
+	return alongDim(x, shape, dim, func(row []float64) {
+		m := math.Inf(-1)
+		for _, v := range row {
+			m = math.Max(m, v)
+		}
+		var sum float64
+		for _, v := range row {
+			sum += math.Exp(v - m)
+		}
+		for e, v := range row {
+			if log {
+				row[e] = v - m - math.Log(sum)
+			} else {
+				row[e] = math.Exp(v-m) / sum
 			}
 		}
-	}
-	return out
+	})
 }
 
 // smPTGPUSigs are synthetic softmax_warp_forward signatures: two rows per
