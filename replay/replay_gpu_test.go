@@ -169,21 +169,8 @@ func TestGPUEnergy(t *testing.T) {
 	}
 	set := embedded(t, "h100_llama-7b_prefill.trace.json.gz")
 	sig := set.Signatures[0] // the largest GEMM
-	p, err := d.Prepare(sig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	o := quick
-	o.Energy, o.EnergyTicks, o.EnergyWarmup = true, 10, 200*time.Millisecond
-	r, err := d.Measure(p, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := measureWithEnergy(t, d, sig, Rotating, 10, 200*time.Millisecond)
 	e := r.Energy
-	if e == nil {
-		t.Fatalf("no energy: %s", r.EnergyErr)
-	}
 	t.Logf("%s: %.4f J/op, %.0f W over %.2f s (%d ticks, %.0f ops), clocks %v", sig.Label, e.JoulesPerOp, e.Watts, e.Seconds, e.Ticks, e.Ops, e.GPU)
 	if e.Ticks < 10 || e.Ops <= 0 || e.Watts < 50 || e.Watts > 1000 {
 		t.Errorf("implausible energy %+v", e)
@@ -249,13 +236,27 @@ func TestGPUPrimedMode(t *testing.T) {
 	if d.Meter == nil {
 		t.Fatalf("no NVML: %v", d.NVMLErr)
 	}
-	p, err := d.PrepareFor(sig, Primed)
+	r := measureWithEnergy(t, d, sig, Primed, 5, 100*time.Millisecond)
+	perOp := r.Energy.Seconds / r.Energy.Ops * 1e9
+	t.Logf("primed energy: %.3g J/op, %.0f W, %.2f µs/op in the window; event %.2f µs, kernel %.2f µs",
+		r.Energy.JoulesPerOp, r.Energy.Watts, perOp/1e3, r.MedianNS/1e3, r.KernelMedianNS/1e3)
+	if perOp > 0.8*r.MedianNS {
+		t.Errorf("energy window ran %.0f ns per op, the primed event time is %.0f: primers counted", perOp, r.MedianNS)
+	}
+}
+
+// measureWithEnergy prepares sig for the cache mode and measures it with
+// its energy over ticks NVML counter ticks after warmup (quick options
+// otherwise); an error or a missing energy fails the test.
+func measureWithEnergy(t *testing.T, d *Device, sig *signatures.Signature, cache CacheMode, ticks int, warmup time.Duration) *Result {
+	t.Helper()
+	p, err := d.PrepareFor(sig, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	o := quick
-	o.Energy, o.EnergyTicks, o.EnergyWarmup = true, 5, 100*time.Millisecond
+	o.Energy, o.EnergyTicks, o.EnergyWarmup = true, ticks, warmup
 	r, err := d.Measure(p, o)
 	if err != nil {
 		t.Fatal(err)
@@ -263,10 +264,5 @@ func TestGPUPrimedMode(t *testing.T) {
 	if r.Energy == nil {
 		t.Fatalf("no energy: %s", r.EnergyErr)
 	}
-	perOp := r.Energy.Seconds / r.Energy.Ops * 1e9
-	t.Logf("primed energy: %.3g J/op, %.0f W, %.2f µs/op in the window; event %.2f µs, kernel %.2f µs",
-		r.Energy.JoulesPerOp, r.Energy.Watts, perOp/1e3, r.MedianNS/1e3, r.KernelMedianNS/1e3)
-	if perOp > 0.8*r.MedianNS {
-		t.Errorf("energy window ran %.0f ns per op, the primed event time is %.0f: primers counted", perOp, r.MedianNS)
-	}
+	return r
 }
