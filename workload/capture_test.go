@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,22 +43,8 @@ func fakeGPU(t *testing.T) {
 // plainTrace writes the embedded prefill trace, gunzipped.
 func plainTrace(t *testing.T) string {
 	t.Helper()
-	f, err := traces.Open(traces.Default)
+	path, err := traces.WriteGunzipped(traces.Default, t.TempDir())
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "trace.json")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	if _, err := io.Copy(out, z); err != nil {
 		t.Fatal(err)
 	}
 	return path

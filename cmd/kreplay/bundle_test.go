@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,21 +144,8 @@ func TestGeneratedNoModelLine(t *testing.T) {
 // plainTraceFile writes the embedded prefill trace, gunzipped.
 func plainTraceFile(t *testing.T) string {
 	t.Helper()
-	f, err := traces.Open(traces.Default)
+	path, err := traces.WriteGunzipped(traces.Default, t.TempDir())
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "trace.json")
-	data, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

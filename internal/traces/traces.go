@@ -18,9 +18,14 @@
 package traces
 
 import (
+	"compress/gzip"
 	"embed"
+	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -111,3 +116,24 @@ func ReadFile(name string) ([]byte, error) {
 
 // FS returns the embedded files as a file system: a directory per bundle.
 func FS() fs.FS { return files }
+
+// WriteGunzipped writes the embedded trace name, gunzipped, to
+// dir/trace.json and returns that path: a plain trace file, as a user's
+// profiler writes one.
+func WriteGunzipped(name, dir string) (string, error) {
+	f, err := Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	path := filepath.Join(dir, "trace.json")
+	return path, os.WriteFile(path, data, 0o644)
+}

@@ -1,7 +1,9 @@
 package traces
 
 import (
+	"bytes"
 	"io/fs"
+	"os"
 	"slices"
 	"testing"
 )
@@ -55,5 +57,25 @@ func TestNames(t *testing.T) {
 	}
 	if _, err := Bundle("nope"); err == nil {
 		t.Error("Bundle(nope): no error")
+	}
+}
+
+// WriteGunzipped writes the trace as plain JSON; an unknown name is an
+// error and writes nothing.
+func TestWriteGunzipped(t *testing.T) {
+	dir := t.TempDir()
+	path, err := WriteGunzipped(Default, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 1<<20 || b[0] != '{' || !bytes.Contains(b, []byte(`"traceEvents"`)) {
+		t.Errorf("%s: %d bytes, starting %q", path, len(b), b[:min(len(b), 40)])
+	}
+	if _, err := WriteGunzipped("no-such.trace.json.gz", t.TempDir()); err == nil {
+		t.Error("an unknown trace: no error")
 	}
 }
