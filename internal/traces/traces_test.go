@@ -72,7 +72,7 @@ func TestWriteGunzipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) < 1<<20 || b[0] != '{' || !bytes.Contains(b, []byte(`"traceEvents"`)) {
+	if len(b) < 1<<20 || bytes.TrimSpace(b)[0] != '{' || !bytes.Contains(b, []byte(`"traceEvents"`)) {
 		t.Errorf("%s: %d bytes, starting %q", path, len(b), b[:min(len(b), 40)])
 	}
 	if _, err := WriteGunzipped("no-such.trace.json.gz", t.TempDir()); err == nil {
