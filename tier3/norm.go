@@ -106,9 +106,7 @@ func (s *lnSpec) statShape(shape []int64) []int64 {
 // lnPlan is the launch plan of a layer norm.
 type lnPlan struct {
 	rp          *rdRowPlan
-	kernel      string // ln_rows or ln_long
-	V, CH, TPR  int64
-	grid, block [3]uint32
+	rdRowKernel // ln_rows or ln_long
 }
 
 // planLayerNorm picks ln_rows (a row in registers: a warp or less per row
@@ -122,20 +120,7 @@ func planLayerNorm(shape, strides []int64, axis int, inSize, sms int64) (*lnPlan
 	if rp, err = rdNewRowPlan(shape, strides, axis, true); err != nil {
 		return nil, err
 	}
-	p := &lnPlan{rp: rp, V: 1, CH: 1, TPR: 32}
-	if v := max(16/inSize, 1); rp.aligned(v) {
-		p.V = v
-	}
-	ch, tpr, ok := rdRowsConfig(rp.n, p.V)
-	if !ok {
-		p.kernel, p.V = "ln_long", 1
-		p.grid = [3]uint32{uint32(rdClamp(rp.rows, 1, sms*4)), 1, 1}
-		p.block = [3]uint32{1024, 1, 1}
-		return p, nil
-	}
-	p.kernel, p.CH, p.TPR = "ln_rows", ch, tpr
-	p.grid, p.block = rdRowsLaunch(rp.rows, tpr, int(sms))
-	return p, nil
+	return &lnPlan{rp: rp, rdRowKernel: rdPickRowKernel(rp, inSize, sms, "ln")}, nil
 }
 
 func buildLayerNorm(e *Env, sig *signatures.Signature) (*Instance, error) {

@@ -46,6 +46,35 @@ func rdCodes2(in, out string) (string, string, error) {
 	return ci, co, err
 }
 
+// rdRowKernel is a row kernel's choice: its name, V elements a vector
+// load, CH chunks of them a thread, TPR threads a row, and its launch.
+type rdRowKernel struct {
+	kernel      string
+	V, CH, TPR  int64
+	grid, block [3]uint32
+}
+
+// rdPickRowKernel picks PREFIX_rows (a row in registers: a warp or less
+// per row up to 1024 elements, a block up to 32768, vectors of 16 bytes
+// where aligned) or, for longer rows, PREFIX_long (a block a row, one
+// element at a time).
+func rdPickRowKernel(rp *rdRowPlan, inSize, sms int64, prefix string) rdRowKernel {
+	k := rdRowKernel{V: 1, CH: 1, TPR: 32}
+	if v := max(16/inSize, 1); rp.aligned(v) {
+		k.V = v
+	}
+	ch, tpr, ok := rdRowsConfig(rp.n, k.V)
+	if !ok {
+		k.kernel, k.V = prefix+"_long", 1
+		k.grid = [3]uint32{uint32(rdClamp(rp.rows, 1, sms*4)), 1, 1}
+		k.block = [3]uint32{1024, 1, 1}
+		return k
+	}
+	k.kernel, k.CH, k.TPR = prefix+"_rows", ch, tpr
+	k.grid, k.block = rdRowsLaunch(rp.rows, tpr, int(sms))
+	return k
+}
+
 // rowLaunch is the launch of a row kernel: f with the input, the row
 // plan's raw form and the rest of its arguments; nothing for an empty
 // tensor.

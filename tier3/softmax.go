@@ -70,9 +70,7 @@ func parseSoftmax(sig *signatures.Signature) (*smSpec, error) {
 // smPlan is the launch plan of a softmax.
 type smPlan struct {
 	rp          *rdRowPlan
-	kernel      string // sm_rows, sm_long or sm_cols
-	V, CH, TPR  int64
-	grid, block [3]uint32
+	rdRowKernel // sm_rows, sm_long or sm_cols
 }
 
 // planSoftmax picks the kernel: sm_rows (a row in registers: a warp or
@@ -84,7 +82,7 @@ func planSoftmax(shape, strides []int64, dim int, inSize, sms int64) (*smPlan, e
 	if err != nil {
 		return nil, err
 	}
-	p := &smPlan{rp: rp, V: 1, CH: 1, TPR: 32}
+	p := &smPlan{rp: rp, rdRowKernel: rdRowKernel{V: 1, CH: 1, TPR: 32}}
 	if len(rp.other) > 0 && rp.sd > rp.minOtherStride() {
 		rp.fastestLast()
 		p.kernel = "sm_cols"
@@ -92,18 +90,7 @@ func planSoftmax(shape, strides []int64, dim int, inSize, sms int64) (*smPlan, e
 		p.block = [3]uint32{256, 1, 1}
 		return p, nil
 	}
-	if v := max(16/inSize, 1); rp.aligned(v) {
-		p.V = v
-	}
-	ch, tpr, ok := rdRowsConfig(rp.n, p.V)
-	if !ok {
-		p.kernel, p.V = "sm_long", 1
-		p.grid = [3]uint32{uint32(rdClamp(rp.rows, 1, sms*4)), 1, 1}
-		p.block = [3]uint32{1024, 1, 1}
-		return p, nil
-	}
-	p.kernel, p.CH, p.TPR = "sm_rows", ch, tpr
-	p.grid, p.block = rdRowsLaunch(rp.rows, tpr, int(sms))
+	p.rdRowKernel = rdPickRowKernel(rp, inSize, sms, "sm")
 	return p, nil
 }
 
