@@ -1,8 +1,6 @@
 package cublas_test
 
 import (
-	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -33,32 +31,6 @@ func gpuSetup(t *testing.T) (*cublastest.Device, *cublas.Handle) {
 	return dev, h
 }
 
-// halfMatrix returns n random fp16 values in [-1, 1) as bytes and as the
-// float64 values they represent exactly.
-func halfMatrix(r *rand.Rand, n int) ([]byte, []float64) {
-	b := make([]byte, 2*n)
-	v := make([]float64, n)
-	for i := range v {
-		h := cublas.Float32ToHalf(float32(r.Float64()*2 - 1))
-		binary.LittleEndian.PutUint16(b[2*i:], h)
-		v[i] = float64(cublas.HalfToFloat32(h))
-	}
-	return b, v
-}
-
-func upload(t *testing.T, dev *cublastest.Device, b []byte) uintptr {
-	t.Helper()
-	p, err := dev.Alloc(len(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Free(p) })
-	if err := dev.CopyHtoD(p, b); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // refGemm computes alpha*op(A)*op(B)+beta*C for column-major matrices.
 func refGemm(ta, tb cublas.Operation, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) []float64 {
 	out := make([]float64, len(c))
@@ -85,23 +57,6 @@ func refGemm(ta, tb cublas.Operation, m, n, k int, alpha float64, a []float64, l
 		}
 	}
 	return out
-}
-
-func compareHalf(t *testing.T, got []byte, want []float64) {
-	t.Helper()
-	bad := 0
-	for i, w := range want {
-		g := float64(cublas.HalfToFloat32(binary.LittleEndian.Uint16(got[2*i:])))
-		if math.Abs(g-w) > 1e-2+4e-3*math.Abs(w) {
-			if bad < 5 {
-				t.Errorf("element %d: got %g, want %g", i, g, w)
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		t.Fatalf("%d of %d elements differ", bad, len(want))
-	}
 }
 
 func scalar(t *testing.T, c cublas.ComputeType, v float64) unsafe.Pointer {
@@ -151,10 +106,10 @@ func TestGPUGemmExHalf(t *testing.T) {
 			if tc.tb == cublas.OpT {
 				ldb = n
 			}
-			aB, aV := halfMatrix(r, m*k)
-			bB, bV := halfMatrix(r, k*n)
-			cB, cV := halfMatrix(r, m*n)
-			dA, dB, dC := upload(t, dev, aB), upload(t, dev, bB), upload(t, dev, cB)
+			aB, aV := cublastest.HalfMatrix(r, m*k)
+			bB, bV := cublastest.HalfMatrix(r, k*n)
+			cB, cV := cublastest.HalfMatrix(r, m*n)
+			dA, dB, dC := dev.Upload(t, aB), dev.Upload(t, bB), dev.Upload(t, cB)
 			const alpha, beta = 1.0, 0.5
 			err = h.GemmEx(tc.ta, tc.tb, m, n, k,
 				scalar(t, cublas.Compute32F, alpha), dA, cublas.R16F, lda, dB, cublas.R16F, ldb,
@@ -163,14 +118,8 @@ func TestGPUGemmExHalf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := dev.Synchronize(); err != nil {
-				t.Fatal(err)
-			}
-			got := make([]byte, len(cB))
-			if err := dev.CopyDtoH(got, dC); err != nil {
-				t.Fatal(err)
-			}
-			compareHalf(t, got, refGemm(tc.ta, tc.tb, m, n, k, alpha, aV, lda, bV, ldb, beta, cV, m))
+			got := dev.Download(t, dC, len(cB))
+			cublastest.CompareHalf(t, got, refGemm(tc.ta, tc.tb, m, n, k, alpha, aV, lda, bV, ldb, beta, cV, m))
 		})
 	}
 	// An invalid call returns a named error rather than crashing.
@@ -186,10 +135,10 @@ func TestGPUGemmStridedBatchedEx(t *testing.T) {
 	dev, h := gpuSetup(t)
 	const m, n, k, batch = 64, 48, 32, 3
 	r := rand.New(rand.NewPCG(3, 4))
-	aB, aV := halfMatrix(r, m*k*batch)
-	bB, bV := halfMatrix(r, k*n*batch)
-	cB, cV := halfMatrix(r, m*n*batch)
-	dA, dB, dC := upload(t, dev, aB), upload(t, dev, bB), upload(t, dev, cB)
+	aB, aV := cublastest.HalfMatrix(r, m*k*batch)
+	bB, bV := cublastest.HalfMatrix(r, k*n*batch)
+	cB, cV := cublastest.HalfMatrix(r, m*n*batch)
+	dA, dB, dC := dev.Upload(t, aB), dev.Upload(t, bB), dev.Upload(t, cB)
 	const alpha, beta = 0.75, -1.0
 	err := h.GemmStridedBatchedEx(cublas.OpN, cublas.OpN, m, n, k,
 		scalar(t, cublas.Compute32F, alpha), dA, cublas.R16F, m, m*k,
@@ -199,19 +148,13 @@ func TestGPUGemmStridedBatchedEx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dev.Synchronize(); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, len(cB))
-	if err := dev.CopyDtoH(got, dC); err != nil {
-		t.Fatal(err)
-	}
+	got := dev.Download(t, dC, len(cB))
 	var want []float64
 	for i := 0; i < batch; i++ {
 		want = append(want, refGemm(cublas.OpN, cublas.OpN, m, n, k, alpha,
 			aV[i*m*k:(i+1)*m*k], m, bV[i*k*n:(i+1)*k*n], k, beta, cV[i*m*n:(i+1)*m*n], m)...)
 	}
-	compareHalf(t, got, want)
+	cublastest.CompareHalf(t, got, want)
 }
 
 func TestGPUWorkspace(t *testing.T) {

@@ -11,9 +11,7 @@ import (
 // enumerators they must equal, each with the first CUBLAS_VER_MAJOR that
 // declares it.
 func cublasConsts() []dltest.Const {
-	c := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 11} }
-	c12 := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 12} }
-	c13 := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 13} }
+	c, c12, c13 := dltest.Since(11), dltest.Since(12), dltest.Since(13)
 	return []dltest.Const{
 		c("CUBLAS_STATUS_SUCCESS", int64(cublas.StatusSuccess)),
 		c("CUBLAS_STATUS_NOT_INITIALIZED", int64(cublas.StatusNotInitialized)),

@@ -9,15 +9,9 @@ import (
 	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
-// Loading itself is package dl's; this checks what the package gives it.
-func TestSymbols(t *testing.T) { dltest.CheckLibrary(t, &lib, "cublasLtGetVersion") }
-
 func TestLoadFailureText(t *testing.T) {
-	err := Load()
-	if err == nil {
-		t.Skipf("libcublasLt is installed (%s)", Path())
-	}
-	if !errors.Is(err, ErrNotFound) || !strings.HasPrefix(err.Error(), "cublaslt: library not found (tried libcublasLt.so.13, libcublasLt.so.12, libcublasLt.so.11, libcublasLt.so)") {
+	err := dltest.LoadFailure(t, Load, ErrNotFound, func() string { return "libcublasLt is installed (" + Path() + ")" })
+	if !strings.HasPrefix(err.Error(), "cublaslt: library not found (tried libcublasLt.so.13, libcublasLt.so.12, libcublasLt.so.11, libcublasLt.so)") {
 		t.Fatalf("Load: %v", err)
 	}
 	if _, err := Create(); !errors.Is(err, ErrNotFound) {
@@ -96,3 +90,6 @@ func TestEncoders(t *testing.T) {
 		t.Error("bytesPtr(nil) != nil")
 	}
 }
+
+// Loading itself is package dl's; this checks what the package gives it.
+func TestSymbols(t *testing.T) { dltest.CheckLibrary(t, &lib, "cublasLtGetVersion") }

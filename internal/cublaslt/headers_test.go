@@ -8,12 +8,40 @@ import (
 	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
+// TestHeaderValues compiles a C probe against the installed cublasLt.h
+// and compares enumerators and the heuristic-result layout with this
+// package's declarations. It skips where the header is absent.
+func TestHeaderValues(t *testing.T) {
+	if dltest.FindHeader("cublasLt.h") == "" {
+		t.Skipf("cublasLt.h not found under %v", dltest.CUDARoots())
+	}
+	consts := ltConsts()
+	var b strings.Builder
+	b.WriteString(dltest.PrintConsts("CUBLAS_VER_MAJOR", consts))
+	for _, l := range []struct{ key, expr string }{
+		{"sizeof_algo", "sizeof(cublasLtMatmulAlgo_t)"},
+		{"sizeof_result", "sizeof(cublasLtMatmulHeuristicResult_t)"},
+		{"offsetof_workspace", "offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize)"},
+		{"offsetof_state", "offsetof(cublasLtMatmulHeuristicResult_t, state)"},
+		{"offsetof_wavesCount", "offsetof(cublasLtMatmulHeuristicResult_t, wavesCount)"},
+		{"offsetof_reserved", "offsetof(cublasLtMatmulHeuristicResult_t, reserved)"},
+	} {
+		fmt.Fprintf(&b, "  printf(\"%s %%lld\\n\", (long long)%s);\n", l.key, l.expr)
+	}
+	vals := dltest.Probe(t, []string{"cublasLt.h"}, b.String())
+	major := dltest.CheckConsts(t, vals, "CUBLAS_VER_MAJOR", consts, "package cublaslt")
+	t.Logf("checked against cublasLt.h of cuBLAS %d in %s", major, dltest.FindHeader("cublasLt.h"))
+	for k, v := range structLayout() {
+		if vals[k] != v {
+			t.Errorf("%s = %d in the header, %d in cublaslt_shim.h", k, vals[k], v)
+		}
+	}
+}
+
 // ltConsts are the package's constants and the cublasLt.h enumerators
 // they must equal, each with the first CUBLAS_VER_MAJOR that declares it.
 func ltConsts() []dltest.Const {
-	c := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 11} }
-	c12 := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 12} }
-	c13 := func(name string, v int64) dltest.Const { return dltest.Const{Expr: name, Val: v, Min: 13} }
+	c, c12, c13 := dltest.Since(11), dltest.Since(12), dltest.Since(13)
 	return []dltest.Const{
 		c("CUBLASLT_MATMUL_DESC_COMPUTE_TYPE", int64(DescComputeType)),
 		c("CUBLASLT_MATMUL_DESC_SCALE_TYPE", int64(DescScaleType)),
@@ -91,35 +119,5 @@ func ltConsts() []dltest.Const {
 		c("CUBLASLT_ORDER_COL32", int64(OrderCol32)),
 		c("CUBLASLT_ORDER_COL4_4R2_8C", int64(OrderCol4_4R2_8C)),
 		c("CUBLASLT_ORDER_COL32_2R_4R4", int64(OrderCol32_2R_4R4)),
-	}
-}
-
-// TestHeaderValues compiles a C probe against the installed cublasLt.h
-// and compares enumerators and the heuristic-result layout with this
-// package's declarations. It skips where the header is absent.
-func TestHeaderValues(t *testing.T) {
-	if dltest.FindHeader("cublasLt.h") == "" {
-		t.Skipf("cublasLt.h not found under %v", dltest.CUDARoots())
-	}
-	consts := ltConsts()
-	var b strings.Builder
-	b.WriteString(dltest.PrintConsts("CUBLAS_VER_MAJOR", consts))
-	for _, l := range []struct{ key, expr string }{
-		{"sizeof_algo", "sizeof(cublasLtMatmulAlgo_t)"},
-		{"sizeof_result", "sizeof(cublasLtMatmulHeuristicResult_t)"},
-		{"offsetof_workspace", "offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize)"},
-		{"offsetof_state", "offsetof(cublasLtMatmulHeuristicResult_t, state)"},
-		{"offsetof_wavesCount", "offsetof(cublasLtMatmulHeuristicResult_t, wavesCount)"},
-		{"offsetof_reserved", "offsetof(cublasLtMatmulHeuristicResult_t, reserved)"},
-	} {
-		fmt.Fprintf(&b, "  printf(\"%s %%lld\\n\", (long long)%s);\n", l.key, l.expr)
-	}
-	vals := dltest.Probe(t, []string{"cublasLt.h"}, b.String())
-	major := dltest.CheckConsts(t, vals, "CUBLAS_VER_MAJOR", consts, "package cublaslt")
-	t.Logf("checked against cublasLt.h of cuBLAS %d in %s", major, dltest.FindHeader("cublasLt.h"))
-	for k, v := range structLayout() {
-		if vals[k] != v {
-			t.Errorf("%s = %d in the header, %d in cublaslt_shim.h", k, vals[k], v)
-		}
 	}
 }

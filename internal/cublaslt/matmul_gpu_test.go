@@ -2,7 +2,6 @@ package cublaslt_test
 
 import (
 	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -12,46 +11,7 @@ import (
 	"github.com/kreplay/kreplay/internal/cublaslt"
 )
 
-func halfData(r *rand.Rand, n int) ([]byte, []float64) {
-	b := make([]byte, 2*n)
-	v := make([]float64, n)
-	for i := range v {
-		h := cublas.Float32ToHalf(float32(r.Float64()*2 - 1))
-		binary.LittleEndian.PutUint16(b[2*i:], h)
-		v[i] = float64(cublas.HalfToFloat32(h))
-	}
-	return b, v
-}
-
 func f32(v float32) unsafe.Pointer { return unsafe.Pointer(&v) }
-
-type gpu struct {
-	t   *testing.T
-	dev *cublastest.Device
-}
-
-func (g gpu) upload(b []byte) uintptr {
-	p, err := g.dev.Alloc(len(b))
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	g.t.Cleanup(func() { g.dev.Free(p) })
-	if err := g.dev.CopyHtoD(p, b); err != nil {
-		g.t.Fatal(err)
-	}
-	return p
-}
-
-func (g gpu) download(p uintptr, n int) []byte {
-	if err := g.dev.Synchronize(); err != nil {
-		g.t.Fatal(err)
-	}
-	b := make([]byte, n)
-	if err := g.dev.CopyDtoH(b, p); err != nil {
-		g.t.Fatal(err)
-	}
-	return b
-}
 
 func layout(t *testing.T, rows, cols, ld int) *cublaslt.MatrixLayout {
 	l, err := cublaslt.NewMatrixLayout(cublas.R16F, uint64(rows), uint64(cols), int64(ld))
@@ -60,23 +20,6 @@ func layout(t *testing.T, rows, cols, ld int) *cublaslt.MatrixLayout {
 	}
 	t.Cleanup(func() { l.Destroy() })
 	return l
-}
-
-func compare(t *testing.T, got []byte, want []float64) {
-	t.Helper()
-	bad := 0
-	for i, w := range want {
-		g := float64(cublas.HalfToFloat32(binary.LittleEndian.Uint16(got[2*i:])))
-		if math.Abs(g-w) > 1e-2+4e-3*math.Abs(w) {
-			if bad < 5 {
-				t.Errorf("element %d: got %g, want %g", i, g, w)
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		t.Fatalf("%d of %d elements differ", bad, len(want))
-	}
 }
 
 // TestGPUMatmulBias runs D = alpha*op(A)*B + beta*C + bias in fp16 with
@@ -89,7 +32,6 @@ func TestGPUMatmulBias(t *testing.T) {
 		t.Fatalf("CUDA driver: %v", err)
 	}
 	defer dev.Close()
-	g := gpu{t, dev}
 	h, err := cublaslt.Create()
 	if err != nil {
 		t.Fatal(err)
@@ -127,18 +69,17 @@ func TestGPUMatmulBias(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer unbind()
-			g.t = t
 			lda := m
 			aRows, aCols := m, k
 			if tc.transA == cublas.OpT {
 				lda, aRows, aCols = k, k, m
 			}
-			aB, aV := halfData(r, m*k*tc.batch)
-			bB, bV := halfData(r, k*n*tc.batch)
-			cB, cV := halfData(r, m*n*tc.batch)
-			biasB, biasV := halfData(r, m)
-			dA, dB, dC, dBias := g.upload(aB), g.upload(bB), g.upload(cB), g.upload(biasB)
-			dD := g.upload(make([]byte, len(cB)))
+			aB, aV := cublastest.HalfMatrix(r, m*k*tc.batch)
+			bB, bV := cublastest.HalfMatrix(r, k*n*tc.batch)
+			cB, cV := cublastest.HalfMatrix(r, m*n*tc.batch)
+			biasB, biasV := cublastest.HalfMatrix(r, m)
+			dA, dB, dC, dBias := dev.Upload(t, aB), dev.Upload(t, bB), dev.Upload(t, cB), dev.Upload(t, biasB)
+			dD := dev.Upload(t, make([]byte, len(cB)))
 
 			desc, err := cublaslt.NewMatmulDesc(cublas.Compute32F, cublas.R32F)
 			if err != nil {
@@ -199,7 +140,7 @@ func TestGPUMatmulBias(t *testing.T) {
 				algo, ws, wsBytes, nil); err != nil {
 				t.Fatal(err)
 			}
-			got := g.download(dD, len(cB))
+			got := dev.Download(t, dD, len(cB))
 			want := make([]float64, m*n*tc.batch)
 			for bi := 0; bi < tc.batch; bi++ {
 				for j := 0; j < n; j++ {
@@ -219,7 +160,7 @@ func TestGPUMatmulBias(t *testing.T) {
 					}
 				}
 			}
-			compare(t, got, want)
+			cublastest.CompareHalf(t, got, want)
 		})
 	}
 }

@@ -10,11 +10,11 @@ import (
 func TestGPUEventTimingBandwidth(t *testing.T) {
 	withContext(t, func(ctx *Context) {
 		const n = 256 << 20
+		start := mustEvent(t, ctx, true)
+		end := mustEvent(t, ctx, true)
 		s := mustStream(t, ctx)
 		src := mustAlloc(t, ctx, n)
 		dst := mustAlloc(t, ctx, n)
-		start := mustEvent(t, ctx, true)
-		end := mustEvent(t, ctx, true)
 		if err := MemsetD8Async(src, 0x5a, n, s); err != nil {
 			t.Fatal(err)
 		}

@@ -3,9 +3,6 @@ package cuda
 import (
 	"bufio"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -196,31 +193,7 @@ func TestDeclarationsMatchCudaHeader(t *testing.T) {
 	if inc == "" {
 		t.Skipf("no cuda.h under %v", dltest.CUDARoots())
 	}
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	pkgDir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "check.c")
-	if err := os.WriteFile(src, []byte(headerCheckProgram()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "check")
-	// -Werror turns a mismatched function pointer type (a warning in older
-	// compilers) into a failure; deprecation warnings from cuda.h are not
-	// ours to fix.
-	cmd := exec.Command(cc, "-Werror", "-Wno-deprecated-declarations", "-I", inc, "-I", pkgDir, "-o", bin, src)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("compiling the declaration check against %s/cuda.h failed (a kr_ declaration does not match cuda.h): %v\n%s", inc, err, out)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatalf("running the check: %v", err)
-	}
+	out := dltest.CompileCheck(t, inc, "cuda.h", headerCheckProgram())
 
 	version := 0
 	sizes := map[string][2]int{}

@@ -48,63 +48,56 @@ func (r rawRecord) u16(off int, v uint16) { binary.LittleEndian.PutUint16(r[off:
 func (r rawRecord) u32(off int, v uint32) { binary.LittleEndian.PutUint32(r[off:], v) }
 func (r rawRecord) u64(off int, v uint64) { binary.LittleEndian.PutUint64(r[off:], v) }
 
+// record returns a rawRecord of n bytes holding fields, each an offset,
+// a width in bytes (1, 2, 4 or 8) and a value, written little-endian.
+func record(n int, fields [][3]uint64) rawRecord {
+	r := make(rawRecord, n)
+	for _, f := range fields {
+		off := int(f[0])
+		switch f[1] {
+		case 1:
+			r.u8(off, uint8(f[2]))
+		case 2:
+			r.u16(off, uint16(f[2]))
+		case 4:
+			r.u32(off, uint32(f[2]))
+		case 8:
+			r.u64(off, f[2])
+		default:
+			panic("bad field width")
+		}
+	}
+	return r
+}
+
 func TestDecodeSyntheticRecords(t *testing.T) {
 	Drain()
 	before := GetStats()
 
-	k := make(rawRecord, 224) // CUpti_ActivityKernel9 is larger; the prefix is what counts
-	k.u32(0, uint32(KindConcurrentKernel))
-	k.u16(6, 72)
-	k.u64(16, 1000)
-	k.u64(24, 1750)
-	k.u32(40, 1)
-	k.u32(44, 2)
-	k.u32(48, 7)
-	for i, v := range []uint32{132, 2, 1, 256, 1, 1} {
-		k.u32(52+4*i, v)
-	}
-	k.u32(76, 1024)
-	k.u32(80, 49152)
-	k.u32(92, 99)
+	// CUpti_ActivityKernel9 is larger; the prefix is what counts.
+	k := record(224, [][3]uint64{{0, 4, uint64(KindConcurrentKernel)}, {6, 2, 72},
+		{16, 8, 1000}, {24, 8, 1750}, {40, 4, 1}, {44, 4, 2}, {48, 4, 7},
+		{52, 4, 132}, {56, 4, 2}, {60, 4, 1}, {64, 4, 256}, {68, 4, 1}, {72, 4, 1},
+		{76, 4, 1024}, {80, 4, 49152}, {92, 4, 99}})
 	if !decodeRaw(k, "_ZN7cutlass7Kernel2I42cutlass_80_simt_sgemm_128x32_8x5_nn_align1EEvNT_6ParamsE", 104) {
 		t.Fatal("kernel record not queued")
 	}
 
-	m := make(rawRecord, 80)
-	m.u32(0, uint32(KindMemcpy))
-	m.u8(4, uint8(MemcpyHtoD))
-	m.u8(5, uint8(MemoryPageable))
-	m.u8(6, uint8(MemoryDevice))
-	m.u64(8, 6144)
-	m.u64(16, 2000)
-	m.u64(24, 2100)
-	m.u32(32, 1)
-	m.u32(40, 7)
-	m.u32(44, 100)
+	m := record(80, [][3]uint64{{0, 4, uint64(KindMemcpy)}, {4, 1, uint64(MemcpyHtoD)},
+		{5, 1, uint64(MemoryPageable)}, {6, 1, uint64(MemoryDevice)}, {8, 8, 6144},
+		{16, 8, 2000}, {24, 8, 2100}, {32, 4, 1}, {40, 4, 7}, {44, 4, 100}})
 	if !decodeRaw(m, "", -1) {
 		t.Fatal("memcpy record not queued")
 	}
 
-	s := make(rawRecord, 72)
-	s.u32(0, uint32(KindMemset))
-	s.u32(4, 0xab)
-	s.u64(8, 4096)
-	s.u64(16, 3000)
-	s.u64(24, 3010)
-	s.u32(40, 7)
-	s.u32(44, 101)
-	s.u16(50, uint16(MemoryDevice))
+	s := record(72, [][3]uint64{{0, 4, uint64(KindMemset)}, {4, 4, 0xab}, {8, 8, 4096},
+		{16, 8, 3000}, {24, 8, 3010}, {40, 4, 7}, {44, 4, 101}, {50, 2, uint64(MemoryDevice)}})
 	if !decodeRaw(s, "", -1) {
 		t.Fatal("memset record not queued")
 	}
 
-	p := make(rawRecord, 88)
-	p.u32(0, uint32(KindMemcpy2))
-	p.u8(4, uint8(MemcpyPtoP))
-	p.u64(8, 512)
-	p.u32(44, 0)
-	p.u32(52, 1)
-	p.u32(60, 102)
+	p := record(88, [][3]uint64{{0, 4, uint64(KindMemcpy2)}, {4, 1, uint64(MemcpyPtoP)},
+		{8, 8, 512}, {44, 4, 0}, {52, 4, 1}, {60, 4, 102}})
 	if !decodeRaw(p, "", -1) {
 		t.Fatal("p2p record not queued")
 	}

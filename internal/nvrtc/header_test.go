@@ -1,12 +1,7 @@
 package nvrtc
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -49,41 +44,17 @@ int main(void) {
 	}
 	b.WriteString("\treturn 0;\n}\n")
 
-	pkgDir, err := os.Getwd()
+	out := dltest.CompileCheck(t, inc, "nvrtc.h", b.String())
+	vals, err := dltest.ParseValues(string(out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "check.c"), filepath.Join(dir, "check")
-	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
+	if len(vals) != len(consts) {
+		t.Errorf("checked %d constants, want %d", len(vals), len(consts))
 	}
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	out, err := exec.Command(cc, "-Werror", "-Wno-deprecated-declarations", "-I", inc, "-I", pkgDir, "-o", bin, src).CombinedOutput()
-	if err != nil {
-		t.Fatalf("declarations do not match %s/nvrtc.h: %v\n%s", inc, err, out)
-	}
-	out, err = exec.Command(bin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	n := 0
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 2 {
-			t.Fatalf("bad line %q", sc.Text())
+	for name, want := range consts {
+		if v, ok := vals[name]; ok && v != int64(want) {
+			t.Errorf("%s = %d in nvrtc.h, %d in Go", name, v, want)
 		}
-		v, _ := strconv.Atoi(f[1])
-		if v != consts[f[0]] {
-			t.Errorf("%s = %d in nvrtc.h, %d in Go", f[0], v, consts[f[0]])
-		}
-		n++
-	}
-	if n != len(consts) {
-		t.Errorf("checked %d constants, want %d", n, len(consts))
 	}
 }

@@ -41,6 +41,12 @@ type Const struct {
 	Min  int64
 }
 
+// Since returns a constructor of the Consts a header declares from
+// version min on.
+func Since(min int64) func(expr string, val int64) Const {
+	return func(expr string, val int64) Const { return Const{Expr: expr, Val: val, Min: min} }
+}
+
 // key is what a probe prints for c: Expr without spaces.
 func (c Const) key() string { return strings.ReplaceAll(c.Expr, " ", "") }
 
@@ -100,4 +106,21 @@ func Probe(t testing.TB, headers []string, body string) map[string]int64 {
 		t.Fatal(err)
 	}
 	return vals
+}
+
+// LoadFailure calls load, a binding's Load, where the library should be
+// missing. If load succeeds the library is installed and its failure
+// cannot be checked: LoadFailure skips t with the text installed returns
+// (installed may itself check what was loaded). Otherwise it stops t
+// unless the error wraps notFound, and returns the error.
+func LoadFailure(t testing.TB, load func() error, notFound error, installed func() string) error {
+	t.Helper()
+	err := load()
+	if err == nil {
+		t.Skip(installed())
+	}
+	if !errors.Is(err, notFound) {
+		t.Fatalf("Load error %v does not match %v", err, notFound)
+	}
+	return err
 }

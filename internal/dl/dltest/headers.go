@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // CUDARoots returns the toolkit roots searched for headers: $CUDA_HOME,
@@ -91,4 +92,36 @@ func ParseValues(out string) (map[string]int64, error) {
 		vals[f[0]] = v
 	}
 	return vals, sc.Err()
+}
+
+// CompileCheck compiles the C program src with $CC (default cc) against
+// the headers in inc and the package directory (for its kr_ headers),
+// with -Werror so that a kr_ declaration that does not match header (a
+// file in inc, named in the failure) fails, runs it and returns what it
+// prints. A failure stops the test.
+func CompileCheck(t testing.TB, inc, header, src string) []byte {
+	t.Helper()
+	pkgDir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfile, bin := filepath.Join(dir, "check.c"), filepath.Join(dir, "check")
+	if err := os.WriteFile(cfile, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	// Deprecation warnings from the headers are not ours to fix.
+	out, err := exec.Command(cc, "-Werror", "-Wno-deprecated-declarations", "-I", inc, "-I", pkgDir, "-o", bin, cfile).CombinedOutput()
+	if err != nil {
+		t.Fatalf("compiling the declaration check against %s/%s failed (a kr_ declaration does not match %s): %v\n%s", inc, header, header, err, out)
+	}
+	out, err = exec.Command(bin).Output()
+	if err != nil {
+		t.Fatalf("running the check: %v", err)
+	}
+	return out
 }
