@@ -2,13 +2,12 @@ package tier2
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/cuda/cudatest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -25,24 +24,7 @@ func gemmTrace(op, dims, strides, types, concrete, kernel string) string {
 
 func withContext(t *testing.T, fn func(s *cuda.Stream)) {
 	t.Helper()
-	gputest.Require(t, func() error {
-		if err := cuda.Init(); err != nil {
-			return err
-		}
-		if n, err := cuda.DeviceCount(); err != nil || n == 0 {
-			return fmt.Errorf("no CUDA device (%v)", err)
-		}
-		return nil
-	})
-	dev, err := cuda.DeviceGet(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := dev.RetainPrimaryContext()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Release()
+	_, ctx := cudatest.PrimaryContext(t)
 	if err := ctx.Do(func() error {
 		s, err := cuda.NewStream()
 		if err != nil {

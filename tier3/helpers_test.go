@@ -2,7 +2,6 @@ package tier3
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/cuda/cudatest"
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/internal/nvrtc"
@@ -77,24 +77,7 @@ func launchOnce(t testing.TB, k *Kernel, s *cuda.Stream) {
 // Subtests run on other goroutines: call gpuEnv inside each, not around.
 func gpuEnv(t testing.TB, fn func(dev Device, s *cuda.Stream)) {
 	t.Helper()
-	gputest.Require(t, func() error {
-		if err := cuda.Init(); err != nil {
-			return err
-		}
-		if n, err := cuda.DeviceCount(); err != nil || n == 0 {
-			return fmt.Errorf("no CUDA device (%v)", err)
-		}
-		return nil
-	})
-	d, err := cuda.DeviceGet(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := d.RetainPrimaryContext()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Release()
+	d, ctx := cudatest.PrimaryContext(t)
 	major, minor, err := d.ComputeCapability()
 	if err != nil {
 		t.Fatal(err)

@@ -6,23 +6,14 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/cuda/cudatest"
 )
 
 // FillRandom on the GPU gives values in [-1, 1), mean near 0, never NaN,
 // and no repetition between distant parts of the buffer.
 func TestGPUFillRandom(t *testing.T) {
-	gputest.Require(t, cuda.Init)
-	dev, err := cuda.DeviceGet(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := dev.RetainPrimaryContext()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Release()
-	err = ctx.Do(func() error {
+	_, ctx := cudatest.PrimaryContext(t)
+	err := ctx.Do(func() error {
 		s, err := cuda.NewStream()
 		if err != nil {
 			return err

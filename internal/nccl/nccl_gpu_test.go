@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/cuda/cudatest"
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/internal/nccl"
@@ -21,11 +22,8 @@ import (
 func requireNCCL(t *testing.T, gpus int) []*cuda.Context {
 	t.Helper()
 	gputest.Require(t, func() error {
-		if err := cuda.Init(); err != nil {
+		if err := cudatest.HasDevice(); err != nil {
 			return err
-		}
-		if n, err := cuda.DeviceCount(); err != nil || n == 0 {
-			return fmt.Errorf("no CUDA device (%v)", err)
 		}
 		return nccl.Load()
 	})
