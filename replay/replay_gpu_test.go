@@ -140,15 +140,7 @@ func TestGPUCacheModes(t *testing.T) {
 	}
 	res := map[CacheMode]float64{}
 	for _, c := range []CacheMode{Warm, Rotating, Cold} {
-		p, err := d.PrepareFor(sig, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := d.Measure(p, quick)
-		p.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := measureIn(t, d, sig, c, quick)
 		res[c] = r.KernelMedianNS
 		t.Logf("%s: %s, kernel %.2fµs, sets %d", c, r, r.KernelMedianNS/1e3, r.Sets)
 	}
@@ -203,15 +195,7 @@ func TestGPUPrimedMode(t *testing.T) {
 	}
 	res := map[CacheMode]*Result{}
 	for _, c := range []CacheMode{Warm, Primed} {
-		p, err := d.PrepareFor(sig, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := d.Measure(p, quick)
-		p.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := measureIn(t, d, sig, c, quick)
 		if r.KernelMedianNS <= 0 {
 			t.Fatalf("%s: no CUPTI kernel time: %s", c, r.KernelErr)
 		}
@@ -250,19 +234,27 @@ func TestGPUPrimedMode(t *testing.T) {
 // otherwise); an error or a missing energy fails the test.
 func measureWithEnergy(t *testing.T, d *Device, sig *signatures.Signature, cache CacheMode, ticks int, warmup time.Duration) *Result {
 	t.Helper()
+	o := quick
+	o.Energy, o.EnergyTicks, o.EnergyWarmup = true, ticks, warmup
+	r := measureIn(t, d, sig, cache, o)
+	if r.Energy == nil {
+		t.Fatalf("no energy: %s", r.EnergyErr)
+	}
+	return r
+}
+
+// measureIn prepares sig for the cache mode and measures it with o; an
+// error fails the test.
+func measureIn(t *testing.T, d *Device, sig *signatures.Signature, cache CacheMode, o Options) *Result {
+	t.Helper()
 	p, err := d.PrepareFor(sig, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	o := quick
-	o.Energy, o.EnergyTicks, o.EnergyWarmup = true, ticks, warmup
 	r, err := d.Measure(p, o)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if r.Energy == nil {
-		t.Fatalf("no energy: %s", r.EnergyErr)
 	}
 	return r
 }
