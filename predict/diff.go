@@ -333,12 +333,7 @@ func (c *Comparison) WriteText(w io.Writer, all bool) error {
 			fmt.Fprintf(ew, "only in the new output: %s\n", strings.Join(wd.OnlyNew, " "))
 		}
 	}
-	if len(c.Warnings) > 0 {
-		fmt.Fprintln(ew)
-		for _, s := range c.Warnings {
-			fmt.Fprintf(ew, "warning: %s\n", s)
-		}
-	}
+	ew.Warnings(c.Warnings)
 	return ew.Err
 }
 

@@ -25,12 +25,7 @@ func (p *Prediction) WriteText(w io.Writer) error {
 	if len(p.NoResults) > 0 {
 		fmt.Fprintf(ew, "\nno results for workloads %s\n", strings.Join(p.NoResults, ", "))
 	}
-	if len(p.Warnings) > 0 {
-		fmt.Fprintln(ew)
-		for _, s := range p.Warnings {
-			fmt.Fprintf(ew, "warning: %s\n", s)
-		}
-	}
+	ew.Warnings(p.Warnings)
 	return ew.Err
 }
 

@@ -3,7 +3,10 @@
 // once, at its end.
 package errw
 
-import "io"
+import (
+	"fmt"
+	"io"
+)
 
 // Writer writes to W until a write fails; after that it writes nothing
 // and returns Err, the first error.
@@ -20,4 +23,16 @@ func (e *Writer) Write(p []byte) (int, error) {
 	n, err := e.W.Write(p)
 	e.Err = err
 	return n, err
+}
+
+// Warnings writes a blank line, then "warning: W" for each of ws; nothing
+// when there are none.
+func (e *Writer) Warnings(ws []string) {
+	if len(ws) == 0 {
+		return
+	}
+	fmt.Fprintln(e)
+	for _, w := range ws {
+		fmt.Fprintf(e, "warning: %s\n", w)
+	}
 }

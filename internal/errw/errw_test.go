@@ -36,3 +36,14 @@ func TestWriter(t *testing.T) {
 		t.Errorf("after the error: %d, %v", n, err)
 	}
 }
+
+// Warnings writes a blank line and one line a warning, nothing for none.
+func TestWarnings(t *testing.T) {
+	var b bytes.Buffer
+	w := &Writer{W: &b}
+	w.Warnings(nil)
+	w.Warnings([]string{"a", "b"})
+	if got := b.String(); got != "\nwarning: a\nwarning: b\n" || w.Err != nil {
+		t.Errorf("%q, %v", got, w.Err)
+	}
+}
