@@ -131,13 +131,7 @@ func TestGPUBadSignatures(t *testing.T) {
 // runs no slower warm than with rotating buffers.
 func TestGPUCacheModes(t *testing.T) {
 	d := openGPU(t)
-	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
-	var sig *signatures.Signature
-	for _, s := range set.Signatures {
-		if s.Op == "aten::bmm" {
-			sig = s
-		}
-	}
+	sig := lastSig(t, "h100_bloom-560m_prefill.trace.json.gz", func(s *signatures.Signature) bool { return s.Op == "aten::bmm" })
 	res := map[CacheMode]float64{}
 	for _, c := range []CacheMode{Warm, Rotating, Cold} {
 		r := measureIn(t, d, sig, c, quick)
@@ -180,16 +174,7 @@ func TestGPUEnergy(t *testing.T) {
 // H100: 7.7 µs warm, 18.4 with rotating buffers, 21.1 traced).
 func TestGPUPrimedMode(t *testing.T) {
 	d := openGPU(t)
-	set := embedded(t, "h100_llama-7b_prefill.trace.json.gz")
-	var sig *signatures.Signature
-	for _, s := range set.Signatures {
-		if s.Label == "mean f32[4,512,4096]" {
-			sig = s
-		}
-	}
-	if sig == nil {
-		t.Fatal("no mean f32[4,512,4096] in the trace")
-	}
+	sig := lastSig(t, "h100_llama-7b_prefill.trace.json.gz", func(s *signatures.Signature) bool { return s.Label == "mean f32[4,512,4096]" })
 	if got := Auto.For(sig); got != Primed {
 		t.Fatalf("Auto.For(%s) = %v, want primed", sig.Label, got)
 	}
@@ -257,4 +242,20 @@ func measureIn(t *testing.T, d *Device, sig *signatures.Signature, cache CacheMo
 		t.Fatal(err)
 	}
 	return r
+}
+
+// lastSig returns the last signature of an embedded trace that match
+// accepts; the test fails when none does.
+func lastSig(t *testing.T, trace string, match func(*signatures.Signature) bool) *signatures.Signature {
+	t.Helper()
+	var sig *signatures.Signature
+	for _, s := range embedded(t, trace).Signatures {
+		if match(s) {
+			sig = s
+		}
+	}
+	if sig == nil {
+		t.Fatalf("%s: no signature to test", trace)
+	}
+	return sig
 }
