@@ -326,11 +326,10 @@ func (c *Comparison) WriteText(w io.Writer, all bool) error {
 		if never > 0 {
 			fmt.Fprintf(ew, "%d signatures can never be significant at p < %.2g with their run counts: run each side more times (go test -count)\n", never, c.Alpha)
 		}
-		if len(wd.OnlyOld) > 0 {
-			fmt.Fprintf(ew, "only in the old output: %s\n", strings.Join(wd.OnlyOld, " "))
-		}
-		if len(wd.OnlyNew) > 0 {
-			fmt.Fprintf(ew, "only in the new output: %s\n", strings.Join(wd.OnlyNew, " "))
+		for i, ids := range [][]string{wd.OnlyOld, wd.OnlyNew} {
+			if len(ids) > 0 {
+				fmt.Fprintf(ew, "only in the %s output: %s\n", [2]string{"old", "new"}[i], strings.Join(ids, " "))
+			}
 		}
 	}
 	ew.Warnings(c.Warnings)
