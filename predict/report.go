@@ -168,9 +168,14 @@ type WorkloadPrediction struct {
 	// wall time - trace busy time), when the model benchmark reports
 	// idle-W; TotalJ = PredictedJ + IdleJ; ErrEnergy = TotalJ / model
 	// J/op - 1 (PredictedJ alone when there is no idle term).
-	IdleJ     *float64  `json:"idle_j,omitempty"`
-	TotalJ    *Interval `json:"total_j,omitempty"`
-	ErrEnergy *float64  `json:"err_energy,omitempty"`
+	IdleJ *float64 `json:"idle_j,omitempty"`
+	// TraceIdleJ is the idle term from the trace alone: the same idle
+	// power over the traced inference's gaps (trace wall - busy), an
+	// estimate for a workload without a measured wall time (the profiled
+	// run's gaps are longer than the unprofiled run's).
+	TraceIdleJ *float64  `json:"trace_idle_j,omitempty"`
+	TotalJ     *Interval `json:"total_j,omitempty"`
+	ErrEnergy  *float64  `json:"err_energy,omitempty"`
 
 	// Model is the whole-model benchmark, when the output has one;
 	// NoModel says why it did not run, when the output says.
@@ -369,6 +374,8 @@ func (wp *WorkloadPrediction) model(w *WorkloadResults, opt ReportOptions) {
 		gapS := max(0, wp.Model.WallNS.Center-float64(wp.BusyNS)) / 1e9
 		idle := iw.Center * gapS
 		wp.IdleJ = &idle
+		traceIdle := iw.Center * float64(max(0, wp.TraceWallNS-wp.BusyNS)) / 1e9
+		wp.TraceIdleJ = &traceIdle
 		tot.add(Interval{idle, iw.Lo * gapS, iw.Hi * gapS})
 	}
 	wp.TotalJ = &tot

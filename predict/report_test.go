@@ -313,6 +313,10 @@ func TestReportModelAndEnergy(t *testing.T) {
 	if wp.IdleJ == nil || !near(*wp.IdleJ, idle, 1e-7) {
 		t.Errorf("idle energy %v, want %g", wp.IdleJ, idle)
 	}
+	traceIdle := idleW * float64(wp.TraceWallNS-wp.BusyNS) / 1e9
+	if wp.TraceIdleJ == nil || !near(*wp.TraceIdleJ, traceIdle, 1e-7) || wp.TraceWallNS <= wp.BusyNS {
+		t.Errorf("idle energy from the trace %v, want %g", wp.TraceIdleJ, traceIdle)
+	}
 	if wp.TotalJ == nil || !near(wp.TotalJ.Center, kernelJ+idle, 1e-7) {
 		t.Errorf("total energy %+v, want %g", wp.TotalJ, kernelJ+idle)
 	}
@@ -323,7 +327,7 @@ func TestReportModelAndEnergy(t *testing.T) {
 	if err := (&Prediction{Confidence: 0.95, Workloads: []*WorkloadPrediction{wp}}).WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"model wall time", "predicted kernel energy", "idle-gap energy", "model energy", "prediction "} {
+	for _, want := range []string{"model wall time", "predicted kernel energy", "idle-gap energy", "the model run's idle power", "from the trace alone", "model energy", "prediction "} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

@@ -77,7 +77,10 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 		}
 	}
 	if wp.IdleJ != nil {
-		fmt.Fprintf(tw, "idle-gap energy\t%.4g J\tidle %.1f W x (model wall - trace busy)\n", *wp.IdleJ, wp.Model.IdleW.Center)
+		fmt.Fprintf(tw, "idle-gap energy\t%.4g J\tidle %.1f W (the model run's idle power, measured right after it) x (model wall - trace busy)\n", *wp.IdleJ, wp.Model.IdleW.Center)
+		if wp.TraceIdleJ != nil {
+			fmt.Fprintf(tw, "  from the trace alone\t%.4g J\tthe same power x (trace wall - busy): the profiled run's gaps, an estimate without a model run\n", *wp.TraceIdleJ)
+		}
 	}
 	if t := wp.TotalJ; t != nil && wp.IdleJ != nil {
 		fmt.Fprintf(tw, "predicted energy\t%.4g J\t%s\n", t.Center, jBounds(*t, wp.Runs))
