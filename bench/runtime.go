@@ -16,6 +16,7 @@ import (
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
 )
 
 // Environment variables the benchmarks read.
@@ -32,6 +33,10 @@ const (
 	// EnvCache names the L2 cache mode: auto (default), rotating, warm,
 	// cold or primed (see replay.CacheMode).
 	EnvCache = "KREPLAY_CACHE"
+	// EnvCausalScores=0 feeds a softmax over square scores uniform
+	// inputs instead of causally masked ones (tier3.CausalScores, a guess
+	// that holds for causal language models' prefill).
+	EnvCausalScores = "KREPLAY_CAUSAL_SCORES"
 )
 
 // Measure holds the options of every measurement Signature makes; a
@@ -194,15 +199,15 @@ func runSignature(tb benchTB, n int, set *signatures.Set, id string, open func()
 // environment's overrides.
 func options() (replay.Options, replay.CacheMode, error) {
 	o, cache := Measure, Cache
-	if v := os.Getenv(EnvEnergy); v != "" {
-		switch strings.ToLower(v) {
-		case "1", "true", "yes":
-			o.Energy = true
-		case "0", "false", "no":
-			o.Energy = false
-		default:
-			return o, cache, fmt.Errorf("%s=%q: want 1 or 0", EnvEnergy, v)
-		}
+	if v, ok, err := envBool(EnvEnergy); err != nil {
+		return o, cache, err
+	} else if ok {
+		o.Energy = v
+	}
+	if v, ok, err := envBool(EnvCausalScores); err != nil {
+		return o, cache, err
+	} else if ok {
+		tier3.CausalScores = v
 	}
 	if v := os.Getenv(EnvEnergyTicks); v != "" {
 		n, err := strconv.Atoi(v)
@@ -219,6 +224,21 @@ func options() (replay.Options, replay.CacheMode, error) {
 		cache = c
 	}
 	return o, cache, nil
+}
+
+// envBool reads a boolean environment variable: 1/true/yes or 0/false/no,
+// ok false when unset.
+func envBool(name string) (v, ok bool, err error) {
+	s := os.Getenv(name)
+	switch strings.ToLower(s) {
+	case "":
+		return false, false, nil
+	case "1", "true", "yes":
+		return true, true, nil
+	case "0", "false", "no":
+		return false, true, nil
+	}
+	return false, false, fmt.Errorf("%s=%q: want 1 or 0", name, s)
 }
 
 // Metric units Signature reports besides ns/op.

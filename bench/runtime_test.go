@@ -11,6 +11,7 @@ import (
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
 )
 
 // fakeB records what a benchmark body does. Like the real ones, its
@@ -231,5 +232,26 @@ func TestLoad(t *testing.T) {
 	<-done
 	if !strings.Contains(f.fatal, "version 2") {
 		t.Errorf("bad set: fatal %q", f.fatal)
+	}
+}
+
+// KREPLAY_CAUSAL_SCORES switches the causal-scores input heuristic; a bad
+// value is an error naming the variable.
+func TestEnvCausalScores(t *testing.T) {
+	t.Cleanup(func() { tier3.CausalScores = true })
+	for _, tc := range []struct {
+		env  string
+		want bool
+		err  bool
+	}{{"0", false, false}, {"yes", true, false}, {"", true, false}, {"sometimes", true, true}} {
+		tier3.CausalScores = true
+		t.Setenv(EnvCausalScores, tc.env)
+		_, _, err := options()
+		if (err != nil) != tc.err || tier3.CausalScores != tc.want {
+			t.Errorf("%s=%q: causal scores %v, err %v", EnvCausalScores, tc.env, tier3.CausalScores, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), EnvCausalScores) {
+			t.Errorf("error %q does not name %s", err, EnvCausalScores)
+		}
 	}
 }

@@ -54,7 +54,11 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 	case sig.Tier == signatures.TierKernel && sig.Unreplayable != "":
 		return PlanStandIn, sig.Unreplayable
 	case sig.Tier == signatures.TierKernel && tier3.Has(sig.Op):
-		return PlanOwn, strings.TrimPrefix(sig.Op, "aten::")
+		why = strings.TrimPrefix(sig.Op, "aten::")
+		if h := tier3.Heuristics(sig); len(h) > 0 {
+			why += "; inputs: " + strings.Join(h, ", ") + " (a guess: -causal-scores=false turns it off)"
+		}
+		return PlanOwn, why
 	case sig.Tier == signatures.TierKernel:
 		return PlanStandIn, fmt.Sprintf("no kreplay kernel for %s yet", planOp(sig))
 	}

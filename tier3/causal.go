@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/signatures"
 )
 
 // CausalScores fills the input of a softmax over the last dim of a tensor
@@ -95,4 +96,27 @@ func maskShape(shape, strides []int64) []byte {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
 	return b
+}
+
+// HeuristicCausal names the causal-scores input heuristic (CausalScores)
+// where Heuristics reports it.
+const HeuristicCausal = "causal scores"
+
+// Heuristics lists the input heuristics the replay of sig applies, by
+// name: HeuristicCausal for a softmax over square scores while
+// CausalScores is set; none for the other ops.
+func Heuristics(sig *signatures.Signature) []string {
+	switch sig.Op {
+	case "aten::_softmax", "aten::softmax", "aten::_log_softmax", "aten::log_softmax":
+	default:
+		return nil
+	}
+	s, err := parseSoftmax(sig)
+	if err != nil {
+		return nil
+	}
+	if causalScores(rdArg(sig, 0).Shape, s.dim) {
+		return []string{HeuristicCausal}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
 	"github.com/kreplay/kreplay/workload"
 )
 
@@ -126,7 +127,17 @@ func parseArgs(fs *flag.FlagSet, args []string, lo, hi int, dflt ...string) ([]s
 	return pos, nil
 }
 
-// parseInterspersed parses flags that may follow positional arguments.
+// causalFlag is the flag that switches tier3.CausalScores; a command
+// that has it (causalScoresFlag) gets it applied by parseInterspersed.
+const causalFlag = "causal-scores"
+
+// causalScoresFlag adds -causal-scores to fs.
+func causalScoresFlag(fs *flag.FlagSet) {
+	fs.Bool(causalFlag, true, "feed a softmax over square scores [..., S, S] causally masked inputs, as a causal language model's prefill has\n(a guess from the shape, tier3.CausalScores; false: uniform inputs, as for an encoder)")
+}
+
+// parseInterspersed parses flags that may follow positional arguments,
+// and applies -causal-scores where the command has it.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
@@ -135,6 +146,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
+			if f := fs.Lookup(causalFlag); f != nil {
+				tier3.CausalScores = f.Value.(flag.Getter).Get().(bool)
+			}
 			return pos, nil
 		}
 		pos = append(pos, args[0])
@@ -166,6 +180,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 
 func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("inspect", stderr)
+	causalScoresFlag(fs)
 	top := fs.Int("top", 15, "show the top `N` signatures by traced time")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseArgs(fs, args, 1, -1, defaultInput)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kreplay/kreplay/tier3"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -156,5 +158,24 @@ func TestTimelineCommand(t *testing.T) {
 	}
 	if code, _, e := runCmd(t, "timeline", "-bench", filepath.Join("testdata", "inspect_default.golden"), "-o", out); code != 1 || !strings.Contains(e, "no benchmark lines") {
 		t.Errorf("timeline with a non-benchmark file: exit %d: %s", code, e)
+	}
+}
+
+// inspect shows the causal-scores heuristic where it applies (the BLOOM
+// prefill's softmax over f16[4,16,512,512] scores), and -causal-scores=false
+// switches it off.
+func TestInspectCausalScores(t *testing.T) {
+	t.Cleanup(func() { tier3.CausalScores = true })
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{[]string{"inspect", "-top", "5"}, true}, {[]string{"inspect", "-top", "5", "-causal-scores=false"}, false}} {
+		code, stdout, stderr := runCmd(t, tc.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		if got := strings.Contains(stdout, "inputs: causal scores"); got != tc.want || tier3.CausalScores != tc.want {
+			t.Errorf("%v: shows causal scores %v, tier3.CausalScores %v; want %v", tc.args, got, tier3.CausalScores, tc.want)
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 // and report the prediction against the trace and the model.
 func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	flags := newFlags("predict", stderr)
+	causalScoresFlag(flags)
 	out := flags.String("o", "", "write the measurements as go test -bench output to `FILE` (default WORKLOAD.bench)")
 	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
 	cacheFlag := flags.String("cache", "auto", "L2 cache `MODE` of the signature replays")

@@ -43,6 +43,7 @@ type runFlags struct {
 // positional arguments (the default input when there are none).
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error) {
 	fs := newFlags("run", stderr)
+	causalScoresFlag(fs)
 	tiersFlag := fs.String("tiers", "1,2,3", "replay only these `TIERS` (comma-separated)")
 	cacheFlag := fs.String("cache", "auto", "L2 cache `MODE`: auto (weights rotate, layer norm cold, other tier-3 kernels primed, the rest warm), rotating, warm, cold or primed")
 	ids := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
