@@ -18,8 +18,9 @@
 // launches, captured in a CUDA graph where possible so that launch latency
 // does not count, the batch grown until it lasts long enough to time well;
 // then samples until the confidence interval of the median is narrower than
-// a target or a time budget ends. The L2 cache state is a choice (warm,
-// cold, primed inputs or rotating buffer sets: see CacheMode), and SM and
+// a target at two checks in a row, or a time budget ends. The L2 cache
+// state is a choice (warm, cold, primed inputs or rotating buffer sets: see
+// CacheMode), and SM and
 // memory clocks, temperature, power and throttle reasons are sampled
 // through NVML during the measurement, so that throttled results are
 // flagged.

@@ -539,14 +539,22 @@ func clampBatch(target, per time.Duration, maxBatch int) int {
 	return max(1, min(maxBatch, int(math.Ceil(float64(target)/float64(per)))))
 }
 
+// confirmChecks is how many checks in a row, 5 samples apart, must find
+// the interval within its target before sampling stops: one check could
+// stop on a lucky early interval (ten samples alike at the start of a
+// noisy run).
+const confirmChecks = 2
+
 // sampleToTarget takes samples (nanoseconds each), with o.Cooldown before
 // each, until the confidence interval of their median is within
-// o.TargetRelCI once o.MinTime has passed (converged), the budget ends or
+// o.TargetRelCI at confirmChecks checks in a row once o.MinTime has passed
+// (converged), the budget ends or
 // o.MaxSamples are taken, and no fewer than o.MinSamples. It returns the
 // samples and the last relative half-width it computed.
 func sampleToTarget(o Options, sample func() (float64, error)) (values []float64, rel float64, converged bool, err error) {
 	began := time.Now()
 	deadline := began.Add(max(o.Budget, o.MinTime))
+	held := 0 // checks in a row within the target
 	for len(values) < o.MaxSamples {
 		if o.Cooldown > 0 {
 			time.Sleep(o.Cooldown)
@@ -562,6 +570,11 @@ func sampleToTarget(o Options, sample func() (float64, error)) (values []float64
 		if len(values)%5 == 0 || time.Now().After(deadline) {
 			rel = relCI(summarize(values, o.Confidence))
 			if rel <= o.TargetRelCI && time.Since(began) >= o.MinTime {
+				held++
+			} else {
+				held = 0
+			}
+			if held >= confirmChecks {
 				return values, rel, true, nil
 			}
 			if time.Now().After(deadline) {

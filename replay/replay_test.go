@@ -155,8 +155,18 @@ func TestSampleToTarget(t *testing.T) {
 		converged bool
 		err       error
 	}{
-		// Steady samples converge at the first check after MinSamples.
-		{"steady", func(int) (float64, error) { return 1000, nil }, 10, true, nil},
+		// Steady samples converge at the second check after MinSamples:
+		// the first one's interval is confirmed 5 samples later.
+		{"steady", func(int) (float64, error) { return 1000, nil }, 15, true, nil},
+		// Ten samples alike, then 20% slower ones (a clock that drops):
+		// the lucky first interval is not confirmed; sampling goes on until
+		// the slower ones hold the median's interval at two checks.
+		{"lucky start", func(i int) (float64, error) {
+			if i < 10 {
+				return 1000, nil
+			}
+			return 1200, nil
+		}, 40, true, nil},
 		// Samples that swing by 2x never narrow to 1%: MaxSamples ends it.
 		{"noisy", func(i int) (float64, error) { return float64(1000 + 1000*(i%2)), nil }, 40, false, nil},
 		{"error", func(i int) (float64, error) {
