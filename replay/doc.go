@@ -20,8 +20,7 @@
 // then samples until the confidence interval of the median is narrower than
 // a target at two checks in a row, or a time budget ends. The L2 cache
 // state is a choice (warm, cold, primed inputs or rotating buffer sets: see
-// CacheMode), and SM and
-// memory clocks, temperature, power and throttle reasons are sampled
-// through NVML during the measurement, so that throttled results are
-// flagged.
+// CacheMode), and SM and memory clocks, temperature, power and throttle
+// reasons are sampled through NVML during the measurement, so that
+// throttled results are flagged.
 package replay
