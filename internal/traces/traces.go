@@ -130,10 +130,14 @@ func WriteGunzipped(name, dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	data, err := io.ReadAll(z)
+	path := filepath.Join(dir, "trace.json")
+	out, err := os.Create(path)
 	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, z); err != nil {
+		out.Close()
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	path := filepath.Join(dir, "trace.json")
-	return path, os.WriteFile(path, data, 0o644)
+	return path, out.Close()
 }
