@@ -326,9 +326,12 @@ func (c *Comparison) WriteText(w io.Writer, all bool) error {
 		if never > 0 {
 			fmt.Fprintf(ew, "%d signatures can never be significant at p < %.2g with their run counts: run each side more times (go test -count)\n", never, c.Alpha)
 		}
-		for i, ids := range [][]string{wd.OnlyOld, wd.OnlyNew} {
-			if len(ids) > 0 {
-				fmt.Fprintf(ew, "only in the %s output: %s\n", [2]string{"old", "new"}[i], strings.Join(ids, " "))
+		for _, only := range []struct {
+			side string
+			ids  []string
+		}{{"old", wd.OnlyOld}, {"new", wd.OnlyNew}} {
+			if len(only.ids) > 0 {
+				fmt.Fprintf(ew, "only in the %s output: %s\n", only.side, strings.Join(only.ids, " "))
 			}
 		}
 	}
