@@ -12,13 +12,18 @@ import (
 // and whether NVML saw throttling or sampling ended short of its target.
 // EnergyThrottled says the energy window ran throttled (a power or
 // thermal cap lowered the clocks while the launches ran back to back):
-// its J/op is the energy of a launch at the capped clock.
+// its J/op is the energy of a launch at the capped clock. EnergyDuty
+// says the energy was measured again duty-cycled under the cap
+// (replay.DutyEnergy); EnergyEstimated that it was not measured but
+// estimated from its class's power (replay.EstimateEnergy).
 type Fidelity struct {
 	Kind            string `json:"kind"`
 	Path            string `json:"path"`
 	Throttled       bool   `json:"throttled,omitempty"`
 	Unconverged     bool   `json:"unconverged,omitempty"`
 	EnergyThrottled bool   `json:"energy_throttled,omitempty"`
+	EnergyDuty      bool   `json:"energy_duty,omitempty"`
+	EnergyEstimated bool   `json:"energy_estimated,omitempty"`
 }
 
 // FidelityOf is a result's Fidelity ("unchecked" when the result does not
@@ -29,7 +34,9 @@ func FidelityOf(r *replay.Result) Fidelity {
 		kind = replay.FidelityUnchecked
 	}
 	return Fidelity{Kind: kind, Path: r.Path, Throttled: r.Throttled, Unconverged: !r.Converged,
-		EnergyThrottled: r.Energy != nil && r.Energy.Throttled}
+		EnergyThrottled: r.Energy != nil && r.Energy.Throttled,
+		EnergyDuty:      r.Energy != nil && r.Energy.Duty != nil,
+		EnergyEstimated: r.Energy != nil && r.Energy.Method == replay.EstimatedMethod}
 }
 
 // fidelityTag separates a FidelityLine's benchmark name from what it says.
@@ -38,8 +45,8 @@ const fidelityTag = ": fidelity: "
 // FidelityLine is the line a replay benchmark prints with its result, which
 // go test shows without -v and benchfmt passes over:
 // "kreplay BenchmarkReplay/workload=W/sig=ID: fidelity: same kernel; path
-// captured; throttled; unconverged; energy throttled" (the flags only when
-// set).
+// captured; throttled; unconverged; energy throttled; energy duty-cycled;
+// energy estimated" (the flags only when set).
 func FidelityLine(name string, f Fidelity) string {
 	s := noModelPrefix + name + fidelityTag + f.Kind + "; path " + strings.ReplaceAll(f.Path, ";", ",")
 	if f.Throttled {
@@ -50,6 +57,12 @@ func FidelityLine(name string, f Fidelity) string {
 	}
 	if f.EnergyThrottled {
 		s += "; energy throttled"
+	}
+	if f.EnergyDuty {
+		s += "; energy duty-cycled"
+	}
+	if f.EnergyEstimated {
+		s += "; energy estimated"
 	}
 	return s
 }
@@ -86,6 +99,10 @@ func ParseFidelityLine(line string) (workload, sig string, f Fidelity, ok bool) 
 			f.Unconverged = true
 		case p == "energy throttled":
 			f.EnergyThrottled = true
+		case p == "energy duty-cycled":
+			f.EnergyDuty = true
+		case p == "energy estimated":
+			f.EnergyEstimated = true
 		}
 	}
 	if i := strings.LastIndexByte(sig, '-'); i > 0 && strings.Trim(sig[i+1:], "0123456789") == "" {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/replay"
@@ -27,6 +28,29 @@ func TestFidelityLine(t *testing.T) {
 	for _, in := range []string{"", "kreplay BenchmarkModel/workload=w/model: no model run: x", "BenchmarkReplay/workload=w/sig=s 1 5 ns/op", "kreplay BenchmarkReplay/workload=w: fidelity: same kernel"} {
 		if _, _, _, ok := ParseFidelityLine(in); ok {
 			t.Errorf("%q parsed as a fidelity line", in)
+		}
+	}
+}
+
+// The energy flags of a duty-cycled and an estimated energy are written
+// and read back.
+func TestFidelityEnergyFlags(t *testing.T) {
+	tests := []struct {
+		e    *replay.Energy
+		tail string
+	}{
+		{&replay.Energy{Duty: &replay.DutyEnergy{Duty: 0.6}}, "; energy duty-cycled"},
+		{&replay.Energy{Method: replay.EstimatedMethod}, "; energy estimated"},
+		{&replay.Energy{Throttled: true, DutyErr: "still capped"}, "; energy throttled"},
+	}
+	for _, tt := range tests {
+		f := FidelityOf(&replay.Result{Fidelity: replay.FidelityOwn, Path: "p", Converged: true, Energy: tt.e})
+		line := FidelityLine("BenchmarkReplay/workload=w/sig=s", f)
+		if !strings.HasSuffix(line, "path p"+tt.tail) {
+			t.Errorf("%+v: line %q, want it to end %q", tt.e, line, tt.tail)
+		}
+		if _, _, got, ok := ParseFidelityLine(line); !ok || got != f {
+			t.Errorf("%q read back as %+v, want %+v", line, got, f)
 		}
 	}
 }

@@ -30,6 +30,10 @@ const (
 	// under 1% of the window's energy; reads are aligned to counter
 	// changes at both ends, so fewer ticks mostly cost repeatability).
 	EnvEnergyTicks = "KREPLAY_ENERGY_TICKS"
+	// EnvEnergyDuty=0 keeps the back-to-back energy of a signature whose
+	// window ran power-capped (replay.Options.NoEnergyDuty); by default it
+	// is measured again duty-cycled under the cap.
+	EnvEnergyDuty = "KREPLAY_ENERGY_DUTY"
 	// EnvCache names the L2 cache mode: auto (default), rotating, warm,
 	// cold or primed (see replay.CacheMode).
 	EnvCache = "KREPLAY_CACHE"
@@ -208,6 +212,11 @@ func options() (replay.Options, replay.CacheMode, error) {
 		return o, cache, err
 	} else if ok {
 		tier3.CausalScores = v
+	}
+	if v, ok, err := envBool(EnvEnergyDuty); err != nil {
+		return o, cache, err
+	} else if ok {
+		o.NoEnergyDuty = !v
 	}
 	if v := os.Getenv(EnvEnergyTicks); v != "" {
 		n, err := strconv.Atoi(v)

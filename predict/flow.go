@@ -28,6 +28,9 @@ type FlowOptions struct {
 	Cache replay.CacheMode
 	// Measure are the measurement options (Energy among them).
 	Measure replay.Options
+	// EnergyShare limits the energy windows to the largest signatures
+	// (replay.SuiteOptions.EnergyShare).
+	EnergyShare float64
 	// NoTimeline and NoModel skip the timeline replay and the full-model
 	// run.
 	NoTimeline, NoModel bool
@@ -98,7 +101,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	fr := &FlowResult{Set: set, GPU: d.Name, Config: d.Config()}
 	start := time.Now()
 	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), fr.GPU)
-	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, Progress: progress,
+	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
 		Previous: o.Previous, Done: o.Done})
 	if !o.NoTimeline {
 		fmt.Fprintf(progress, "timeline: every invocation in order, one CUDA graph (%s so far)\n", time.Since(start).Round(time.Second))

@@ -164,6 +164,14 @@ type WorkloadPrediction struct {
 	// the 700 W cap: results/h100/capture).
 	EnergyThrottled int     `json:"energy_throttled,omitempty"`
 	ThrottledJ      float64 `json:"throttled_j,omitempty"`
+	// EnergyDuty counts the signatures whose energy was measured again
+	// duty-cycled, under the power cap, and DutyJ is their share of
+	// PredictedJ's center; EnergyEstimated and EstimatedJ likewise those
+	// whose energy was estimated from their class's power, not measured.
+	EnergyDuty      int     `json:"energy_duty,omitempty"`
+	DutyJ           float64 `json:"duty_j,omitempty"`
+	EnergyEstimated int     `json:"energy_estimated,omitempty"`
+	EstimatedJ      float64 `json:"estimated_j,omitempty"`
 	// IdleJ is the energy of the GPU's idle gaps, idle power x (model
 	// wall time - trace busy time), when the model benchmark reports
 	// idle-W; TotalJ = PredictedJ + IdleJ; ErrEnergy = TotalJ / model
@@ -474,9 +482,8 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 		if f.Unconverged {
 			wp.Unconverged++
 		}
-		if f.EnergyThrottled && sp.PredictedJ != nil {
-			wp.EnergyThrottled++
-			wp.ThrottledJ += sp.PredictedJ.Center
+		if sp.PredictedJ != nil {
+			wp.countEnergy(f, sp.PredictedJ.Center)
 		}
 	}
 	wp.ByFidelity = fidelityShares(byFid, wp.PredictedNS.Center)
@@ -576,4 +583,21 @@ func relErr(got, want float64) *float64 {
 	}
 	e := got/want - 1
 	return &e
+}
+
+// countEnergy adds a signature's predicted energy j to the energy flags'
+// counts and shares.
+func (wp *WorkloadPrediction) countEnergy(f bench.Fidelity, j float64) {
+	if f.EnergyThrottled {
+		wp.EnergyThrottled++
+		wp.ThrottledJ += j
+	}
+	if f.EnergyDuty {
+		wp.EnergyDuty++
+		wp.DutyJ += j
+	}
+	if f.EnergyEstimated {
+		wp.EnergyEstimated++
+		wp.EstimatedJ += j
+	}
 }

@@ -75,6 +75,14 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 			fmt.Fprintf(tw, "  throttled windows\t%.4g J\t%.1f%% of it, %d signatures: measured at a power- or heat-capped clock; a real run that keeps its clocks spends more per launch\n",
 				wp.ThrottledJ, 100*wp.ThrottledJ/pj.Center, wp.EnergyThrottled)
 		}
+		if wp.EnergyDuty > 0 && pj.Center > 0 {
+			fmt.Fprintf(tw, "  duty-cycled windows\t%.4g J\t%.1f%% of it, %d signatures: capped back to back, measured again in bursts with idle gaps under the cap\n",
+				wp.DutyJ, 100*wp.DutyJ/pj.Center, wp.EnergyDuty)
+		}
+		if wp.EnergyEstimated > 0 && pj.Center > 0 {
+			fmt.Fprintf(tw, "  estimated, not measured\t%.4g J\t%.1f%% of it, %d signatures: their time x their class's measured power (a guess)\n",
+				wp.EstimatedJ, 100*wp.EstimatedJ/pj.Center, wp.EnergyEstimated)
+		}
 	}
 	if wp.IdleJ != nil {
 		fmt.Fprintf(tw, "idle-gap energy\t%.4g J\tidle %.1f W (the model run's idle power, measured right after it) x (model wall - trace busy)\n", *wp.IdleJ, wp.Model.IdleW.Center)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/energy"
+	"github.com/kreplay/kreplay/signatures"
 )
 
 // Energy is a signature's energy per invocation, measured with NVML's
@@ -30,6 +31,16 @@ type Energy struct {
 	// over GPUs: the first GPU's).
 	GPU       energy.Summary `json:"gpu"`
 	Throttled bool           `json:"throttled"`
+	// Duty is set when the back-to-back window ran power-capped and the
+	// energy was measured again under the cap, duty-cycled (see
+	// DutyEnergy); nil otherwise.
+	Duty *DutyEnergy `json:"duty,omitempty"`
+	// Estimated, set for an energy that was not measured (Method
+	// EstimatedMethod), says what it was estimated from (EstimateEnergy).
+	Estimated string `json:"estimated,omitempty"`
+	// DutyErr says why a capped window could not be measured again
+	// duty-cycled (the back-to-back energy stands, Throttled set).
+	DutyErr string `json:"duty_error,omitempty"`
 	// GPUs is, for a collective, the number of GPUs whose energy is summed
 	// (0 for a signature replayed on one GPU). A sum's JoulesPerOp and
 	// Watts are the totals over the GPUs; Seconds is the longest window,
@@ -111,7 +122,16 @@ func (d *Device) measureEnergy(t *timer, r *Result, o Options) (*Energy, error) 
 		return nil, err
 	}
 	e := energyOf(rd, batch)
-	return &e, nil
+	if o.NoEnergyDuty || !powerCapped(rd.States) {
+		return &e, nil
+	}
+	de, err := d.measureDuty(t, per, batch, ticks, o)
+	if err != nil {
+		e.DutyErr = err.Error()
+		return &e, nil
+	}
+	de.Duty.BackToBackJoulesPerOp, de.Duty.BackToBackWatts = e.JoulesPerOp, e.Watts
+	return de, nil
 }
 
 // measureCollectiveEnergy runs batches of the collective (a CUDA graph of
@@ -156,4 +176,59 @@ func (g *Group) measureCollectiveEnergy(ranks []*collRank, r *CollectiveResult, 
 		es[i] = energyOf(rd, batch)
 	}
 	return es, nil
+}
+
+// EstimatedMethod is Energy.Method of an energy estimated by
+// EstimateEnergy rather than measured.
+const EstimatedMethod = "estimated"
+
+// EstimateEnergy gives each measured entry without an energy of its own an
+// estimate: its time per invocation (Result.MedianNS, the time an energy
+// window's launches take) times the power of the measured entries of its
+// class, Σ J/op·count over Σ time·count (of every measured entry when its
+// class has none). Energy.Method is EstimatedMethod and Energy.Estimated
+// says from what. It returns how many entries it estimated (none when no
+// entry has a measured energy).
+func EstimateEnergy(entries []Entry) int {
+	type acc struct {
+		joules, seconds float64
+		n               int
+	}
+	byClass := map[signatures.Class]*acc{}
+	all := &acc{}
+	for _, e := range entries {
+		r := e.Result
+		if r == nil || r.Energy == nil || r.Energy.Method == EstimatedMethod || r.MedianNS <= 0 || e.Count <= 0 {
+			continue
+		}
+		for _, a := range []*acc{all, byClass[e.Class]} {
+			if a == nil {
+				a = &acc{}
+				byClass[e.Class] = a
+			}
+			a.joules += r.Energy.JoulesPerOp * float64(e.Count)
+			a.seconds += r.MedianNS * 1e-9 * float64(e.Count)
+			a.n++
+		}
+	}
+	if all.n == 0 {
+		return 0
+	}
+	n := 0
+	for i := range entries {
+		e := &entries[i]
+		r := e.Result
+		if r == nil || r.Energy != nil || r.MedianNS <= 0 {
+			continue
+		}
+		a, from := byClass[e.Class], "class "+string(e.Class)
+		if a == nil {
+			a, from = all, "every class"
+		}
+		w := a.joules / a.seconds
+		r.Energy = &Energy{JoulesPerOp: w * r.MedianNS * 1e-9, Watts: w, Method: EstimatedMethod,
+			Estimated: fmt.Sprintf("%.0f W, the power of %d measured signatures of %s", w, a.n, from)}
+		n++
+	}
+	return n
 }

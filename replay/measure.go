@@ -162,6 +162,10 @@ type Options struct {
 	Energy       bool
 	EnergyTicks  int
 	EnergyWarmup time.Duration
+	// NoEnergyDuty keeps the back-to-back energy of a signature whose
+	// window ran power-capped, instead of measuring it again duty-cycled
+	// under the cap (Energy.Duty).
+	NoEnergyDuty bool
 	// NoKernelTime skips the CUPTI pass that times the kernels themselves
 	// and records which ones ran (see Result.KernelMedianNS).
 	NoKernelTime bool

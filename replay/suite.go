@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,37 @@ type SuiteOptions struct {
 	// set, by signature ID: a signature with a measured result there is
 	// not measured again, and its entry's result is reused.
 	Previous map[string]Entry
+	// EnergyShare, with Measure.Energy and between 0 and 1, measures the
+	// energy of the signatures that make up this share of the traced time
+	// (the largest first) and estimates the rest's (EstimateEnergy): a
+	// decode of hundreds of small signatures then takes minutes, not a
+	// quarter of an hour. 0 measures every signature's.
+	EnergyShare float64
+}
+
+// energyFor returns the IDs of the signatures of todo that get an
+// energy window of their own under o: all of them (nil) unless
+// EnergyShare limits them to the largest by traced time that make up that
+// share.
+func (o SuiteOptions) energyFor(todo []*signatures.Signature) map[string]bool {
+	if !o.Measure.Energy || o.EnergyShare <= 0 || o.EnergyShare >= 1 {
+		return nil
+	}
+	byTime := slices.Clone(todo)
+	slices.SortStableFunc(byTime, func(a, b *signatures.Signature) int { return cmp.Compare(b.TracedNS.Total, a.TracedNS.Total) })
+	var total, sum int64
+	for _, s := range byTime {
+		total += s.TracedNS.Total
+	}
+	ids := map[string]bool{}
+	for _, s := range byTime {
+		if float64(sum) >= o.EnergyShare*float64(total) {
+			break
+		}
+		ids[s.ID] = true
+		sum += s.TracedNS.Total
+	}
+	return ids
 }
 
 // reuse copies a previous run's result into e, reporting whether there
@@ -105,12 +137,15 @@ func (o SuiteOptions) split(set *signatures.Set) (parts map[string][]*signatures
 // that fails gets its error in its Entry and the run goes on.
 func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	parts, todo := o.split(set)
+	withEnergy := o.energyFor(todo)
 	var out []Entry
 	start := time.Now()
 	for i, s := range todo {
 		e := newEntry(s, parts[s.ID])
+		oi := o
+		oi.Measure.Energy = o.Measure.Energy && (withEnergy == nil || withEnergy[s.ID])
 		if s.PartOf == "" && !o.reuse(&e) {
-			d.runOne(s, o, &e)
+			d.runOne(s, oi, &e)
 		}
 		out = append(out, e)
 		if o.Done != nil {
@@ -118,6 +153,12 @@ func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 		}
 		if o.Progress != nil {
 			fmt.Fprintf(o.Progress, "[%d/%d %s] %s\n", i+1, len(todo), time.Since(start).Round(time.Second), e.line())
+		}
+	}
+	if withEnergy != nil {
+		n := EstimateEnergy(out)
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "energy: %d signatures beyond %.0f%% of the traced time estimated from their class's measured power\n", n, 100*o.EnergyShare)
 		}
 	}
 	return out

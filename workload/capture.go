@@ -225,6 +225,9 @@ func (c *capture) run() error {
 		return fmt.Errorf("measuring it (%s): %w", c.where(), err)
 	}
 	fmt.Fprintf(p, "capture: %.4g ms and %.4g J per inference, idle %.1f W\n", res.WallSPerInference*1e3, res.EnergyJPerInference, res.IdleW)
+	if res.Clocks != nil {
+		fmt.Fprintf(p, "capture: measured run at %s\n", res.Clocks)
+	}
 	fmt.Fprintf(p, "capture: profiling one inference\n")
 	trace := filepath.Join(c.dir, TraceFile)
 	if err := r.Capture(trace); err != nil {
@@ -337,6 +340,8 @@ type measuredRun struct {
 	IdleW   float64 `json:"idle_w,omitempty"`
 	Ticks   int     `json:"ticks"`
 	Inside  float64 `json:"inside"`
+	// Clocks: the SM clock and throttling inside the energy window.
+	Clocks *runner.Clocks `json:"clocks,omitempty"`
 }
 
 type measuredMachine struct {
@@ -350,7 +355,7 @@ type measuredMachine struct {
 // measuredFile is measured.json: the run, under the machine's key.
 func measuredFile(workload string, info *runner.Info, res *runner.Result) map[string]measuredMachine {
 	run := measuredRun{Iters: res.Inferences, WallS: res.WallSPerInference, EventMS: res.EventMSPerInference,
-		EnergyJ: res.EnergyJPerInference, WindowS: res.WindowS, IdleW: res.IdleW, Ticks: res.Ticks, Inside: res.Inside}
+		EnergyJ: res.EnergyJPerInference, WindowS: res.WindowS, IdleW: res.IdleW, Ticks: res.Ticks, Inside: res.Inside, Clocks: res.Clocks}
 	return map[string]measuredMachine{MachineKey(info.GPU): {GPU: info.GPU, Torch: info.Torch, CUDA: info.CUDA,
 		Driver: info.Driver, Runs: map[string]measuredRun{workload: run}}}
 }

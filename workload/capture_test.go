@@ -118,6 +118,16 @@ func TestCapture(t *testing.T) {
 	if r.Machine != "fake-gpu" || r.Workload != b.Manifest.Workload || r.WallS < 0.002 || r.EnergyJ <= 0 || r.IdleW < 90 || r.IdleW > 110 || r.Iters < 10 {
 		t.Errorf("measured %+v", r)
 	}
+	// The measured run's clocks, as the runner sampled them.
+	var raw map[string]struct {
+		Runs map[string]struct{ Clocks *runner.Clocks } `json:"runs"`
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, MeasuredFile)); err != nil || json.Unmarshal(data, &raw) != nil {
+		t.Fatalf("measured.json: %v", err)
+	}
+	if c := raw["fake-gpu"].Runs[b.Manifest.Workload].Clocks; c == nil || c.MeanMHz != 1980 || c.Samples == 0 || c.PowerCapped < 0 || c.PowerCapped > 1 {
+		t.Errorf("measured run's clocks %+v", c)
+	}
 	env, err := b.Env()
 	if err != nil || env.GPU != "Fake GPU" || env.SMCount != 7 || env.CUDNN != "9.10.2" {
 		t.Errorf("env %+v, %v", env, err)

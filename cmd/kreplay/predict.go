@@ -30,6 +30,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
 	budget := flags.Duration("budget", 2*time.Second, "time `BUDGET` per signature (sampling stops earlier once converged)")
+	energyShare := flags.Float64("energy-share", 1, "measure the energy of the largest signatures that make up this `SHARE` of the traced time (0 to 1),\nand estimate the rest's from their class's measured power")
+	energyDuty := flags.Bool("energy-duty", true, "measure a signature whose energy window ran power-capped again, in bursts with idle gaps under the cap")
 	binaries := flags.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	modelTicks := flags.Int("model-ticks", 20, "NVML energy-counter `TICKS` of the full model's energy window")
 	noModel := flags.Bool("no-model", false, "no full-model reference (-model none)")
@@ -49,6 +51,9 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	cache, err := replay.ParseCacheMode(*cacheFlag)
 	if err != nil {
 		return err
+	}
+	if *energyShare < 0 || *energyShare > 1 {
+		return fmt.Errorf("-energy-share %g: want a share from 0 to 1", *energyShare)
 	}
 	if *ticks < 2 || *modelTicks < 2 {
 		return fmt.Errorf("-ticks %d, -model-ticks %d: want 2 or more", *ticks, *modelTicks)
@@ -93,7 +98,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		},
 		Device:       *devIndex,
 		Cache:        cache,
-		Measure:      replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget},
+		Measure:      replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty},
+		EnergyShare:  *energyShare,
 		NoBinaries:   !*binaries,
 		NoTimeline:   *noTimeline,
 		NoModel:      ref.none,

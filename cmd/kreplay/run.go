@@ -35,7 +35,7 @@ type runFlags struct {
 	devices                  []int
 	measure                  replay.Options
 	resume, energy, binaries bool
-	tolerance                float64
+	tolerance, energyShare   float64
 	idle                     time.Duration
 }
 
@@ -56,6 +56,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	graph := fs.Bool("graph", true, "time batches captured in a CUDA graph (false: direct launches)")
 	withEnergy := fs.Bool("energy", false, "also measure energy per invocation with NVML (about 11 s per signature with the default -ticks)")
 	ticks := fs.Int("ticks", 0, "NVML energy-counter `TICKS` per energy window (default 101: one tick under 1%)")
+	energyShare := fs.Float64("energy-share", 1, "with -energy: measure the energy of the largest signatures that make up this `SHARE` of the traced time, estimate the rest's")
+	energyDuty := fs.Bool("energy-duty", true, "with -energy: measure a signature whose window ran power-capped again, in bursts with idle gaps under the cap")
 	energyWarmup := fs.Duration("energywarmup", time.Second, "with -energy: launch for `DURATION` before each energy window opens (steady-state power and clocks)")
 	kernels := fs.Bool("kernels", true, "time the kernels and record which ran, with CUPTI")
 	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
@@ -71,13 +73,17 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	if err != nil {
 		return nil, nil, err
 	}
+	if *energyShare < 0 || *energyShare > 1 {
+		return nil, nil, fmt.Errorf("-energy-share %g: want a share from 0 to 1", *energyShare)
+	}
 	if *resume && *progOut == "" {
 		return nil, nil, fmt.Errorf("-resume needs -out FILE")
 	}
 	f := &runFlags{ids: *ids, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
-		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin,
+		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin, energyShare: *energyShare,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
-			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup}}
+			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
+			NoEnergyDuty: !*energyDuty}}
 	for _, x := range strings.Split(*tiersFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(x))
 		if err != nil || n < 1 || n > 3 {
@@ -235,7 +241,7 @@ func runOneSet(f *runFlags, runner setRunner, dev *replay.Device, set *signature
 	}
 	src := set.Source
 	entries := runner.RunSet(set, replay.SuiteOptions{
-		Tiers: f.tiers, Cache: f.cache, Progress: stderr, Previous: prev, Measure: f.measure,
+		Tiers: f.tiers, Cache: f.cache, Progress: stderr, Previous: prev, Measure: f.measure, EnergyShare: f.energyShare,
 		Done: func(e replay.Entry) {
 			if prog != nil && e.Result != nil && prev[e.ID].Result != e.Result {
 				if err := prog.add(src, e); err != nil {

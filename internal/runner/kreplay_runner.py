@@ -41,7 +41,9 @@ request by request:
   {"cmd": "run", "min_ticks": 20, "max_s": 300}
       -> {"ok": true, "inferences": k, "inside": ..., "wall_s_per_inference": ...,
           "event_ms_per_inference": ..., "energy_j_per_inference": ...,
-          "energy_j": ..., "window_s": ..., "ticks": ..., "idle_w": ...}
+          "energy_j": ..., "window_s": ..., "ticks": ..., "idle_w": ...,
+          "sm_clock_mhz": ..., "sm_clock_min_mhz": ..., "sm_clock_max_mhz": ...,
+          "power_capped": ..., "throttled": ..., "clock_samples": ...}
   {"cmd": "capture", "path": "/abs/trace.json.gz"}
       -> {"ok": true, "path": ..., "bytes": ...}
          one inference under torch.profiler (CPU and CUDA, record_shapes),
@@ -73,6 +75,11 @@ the GPU's clock. Energy: NVML's total-energy counter advances about every
 the window spans every whole tick inside the inferences' span on the GPU
 (at least min_ticks), and the inferences inside it count by the fraction of
 their time inside. idle_w is the GPU's power just after, from whole ticks.
+The same thread samples the SM clock and NVML's clocks-event reasons every
+10 ms: sm_clock_* summarise the samples inside the window, power_capped is
+the share of them with the software power cap holding the clocks down and
+throttled the share with any power or thermal slowdown (left out where NVML
+does not say).
 """
 import ctypes
 import gc
@@ -120,21 +127,53 @@ def _counter():
     return pynvml.nvmlDeviceGetTotalEnergyConsumption(_state["nvml"])  # mJ
 
 
-class _Poller(threading.Thread):
-    """Records (time, counter) at each counter change."""
+def _reasons():
+    h = _state["nvml"]
+    try:
+        return pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)
+    except AttributeError:  # a pynvml from before the rename
+        return pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h)
 
-    def __init__(self):
+
+_POWER_CAP = 0x4  # NVML clocks-event reason: the software power cap
+_THROTTLE = 0x4 | 0x8 | 0x20 | 0x40 | 0x80  # power cap, thermal and hardware slowdowns
+
+
+class _Poller(threading.Thread):
+    """Records (time, counter) at each counter change and, with states,
+    (time, SM clock MHz, clocks-event reasons) every 10 ms."""
+
+    def __init__(self, states=False):
         super().__init__(daemon=True)
-        self.changes, self.stop = [], False
+        self.changes, self.states, self.stop = [], [], False
+        self._want_states = states
 
     def run(self):
-        last = _counter()
+        last, k = _counter(), 0
         while not self.stop:
             v = _counter()
             if v != last:
                 self.changes.append((time.perf_counter(), v))
                 last = v
+            if self._want_states and k % 10 == 0:
+                try:
+                    clk = pynvml.nvmlDeviceGetClockInfo(_state["nvml"], pynvml.NVML_CLOCK_SM)
+                    self.states.append((time.perf_counter(), clk, _reasons()))
+                except Exception:  # noqa: BLE001 - NVMLError, or a pynvml without the call
+                    self._want_states = False  # not supported: leave the fields out
+            k += 1
             time.sleep(0.001)
+
+
+def _clock_summary(states, ta, tb):
+    """The SM clock and the throttled shares of the states in [ta, tb]."""
+    st = [s for s in states if ta <= s[0] <= tb]
+    if not st:
+        return {}
+    return dict(sm_clock_mhz=sum(s[1] for s in st) / len(st), sm_clock_min_mhz=min(s[1] for s in st),
+                sm_clock_max_mhz=max(s[1] for s in st),
+                power_capped=sum(1 for s in st if s[2] & _POWER_CAP) / len(st),
+                throttled=sum(1 for s in st if s[2] & _THROTTLE) / len(st), clock_samples=len(st))
 
 
 def _measure(min_ticks, max_s, fn):
@@ -147,7 +186,7 @@ def _measure(min_ticks, max_s, fn):
     torch.cuda.synchronize()
     old = sys.getswitchinterval()
     sys.setswitchinterval(0.0005)  # keep the poller's timestamps within ~1 ms
-    p = _Poller()
+    p = _Poller(states=True)
     p.start()
     try:
         time.sleep(0.002)
@@ -180,9 +219,11 @@ def _measure(min_ticks, max_s, fn):
     (ta, ea), (tb, eb) = inside_changes[0], inside_changes[-1]
     inside = sum(max(0.0, min(b, tb) - max(a, ta)) / (b - a) for a, b in spans if b > a)
     k = len(spans)
-    return dict(inferences=k, inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1,
-                energy_j=(eb - ea) / 1000.0, wall_s_per_inference=host_s / k,
-                event_ms_per_inference=(ends[-1] - ends[0]) * 1000.0 / k)
+    r = dict(inferences=k, inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1,
+             energy_j=(eb - ea) / 1000.0, wall_s_per_inference=host_s / k,
+             event_ms_per_inference=(ends[-1] - ends[0]) * 1000.0 / k)
+    r.update(_clock_summary(p.states, ta, tb))
+    return r
 
 
 def _idle_power(ticks):

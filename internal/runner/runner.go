@@ -400,13 +400,43 @@ type Result struct {
 	Ticks   int     `json:"ticks"`
 	// IdleW is the GPU's power just after, idle, from whole counter ticks.
 	IdleW float64 `json:"idle_w"`
+	// Clocks is what NVML said of the SM clock and throttling inside the
+	// energy window (nil where the runner did not sample it).
+	Clocks *Clocks `json:"clocks,omitempty"`
+}
+
+// Clocks summarises the SM clock and NVML's clocks-event reasons sampled
+// every 10 ms inside a measured run's energy window.
+type Clocks struct {
+	MeanMHz float64 `json:"sm_clock_mhz"`
+	MinMHz  float64 `json:"sm_clock_min_mhz"`
+	MaxMHz  float64 `json:"sm_clock_max_mhz"`
+	// PowerCapped is the share of samples in which the software power cap
+	// held the clocks down; Throttled the share with any power or thermal
+	// slowdown.
+	PowerCapped float64 `json:"power_capped"`
+	Throttled   float64 `json:"throttled"`
+	Samples     int     `json:"clock_samples"`
+}
+
+// String is a one-line summary: "SM 1720 MHz (1410-1980), power-capped 35% of the window".
+func (c *Clocks) String() string {
+	return fmt.Sprintf("SM %.0f MHz (%.0f-%.0f), power-capped %.0f%% of the window", c.MeanMHz, c.MinMHz, c.MaxMHz, c.PowerCapped*100)
 }
 
 // Run runs inferences back to back until an energy window of at least
 // minTicks counter ticks fits inside them (at most maxWait).
 func (r *Runner) Run(minTicks int, maxWait time.Duration) (*Result, error) {
 	var res Result
-	err := r.call(map[string]any{"cmd": "run", "min_ticks": minTicks, "max_s": maxWait.Seconds()}, &res)
+	var c Clocks
+	reply := struct {
+		*Result
+		*Clocks
+	}{&res, &c}
+	err := r.call(map[string]any{"cmd": "run", "min_ticks": minTicks, "max_s": maxWait.Seconds()}, &reply)
+	if err == nil && c.Samples > 0 {
+		res.Clocks = &c
+	}
 	return &res, err
 }
 

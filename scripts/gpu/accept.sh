@@ -17,6 +17,7 @@
 # MODES_FOR. NORUN=1 leaves out the runs (PREDICT=1 alone); PREDICT_FLAGS are
 # passed to kreplay predict; KEEP=DIR copies each bundle there without its
 # kernels directory (trace, spec, measured run: enough for kreplay gen).
+# CAPTURE_TIMEOUT and PREDICT_TIMEOUT bound those steps (seconds; 300, 900).
 set -uo pipefail
 OUT=${OUT:-out}
 DEADLINE=${DEADLINE:-540}
@@ -74,7 +75,7 @@ for s in "$@"; do
   if [ "${PREDICT:-0}" = 1 ] && ! late; then
     t=$(date +%s)
     # shellcheck disable=SC2086
-    "$K" predict ${PREDICT_FLAGS:-} -o "$log.bench" -progress "$log.progress.jsonl" "$B/$s" >"$log.predict.txt" 2>"$log.predict.err"
+    timeout "${PREDICT_TIMEOUT:-900}" "$K" predict ${PREDICT_FLAGS:-} -o "$log.bench" -progress "$log.progress.jsonl" "$B/$s" >"$log.predict.txt" 2>"$log.predict.err"
     say "predict exit $? in $(( $(date +%s) - t )) s"
     grep -E 'predicted|busy|model|energy' "$log.predict.txt" | head -10 | tee -a "$S"
   fi

@@ -32,3 +32,15 @@ def nvmlDeviceGetPowerManagementLimit(h):
 def nvmlDeviceGetTotalEnergyConsumption(h):
     ticks = int((time.perf_counter() - _t0) / 0.02)
     return ticks * 2000  # 100 W x 20 ms
+
+
+NVML_CLOCK_SM = 1
+
+
+def nvmlDeviceGetClockInfo(h, clock):
+    return 1980
+
+
+def nvmlDeviceGetCurrentClocksEventReasons(h):
+    # The software power cap (0x4) for the first half of every second.
+    return 0x4 if (time.perf_counter() - _t0) % 1.0 < 0.5 else 0
