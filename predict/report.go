@@ -183,7 +183,15 @@ type WorkloadPrediction struct {
 	// run's gaps are longer than the unprofiled run's).
 	TraceIdleJ *float64  `json:"trace_idle_j,omitempty"`
 	TotalJ     *Interval `json:"total_j,omitempty"`
-	ErrEnergy  *float64  `json:"err_energy,omitempty"`
+	// CapJ is set when the sum came out above what the GPU's power limit
+	// allows over the model's wall time (limit x wall): the GPU's power
+	// limiter holds the average power under it (the real runs of
+	// results/h100/energy ran power-capped at 687-692 W of 700), so
+	// TotalJ is bounded by it.
+	CapJ *float64 `json:"cap_j,omitempty"`
+	// PowerLimitW is the GPU's power limit the results name (0: none).
+	PowerLimitW float64  `json:"power_limit_w,omitempty"`
+	ErrEnergy   *float64 `json:"err_energy,omitempty"`
 
 	// Model is the whole-model benchmark, when the output has one;
 	// NoModel says why it did not run, when the output says.
@@ -385,6 +393,16 @@ func (wp *WorkloadPrediction) model(w *WorkloadResults, opt ReportOptions) {
 		traceIdle := iw.Center * float64(max(0, wp.TraceWallNS-wp.BusyNS)) / 1e9
 		wp.TraceIdleJ = &traceIdle
 		tot.add(Interval{idle, iw.Lo * gapS, iw.Hi * gapS})
+	}
+	wp.PowerLimitW = w.PowerLimitW
+	if lim := w.PowerLimitW; lim > 0 && wp.Model.WallNS.Center > 0 {
+		// The power limiter holds the average power at or under the
+		// limit: an inference cannot spend more than limit x wall time.
+		capJ := lim * wp.Model.WallNS.Center / 1e9
+		if tot.Center > capJ {
+			wp.CapJ = &capJ
+			tot = Interval{capJ, min(tot.Lo, capJ), min(tot.Hi, capJ)}
+		}
 	}
 	wp.TotalJ = &tot
 	if wp.Model.J != nil {

@@ -539,3 +539,37 @@ func TestReportTimeline(t *testing.T) {
 		t.Errorf("timeline %+v without a timeline line", wp.Timeline)
 	}
 }
+
+// A predicted energy above the power limit times the model's wall time
+// is bounded by it, and says so; one under it stands.
+func TestReportPowerLimitBound(t *testing.T) {
+	set := prefillSet(t)
+	m := measuredRun(t, "bloom-560m_prefill")
+	// SYNTHETIC: 2 kW while busy, far over a 700 W limit.
+	joules := func(s *signatures.Signature) float64 { return 2000e-9 * float64(s.TracedNS.Median) }
+	out := synth{runs: 1, joules: joules, modelNS: m.WallS * 1e9, modelJ: m.EnergyJ, idleW: 70}.output(set)
+	for _, tt := range []struct {
+		limit   string
+		bounded bool
+	}{{"power-limit: 700W\n", true}, {"power-limit: 70000W\n", false}, {"", false}} {
+		p, err := Report([]Input{input("synthetic.bench", tt.limit+out)}, []*signatures.Set{set}, ReportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wp := p.Workloads[0]
+		capJ := 700 * m.WallS
+		switch {
+		case tt.bounded && (wp.CapJ == nil || !near(*wp.CapJ, capJ, 1e-9) || !near(wp.TotalJ.Center, capJ, 1e-9)):
+			t.Errorf("%q: total %+v, cap %v; want both %g J", tt.limit, wp.TotalJ, wp.CapJ, capJ)
+		case !tt.bounded && (wp.CapJ != nil || wp.TotalJ.Center <= capJ):
+			t.Errorf("%q: bounded (%v) to %+v", tt.limit, wp.CapJ, wp.TotalJ)
+		}
+		var text bytes.Buffer
+		if err := p.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(text.String(), "bounded by the power limit"); got != tt.bounded {
+			t.Errorf("%q: text says bounded %v:\n%s", tt.limit, got, text.String())
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -92,6 +93,19 @@ type WorkloadResults struct {
 	// Fidelity is each signature's, from its bench.FidelityLine (the last
 	// one read; absent in outputs made before they were written).
 	Fidelity map[string]bench.Fidelity
+	// PowerLimitW is the GPU's enforced power limit from the results'
+	// "power-limit" configuration line (0 when none says it).
+	PowerLimitW float64
+}
+
+// powerLimit reads a "power-limit" configuration value ("700W").
+func powerLimit(r *benchfmt.Result) float64 {
+	v := strings.TrimSpace(string(r.GetConfig("power-limit")))
+	w, err := strconv.ParseFloat(strings.TrimSuffix(v, "W"), 64)
+	if err != nil || w <= 0 {
+		return 0
+	}
+	return w
 }
 
 // Samples are one benchmark's values over its runs, per unit; a run that
@@ -215,6 +229,9 @@ func ReadResults(inputs []Input) (*Results, error) {
 						rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: ignored Benchmark%s: not a kreplay benchmark", in.Name, n))
 					}
 					continue
+				}
+				if w := byName[workload]; w != nil && w.PowerLimitW == 0 {
+					w.PowerLimitW = powerLimit(rec)
 				}
 				if !s.add(rec) {
 					rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: Benchmark%s has no ns/op", in.Name, rec.Name.Full()))

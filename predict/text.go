@@ -92,6 +92,9 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	}
 	if t := wp.TotalJ; t != nil && wp.IdleJ != nil {
 		fmt.Fprintf(tw, "predicted energy\t%.4g J\t%s\n", t.Center, jBounds(*t, wp.Runs))
+		if wp.CapJ != nil {
+			fmt.Fprintf(tw, "  bounded by the power limit\t%.4g J\tpower limit %.0f W x model wall: the sum above came out higher\n", *wp.CapJ, wp.PowerLimitW)
+		}
 	}
 	if m := wp.Model; m != nil && m.J != nil {
 		fmt.Fprintf(tw, "model energy\t%.4g J\t%s%s\n", m.J.Center, jBounds(m.J.Interval, m.J.Runs), errText(wp.ErrEnergy))

@@ -47,7 +47,7 @@ type DutyEnergy struct {
 
 // dutyPlans are the duties tried in turn while the burst window still
 // runs power-capped.
-var dutyPlans = []float64{0.6, 0.35}
+var dutyPlans = []float64{0.6, 0.35, 0.2}
 
 // minCappedShare is the share of NVML samples in a window with a power or
 // thermal slowdown above which the window counts as capped: a single
@@ -61,12 +61,12 @@ func powerCapped(s energy.Summary) bool {
 }
 
 // measureDuty measures the energy of one launch duty-cycled (see
-// DutyEnergy), with bursts of at least 4 launches and about 5 ms. It
+// DutyEnergy), with bursts of at least 2 launches and about 5 ms. It
 // returns an error when every duty in dutyPlans still runs capped, or the
 // two windows do not give a positive energy and a gap power between zero
 // and the burst window's power.
 func (d *Device) measureDuty(t *timer, per float64, batch, ticks int, o Options) (*Energy, error) {
-	n := max(batch, 4)
+	n := max(batch, 2)
 	if t.graph != nil && n != batch {
 		if err := t.capture(n); err != nil {
 			return nil, fmt.Errorf("duty-cycled energy: capturing %d launches: %w", n, err)
