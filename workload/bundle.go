@@ -62,7 +62,11 @@ type Bundle struct {
 	// Name names the bundle in messages: its directory, or
 	// "embedded:NAME" for one built into the binary.
 	Name string
-	fsys fs.FS // rooted at the bundle's directory
+	// Warnings say what of the bundle is missing but not needed to read
+	// it: its kernels directory, say.
+	Warnings  []string
+	fsys      fs.FS // rooted at the bundle's directory
+	noKernels bool  // the manifest names a kernels directory that is missing
 }
 
 // IsBundle reports whether dir is a directory holding bundle.json.
@@ -141,8 +145,18 @@ func (b *Bundle) check() error {
 		}
 	}
 	if m.Kernels != "" {
+		if !fs.ValidPath(m.Kernels) || m.Kernels == "." {
+			return fmt.Errorf("kernels %q is not a directory name inside the bundle", m.Kernels)
+		}
 		st, err := fs.Stat(b.fsys, m.Kernels)
-		if !fs.ValidPath(m.Kernels) || err != nil || !st.IsDir() {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// A bundle copied without its kernel binaries (they are most
+			// of its size) still has its trace, spec and measured run.
+			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: kernels directory %q is missing: its signatures replay as a plain trace's",
+				b.Name, m.Kernels))
+			b.noKernels = true
+		case err != nil || !st.IsDir():
 			return fmt.Errorf("kernels %q is not a directory in the bundle", m.Kernels)
 		}
 	}
@@ -259,7 +273,7 @@ func (b *Bundle) ImportTrace(trace string) (*signatures.Set, error) {
 	}
 	defer f.Close()
 	opt := signatures.Options{Workload: b.Manifest.Workload}
-	if b.Manifest.Kernels != "" && len(b.Manifest.Traces) == 1 {
+	if b.Manifest.Kernels != "" && !b.noKernels && len(b.Manifest.Traces) == 1 {
 		kfs, err := fs.Sub(b.fsys, b.Manifest.Kernels)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", b.Name, err)

@@ -254,3 +254,52 @@ func TestCapturedBundle(t *testing.T) {
 		t.Errorf("%d signatures part of another or unreplayable again, want %d", restored, plainOnly)
 	}
 }
+
+// A bundle copied without its kernels directory opens with a warning and
+// imports as a plain trace; a kernels entry that is a file is still an
+// error.
+func TestBundleWithoutKernels(t *testing.T) {
+	src := filepath.Join("testdata", "l1b-compiled_prefill")
+	dir := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := ReadBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Warnings) != 1 || !strings.Contains(b.Warnings[0], `kernels directory "kernels" is missing`) {
+		t.Errorf("warnings %q", b.Warnings)
+	}
+	sets, err := b.Sets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sets[0].Kernels != nil || len(sets[0].Signatures) == 0 {
+		t.Errorf("imported %d signatures with kernels %+v; want a plain trace", len(sets[0].Signatures), sets[0].Kernels)
+	}
+	for _, s := range sets[0].Signatures {
+		if s.Binary != nil {
+			t.Fatalf("%s has a binary", s.ID)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kernels"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadBundle(dir); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("kernels as a file: %v", err)
+	}
+}

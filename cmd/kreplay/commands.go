@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/kreplay/kreplay/internal/traces"
@@ -243,6 +244,9 @@ type input struct {
 	bundle *workload.Bundle
 }
 
+// warnings receives what loadInput warns of (standard error).
+var warnings io.Writer = os.Stderr
+
 // loadInput reads a TRACE argument: a signature set file, a Kineto trace,
 // a bundle directory, or "embedded:NAME", an embedded bundle or trace (by
 // its name before the traces became bundles). opt.Workload, when set,
@@ -265,6 +269,11 @@ func loadInput(arg string, opt signatures.Options) (*input, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if in.bundle != nil {
+		for _, w := range in.bundle.Warnings {
+			fmt.Fprintf(warnings, "kreplay: warning: %s\n", w)
+		}
 	}
 	if opt.Workload != "" {
 		for _, s := range in.sets {
