@@ -33,7 +33,14 @@ func SignatureMetrics(r *replay.Result) []benchfmt.Value {
 
 // TimelineMetrics are a timeline replay's: ns/op and skipped-ns.
 func TimelineMetrics(r *replay.TimelineResult) []benchfmt.Value {
-	return []benchfmt.Value{{Value: r.MedianNS, Unit: "ns/op"}, {Value: float64(r.SkippedNS), Unit: UnitSkippedNS}}
+	v := []benchfmt.Value{{Value: r.MedianNS, Unit: "ns/op"}, {Value: float64(r.SkippedNS), Unit: UnitSkippedNS}}
+	if r.GapNS > 0 {
+		v = append(v, benchfmt.Value{Value: float64(r.GapNS), Unit: UnitGapNS})
+	}
+	if e := r.Energy; e != nil && e.JoulesPerOp > 0 {
+		v = append(v, benchfmt.Value{Value: e.JoulesPerOp, Unit: UnitJoules}, benchfmt.Value{Value: e.Watts, Unit: UnitWatts})
+	}
+	return v
 }
 
 // ModelMetrics are a full-model run's: the wall time of one inference as

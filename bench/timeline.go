@@ -13,6 +13,10 @@ import (
 // replay (its skipped invocations' durations).
 const UnitSkippedNS = "skipped-ns"
 
+// UnitGapNS is the idle gap after each launch of the timeline
+// (replay.TimelineOptions.Gap), when it had one.
+const UnitGapNS = "gap-ns"
+
 // TimelineBenchName is the sub-benchmark name of the timeline replay.
 func TimelineBenchName(workload string) string {
 	return WorkloadKey + "=" + workload + "/timeline"

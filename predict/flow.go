@@ -105,7 +105,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		Previous: o.Previous, Done: o.Done})
 	if !o.NoTimeline {
 		fmt.Fprintf(progress, "timeline: every invocation in order, one CUDA graph (%s so far)\n", time.Since(start).Round(time.Second))
-		fr.Timeline, fr.TimelineErr = d.MeasureTimeline(set, replay.TimelineOptions{}, o.Measure)
+		fr.Timeline, fr.TimelineErr = d.MeasureTimeline(set, replay.TimelineOptions{Gap: timelineGap(set, o.Measured)}, o.Measure)
 		if fr.TimelineErr != nil {
 			fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
 		} else {
@@ -224,3 +224,18 @@ func skipLineText(name, reason string) string {
 
 // ErrNoGPU wraps Flow's error when no GPU could be opened.
 var ErrNoGPU = errors.New("no usable GPU")
+
+// timelineGap is the idle time of the measured run's inference outside
+// the trace's busy time (its wall time less the busy time), which the
+// timeline replay leaves after each launch so that the power limiter sees
+// the real run's duty; 0 without a measured run.
+func timelineGap(set *signatures.Set, measured *runner.Result) time.Duration {
+	if measured == nil || measured.WallSPerInference <= 0 {
+		return 0
+	}
+	var busy int64
+	for _, d := range set.Summary {
+		busy += d.BusyNS
+	}
+	return max(0, time.Duration(measured.WallSPerInference*1e9)-time.Duration(busy))
+}

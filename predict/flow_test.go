@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
@@ -213,6 +214,23 @@ func TestFlowConfigColumns(t *testing.T) {
 	for k, n := range groups {
 		if n != 3 || !strings.Contains(k, "trace-gpu:NVIDIA H100 80GB HBM3") || !strings.Contains(k, "cublas:13.") {
 			t.Errorf("column %q has %d results", k, n)
+		}
+	}
+}
+
+func TestTimelineGap(t *testing.T) {
+	set := &signatures.Set{Summary: []signatures.DeviceSummary{{BusyNS: 9e6}}}
+	tests := []struct {
+		m    *runner.Result
+		want time.Duration
+	}{
+		{nil, 0},
+		{&runner.Result{WallSPerInference: 0.0129}, 3900 * time.Microsecond},
+		{&runner.Result{WallSPerInference: 0.008}, 0}, // a wall shorter than busy: no gap
+	}
+	for _, tt := range tests {
+		if got := timelineGap(set, tt.m); got != tt.want {
+			t.Errorf("%+v: gap %v, want %v", tt.m, got, tt.want)
 		}
 	}
 }

@@ -227,6 +227,13 @@ type TimelineResult struct {
 	// SkippedNS is the median traced time the replay skipped (skipped-ns);
 	// zero when not reported.
 	SkippedNS float64 `json:"skipped_ns"`
+	// GapNS is the idle gap after each launch (gap-ns; 0: back to back).
+	GapNS float64 `json:"gap_ns,omitempty"`
+	// J summarises the energy of a launch and its gap (J/op), when
+	// measured: the inference's energy with its kernels in order under
+	// the power limiter; ErrEnergy is J.Center / the model's J/op - 1.
+	J         *Summary `json:"j,omitempty"`
+	ErrEnergy *float64 `json:"err_energy,omitempty"`
 	// Relative errors of the timeline's time, NS.Center / reference - 1,
 	// against the predicted sum and the trace's busy time; nil where the
 	// reference is missing.
@@ -536,6 +543,16 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 			wp.Timeline.ErrPredicted = relErr(wp.Timeline.NS.Center, wp.PredictedNS.Center)
 		}
 		wp.Timeline.ErrBusy = relErr(wp.Timeline.NS.Center, float64(wp.BusyNS))
+		if len(tl.GapNS) > 0 {
+			wp.Timeline.GapNS = Summarize(tl.GapNS, opt.Confidence).Center
+		}
+		if len(tl.Joules) > 0 {
+			j := Summarize(tl.Joules, opt.Confidence)
+			wp.Timeline.J = &j
+			if m := wp.Model; m != nil && m.J != nil {
+				wp.Timeline.ErrEnergy = relErr(j.Center, m.J.Center)
+			}
+		}
 	}
 
 	for k, g := range groups {

@@ -573,3 +573,31 @@ func TestReportPowerLimitBound(t *testing.T) {
 		}
 	}
 }
+
+// A timeline benchmark with a gap and J/op gives the timeline energy and
+// its error against the model's.
+func TestReportTimelineEnergy(t *testing.T) {
+	set := prefillSet(t)
+	w := bench.Workload(set.Source)
+	// SYNTHETIC: one run of every signature, a model run of 20 ms and 10 J,
+	// and a timeline of 9 ms with a 5 ms gap at 10.5 J.
+	out := synth{runs: 1, joules: func(s *signatures.Signature) float64 { return 1e-9 * float64(s.TracedNS.Median) },
+		modelNS: 20e6, modelJ: 10, idleW: 100}.output(set)
+	out += fmt.Sprintf("Benchmark%s/%s-16\t1\t9000000 ns/op\t0 %s\t5000000 %s\t10.5 J/op\t750 W\n",
+		bench.TimelineName, bench.TimelineBenchName(w), bench.UnitSkippedNS, bench.UnitGapNS)
+	p, err := Report([]Input{input("timeline.bench", out)}, []*signatures.Set{set}, ReportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := p.Workloads[0].Timeline
+	if tl == nil || tl.J == nil || tl.J.Center != 10.5 || tl.GapNS != 5e6 || tl.ErrEnergy == nil || !near(*tl.ErrEnergy, 0.05, 1e-12) {
+		t.Fatalf("timeline %+v", tl)
+	}
+	var text bytes.Buffer
+	if err := p.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "timeline energy") || !strings.Contains(text.String(), "idle 5.000ms after each") {
+		t.Errorf("text:\n%s", text.String())
+	}
+}

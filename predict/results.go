@@ -117,8 +117,10 @@ type Samples struct {
 	IdleW  []float64 // idle-W
 	GBps   []float64
 	TFLOPs []float64
-	// SkippedNS is the traced time a timeline replay skipped (skipped-ns).
+	// SkippedNS is the traced time a timeline replay skipped (skipped-ns);
+	// GapNS its idle gap after each launch (gap-ns).
 	SkippedNS []float64
+	GapNS     []float64
 }
 
 // Runs is the number of runs with a time.
@@ -148,6 +150,8 @@ func (s *Samples) add(r *benchfmt.Result) bool {
 			s.TFLOPs = append(s.TFLOPs, v.Value)
 		case v.OrigUnit == bench.UnitSkippedNS: // benchfmt tidies it to skipped-sec
 			s.SkippedNS = append(s.SkippedNS, v.OrigValue)
+		case v.OrigUnit == bench.UnitGapNS:
+			s.GapNS = append(s.GapNS, v.OrigValue)
 		}
 	}
 	return ok

@@ -99,6 +99,14 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	if m := wp.Model; m != nil && m.J != nil {
 		fmt.Fprintf(tw, "model energy\t%.4g J\t%s%s\n", m.J.Center, jBounds(m.J.Interval, m.J.Runs), errText(wp.ErrEnergy))
 	}
+	if tl := wp.Timeline; tl != nil && tl.J != nil {
+		gap := "no gap"
+		if tl.GapNS > 0 {
+			gap = "the model's idle " + bench.FormatNS(tl.GapNS) + " after each"
+		}
+		fmt.Fprintf(tw, "timeline energy\t%.4g J\t%s, every kernel in order under the power limiter, %s%s\n",
+			tl.J.Center, jBounds(tl.J.Interval, tl.J.Runs), gap, errVs("model energy", tl.ErrEnergy))
+	}
 	tw.Flush()
 
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,6 +31,12 @@ type TimelineOptions struct {
 	// prepared, for the graph and the libraries' workspaces (default
 	// 1 GiB).
 	Reserve int64
+	// Gap is an idle time after each launch of the timeline, in its timed
+	// samples and its energy window: the real inference's time outside
+	// the trace's busy time (a model run's wall time less the busy time),
+	// so that the GPU's power limiter sees the duty the real run has. 0
+	// launches it back to back.
+	Gap time.Duration
 }
 
 // TimelineSkip is a signature of the timeline that is not replayed.
@@ -73,6 +80,7 @@ type Timeline struct {
 	BusyNS   int64
 
 	dev   *Device
+	gap   time.Duration
 	graph *cuda.GraphExec
 	order []*Prepared // the invocations the graph launches, in order
 }
@@ -102,7 +110,7 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 	if o.Reserve <= 0 {
 		o.Reserve = memoryReserve
 	}
-	t := &Timeline{Set: set, dev: d}
+	t := &Timeline{Set: set, dev: d, gap: max(0, o.Gap)}
 	for _, s := range set.Summary {
 		t.BusyNS += s.BusyNS
 	}
@@ -333,6 +341,14 @@ type TimelineResult struct {
 	RelCI      float64 `json:"rel_ci"`
 	Converged  bool    `json:"converged"`
 
+	// GapNS is the idle gap after each launch (TimelineOptions.Gap).
+	GapNS int64 `json:"gap_ns,omitempty"`
+	// Energy is the energy of one launch and its gap, measured over a
+	// window of launches each followed by the gap, when Options.Energy
+	// asked for it: the whole inference's energy, kernels in their order
+	// under the power limiter, and the idle gap. EnergyErr says why not.
+	Energy    *Energy `json:"energy,omitempty"`
+	EnergyErr string  `json:"energy_error,omitempty"`
 	// GPU state sampled through NVML during the samples; nil without NVML.
 	GPU       *energy.Summary `json:"gpu,omitempty"`
 	Throttled bool            `json:"throttled"`
@@ -359,8 +375,9 @@ func (r *TimelineResult) String() string {
 // Measure times the timeline: after the pause and a warm-up of graph
 // launches, samples of one graph launch each, timed with CUDA events,
 // until the confidence interval of the median reaches o.TargetRelCI or
-// the budget ends. Options that concern batches, energy and CUPTI do not
-// apply.
+// the budget ends, each sample followed by the timeline's gap; then, with
+// o.Energy, its energy (TimelineResult.Energy). Options that concern
+// batches and CUPTI do not apply.
 func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 	if t.graph == nil {
 		return nil, errors.New("timeline: closed")
@@ -369,6 +386,7 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 	r := &TimelineResult{
 		Workload: t.Set.Source.Workload, Invocations: t.Launched, Skipped: t.Skipped, SkippedNS: t.SkippedNS,
 		Parts: t.Parts, Skips: slices.Clone(t.Skips), TracedNS: t.TracedNS, BusyNS: t.BusyNS, Confidence: o.Confidence,
+		GapNS: t.gap.Nanoseconds(),
 	}
 	if err := t.dev.Do(func() error { return t.measure(o, r) }); err != nil {
 		return nil, fmt.Errorf("timeline: measure: %w", err)
@@ -402,7 +420,11 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 		if err := end.Synchronize(); err != nil {
 			return 0, err
 		}
-		return cuda.Elapsed(start, end)
+		el, err := cuda.Elapsed(start, end)
+		if err == nil && t.gap > 0 {
+			err = withGap(func() error { return nil }, t.gap)()
+		}
+		return el, err
 	}
 
 	if o.Pause > 0 {
@@ -448,5 +470,36 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 			r.ContextErr = err.Error()
 		}
 	}
+	if o.Energy {
+		if r.Energy, err = t.measureEnergy(o); err != nil {
+			r.EnergyErr = err.Error()
+		}
+	}
 	return nil
+}
+
+// measureEnergy measures the energy of one launch of the timeline and its
+// gap over a window of whole NVML counter ticks.
+func (t *Timeline) measureEnergy(o Options) (*Energy, error) {
+	d := t.dev
+	if d.Meter == nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoMeter, d.NVMLErr)
+	}
+	s := d.stream
+	work := withGap(func() error {
+		if err := t.graph.Launch(s); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	}, t.gap)
+	ticks := o.EnergyTicks
+	if ticks <= 0 {
+		ticks = energy.DefaultMinTicks
+	}
+	rd, err := d.Meter.Measure(context.Background(), work, energy.MeasureOptions{MinTicks: ticks, Warmup: o.EnergyWarmup})
+	if err != nil {
+		return nil, err
+	}
+	e := energyOf(rd, 1)
+	return &e, nil
 }

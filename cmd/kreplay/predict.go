@@ -31,6 +31,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
 	budget := flags.Duration("budget", 2*time.Second, "time `BUDGET` per signature (sampling stops earlier once converged)")
 	energyShare := flags.Float64("energy-share", 1, "measure the energy of the largest signatures that make up this `SHARE` of the traced time (0 to 1),\nand estimate the rest's from their class's measured power")
+	energyWarmup := flags.Duration("energywarmup", time.Second, "launch for `DURATION` before each energy window opens (steady-state power and clocks)")
 	energyDuty := flags.Bool("energy-duty", true, "measure a signature whose energy window ran power-capped again, in bursts with idle gaps under the cap")
 	binaries := flags.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	modelTicks := flags.Int("model-ticks", 20, "NVML energy-counter `TICKS` of the full model's energy window")
@@ -96,9 +97,10 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stderr, "kreplay predict: %s: %v\n", *progOut, err)
 			}
 		},
-		Device:       *devIndex,
-		Cache:        cache,
-		Measure:      replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty},
+		Device: *devIndex,
+		Cache:  cache,
+		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
+			EnergyWarmup: *energyWarmup},
 		EnergyShare:  *energyShare,
 		NoBinaries:   !*binaries,
 		NoTimeline:   *noTimeline,
