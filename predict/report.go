@@ -501,23 +501,7 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 		}
 		wp.Sigs = append(wp.Sigs, sp)
 		f, ok := w.Fidelity[s.ID]
-		if !ok {
-			f.Kind = "unknown"
-		}
-		if wp.Projected && f.Kind == replay.FidelityOther {
-			f.Kind = FidelityTarget
-		}
-		sp.Fidelity = f.Kind
-		byFid[f.Kind] += sp.PredictedNS.Center
-		if f.Throttled {
-			wp.Throttled++
-		}
-		if f.Unconverged {
-			wp.Unconverged++
-		}
-		if sp.PredictedJ != nil {
-			wp.countEnergy(f, sp.PredictedJ.Center)
-		}
+		wp.countFidelity(sp, f, ok, byFid)
 	}
 	wp.ByFidelity = fidelityShares(byFid, wp.PredictedNS.Center)
 	for id := range w.Sigs {
@@ -647,6 +631,29 @@ func relErr(got, want float64) *float64 {
 	}
 	e := got/want - 1
 	return &e
+}
+
+// countFidelity records a measured signature's fidelity line (f; ok false
+// when the output has none for it) in sp, in the split by fidelity and in
+// the flags' counts.
+func (wp *WorkloadPrediction) countFidelity(sp *SigPrediction, f bench.Fidelity, ok bool, byFid map[string]float64) {
+	if !ok {
+		f.Kind = "unknown"
+	}
+	if wp.Projected && f.Kind == replay.FidelityOther {
+		f.Kind = FidelityTarget
+	}
+	sp.Fidelity = f.Kind
+	byFid[f.Kind] += sp.PredictedNS.Center
+	if f.Throttled {
+		wp.Throttled++
+	}
+	if f.Unconverged {
+		wp.Unconverged++
+	}
+	if sp.PredictedJ != nil {
+		wp.countEnergy(f, sp.PredictedJ.Center)
+	}
 }
 
 // countEnergy adds a signature's predicted energy j to the energy flags'
