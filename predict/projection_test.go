@@ -176,3 +176,30 @@ func TestFlowProjection(t *testing.T) {
 		t.Errorf("projected %v, split %+v: want all of it the library's choice on the target", wp.Projected, wp.ByFidelity)
 	}
 }
+
+// Outputs of two GPUs read together as one side: the first GPU counts and
+// a warning names the configuration that differs (the REAL recorded times
+// with SYNTHETIC configuration lines).
+func TestResultsMixedConfig(t *testing.T) {
+	set := prefillSet(t)
+	recorded := recordedPrefill(t)
+	a := labelled(set, recorded, "gpu: "+h100+"\ncpu: another\n", nil)
+	b := labelled(set, recorded, "gpu: "+h200+"\n", nil)
+	rs, err := ReadResults([]Input{input("a.bench", a), input("b.bench", b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rs.Workload(bench.Workload(set.Source))
+	if w.Config["gpu"] != h100 || len(w.ConfigMixed) != 1 || w.ConfigMixed[0] != "gpu" {
+		t.Errorf("config %v, mixed %v: want the first GPU and gpu mixed (cpu is not kreplay's)", w.Config, w.ConfigMixed)
+	}
+	n := 0
+	for _, s := range rs.Warnings {
+		if strings.Contains(s, "configuration gpu ("+h100+" and "+h200+") differs") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %v: want one on the GPUs", rs.Warnings)
+	}
+}
