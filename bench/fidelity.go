@@ -15,10 +15,15 @@ import (
 // its J/op is the energy of a launch at the capped clock. EnergyDuty
 // says the energy was measured again duty-cycled under the cap
 // (replay.DutyEnergy); EnergyEstimated that it was not measured but
-// estimated from its class's power (replay.EstimateEnergy).
+// estimated from its class's power (replay.EstimateEnergy). Kernel is the
+// kernel that ran when a vendor library chose another kernel than the
+// traced one (replay.FidelityOther): the one of the longest time per
+// invocation among the replay's CUPTI records ("" otherwise, and in lines
+// written before it was).
 type Fidelity struct {
 	Kind            string `json:"kind"`
 	Path            string `json:"path"`
+	Kernel          string `json:"kernel,omitempty"`
 	Throttled       bool   `json:"throttled,omitempty"`
 	Unconverged     bool   `json:"unconverged,omitempty"`
 	EnergyThrottled bool   `json:"energy_throttled,omitempty"`
@@ -33,10 +38,26 @@ func FidelityOf(r *replay.Result) Fidelity {
 	if kind == "" {
 		kind = replay.FidelityUnchecked
 	}
-	return Fidelity{Kind: kind, Path: r.Path, Throttled: r.Throttled, Unconverged: !r.Converged,
+	f := Fidelity{Kind: kind, Path: r.Path, Throttled: r.Throttled, Unconverged: !r.Converged,
 		EnergyThrottled: r.Energy != nil && r.Energy.Throttled,
 		EnergyDuty:      r.Energy != nil && r.Energy.Duty != nil,
 		EnergyEstimated: r.Energy != nil && r.Energy.Method == replay.EstimatedMethod}
+	if kind == replay.FidelityOther {
+		f.Kernel = mainKernel(r.Ran)
+	}
+	return f
+}
+
+// mainKernel is the name of the kernel of the longest time per invocation
+// among ran, or "".
+func mainKernel(ran []replay.Ran) string {
+	name, most := "", -1.0
+	for _, a := range ran {
+		if t := float64(a.DurNS) * a.PerCall; a.Kind == "kernel" && t > most {
+			name, most = a.Name, t
+		}
+	}
+	return name
 }
 
 // fidelityTag separates a FidelityLine's benchmark name from what it says.
@@ -45,10 +66,14 @@ const fidelityTag = ": fidelity: "
 // FidelityLine is the line a replay benchmark prints with its result, which
 // go test shows without -v and benchfmt passes over:
 // "kreplay BenchmarkReplay/workload=W/sig=ID: fidelity: same kernel; path
-// captured; throttled; unconverged; energy throttled; energy duty-cycled;
-// energy estimated" (the flags only when set).
+// captured; ran KERNEL; throttled; unconverged; energy throttled; energy
+// duty-cycled; energy estimated" (the kernel and the flags only when set;
+// a ";" in the path or the kernel's name is written as ",").
 func FidelityLine(name string, f Fidelity) string {
 	s := noModelPrefix + name + fidelityTag + f.Kind + "; path " + strings.ReplaceAll(f.Path, ";", ",")
+	if f.Kernel != "" {
+		s += "; ran " + strings.ReplaceAll(f.Kernel, ";", ",")
+	}
 	if f.Throttled {
 		s += "; throttled"
 	}
@@ -93,6 +118,8 @@ func ParseFidelityLine(line string) (workload, sig string, f Fidelity, ok bool) 
 		switch {
 		case strings.HasPrefix(p, "path "):
 			f.Path = strings.TrimPrefix(p, "path ")
+		case strings.HasPrefix(p, "ran "):
+			f.Kernel = strings.TrimPrefix(p, "ran ")
 		case p == "throttled":
 			f.Throttled = true
 		case p == "unconverged":

@@ -54,3 +54,42 @@ func TestFidelityEnergyFlags(t *testing.T) {
 		}
 	}
 }
+
+// Another kernel than the traced one: the line names the kernel that ran
+// the longest per invocation (the recorded H100 replay of llama-7b's
+// e6587ef873a9 ran a 4-byte memset and this nvjet kernel,
+// results/h100/replay/h100_llama-7b_prefill.tiers12.run.json; the "other
+// kernel" verdict and the second kernel are SYNTHETIC), and reads back.
+func TestFidelityOtherKernel(t *testing.T) {
+	const nvjet = "nvjet_sm90_hsh_192x192_64x4_2x1_v_bz_coopB_TNN"
+	ran := []replay.Ran{
+		{Kind: "memset", Name: "Memset", Bytes: 4, DurNS: 783, PerCall: 1},
+		{Kind: "kernel", Name: "splitKreduce_kernel", DurNS: 2000, PerCall: 1},
+		{Kind: "kernel", Name: nvjet, DurNS: 251419, PerCall: 1},
+	}
+	tests := []struct {
+		kind, kernel string
+	}{
+		{replay.FidelityOther, nvjet},
+		{replay.FidelitySame, ""}, // the traced kernel: the set names it
+	}
+	for _, tt := range tests {
+		f := FidelityOf(&replay.Result{Fidelity: tt.kind, Path: "cublasGemmEx", Converged: true, Ran: ran})
+		if f.Kernel != tt.kernel {
+			t.Errorf("%s: kernel %q, want %q", tt.kind, f.Kernel, tt.kernel)
+		}
+		line := FidelityLine("BenchmarkReplay/workload=llama-7b_prefill/sig=e6587ef873a9", f)
+		if tt.kernel != "" && !strings.HasSuffix(line, "; path cublasGemmEx; ran "+nvjet) {
+			t.Errorf("line %q does not name the kernel after the path", line)
+		}
+		if _, _, got, ok := ParseFidelityLine(line); !ok || got != f {
+			t.Errorf("%q read back as %+v, want %+v", line, got, f)
+		}
+	}
+	// A ";" in a (demangled) name cannot split the line.
+	f := Fidelity{Kind: replay.FidelityOther, Path: "p", Kernel: "k<a; b>", Throttled: true}
+	_, _, got, ok := ParseFidelityLine(FidelityLine("BenchmarkReplay/workload=w/sig=s", f))
+	if !ok || got.Kernel != "k<a, b>" || !got.Throttled {
+		t.Errorf("read back as %+v", got)
+	}
+}

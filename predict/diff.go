@@ -37,9 +37,11 @@ func (o *DiffOptions) defaults() {
 // Comparison is what Diff computes: per workload, the change of every
 // signature's ns/op and of the predicted total between two outputs.
 type Comparison struct {
-	Alpha     float64         `json:"alpha"`
-	Workloads []*WorkloadDiff `json:"workloads"`
-	Warnings  []string        `json:"warnings,omitempty"`
+	Alpha float64 `json:"alpha"`
+	// Confidence is that of the intervals (DiffOptions.Confidence).
+	Confidence float64         `json:"confidence"`
+	Workloads  []*WorkloadDiff `json:"workloads"`
+	Warnings   []string        `json:"warnings,omitempty"`
 }
 
 // WorkloadDiff is one workload's comparison.
@@ -60,6 +62,12 @@ type WorkloadDiff struct {
 	// Total is the change of the predicted GPU time, over the signatures
 	// measured in both; nil without the workload's set.
 	Total *TotalDiff `json:"total,omitempty"`
+	// Config lists the configuration lines (ConfigKeys) that differ
+	// between the two outputs, a line one of them lacks as "(none)";
+	// ConfigNote says why they could not be compared, when an output has
+	// none.
+	Config     []Cause `json:"config,omitempty"`
+	ConfigNote string  `json:"config_note,omitempty"`
 }
 
 // SigDiff is the change of one signature's ns/op.
@@ -82,6 +90,10 @@ type SigDiff struct {
 	Never       bool     `json:"never_significant,omitempty"`
 	Delta       string   `json:"delta"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// Causes attributes a significant change: what the two outputs record
+	// differently for the signature (see Cause); empty when they record
+	// no difference, and for changes that are not significant.
+	Causes []Cause `json:"causes,omitempty"`
 }
 
 // MinP is the smallest two-sided p-value the Mann-Whitney U test can give
@@ -105,11 +117,20 @@ func MinP(n1, n2 int) float64 {
 // total_r = sum(x_i,r x n_i), x_i,r the r-th value of signature i, for r
 // up to the fewest runs any of them has; with independent signatures any
 // such pairing of runs is a sample of the total's distribution.
+// ChangeCI is the interval of the change at the comparison's confidence,
+// as relative changes (new/old - 1), from the same per-run totals: the
+// Hodges-Lehmann estimate of their ratio (the median ratio of an old and
+// a new total over every pair) with its distribution-free interval, the
+// ratios the Mann-Whitney U test would not reject (see ratioInterval).
+// With too few runs for the confidence (3 and 3 at 95%) ChangeRange is
+// set and the bounds are the smallest and largest ratio of a pair.
 type TotalDiff struct {
 	Signatures  int      `json:"signatures"`
 	Old         Interval `json:"old_ns"`
 	New         Interval `json:"new_ns"`
 	Change      float64  `json:"change"`
+	ChangeCI    Interval `json:"change_ci"`
+	ChangeRange bool     `json:"change_range,omitempty"`
 	Runs        [2]int   `json:"runs"`
 	P           float64  `json:"p"`
 	Significant bool     `json:"significant"`
@@ -141,7 +162,7 @@ func Compare(before, after *Results, sets []*signatures.Set, opt DiffOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	c := &Comparison{Alpha: opt.Alpha}
+	c := &Comparison{Alpha: opt.Alpha, Confidence: opt.Confidence}
 	for _, s := range before.Warnings {
 		c.Warnings = append(c.Warnings, "old: "+s)
 	}
@@ -172,6 +193,7 @@ func Compare(before, after *Results, sets []*signatures.Set, opt DiffOptions) (*
 
 func compareWorkload(wo, wn *WorkloadResults, set *signatures.Set, opt DiffOptions) *WorkloadDiff {
 	wd := &WorkloadDiff{Workload: wo.Name}
+	wd.Config, wd.ConfigNote = diffConfig(wo, wn)
 	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	var isPart map[string]bool
 	if set != nil {
@@ -209,6 +231,7 @@ func compareWorkload(wo, wn *WorkloadResults, set *signatures.Set, opt DiffOptio
 			} else if d.Change > 0 {
 				wd.Slower++
 			}
+			d.Causes = attribute(id, wo, wn, set, wd.Config)
 		}
 		if set != nil {
 			if s := set.ByID(id); s != nil {
@@ -271,7 +294,11 @@ func totalDiff(wo, wn *WorkloadResults, set *signatures.Set, common []string, is
 		}
 		return out
 	}
-	cmpr := benchmath.AssumeNothing.Compare(benchmath.NewSample(totals(wo, runs[0]), th), benchmath.NewSample(totals(wn, runs[1]), th))
+	to, tn := totals(wo, runs[0]), totals(wn, runs[1])
+	if iv, rng, ok := ratioInterval(to, tn, opt.Confidence); ok {
+		t.ChangeCI, t.ChangeRange = iv, rng
+	}
+	cmpr := benchmath.AssumeNothing.Compare(benchmath.NewSample(to, th), benchmath.NewSample(tn, th))
 	t.P, t.Significant = cmpr.P, cmpr.P < cmpr.Alpha
 	t.Never = MinP(runs[0], runs[1]) >= opt.Alpha
 	t.Delta = cmpr.FormatDelta(t.Old.Center, t.New.Center)
@@ -284,59 +311,92 @@ func totalDiff(wo, wn *WorkloadResults, set *signatures.Set, common []string, is
 	return t
 }
 
-// WriteText prints the comparison: per workload the predicted totals, the
-// significant changes (all signatures with all set) and what is in one
-// output only.
+// WriteText prints the comparison: per workload the predicted totals with
+// the interval of their change, the configuration lines that differ, the
+// significant changes (all signatures with all set) with what the outputs
+// record differently for each, and what is in one output only.
 func (c *Comparison) WriteText(w io.Writer, all bool) error {
 	ew := &errw.Writer{W: w}
 	for i, wd := range c.Workloads {
 		if i > 0 {
 			fmt.Fprintln(ew)
 		}
-		fmt.Fprintf(ew, "workload %s: %d signatures in both, %d faster, %d slower (p < %.2g), geomean x%.3f\n",
-			wd.Workload, len(wd.Sigs), wd.Faster, wd.Slower, c.Alpha, wd.Geomean)
-		if t := wd.Total; t != nil {
-			fmt.Fprintf(ew, "predicted GPU time over %d signatures: %s [%s, %s] -> %s [%s, %s]: %s (p=%.3f, runs %d and %d%s)\n",
-				t.Signatures, bench.FormatNS(t.Old.Center), bench.FormatNS(t.Old.Lo), bench.FormatNS(t.Old.Hi), bench.FormatNS(t.New.Center), bench.FormatNS(t.New.Lo), bench.FormatNS(t.New.Hi),
-				t.Delta, t.P, t.Runs[0], t.Runs[1], neverText(t.Never, t.Runs[0], t.Runs[1], c.Alpha))
-			for _, s := range t.Warnings {
-				fmt.Fprintf(ew, "  total: %s\n", s)
-			}
-		} else {
-			fmt.Fprintf(ew, "no signature set for %s: no predicted total (pass -sets)\n", wd.Workload)
-		}
-		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "id\told/op\t±\tnew/op\t±\tdelta\tp\tcount\tlabel")
-		unchanged, never := 0, 0
-		for _, d := range wd.Sigs {
-			if d.Never {
-				never++
-			}
-			if !d.Significant && !all {
-				unchanged++
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\tp=%.3f n=%d+%d%s\t%d\t%s\n", d.ID, bench.FormatNS(d.Old.Center), halfWidth(d.Old),
-				bench.FormatNS(d.New.Center), halfWidth(d.New), d.Delta, d.P, d.Old.Runs, d.New.Runs, neverText(d.Never, d.Old.Runs, d.New.Runs, c.Alpha), d.Count, truncate(d.Label, 60))
-		}
-		tw.Flush()
-		if unchanged > 0 {
-			fmt.Fprintf(ew, "%d signatures without a significant change (~; -all lists them)\n", unchanged)
-		}
-		if never > 0 {
-			fmt.Fprintf(ew, "%d signatures can never be significant at p < %.2g with their run counts: run each side more times (go test -count)\n", never, c.Alpha)
-		}
-		for _, only := range []struct {
-			side string
-			ids  []string
-		}{{"old", wd.OnlyOld}, {"new", wd.OnlyNew}} {
-			if len(only.ids) > 0 {
-				fmt.Fprintf(ew, "only in the %s output: %s\n", only.side, strings.Join(only.ids, " "))
-			}
-		}
+		wd.writeText(ew, c.Alpha, c.Confidence, all)
 	}
 	ew.Warnings(c.Warnings)
 	return ew.Err
+}
+
+func (wd *WorkloadDiff) writeText(w io.Writer, alpha, conf float64, all bool) {
+	fmt.Fprintf(w, "workload %s: %d signatures in both, %d faster, %d slower (p < %.2g), geomean x%.3f\n",
+		wd.Workload, len(wd.Sigs), wd.Faster, wd.Slower, alpha, wd.Geomean)
+	if t := wd.Total; t != nil {
+		fmt.Fprintf(w, "predicted GPU time over %d signatures: %s [%s, %s] -> %s [%s, %s]: %s %s (p=%.3f, runs %d and %d%s)\n",
+			t.Signatures, bench.FormatNS(t.Old.Center), bench.FormatNS(t.Old.Lo), bench.FormatNS(t.Old.Hi), bench.FormatNS(t.New.Center), bench.FormatNS(t.New.Lo), bench.FormatNS(t.New.Hi),
+			t.Delta, changeInterval(t, conf), t.P, t.Runs[0], t.Runs[1], neverText(t.Never, t.Runs[0], t.Runs[1], alpha))
+		for _, s := range t.Warnings {
+			fmt.Fprintf(w, "  total: %s\n", s)
+		}
+	} else {
+		fmt.Fprintf(w, "no signature set for %s: no predicted total (pass -sets)\n", wd.Workload)
+	}
+	for _, c := range wd.Config {
+		fmt.Fprintf(w, "configuration %s: %s -> %s\n", c.What, c.Old, c.New)
+	}
+	if wd.ConfigNote != "" {
+		fmt.Fprintf(w, "configuration: %s\n", wd.ConfigNote)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "id\told/op\t±\tnew/op\t±\tdelta\tp\tcount\tlabel\tattribution")
+	unchanged, never, listed := 0, 0, 0
+	for _, d := range wd.Sigs {
+		if d.Never {
+			never++
+		}
+		if !d.Significant && !all {
+			unchanged++
+			continue
+		}
+		attr := ""
+		if d.Significant {
+			attr = causesText(d.Causes)
+			listed++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\tp=%.3f n=%d+%d%s\t%d\t%s\t%s\n", d.ID, bench.FormatNS(d.Old.Center), halfWidth(d.Old),
+			bench.FormatNS(d.New.Center), halfWidth(d.New), d.Delta, d.P, d.Old.Runs, d.New.Runs, neverText(d.Never, d.Old.Runs, d.New.Runs, alpha), d.Count, truncate(d.Label, 50), attr)
+	}
+	tw.Flush()
+	if listed > 0 {
+		fmt.Fprintln(w, "attribution: what the outputs record differently: kernel, path and throttling (fidelity lines), configuration lines that bear on the replay; -: nothing")
+	}
+	if unchanged > 0 {
+		fmt.Fprintf(w, "%d signatures without a significant change (~; -all lists them)\n", unchanged)
+	}
+	if never > 0 {
+		fmt.Fprintf(w, "%d signatures can never be significant at p < %.2g with their run counts: run each side more times (go test -count)\n", never, alpha)
+	}
+	for _, only := range []struct {
+		side string
+		ids  []string
+	}{{"old", wd.OnlyOld}, {"new", wd.OnlyNew}} {
+		if len(only.ids) > 0 {
+			fmt.Fprintf(w, "only in the %s output: %s\n", only.side, strings.Join(only.ids, " "))
+		}
+	}
+}
+
+// changeInterval writes the interval of a total's change: "[-1.20%,
+// +3.40%] at 95%", or the range of the run pairs' ratios when the runs are
+// too few for the confidence.
+func changeInterval(t *TotalDiff, conf float64) string {
+	if t.Signatures == 0 || t.Runs[0] == 0 || t.Runs[1] == 0 {
+		return "(no interval)"
+	}
+	iv := fmt.Sprintf("[%+.2f%%, %+.2f%%]", 100*t.ChangeCI.Lo, 100*t.ChangeCI.Hi)
+	if t.ChangeRange {
+		return iv + fmt.Sprintf(" the range of the runs' ratios, too few runs for a %.0f%% interval", 100*conf)
+	}
+	return iv + fmt.Sprintf(" at %.0f%%", 100*conf)
 }
 
 // neverText marks a p-value the run counts could not bring under alpha.

@@ -70,6 +70,17 @@ func TestRecordedOutput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, wd := range c.Workloads {
+			// Outputs recorded before configuration lines: nothing to
+			// compare there. With 1 run on a side no 95% interval of the
+			// total's change exists: the range of the run pairs' ratios.
+			if wd.ConfigNote == "" {
+				t.Errorf("%s: no note on the missing configuration lines", wd.Workload)
+			}
+			if tot := wd.Total; tot != nil && min(tot.Runs[0], tot.Runs[1]) == 1 && !tot.ChangeRange {
+				t.Errorf("%s: runs %v and an interval of the change %+v", wd.Workload, tot.Runs, tot.ChangeCI)
+			}
+		}
 		var text bytes.Buffer
 		if err := c.WriteText(&text, false); err != nil {
 			t.Fatal(err)

@@ -110,7 +110,16 @@ type Prediction struct {
 type WorkloadPrediction struct {
 	Workload string `json:"workload"`
 	File     string `json:"file"`
-	GPU      string `json:"gpu,omitempty"`
+	// GPU is the GPU the replays ran on, from the results' "gpu"
+	// configuration line ("" in outputs that do not say); TraceGPU the
+	// GPU the trace came from, from their "trace-gpu" line or else the
+	// set. Projected is true when both are known and differ: the replay
+	// projects the trace onto another GPU, where a vendor library's
+	// choice of another kernel than the traced one is right, not a loss
+	// of fidelity (see FidelityTarget).
+	GPU       string `json:"gpu,omitempty"`
+	TraceGPU  string `json:"trace_gpu,omitempty"`
+	Projected bool   `json:"projected,omitempty"`
 	// Runs is the most runs any signature has.
 	Runs int `json:"runs"`
 	// Signatures counts the set's signatures: Parts of them are part of
@@ -127,8 +136,9 @@ type WorkloadPrediction struct {
 	PredictedNS Interval `json:"predicted_ns"`
 	// ByFidelity splits the predicted time by how close each signature's
 	// replay is to the trace (bench.FidelityLine; "unknown" for outputs
-	// without those lines), most exact first; Throttled and Unconverged
-	// count the signatures whose line flags them.
+	// without those lines; under a projection, another kernel counts as
+	// FidelityTarget), most exact first; Throttled and Unconverged count
+	// the signatures whose line flags them.
 	ByFidelity  []FidelityShare `json:"by_fidelity,omitempty"`
 	Throttled   int             `json:"throttled,omitempty"`
 	Unconverged int             `json:"unconverged,omitempty"`
@@ -264,7 +274,8 @@ type SigPrediction struct {
 	Class signatures.Class `json:"class"`
 	Count int              `json:"count"`
 	// Fidelity is how close the replay is to the trace ("unknown" when
-	// the output does not say).
+	// the output does not say; FidelityTarget for another kernel under a
+	// projection).
 	Fidelity string `json:"fidelity"`
 	// TracedNS is the signature's traced total with its parts';
 	// TracedPerCallNS that per invocation (its median plus its parts'
@@ -419,7 +430,8 @@ func (wp *WorkloadPrediction) model(w *WorkloadResults, opt ReportOptions) {
 
 func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions) (*WorkloadPrediction, []string) {
 	var warn []string
-	wp := &WorkloadPrediction{Workload: w.Name, File: set.Source.File, GPU: set.Source.GPU(), Signatures: len(set.Signatures)}
+	wp := &WorkloadPrediction{Workload: w.Name, File: set.Source.File, Signatures: len(set.Signatures)}
+	wp.GPU, wp.TraceGPU, wp.Projected = projection(w, set)
 	for _, d := range set.Summary {
 		wp.BusyNS += d.BusyNS
 		wp.TraceWallNS += d.WallNS
@@ -496,20 +508,7 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 		}
 		wp.Sigs = append(wp.Sigs, sp)
 		f, ok := w.Fidelity[s.ID]
-		if !ok {
-			f.Kind = "unknown"
-		}
-		sp.Fidelity = f.Kind
-		byFid[f.Kind] += sp.PredictedNS.Center
-		if f.Throttled {
-			wp.Throttled++
-		}
-		if f.Unconverged {
-			wp.Unconverged++
-		}
-		if sp.PredictedJ != nil {
-			wp.countEnergy(f, sp.PredictedJ.Center)
-		}
+		wp.countFidelity(sp, f, ok, byFid)
 	}
 	wp.ByFidelity = fidelityShares(byFid, wp.PredictedNS.Center)
 	for id := range w.Sigs {
@@ -575,7 +574,37 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 	return wp, warn
 }
 
-// relErr is got / want - 1, or nil when want is not positive.
+// FidelityTarget is the fidelity a report gives, under a projection, a
+// signature whose vendor library ran another kernel than the traced one
+// (replay.FidelityOther): on another GPU the library's choice for that GPU
+// is what a real run there would run, so it is counted apart from the
+// other kernels of a replay on the traced GPU, which are a fidelity loss.
+const FidelityTarget = "library's choice on the target"
+
+// fidelityOrder lists the fidelities from the most to the least exact:
+// replay.Fidelities, with FidelityTarget before another kernel.
+var fidelityOrder = func() []string {
+	var out []string
+	for _, k := range replay.Fidelities {
+		if k == replay.FidelityOther {
+			out = append(out, FidelityTarget)
+		}
+		out = append(out, k)
+	}
+	return out
+}()
+
+// projection says which GPU the results ran on and which the trace came
+// from (see WorkloadPrediction.GPU), and whether they differ.
+func projection(w *WorkloadResults, set *signatures.Set) (gpu, traceGPU string, projected bool) {
+	gpu = w.Config["gpu"]
+	traceGPU = w.Config["trace-gpu"]
+	if traceGPU == "" || traceGPU == "unknown" {
+		traceGPU = set.Source.GPU()
+	}
+	return gpu, traceGPU, gpu != "" && traceGPU != "" && gpu != traceGPU
+}
+
 // FidelityShare is the predicted time of the signatures of one fidelity.
 type FidelityShare struct {
 	Fidelity    string  `json:"fidelity"`
@@ -584,7 +613,7 @@ type FidelityShare struct {
 }
 
 // fidelityShares orders the split by fidelity, most exact first
-// (replay.Fidelities), then any other kind.
+// (fidelityOrder), then any other kind.
 func fidelityShares(by map[string]float64, total float64) []FidelityShare {
 	var out []FidelityShare
 	seen := map[string]bool{}
@@ -598,7 +627,7 @@ func fidelityShares(by map[string]float64, total float64) []FidelityShare {
 			out = append(out, fs)
 		}
 	}
-	for _, k := range replay.Fidelities {
+	for _, k := range fidelityOrder {
 		add(k)
 	}
 	rest := make([]string, 0, len(by))
@@ -612,12 +641,36 @@ func fidelityShares(by map[string]float64, total float64) []FidelityShare {
 	return out
 }
 
+// relErr is got / want - 1, or nil when want is not positive.
 func relErr(got, want float64) *float64 {
 	if want <= 0 || math.IsNaN(got) || math.IsInf(got, 0) {
 		return nil
 	}
 	e := got/want - 1
 	return &e
+}
+
+// countFidelity records a measured signature's fidelity line (f; ok false
+// when the output has none for it) in sp, in the split by fidelity and in
+// the flags' counts.
+func (wp *WorkloadPrediction) countFidelity(sp *SigPrediction, f bench.Fidelity, ok bool, byFid map[string]float64) {
+	if !ok {
+		f.Kind = "unknown"
+	}
+	if wp.Projected && f.Kind == replay.FidelityOther {
+		f.Kind = FidelityTarget
+	}
+	sp.Fidelity = f.Kind
+	byFid[f.Kind] += sp.PredictedNS.Center
+	if f.Throttled {
+		wp.Throttled++
+	}
+	if f.Unconverged {
+		wp.Unconverged++
+	}
+	if sp.PredictedJ != nil {
+		wp.countEnergy(f, sp.PredictedJ.Center)
+	}
 }
 
 // countEnergy adds a signature's predicted energy j to the energy flags'

@@ -96,6 +96,44 @@ type WorkloadResults struct {
 	// PowerLimitW is the GPU's enforced power limit from the results'
 	// "power-limit" configuration line (0 when none says it).
 	PowerLimitW float64
+	// Config holds the configuration lines ("key: value") in effect for
+	// the workload's results, the first value read of each key: gpu,
+	// driver, cublas, trace-gpu and the others replay.Device.Config and
+	// bench.TraceConfig write, besides go test's goos, pkg and cpu.
+	// ConfigMixed lists, sorted, the keys of ConfigKeys whose value
+	// differs between its results (outputs of different machines or
+	// builds read together); a warning says so.
+	Config      map[string]string
+	ConfigMixed []string
+}
+
+// ConfigKeys are the configuration lines kreplay writes ahead of its
+// results (replay.Device.Config, bench.TraceConfig), in the order diff
+// lists their changes.
+var ConfigKeys = []string{"gpu", "gpu-sms", "gpu-memory", "gpu-cc", "driver", "cuda-driver", "power-limit",
+	"cublas", "cublaslt", "cudnn", "nccl", "nvrtc", "kreplay", "trace-gpu"}
+
+// addConfig records the file configuration of a result.
+func (w *WorkloadResults) addConfig(r *benchfmt.Result) (mixed []string) {
+	if w.Config == nil {
+		w.Config = map[string]string{}
+	}
+	for _, c := range r.Config {
+		if !c.File {
+			continue
+		}
+		v := strings.TrimSpace(string(c.Value))
+		old, ok := w.Config[c.Key]
+		switch {
+		case !ok:
+			w.Config[c.Key] = v
+		case old != v && slices.Contains(ConfigKeys, c.Key) && !slices.Contains(w.ConfigMixed, c.Key):
+			w.ConfigMixed = append(w.ConfigMixed, c.Key)
+			slices.Sort(w.ConfigMixed)
+			mixed = append(mixed, fmt.Sprintf("%s (%s and %s)", c.Key, old, v))
+		}
+	}
+	return mixed
 }
 
 // powerLimit reads a "power-limit" configuration value ("700W").
@@ -234,8 +272,13 @@ func ReadResults(inputs []Input) (*Results, error) {
 					}
 					continue
 				}
-				if w := byName[workload]; w != nil && w.PowerLimitW == 0 {
-					w.PowerLimitW = powerLimit(rec)
+				if w := byName[workload]; w != nil {
+					if w.PowerLimitW == 0 {
+						w.PowerLimitW = powerLimit(rec)
+					}
+					for _, m := range w.addConfig(rec) {
+						rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: workload %s: configuration %s differs between its results; its first value is used", in.Name, workload, m))
+					}
 				}
 				if !s.add(rec) {
 					rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: Benchmark%s has no ns/op", in.Name, rec.Name.Full()))

@@ -31,8 +31,13 @@ func (p *Prediction) WriteText(w io.Writer) error {
 
 func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	fmt.Fprintf(w, "workload %s (%s", wp.Workload, wp.File)
-	if wp.GPU != "" {
+	switch {
+	case wp.Projected:
+		fmt.Fprintf(w, ", projected from %s onto %s", wp.TraceGPU, wp.GPU)
+	case wp.GPU != "":
 		fmt.Fprintf(w, ", %s", wp.GPU)
+	case wp.TraceGPU != "":
+		fmt.Fprintf(w, ", traced on %s", wp.TraceGPU)
 	}
 	fmt.Fprintf(w, "): %d signatures, %d measured (up to %d runs), %d missing, %d part of another\n",
 		wp.Signatures, wp.Measured, wp.Runs, wp.Missing, wp.Parts)

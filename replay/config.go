@@ -7,6 +7,7 @@ import (
 	"github.com/kreplay/kreplay/internal/buildinfo"
 	"github.com/kreplay/kreplay/internal/cublas"
 	"github.com/kreplay/kreplay/internal/cublaslt"
+	"github.com/kreplay/kreplay/internal/cudnn"
 	"github.com/kreplay/kreplay/internal/nccl"
 	"github.com/kreplay/kreplay/internal/nvrtc"
 )
@@ -22,8 +23,12 @@ type ConfigItem struct {
 // Config says what the device's measurements run on: the GPU (name, SMs,
 // memory, compute capability), the NVIDIA driver and CUDA driver API
 // versions, the power limit, the versions and files of cuBLAS, cuBLASLt,
-// NVRTC and NCCL as this process loads them (a library that does not load
-// is left out), and kreplay's version. Call it outside Do.
+// NVRTC, NCCL and cuDNN as this process loads them (a library that does
+// not load is left out), and kreplay's version. Call it outside Do.
+//
+// kreplay makes no cuDNN call: its "cudnn" line says which cuDNN the
+// loader finds (libcudnn.so.9, or KREPLAY_CUDNN_LIB), which is not
+// necessarily the one PyTorch loads from its wheel.
 func (d *Device) Config() []ConfigItem {
 	c := []ConfigItem{
 		{"gpu", d.Name},
@@ -54,6 +59,9 @@ func (d *Device) Config() []ConfigItem {
 		if v, err := nccl.Version(); err == nil {
 			c = append(c, ConfigItem{"nccl", nccl.VersionString(v) + " (" + nccl.Path() + ")"})
 		}
+	}
+	if v, err := cudnn.Version(); err == nil {
+		c = append(c, ConfigItem{"cudnn", cudnn.VersionString(v) + " (" + cudnn.Path() + ")"})
 	}
 	return append(c, ConfigItem{"kreplay", buildinfo.Version()})
 }

@@ -1,5 +1,5 @@
 // Package dl is the one run-time loader of kreplay's library bindings
-// (cuda, nvrtc, cublas, cublaslt, nccl, cupti), in the manner of
+// (cuda, nvrtc, cublas, cublaslt, nccl, cudnn, cupti), in the manner of
 // github.com/NVIDIA/go-nvml: nothing links against a CUDA library, each
 // binding opens its library with dlopen when first used and resolves its
 // entry points with dlsym.
@@ -10,8 +10,8 @@
 // the dlopen, the dlsym of every symbol and the reporting: [Open] and
 // [Handle.Resolve] for bindings with their own loading policy (cuda,
 // nvrtc), and [Library] for those that try a list of sonames and load once
-// (cublas, cublaslt, nccl, cupti). Package dltest has the bindings' shared
-// test support.
+// (cublas, cublaslt, nccl, cudnn, cupti). Package dltest has the bindings'
+// shared test support.
 package dl
 
 /*

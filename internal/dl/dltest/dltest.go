@@ -1,5 +1,5 @@
 // Package dltest is test support for the bindings package dl loads
-// (cuda, nvrtc, cublas, cublaslt, nccl, cupti): checking what a binding
+// (cuda, nvrtc, cublas, cublaslt, nccl, cudnn, cupti): checking what a binding
 // hands to a dl.Library, and compiling C probes against the installed
 // CUDA and NCCL headers to check the declarations the bindings transcribe
 // by hand. It needs no GPU and no CUDA library, and imports no binding, so
