@@ -135,11 +135,18 @@ func (g *gemms) measure(dtype string, n int, o MeasureOptions) (Run, error) {
 		op, call = lt.run, fmt.Sprintf("cublasLtMatmul TN %d^3, %s x %s -> %s, compute 32F, scales 1", n, ty.in, ty.in, ty.out)
 	} else {
 		alpha, beta := float32(1), float32(0)
+		// CUBLAS_GEMM_DEFAULT_TENSOR_OP, as PyTorch passes, for f16 and
+		// bf16; plain CUBLAS_GEMM_DEFAULT for f32, since the tensor-op
+		// value also allows 32F_FAST_16F kernels, which are not FP32.
+		algo := cublas.GemmDefaultTensorOp
+		if dtype == "f32" {
+			algo = cublas.GemmDefault
+		}
 		op = func() error {
 			return g.blas.GemmEx(cublas.OpT, cublas.OpN, n, n, n, unsafe.Pointer(&alpha), uintptr(ab[0]), ty.in, n,
-				uintptr(ab[1]), ty.in, n, unsafe.Pointer(&beta), uintptr(c), ty.out, n, cublas.Compute32F, cublas.GemmDefaultTensorOp)
+				uintptr(ab[1]), ty.in, n, unsafe.Pointer(&beta), uintptr(c), ty.out, n, cublas.Compute32F, algo)
 		}
-		call = fmt.Sprintf("cublasGemmEx TN %d^3, %s -> %s, compute 32F, CUBLAS_DEFAULT_MATH", n, ty.in, ty.out)
+		call = fmt.Sprintf("cublasGemmEx TN %d^3, %s -> %s, compute 32F, CUBLAS_DEFAULT_MATH, algo %d", n, ty.in, ty.out, algo)
 	}
 	best, median, err := timeRepeats(g.s, o.Warmup, o.Repeats, op)
 	if err != nil {
