@@ -15,7 +15,8 @@
 //   - dense GEMM FLOP/s per dtype: a square GEMM (8192 on each side by
 //     default), best of several repeats, 2·m·n·k / time: f16, bf16 and f32
 //     through cublasGemmEx with compute type 32F and CUBLAS_DEFAULT_MATH,
-//     as PyTorch calls it (so f32 is plain FP32, TF32 off), and f8e4m3
+//     as PyTorch calls it (f32 with CUBLAS_GEMM_DEFAULT: plain FP32, TF32
+//     off), and f8e4m3
 //     through cublasLtMatmul (e4m3 inputs, bf16 output) where the GPU has
 //     FP8 tensor cores (compute capability 8.9 and later) and cuBLASLt
 //     finds an algorithm.
