@@ -15,6 +15,7 @@ import (
 
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/tier3"
 )
@@ -70,10 +71,35 @@ func sharedReplayer() (replayer, error) {
 		shared.r = deviceReplayer{d}
 		// What the measurements run on, as configuration lines ahead of
 		// the results, so that benchstat -col gpu (or driver, cublas, ...)
-		// tells runs apart.
+		// tells runs apart; and the GPU's peaks, for kreplay report's
+		// roofline.
 		WriteConfig(os.Stdout, d.Config())
+		WritePeaks(os.Stdout, d)
 	})
 	return shared.r, shared.err
+}
+
+// WritePeaks writes d's peaks (roofline.ForDevice: cached per device,
+// measured on first use; roofline.EnvPeaks=off leaves them out, =refresh
+// measures them again) as configuration lines, so that kreplay report
+// places each signature on the roofline from the output alone. A line
+// before them, which benchfmt passes over, says where they came from or
+// why there are none: "kreplay peaks: NOTE".
+func WritePeaks(w io.Writer, d *replay.Device) {
+	o, err := roofline.OptionsFromEnv()
+	if err != nil {
+		fmt.Fprintf(w, "kreplay peaks: not measured: %v\n", err)
+		return
+	}
+	p, note, err := roofline.ForDevice(d, o)
+	if err != nil {
+		fmt.Fprintf(w, "kreplay peaks: not measured: %s\n", OneLine(err.Error(), 400))
+		return
+	}
+	fmt.Fprintf(w, "kreplay peaks: %s\n", OneLine(note, 400))
+	if p != nil {
+		WriteConfig(w, p.Config())
+	}
 }
 
 // WriteConfig writes config items as benchfmt configuration lines

@@ -12,6 +12,7 @@ import (
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/workload"
 )
@@ -46,6 +47,10 @@ type FlowOptions struct {
 	// profiler, when it captured the trace). MeasuredFrom names it.
 	Measured     *runner.Result
 	MeasuredFrom string
+	// Peaks says how the GPU's peaks, written as configuration lines for
+	// the report's roofline, are had (roofline.ForDevice: from the cache,
+	// measured again, or not at all).
+	Peaks roofline.Options
 	// Progress receives a line per step and per signature.
 	Progress io.Writer
 	// Previous and Done resume an interrupted run: signatures with a
@@ -60,9 +65,13 @@ type FlowOptions struct {
 type FlowResult struct {
 	Set *signatures.Set
 	GPU string
-	// Config is what the replays ran on (replay.Device.Config), written as
-	// the benchmark output's configuration lines.
+	// Config is what the replays ran on (replay.Device.Config) and the
+	// GPU's peaks (roofline.Peaks.Config), written as the benchmark
+	// output's configuration lines.
 	Config []replay.ConfigItem
+	// Peaks are the GPU's peaks; nil when FlowOptions.Peaks turned them
+	// off or they could not be measured (Flow's progress says why).
+	Peaks *roofline.Peaks
 	// Entries are the signature replays (replay.Device.RunSet).
 	Entries []replay.Entry
 	// Timeline is the timeline replay, or TimelineErr why there is none.
@@ -99,6 +108,15 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	}
 	defer d.Close()
 	fr := &FlowResult{Set: set, GPU: d.Name, Config: d.Config()}
+	if p, note, err := roofline.ForDevice(d, o.Peaks); err != nil {
+		fmt.Fprintf(progress, "peaks: not measured: %v\n", err)
+	} else {
+		fmt.Fprintf(progress, "peaks: %s\n", note)
+		if p != nil {
+			fmt.Fprintf(progress, "peaks: %s\n", p.Summary())
+			fr.Peaks, fr.Config = p, append(fr.Config, p.Config()...)
+		}
+	}
 	start := time.Now()
 	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), fr.GPU)
 	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,

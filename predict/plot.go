@@ -14,15 +14,19 @@ import (
 	"github.com/kreplay/kreplay/signatures"
 )
 
-// WritePlots writes two plots per workload into dir, each as SVG and PNG,
-// and returns the files' paths:
+// WritePlots writes two or three plots per workload into dir, each as SVG
+// and PNG, and returns the files' paths:
 //
 //   - WORKLOAD-classes: per tier and class, horizontal bars of the traced
 //     time, the traced time of the measured signatures and the predicted
 //     time, in ms per inference;
 //   - WORKLOAD-signatures: per measured signature, replay time per
 //     invocation against traced time per invocation, log-log, with the
-//     bounds of the replay time as error bars and the line y = x.
+//     bounds of the replay time as error bars and the line y = x;
+//   - WORKLOAD-roofline, when the output has the GPU's peaks: per
+//     signature with FLOPs, achieved TFLOP/s against arithmetic
+//     intensity, log-log, marked by bound, under the roof of each dtype's
+//     peak (rooflinePlot).
 func (p *Prediction) WritePlots(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -30,7 +34,7 @@ func (p *Prediction) WritePlots(dir string) ([]string, error) {
 	var files []string
 	for _, wp := range p.Workloads {
 		for name, mk := range map[string]func(*WorkloadPrediction) (*plot.Plot, error){
-			"classes": classPlot, "signatures": sigPlot,
+			"classes": classPlot, "signatures": sigPlot, "roofline": rooflinePlot,
 		} {
 			pl, err := mk(wp)
 			if err != nil {

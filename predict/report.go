@@ -11,6 +11,7 @@ import (
 
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -211,6 +212,14 @@ type WorkloadPrediction struct {
 	// order), when the output has one.
 	Timeline *TimelineResult `json:"timeline,omitempty"`
 
+	// Peaks are the GPU's peaks from the output's configuration lines
+	// (roofline.FromConfig); nil when it has none, and then no signature
+	// is placed on the roofline. ByBound splits the predicted time by what
+	// bounds each signature (roofline.Classify; "not placed" for those
+	// without a point).
+	Peaks   *roofline.Peaks `json:"peaks,omitempty"`
+	ByBound []BoundShare    `json:"by_bound,omitempty"`
+
 	Tiers   []GroupPrediction `json:"tiers"`
 	Classes []GroupPrediction `json:"classes"`
 	// Top are the signatures with the largest predicted time.
@@ -290,6 +299,12 @@ type SigPrediction struct {
 	// J summarises J/op when reported; PredictedJ is it times Count.
 	J          *Summary  `json:"j,omitempty"`
 	PredictedJ *Interval `json:"predicted_j,omitempty"`
+	// Roofline places it on the roofline of the output's peaks: its bytes
+	// and FLOPs per invocation (from GB/s and TFLOP/s) over ReplayNS's
+	// center. Nil without peaks, or when it is not placed; NotPlaced then
+	// says why.
+	Roofline  *roofline.Point `json:"roofline,omitempty"`
+	NotPlaced string          `json:"not_placed,omitempty"`
 }
 
 // MissingSig is a signature with no results.
@@ -531,6 +546,7 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 		wp.ErrCovered = relErr(wp.PredictedNS.Center, float64(wp.CoveredNS))
 	}
 
+	wp.place(w, set)
 	wp.model(w, opt)
 
 	if tl := w.Timeline; tl.Runs() > 0 {

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/roofline"
 )
 
 // Input is one `go test -bench` output to read.
@@ -105,6 +107,10 @@ type WorkloadResults struct {
 	// builds read together); a warning says so.
 	Config      map[string]string
 	ConfigMixed []string
+	// Peaks are the GPU's peaks from the results' configuration lines
+	// (roofline.FromConfig; the first results that have them), nil when
+	// none has them.
+	Peaks *roofline.Peaks
 }
 
 // ConfigKeys are the configuration lines kreplay writes ahead of its
@@ -134,6 +140,38 @@ func (w *WorkloadResults) addConfig(r *benchfmt.Result) (mixed []string) {
 		}
 	}
 	return mixed
+}
+
+// peaksOf reads the peaks in a result's configuration (nil, nil when it
+// has none).
+func peaksOf(r *benchfmt.Result) (*roofline.Peaks, error) {
+	items := make([]replay.ConfigItem, 0, len(r.Config))
+	for _, c := range r.Config {
+		items = append(items, replay.ConfigItem{Key: c.Key, Value: string(c.Value)})
+	}
+	return roofline.FromConfig(items)
+}
+
+// addPeaks reads a result's peaks into w, warning once per input about
+// peaks that do not parse and about peaks that differ from those already
+// read (the first ones are kept).
+func (rs *Results) addPeaks(w *WorkloadResults, r *benchfmt.Result, input string, warned map[string]bool) {
+	p, err := peaksOf(r)
+	warn := func(msg string) {
+		if !warned[msg] {
+			warned[msg] = true
+			rs.Warnings = append(rs.Warnings, msg)
+		}
+	}
+	switch {
+	case err != nil:
+		warn(fmt.Sprintf("%s: %v: those peaks are not used", input, err))
+	case p == nil:
+	case w.Peaks == nil:
+		w.Peaks = p
+	case p.Summary() != w.Peaks.Summary():
+		warn(fmt.Sprintf("%s: %s: other peaks than the first read (%s): the roofline uses the first", input, w.Name, w.Peaks.Summary()))
+	}
 }
 
 // powerLimit reads a "power-limit" configuration value ("700W").
@@ -222,6 +260,7 @@ func ReadResults(inputs []Input) (*Results, error) {
 		return w
 	}
 	ignored := map[string]bool{}
+	warned := map[string]bool{} // warnings about peaks, once each
 	for _, in := range inputs {
 		data, err := io.ReadAll(in.Reader)
 		if err != nil {
@@ -279,6 +318,7 @@ func ReadResults(inputs []Input) (*Results, error) {
 					for _, m := range w.addConfig(rec) {
 						rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: workload %s: configuration %s differs between its results; its first value is used", in.Name, workload, m))
 					}
+					rs.addPeaks(w, rec, in.Name, warned)
 				}
 				if !s.add(rec) {
 					rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s: Benchmark%s has no ns/op", in.Name, rec.Name.Full()))

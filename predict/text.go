@@ -142,6 +142,7 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 		}
 		tw.Flush()
 	}
+	wp.writeRoofline(w)
 	if len(wp.MissingSigs) > 0 {
 		var share float64
 		for _, m := range wp.MissingSigs {

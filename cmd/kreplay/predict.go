@@ -13,6 +13,7 @@ import (
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/workload"
 )
@@ -58,6 +59,10 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	if *ticks < 2 || *modelTicks < 2 {
 		return fmt.Errorf("-ticks %d, -model-ticks %d: want 2 or more", *ticks, *modelTicks)
+	}
+	peaks, err := roofline.OptionsFromEnv()
+	if err != nil {
+		return err
 	}
 	set, bundle, err := load(pos[0])
 	if err != nil {
@@ -109,6 +114,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		Spec:         ref.spec,
 		Measured:     ref.measured,
 		MeasuredFrom: ref.from,
+		Peaks:        peaks,
 		Progress:     stderr,
 	})
 	if errors.Is(err, predict.ErrNoGPU) {

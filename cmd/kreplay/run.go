@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -24,6 +25,10 @@ type runOutput struct {
 	Cache    string            `json:"cache"`
 	Entries  []replay.Entry    `json:"entries"`
 	Coverage map[string]replay.Coverage
+	// Peaks and Roofline are the GPU's peaks and each replayed entry's
+	// place on the roofline, with -roofline.
+	Peaks    *roofline.Peaks `json:"peaks,omitempty"`
+	Roofline []roofline.Row  `json:"roofline,omitempty"`
 }
 
 // runFlags are kreplay run's flags, parsed.
@@ -37,6 +42,10 @@ type runFlags struct {
 	resume, energy, binaries bool
 	tolerance, energyShare   float64
 	idle                     time.Duration
+	// roofline asks for the roofline table; peaks are the GPU's, once
+	// had.
+	roofline bool
+	peaks    *roofline.Peaks
 }
 
 // parseRunFlags parses kreplay run's arguments into its flags and its
@@ -69,6 +78,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	measuredFlag := fs.String("measured", "", "compare the per-rank prediction with the runs in `FILE` (the format of measured.json: wall time and energy per inference, by workload and rank;\ndefault: the bundle's own)")
 	binaries := fs.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	idleWin := fs.Duration("idle", time.Second, "with -energy: measure each GPU's idle power over `DURATION` before the run (the idle term of the energy prediction)")
+	rooflineFlag := fs.Bool("roofline", false, "place each replayed signature on the roofline of the GPU's peaks (cached per device, measured on first use;\n"+roofline.EnvPeaks+"=refresh measures them again); one device only")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, nil, err
@@ -80,7 +90,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		return nil, nil, fmt.Errorf("-resume needs -out FILE")
 	}
 	f := &runFlags{ids: *ids, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
-		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin, energyShare: *energyShare,
+		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
 			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
 			NoEnergyDuty: !*energyDuty}}
@@ -106,6 +116,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	}
 	if len(f.devices) == 0 {
 		f.devices = []int{*devIndex}
+	}
+	if f.roofline && len(f.devices) > 1 {
+		return nil, nil, fmt.Errorf("-roofline: one device at a time (-devices %s)", *devList)
 	}
 	if len(pos) == 0 {
 		pos = []string{defaultInput}
@@ -171,6 +184,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeDevices()
+	if f.roofline {
+		f.peaks = devicePeaks(opened[0], stderr)
+	}
 	var idle []deviceIdle
 	if f.energy {
 		idle = measureIdle(opened, f.idle)
@@ -263,7 +279,34 @@ func runOneSet(f *runFlags, runner setRunner, dev *replay.Device, set *signature
 	for _, c := range tc {
 		cov[c.Name] = c.Coverage
 	}
-	return runOutput{Device: dev.Name, Driver: dev.DriverVersion, Set: set.Source, Cache: f.cache.String(), Entries: entries, Coverage: cov}, nil
+	out := runOutput{Device: dev.Name, Driver: dev.DriverVersion, Set: set.Source, Cache: f.cache.String(), Entries: entries, Coverage: cov}
+	if f.peaks != nil {
+		out.Peaks, out.Roofline = f.peaks, roofline.EntryRows(f.peaks, set, entries)
+		fmt.Fprintf(stdout, "roofline: peaks %s\n%s\n", f.peaks.Summary(), roofline.Rule)
+		if err := roofline.WriteTable(stdout, out.Roofline); err != nil {
+			return runOutput{}, err
+		}
+		fmt.Fprintln(stdout)
+	}
+	return out, nil
+}
+
+// devicePeaks are d's peaks for -roofline (roofline.ForDevice, its mode
+// from roofline.EnvPeaks), or nil, with where they came from or why there
+// are none on stderr.
+func devicePeaks(d *replay.Device, stderr io.Writer) *roofline.Peaks {
+	o, err := roofline.OptionsFromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "kreplay run: -roofline: %v\n", err)
+		return nil
+	}
+	p, note, err := roofline.ForDevice(d, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "kreplay run: -roofline: peaks not measured: %v\n", err)
+		return nil
+	}
+	fmt.Fprintf(stderr, "device %d: peaks %s\n", d.Index, note)
+	return p
 }
 
 // runRanks predicts each rank of a multi-rank run, compares it with the

@@ -71,3 +71,12 @@ func TestCompareMeasured(t *testing.T) {
 		}
 	}
 }
+
+// -roofline places signatures on one GPU's peaks: with several devices it
+// stops before any GPU is opened, saying so.
+func TestRunRooflineOneDevice(t *testing.T) {
+	code, _, e := runCmd(t, "run", "-roofline", "-devices", "0,1")
+	if code != 1 || !strings.Contains(e, "-roofline: one device at a time (-devices 0,1)") {
+		t.Errorf("exit %d, stderr %q", code, e)
+	}
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Prepares the roofline comparison of issue 20: kreplay's roofline shares
+# of chosen signatures next to Nsight Compute's own throughput percentages
+# for the same replays. It only prepares the comparison: it prints both
+# sides and their difference in points, and judges nothing.
+#
+# Needs a GPU, Nsight Compute (`ncu` on PATH, or NCU=/path/to/ncu) with
+# permission to read the GPU's performance counters, Go and python3 (the
+# standard library only). Run from the project root, after
+# `source .gpu/env.sh` on a machine without network:
+#
+#   bash scripts/gpu/roofline-ncu.sh [TRACE [ID ...]]
+#
+# TRACE defaults to embedded:h100_bloom-560m_prefill.trace.json.gz and the
+# IDs to five of its signatures: two GEMMs (the LM head mm, an addmm) and
+# three memory-heavy kernels (mul, _softmax, copy_ to f32). Writes under
+# ${OUT:-out}/roofline-ncu/ and prints table.txt.
+#
+# What runs:
+#   1. kreplay run -roofline -ids IDS: the device's peaks (cached per
+#      device, or measured) and each signature's place on the roofline
+#      (memory share: GB/s over the copy bandwidth; compute share: FLOP/s
+#      over the dtype's GEMM peak; share of roof; bound), with CUPTI, so
+#      the JSON names the kernels each replay ran;
+#   2. per signature, the same replay alone under
+#      ncu --clock-control none --cache-control $NCU_CACHE, profiling one
+#      launch (after $SKIP of them) of the longest kernel it ran, by its
+#      mangled name; CUPTI is off in that run (-kernels=false), since ncu
+#      holds the counters;
+#   3. a table: kreplay's shares, and ncu's sm__throughput,
+#      gpu__compute_memory_throughput and dram__throughput percentages of
+#      peak sustained elapsed, its duration and DRAM GB/s. TABLE_ONLY=1
+#      makes the table again from what an earlier run left in the folder.
+#
+# Both runs use the L2 mode CACHE (default cold: every sample after an L2
+# flush), and ncu flushes the caches before each pass by default
+# (NCU_CACHE=all), so both sides read their operands from device memory.
+# Set CACHE=auto NCU_CACHE=none to compare in kreplay's default modes.
+#
+# The two sides hold throughput against different peaks: kreplay against
+# what this GPU measured (a device copy, a cuBLAS GEMM), ncu against the
+# hardware's own sustained peaks; kreplay counts the bytes an op's operands
+# span, ncu the DRAM traffic it saw; kreplay's time is the whole
+# invocation (a split-K GEMM's kernels together), ncu's the one kernel.
+set -uo pipefail
+NCU=${NCU:-ncu}
+OUT=${OUT:-out}/roofline-ncu
+TRACE=${1:-embedded:h100_bloom-560m_prefill.trace.json.gz}
+shift $(( $# > 0 ? 1 : 0 ))
+IDS=("$@")
+[ ${#IDS[@]} -gt 0 ] || IDS=(f400919612b9 0699fe07516f ae0c7f8bfabe df084478313f 0672c4674565)
+CACHE=${CACHE:-cold}
+NCU_CACHE=${NCU_CACHE:-all}
+SKIP=${SKIP:-5}
+METRICS=${METRICS:-gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum}
+
+mkdir -p "$OUT"
+if [ -z "${TABLE_ONLY:-}" ]; then
+command -v "$NCU" >/dev/null || { echo "roofline-ncu: no ncu (set NCU=/path/to/ncu)" >&2; exit 2; }
+go build -o "$OUT/kreplay" ./cmd/kreplay || exit 1
+ids_csv=$(IFS=,; echo "${IDS[*]}")
+{
+  nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
+  "$NCU" --version
+  git rev-parse HEAD
+} > "$OUT/machine.txt" 2>&1
+
+echo "== kreplay run -roofline -cache $CACHE -ids $ids_csv $TRACE"
+"$OUT/kreplay" run -roofline -cache "$CACHE" -ids "$ids_csv" -json "$OUT/kreplay.json" "$TRACE" \
+  > "$OUT/kreplay.txt" 2> "$OUT/kreplay.log" || { tail -5 "$OUT/kreplay.log"; exit 1; }
+
+# The longest kernel each signature's replay ran, by mangled name.
+python3 - "$OUT/kreplay.json" > "$OUT/kernels.txt" <<'EOF' || exit 1
+import json, sys
+for out in json.load(open(sys.argv[1])):
+    for e in out["entries"]:
+        ran = [r for r in (e.get("result") or {}).get("ran") or [] if r["kind"] == "kernel"]
+        if ran:
+            k = max(ran, key=lambda r: r["dur_ns"] * r["per_call"])
+            print(e["id"], k["name"])
+        else:
+            print(e["id"], "-")
+EOF
+
+while read -r id kernel; do
+  if [ "$kernel" = "-" ]; then echo "== $id: no kernel recorded by CUPTI, not profiled"; continue; fi
+  echo "== ncu $id: ${kernel:0:80}"
+  rx=$(python3 -c 'import re, sys; print(re.escape(sys.argv[1]))' "$kernel")
+  "$NCU" --target-processes all --clock-control none --cache-control "$NCU_CACHE" --kernel-name-base mangled -k "regex:^${rx}\$" \
+    --launch-skip "$SKIP" --launch-count 1 --metrics "$METRICS" -f -o "$OUT/ncu-$id" \
+    "$OUT/kreplay" run -cache "$CACHE" -kernels=false -budget 200ms -ids "$id" "$TRACE" \
+    < /dev/null > "$OUT/ncu-$id.log" 2>&1 || { echo "ncu failed for $id:"; tail -5 "$OUT/ncu-$id.log"; continue; }
+  "$NCU" -i "$OUT/ncu-$id.ncu-rep" --csv --page raw --print-units base > "$OUT/ncu-$id.csv" 2>> "$OUT/ncu-$id.log"
+done < "$OUT/kernels.txt"
+fi
+
+python3 - "$OUT" > "$OUT/table.txt" <<'EOF'
+import csv, json, os, sys
+out = sys.argv[1]
+runs = json.load(open(os.path.join(out, "kreplay.json")))
+peaks = runs[0].get("peaks") or {}
+rows = {r["id"]: r for run in runs for r in run.get("roofline") or []}
+
+def ncu(id):
+    path = os.path.join(out, f"ncu-{id}.csv")
+    if not os.path.exists(path):
+        return None
+    lines = [l for l in open(path) if l.startswith('"')]
+    recs = list(csv.reader(lines))
+    if len(recs) < 3:
+        return None
+    head, data = recs[0], recs[2]  # recs[1] holds the units
+    def num(name):
+        try:
+            return float(data[head.index(name)].replace(",", ""))
+        except (ValueError, IndexError):
+            return None
+    return {m: num(m) for m in ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum", "dram__bytes_write.sum"]}
+
+def f(v, fmt="%.1f"):
+    return "-" if v is None else fmt % v
+
+print("Prepared by scripts/gpu/roofline-ncu.sh: kreplay's roofline shares next to Nsight Compute's")
+print("throughput percentages. A comparison to read, not a result: see the script's header for how")
+print("the two sides differ. Peaks (kreplay):", json.dumps({"copy_gbps": peaks.get("copy_gbps"), "tflops": peaks.get("tflops")}))
+print("share - ncu(bound): kreplay's share of its roof minus ncu's dram % (memory bound), sm % (compute")
+print("bound) or memory-unit % (gpu__compute_memory_throughput; latency bound), in points.")
+print()
+cols = ["id", "bound", "kreplay us", "of copy %", "of peak %", "share %", "ncu us", "ncu dram %", "ncu mem %", "ncu sm %",
+        "ncu DRAM GB/s", "share - ncu(bound) pts", "label"]
+table = [cols]
+for run in runs:
+    for e in run["entries"]:
+        r = rows.get(e["id"])
+        pt = (r or {}).get("point")
+        n = ncu(e["id"]) or {}
+        dur = n.get("gpu__time_duration.sum")
+        rd, wr = n.get("dram__bytes_read.sum"), n.get("dram__bytes_write.sum")
+        gbps = (rd + wr) / dur if dur and rd is not None and wr is not None else None
+        diff = None
+        if pt:
+            ref = {"memory": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                   "compute": "sm__throughput.avg.pct_of_peak_sustained_elapsed"}.get(pt["bound"],
+                   "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
+            if n.get(ref) is not None:
+                diff = 100 * pt["share"] - n[ref]
+        table.append([e["id"], pt["bound"] if pt else "not placed: " + (r or {}).get("why", "no result"),
+                         f(pt and pt["ns"] / 1e3, "%.2f"), f(pt and 100 * pt["memory_share"]), f(pt and 100 * pt["compute_share"]),
+                         f(pt and 100 * pt["share"]), f(dur and dur / 1e3, "%.2f"),
+                         f(n.get("dram__throughput.avg.pct_of_peak_sustained_elapsed")),
+                         f(n.get("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")),
+                         f(n.get("sm__throughput.avg.pct_of_peak_sustained_elapsed")), f(gbps, "%.0f"), f(diff, "%+.1f"),
+                         e.get("label", "")[:60]])
+widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
+for r in table:
+    print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+EOF
+cat "$OUT/table.txt"
