@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier2"
 	"github.com/kreplay/kreplay/tier3"
 )
 
@@ -44,11 +45,18 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 	case sig.Class == signatures.ClassCollective:
 		return PlanLibrary, "NCCL"
 	case sig.Class == signatures.ClassGEMM && sig.Tier == signatures.TierLibrary && sig.GEMM != nil:
+		if sc := sig.GEMM.Scaled; sc != nil && tier2.PlanAPI(sig.GEMM) == tier2.APILtMatmulFP8 {
+			why := "cuBLASLt FP8 " + sc.Scaling
+			if sig.GEMM.Bias {
+				why += "+bias"
+			}
+			return PlanLibrary, why
+		}
 		return PlanLibrary, "cuBLAS/cuBLASLt"
 	case sig.Class == signatures.ClassGEMM && sig.Tier == signatures.TierLibrary:
 		why := "GEMM signature without parameters"
 		if sig.Unreplayable != "" {
-			why = sig.Unreplayable
+			why = strings.TrimPrefix(sig.Unreplayable, "unreplayable: ")
 		}
 		return PlanUnreplayable, why
 	case sig.Tier == signatures.TierKernel && sig.Unreplayable != "":

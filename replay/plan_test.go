@@ -32,6 +32,11 @@ func TestPlanPath(t *testing.T) {
 		why  string
 	}{
 		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::_scaled_mm"}, PlanUnreplayable, "without parameters"},
+		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::_scaled_mm",
+			Unreplayable: "unreplayable: aten::_scaled_mm with rowwise scales"}, PlanUnreplayable, "rowwise"},
+		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::_scaled_mm",
+			GEMM: &signatures.GEMM{Batch: 1, Bias: true, Scaled: &signatures.ScaledGEMM{Scaling: signatures.ScalingTensorwise}}},
+			PlanLibrary, "cuBLASLt FP8 tensorwise+bias"},
 		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassOther, Op: "triton_poi_fused_add_0"}, PlanStandIn, "no kreplay kernel for triton_poi_fused_add_0"},
 		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassElementwise, Op: "aten::add", Unreplayable: "inputs do not broadcast"}, PlanStandIn, "do not broadcast"},
 		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassSoftmax, Op: "aten::_softmax"}, PlanOwn, "_softmax"},

@@ -73,7 +73,7 @@ func deriveScaledMM(ins []Input) (*GEMM, error) {
 	if bias := arg(ins, smBias); bias.IsTensor() {
 		bt := DType(bias.Type)
 		if bias.Numel() != g.N || len(bias.Shape) != 1 {
-			return nil, fmt.Errorf("%s bias %s%v: want %d elements", op, bt, bias.Shape, g.N)
+			return nil, fmt.Errorf("%s bias %s%s: want %d elements", op, bt, shapeText(bias.Shape), g.N)
 		}
 		if bt != "bf16" && bt != "f16" {
 			return nil, fmt.Errorf("%s bias of %s: PyTorch takes a bf16 or f16 bias only", op, bt)
@@ -107,13 +107,13 @@ func scaledMode(sa, sb Input, a, b matrix) (*ScaledGEMM, error) {
 		return sc, nil
 	case f32 && len(sa.Shape) == 2 && len(sb.Shape) == 2 &&
 		sa.Shape[0] == a.rows && sa.Shape[1] == 1 && sb.Shape[0] == 1 && sb.Shape[1] == b.cols:
-		return nil, fmt.Errorf("%s with rowwise scales (scale_a f32%v, scale_b f32%v): PyTorch 2.11 runs these "+
+		return nil, fmt.Errorf("%s with rowwise scales (scale_a f32%s, scale_b f32%s): PyTorch 2.11 runs these "+
 			"on cuBLASLt's outer-vector scale mode (cuBLAS 12.9 or later on sm_90) or CUTLASS's f8f8bf16_rowwise "+
 			"kernel (older cuBLAS, sm_89); kreplay replays tensorwise scales only",
-			op, sa.Shape, sb.Shape)
+			op, shapeText(sa.Shape), shapeText(sb.Shape))
 	}
-	return nil, fmt.Errorf("%s with scales %s%v and %s%v: block-scaled FP8 is not replayed (tensorwise scales only)",
-		op, sc.ScaleAType, sa.Shape, sc.ScaleBType, sb.Shape)
+	return nil, fmt.Errorf("%s with scales %s%s and %s%s: block-scaled FP8 is not replayed (tensorwise scales only)",
+		op, sc.ScaleAType, shapeText(sa.Shape), sc.ScaleBType, shapeText(sb.Shape))
 }
 
 // scaledOutType reads out_dtype (a c10::ScalarType code), the dtype of
