@@ -26,6 +26,16 @@ import (
 // which ran, and a signature of one of the two-kernel path's kernels
 // replays that kernel alone. Without a recognised traced kernel the op
 // takes the path PyTorch would pick for its shape.
+//
+// Read from layer_norm_kernel.cu of cyyever/pytorch @ 0660972b2e90 (a
+// mirror of pytorch/pytorch main with RMS support; the search index's own
+// pytorch/pytorch snapshots of the file predate it): RmsNormKernelImpl,
+// LayerNormKernelImplInternal, launch_vectorized_layer_norm_kernel,
+// compute_stats, cuWelfordOnlineSum/Combine with rms_norm = true,
+// RowwiseMomentsCUDAKernel, LayerNormForwardCUDAKernel and
+// _fused_rms_norm_cuda (its default eps, its outputs); and rms_norm_symint
+// of layer_norm.cpp (index file id 6079783: the fused op unless the
+// weight's dtype differs, channels-last or complex input).
 
 //go:embed kernels/rms_norm.cu
 var rmsNormSource string
