@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier2"
 	"github.com/kreplay/kreplay/tier3"
 )
 
@@ -15,6 +16,7 @@ const (
 	PlanCaptured     = "captured binary"
 	PlanLibrary      = "vendor library"
 	PlanOwn          = "own kernel"
+	PlanOwnFaithful  = "own kernel (faithful)"
 	PlanStandIn      = "stand-in"
 	PlanUnreplayable = "unreplayable"
 	PlanPartOf       = "part of another"
@@ -24,7 +26,9 @@ const (
 // PlanPath says, without a GPU, how a signature will replay: by its
 // captured binary, a vendor library (cuBLAS, cuBLASLt, NCCL), kreplay's
 // own kernel (which falls back to the stand-in for inputs it does not
-// handle, as the replay then says), a stand-in that moves the op's bytes,
+// handle, as the replay then says; "faithful" where the op's family says
+// it reproduces the traced PyTorch kernel and launch, tier3.FaithfulFor),
+// a stand-in that moves the op's bytes,
 // a CUDA memory op, inside another signature, or not at all; and why,
 // where there is more to say.
 func PlanPath(sig *signatures.Signature) (path, why string) {
@@ -44,11 +48,18 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 	case sig.Class == signatures.ClassCollective:
 		return PlanLibrary, "NCCL"
 	case sig.Class == signatures.ClassGEMM && sig.Tier == signatures.TierLibrary && sig.GEMM != nil:
+		if sc := sig.GEMM.Scaled; sc != nil && tier2.PlanAPI(sig.GEMM) == tier2.APILtMatmulFP8 {
+			why := "cuBLASLt FP8 " + sc.Scaling
+			if sig.GEMM.Bias {
+				why += "+bias"
+			}
+			return PlanLibrary, why
+		}
 		return PlanLibrary, "cuBLAS/cuBLASLt"
 	case sig.Class == signatures.ClassGEMM && sig.Tier == signatures.TierLibrary:
 		why := "GEMM signature without parameters"
 		if sig.Unreplayable != "" {
-			why = sig.Unreplayable
+			why = strings.TrimPrefix(sig.Unreplayable, "unreplayable: ")
 		}
 		return PlanUnreplayable, why
 	case sig.Tier == signatures.TierKernel && sig.Unreplayable != "":
@@ -57,6 +68,9 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 		why = strings.TrimPrefix(sig.Op, "aten::")
 		if h := tier3.Heuristics(sig); len(h) > 0 {
 			why += "; inputs: " + strings.Join(h, ", ") + " (a guess: -causal-scores=false turns it off)"
+		}
+		if tier3.FaithfulFor(sig) {
+			return PlanOwnFaithful, why
 		}
 		return PlanOwn, why
 	case sig.Tier == signatures.TierKernel:

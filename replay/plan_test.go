@@ -32,9 +32,17 @@ func TestPlanPath(t *testing.T) {
 		why  string
 	}{
 		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::_scaled_mm"}, PlanUnreplayable, "without parameters"},
+		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::_scaled_mm",
+			Unreplayable: "unreplayable: aten::_scaled_mm with rowwise scales"}, PlanUnreplayable, "rowwise"},
+		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::_scaled_mm",
+			GEMM: &signatures.GEMM{Batch: 1, Bias: true, Scaled: &signatures.ScaledGEMM{Scaling: signatures.ScalingTensorwise}}},
+			PlanLibrary, "cuBLASLt FP8 tensorwise+bias"},
 		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassOther, Op: "triton_poi_fused_add_0"}, PlanStandIn, "no kreplay kernel for triton_poi_fused_add_0"},
 		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassElementwise, Op: "aten::add", Unreplayable: "inputs do not broadcast"}, PlanStandIn, "do not broadcast"},
 		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassSoftmax, Op: "aten::_softmax"}, PlanOwn, "_softmax"},
+		{rmsNorm("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float, true>(int, float, ...)"),
+			PlanOwnFaithful, "_fused_rms_norm"},
+		{rmsNorm("void test_kernel<float>(float*)"), PlanOwn, "_fused_rms_norm"},
 		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassCollective}, PlanLibrary, "NCCL"},
 		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassOther, Binary: &signatures.Binary{}}, PlanCaptured, "clean L2"},
 		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::mm", Binary: &signatures.Binary{}}, PlanCaptured, "rotating"},
@@ -96,4 +104,17 @@ func TestSetsFor(t *testing.T) {
 			t.Errorf("%s: setsFor = %d, want %d", tt.name, got, tt.want)
 		}
 	}
+}
+
+// rmsNorm is a traced aten::_fused_rms_norm of bf16[4,512,2048] run by
+// kernel with grid 2048 and block (32, 4).
+func rmsNorm(kernel string) signatures.Signature {
+	return signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassNorm, Op: "aten::_fused_rms_norm",
+		Kernel: kernel, Launch: &signatures.Launch{Grid: [3]int64{2048, 1, 1}, Block: [3]int64{32, 4, 1}, SharedMem: 24},
+		Inputs: []signatures.Input{
+			{Type: "c10::BFloat16", Shape: []int64{4, 512, 2048}, Strides: []int64{1048576, 2048, 1}},
+			{Type: "ScalarList", Value: "[2048]"},
+			{Type: "c10::BFloat16", Shape: []int64{2048}, Strides: []int64{1}},
+			{Type: "Scalar", Value: "1.0000000000000001e-05"},
+		}}
 }

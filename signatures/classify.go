@@ -8,6 +8,7 @@ import (
 var gemmOps = map[string]bool{
 	"aten::mm": true, "aten::addmm": true, "aten::bmm": true, "aten::baddbmm": true,
 	"aten::matmul": true, "aten::linear": true, "aten::_addmm_activation": true,
+	"aten::_scaled_mm": true,
 }
 
 // opClasses maps aten op names to tier-3 classes.

@@ -156,12 +156,35 @@ func deriveGEMM(op string, ins []Input) (*GEMM, error) {
 				beta = 1
 			}
 		}
+	case "aten::_scaled_mm":
+		return deriveScaledMM(ins)
 	default:
 		err = fmt.Errorf("%s is not a GEMM op kreplay knows (%d tensor inputs)", op, tensors)
 	}
 	if err != nil {
 		return nil, err
 	}
+	g, err := gemmFrom(a, b, batch, alpha, beta)
+	if err != nil {
+		return nil, err
+	}
+	if bias != nil && bias.IsTensor() {
+		// A 1-D bias of n elements with beta 1 is fused as a cuBLASLt epilogue;
+		// any other self is copied into the output first, then beta applies.
+		if len(bias.Shape) == 1 && bias.Shape[0] == g.N && g.Beta == 1 && op != "aten::baddbmm" {
+			g.Bias = true
+			g.BiasType = DType(bias.Type)
+		}
+	}
+	return g, nil
+}
+
+// gemmFrom is the GEMM C[m,n] = alpha A[m,k] B[k,n] + beta C of the op's
+// row-major operands a and b, with the column-major cuBLAS call PyTorch
+// makes for it (docs/pytorch-gemm.md, section 2): the output is a fresh
+// contiguous tensor, so cuBLAS computes C^T = B^T A^T and its A is the
+// op's B.
+func gemmFrom(a, b matrix, batch int64, alpha, beta float64) (*GEMM, error) {
 	if a.cols != b.rows {
 		return nil, fmt.Errorf("inner dimensions differ: A is %dx%d, B is %dx%d", a.rows, a.cols, b.rows, b.cols)
 	}
@@ -193,14 +216,6 @@ func deriveGEMM(op string, ins []Input) (*GEMM, error) {
 			g.StrideB = a.rows * a.cols
 		}
 		g.StrideC = g.M * g.N
-	}
-	if bias != nil && bias.IsTensor() {
-		// A 1-D bias of n elements with beta 1 is fused as a cuBLASLt epilogue;
-		// any other self is copied into the output first, then beta applies.
-		if len(bias.Shape) == 1 && bias.Shape[0] == g.N && g.Beta == 1 && op != "aten::baddbmm" {
-			g.Bias = true
-			g.BiasType = DType(bias.Type)
-		}
 	}
 	return g, nil
 }

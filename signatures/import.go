@@ -533,8 +533,9 @@ func describe(s *Signature, a *activity) {
 			return
 		}
 		// cuBLAS's nvjet kernels name a fused bias epilogue ("..._bias_TNT"):
-		// where the trace names one, it says what PyTorch did.
-		if strings.HasPrefix(s.Kernel, "nvjet") && g.Bias && !strings.Contains(s.Kernel, "_bias") {
+		// where the trace names one, it says what PyTorch did (a scaled
+		// GEMM's bias has no unfused path).
+		if strings.HasPrefix(s.Kernel, "nvjet") && g.Bias && g.Scaled == nil && !strings.Contains(s.Kernel, "_bias") {
 			g.Bias, g.BiasType = false, ""
 		}
 		s.GEMM = g

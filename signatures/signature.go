@@ -174,6 +174,34 @@ type GEMM struct {
 	// Copied lists operands ("A", "B") whose layout PyTorch cannot pass
 	// to cuBLAS as is and copies to a contiguous buffer first.
 	Copied []string `json:"copied,omitempty"`
+	// Scaled is set for an FP8 scaled GEMM (aten::_scaled_mm): how its
+	// operands are scaled. Its bias, when it has one, is always fused.
+	Scaled *ScaledGEMM `json:"scaled,omitempty"`
+}
+
+// Scaling modes of an FP8 scaled GEMM, as PyTorch picks them from the
+// scales' dtypes and shapes (ScaledBlas.cpp, get_joint_scaling).
+const (
+	// ScalingTensorwise: scale_a and scale_b are one float32 element each.
+	ScalingTensorwise = "tensorwise"
+	// ScalingRowwise: scale_a is float32 [m,1] and scale_b float32 [1,n].
+	ScalingRowwise = "rowwise"
+)
+
+// ScaledGEMM is what an FP8 scaled GEMM (aten::_scaled_mm) adds to a
+// GEMM: C = (scale_a * A) (scale_b * B) (+ bias) in the op's terms, with
+// A and B FP8 and C in the op's out_dtype.
+type ScaledGEMM struct {
+	// Scaling is the scaling mode (ScalingTensorwise is the one replayed).
+	Scaling string `json:"scaling"`
+	// ScaleAType and ScaleBType are the dtypes of scale_a and scale_b.
+	ScaleAType string `json:"scale_a_type"`
+	ScaleBType string `json:"scale_b_type"`
+	// ResultScale is set when the op passes scale_result, which PyTorch
+	// hands to cuBLASLt (D_SCALE_POINTER) only for an FP8 output.
+	ResultScale bool `json:"result_scale,omitempty"`
+	// FastAccum is the op's use_fast_accum (CUBLASLT_MATMUL_DESC_FAST_ACCUM).
+	FastAccum bool `json:"fast_accum,omitempty"`
 }
 
 // Collective holds the replay parameters of an NCCL collective.

@@ -23,7 +23,24 @@ const (
 	APIGemmEx               API = "cublasGemmEx"
 	APIGemmStridedBatchedEx API = "cublasGemmStridedBatchedEx"
 	APILtMatmulBias         API = "cublasLtMatmul+BIAS"
+	// APILtMatmulFP8 is torch._scaled_mm with tensorwise scales: PyTorch's
+	// scaled_gemm (scaled.go, docs/pytorch-gemm.md section 7).
+	APILtMatmulFP8 API = "cublasLtMatmul+FP8"
 )
+
+// PlanAPI says, without a GPU, which library call replays a GEMM signature's
+// parameters.
+func PlanAPI(g *signatures.GEMM) API {
+	switch {
+	case g.Scaled != nil:
+		return APILtMatmulFP8
+	case g.Bias:
+		return APILtMatmulBias
+	case g.Batch > 1:
+		return APIGemmStridedBatchedEx
+	}
+	return APIGemmEx
+}
 
 // gemmSet is one buffer set of a GEMM.
 type gemmSet struct{ a, b, c, bias cuda.DevicePtr }
@@ -44,6 +61,13 @@ type GEMM struct {
 	pref              *cublaslt.MatmulPreference
 	algo              cublaslt.MatmulAlgo
 	ltWorkspaceNeeded uint64
+	// An FP8 GEMM's D layout (C's is lc) and its scales: float32 device
+	// scalars shared by the buffer sets, for cuBLAS's A and B and an FP8
+	// output (scaled.go).
+	ld                       *cublaslt.MatrixLayout
+	scales                   cuda.DevicePtr
+	scaleA, scaleB, scaleD   cuda.DevicePtr
+	scaleAValue, scaleBValue float32
 }
 
 var _ launch.Kernel = (*GEMM)(nil)
@@ -58,6 +82,10 @@ func dataType(dtype string) (cublas.DataType, error) {
 		return cublas.R32F, nil
 	case "f64":
 		return cublas.R64F, nil
+	case "f8e4m3":
+		return cublas.R8FE4M3, nil
+	case "f8e5m2":
+		return cublas.R8FE5M2, nil
 	}
 	return 0, fmt.Errorf("dtype %q has no cuBLAS GEMM replay", dtype)
 }
@@ -128,9 +156,8 @@ func NewGEMM(sig *signatures.Signature, libs *Libraries, opt launch.Options, s *
 	k.aBytes = span(g.LDA, colsA, g.StrideA, int64(k.at.Size()))
 	k.bBytes = span(g.LDB, colsB, g.StrideB, int64(k.bt.Size()))
 	k.cBytes = span(g.LDC, n, g.StrideC, int64(k.ct.Size()))
-	switch {
-	case g.Bias:
-		k.api = APILtMatmulBias
+	k.api = PlanAPI(&g)
+	if g.Bias {
 		bt := k.ct
 		if g.BiasType != "" {
 			if bt, err = dataType(g.BiasType); err != nil {
@@ -138,18 +165,36 @@ func NewGEMM(sig *signatures.Signature, libs *Libraries, opt launch.Options, s *
 			}
 		}
 		k.biasBytes = m * int64(bt.Size())
-	case g.Batch > 1:
-		k.api = APIGemmStridedBatchedEx
-	default:
-		k.api = APIGemmEx
+	}
+	if err = k.allocSets(opt, s); err != nil {
+		return nil, err
+	}
+	switch k.api {
+	case APILtMatmulBias:
+		err = k.prepareLt(m, n, kk, colsA, colsB)
+	case APILtMatmulFP8:
+		err = k.prepareScaled(s)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// allocSets allocates opt.Sets buffer sets (at least one) of random data,
+// within opt.FreeBytes.
+func (k *GEMM) allocSets(opt launch.Options, s *cuda.Stream) error {
+	g := k.g
+	biasType := g.BiasType
+	if biasType == "" {
+		biasType = g.OutType
 	}
 	sets := max(opt.Sets, 1)
 	if need := int64(sets) * k.Footprint(); opt.FreeBytes > 0 && need > opt.FreeBytes {
-		return nil, fmt.Errorf("needs %d bytes of device memory for %d buffer sets, %d available", need, sets, opt.FreeBytes)
+		return fmt.Errorf("needs %d bytes of device memory for %d buffer sets, %d available", need, sets, opt.FreeBytes)
 	}
 	for i := 0; i < sets; i++ {
-		var gs gemmSet
-		k.sets = append(k.sets, gs)
+		k.sets = append(k.sets, gemmSet{})
 		cur := &k.sets[len(k.sets)-1]
 		for _, buf := range []struct {
 			p     *cuda.DevicePtr
@@ -159,25 +204,21 @@ func NewGEMM(sig *signatures.Signature, libs *Libraries, opt launch.Options, s *
 			{&cur.a, k.aBytes, g.BType}, // cuBLAS's A is the op's B
 			{&cur.b, k.bBytes, g.AType},
 			{&cur.c, k.cBytes, g.OutType},
-			{&cur.bias, k.biasBytes, g.OutType},
+			{&cur.bias, k.biasBytes, biasType},
 		} {
 			if buf.n == 0 {
 				continue
 			}
+			var err error
 			if *buf.p, err = cuda.MemAlloc(int(buf.n)); err != nil {
-				return nil, err
+				return err
 			}
 			if err = launch.FillRandom(*buf.p, buf.n, buf.dtype, opt.Seed+uint64(i*4)+uint64(len(buf.dtype)), s); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	if k.api == APILtMatmulBias {
-		if err = k.prepareLt(m, n, kk, colsA, colsB); err != nil {
-			return nil, err
-		}
-	}
-	return k, nil
+	return nil
 }
 
 // prepareLt builds the cuBLASLt descriptors PyTorch's gemm_and_bias builds:
@@ -255,6 +296,8 @@ func (k *GEMM) Launch(s *cuda.Stream, set int) error {
 		return k.libs.lt.Matmul(k.desc, pa, uintptr(b.a), k.la, uintptr(b.b), k.lb,
 			unsafe.Pointer(&zero), uintptr(b.c), k.lc, uintptr(b.c), k.lc,
 			&k.algo, uintptr(k.libs.ltWS), uint64(k.libs.ltWSN), s.Handle())
+	case APILtMatmulFP8:
+		return k.launchScaled(s, b)
 	case APIGemmStridedBatchedEx:
 		return k.libs.blas.GemmStridedBatchedEx(k.ta, k.tb, int(g.N), int(g.M), int(g.K),
 			pa, uintptr(b.a), k.at, int(g.LDA), g.StrideA,
@@ -273,13 +316,14 @@ func (k *GEMM) Launch(s *cuda.Stream, set int) error {
 // Sets returns the number of buffer sets.
 func (k *GEMM) Sets() int { return len(k.sets) }
 
-// Footprint is the operands' device memory for one buffer set.
+// Footprint is the operands' device memory for one buffer set (an FP8
+// GEMM's scales, 16 bytes shared by the sets, left out).
 func (k *GEMM) Footprint() int64 { return k.aBytes + k.bBytes + k.cBytes + k.biasBytes }
 
 // Work counts 2mnk FLOPs per batch and the operands' bytes.
 func (k *GEMM) Work() launch.Work {
 	w := launch.Work{FLOPs: 2 * k.g.M * k.g.N * k.g.K * k.g.Batch, Bytes: k.Footprint()}
-	if k.beta != 0 && k.api != APILtMatmulBias {
+	if k.beta != 0 && k.api != APILtMatmulBias && k.api != APILtMatmulFP8 {
 		w.Bytes += k.cBytes // C is read as well as written
 	}
 	return w
@@ -302,7 +346,11 @@ func (k *GEMM) Close() error {
 	if k.desc != nil {
 		errs = append(errs, k.desc.Destroy())
 	}
-	for _, l := range []*cublaslt.MatrixLayout{k.la, k.lb, k.lc} {
+	if k.scales != 0 {
+		errs = append(errs, k.scales.Free())
+		k.scales = 0
+	}
+	for _, l := range []*cublaslt.MatrixLayout{k.la, k.lb, k.lc, k.ld} {
 		if l != nil {
 			errs = append(errs, l.Destroy())
 		}

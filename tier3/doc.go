@@ -18,6 +18,9 @@
 // trace names (generic, vectorized, unrolled, CatArrayBatchedCopy) so that
 // its time, not only its result, matches; Faithful = false, or a kernel
 // name not recognised, selects kreplay's fast kernels (see faithful.go).
+// The fused RMS norm (aten::_fused_rms_norm, aten::rms_norm) has PyTorch's
+// kernels only (rmsnorm.go); FaithfulFor says, without a GPU, which
+// signatures replay the traced kernel and launch.
 //
 // Kernel sources live in kernels/ and are embedded. Compiled code is cached
 // in memory and on disk (see Compiler), keyed by source, options, GPU

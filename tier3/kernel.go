@@ -77,6 +77,31 @@ type Device struct {
 // fall back to the stand-in for inputs it does not handle).
 func Has(op string) bool { return builders[op] != nil }
 
+// faithfulChecks say, per op, whether a signature replays with the
+// kernel PyTorch ran (registerFaithful).
+var faithfulChecks = map[string]func(*signatures.Signature) bool{}
+
+// registerFaithful makes check the test of FaithfulFor for the given
+// ops. Op families that reproduce PyTorch's kernels call it from init.
+func registerFaithful(check func(*signatures.Signature) bool, ops ...string) {
+	for _, op := range ops {
+		if _, dup := faithfulChecks[op]; dup {
+			panic("tier3: two faithful checks for " + op)
+		}
+		faithfulChecks[op] = check
+	}
+}
+
+// FaithfulFor reports, without a GPU, whether sig's replay reproduces the
+// kernel PyTorch ran, its code path and traced launch shape (Faithful set,
+// and the op's family recognises the traced kernel); false where the
+// family does not say (the replay may still follow PyTorch's strategy:
+// Instance.Strategy tells once built).
+func FaithfulFor(sig *signatures.Signature) bool {
+	check := faithfulChecks[sig.Op]
+	return Faithful && check != nil && sig.Unreplayable == "" && check(sig)
+}
+
 // New builds the buffer sets of a tier-3 signature. A signature with no
 // exact kernel gets the approximate one (see Approximate) rather than an
 // error; errors are for what cannot run at all (no memory, a CUDA error).

@@ -94,6 +94,9 @@ type rdHostRun struct {
 	launch  bytes.Buffer
 	nlaunch int
 	seed    uint64
+	// full keeps launches' grids whole, for kernels without a grid-stride
+	// loop (one block per row).
+	full bool
 }
 
 // alloc adds a zeroed buffer of n bytes and returns its index.
@@ -130,14 +133,16 @@ func (r *rdHostRun) output(shape []int64, dtype string) *rdHostTensor {
 }
 
 // add queues a launch; args are buffer indices (int, -1 for a null
-// pointer) or cuda.RawArg values. Grids are cut to 8 blocks in x: every
-// kernel loops over its work with a grid stride.
+// pointer) or cuda.RawArg values. Grids are cut to 8 blocks in x, unless
+// r.full: every kernel loops over its work with a grid stride.
 func (r *rdHostRun) add(name string, grid, block [3]uint32, args ...any) {
 	w := &r.launch
 	le := binary.LittleEndian
 	binary.Write(w, le, uint64(len(name)))
 	w.WriteString(name)
-	grid[0] = min(grid[0], 8)
+	if !r.full {
+		grid[0] = min(grid[0], 8)
+	}
 	for _, v := range append(grid[:], block[:]...) {
 		binary.Write(w, le, v)
 	}

@@ -47,6 +47,8 @@ func TestNilObjects(t *testing.T) {
 	}
 	errs = append(errs,
 		d.SetTransA(cublas.OpT), d.SetEpilogue(EpilogueBias), d.SetBiasPointer(0),
+		d.SetAScalePointer(0), d.SetBScalePointer(0), d.SetDScalePointer(0), d.SetFastAccum(true),
+		d.SetScaleModes(ScaleScalar32F, ScaleScalar32F),
 		l.SetBatchCount(2), l.SetStridedBatchOffset(10), p.SetMaxWorkspaceBytes(1<<20))
 	_, err := h.AlgoGetHeuristic(d, l, l, l, l, p, 1)
 	errs = append(errs, err)

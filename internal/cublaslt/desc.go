@@ -112,3 +112,33 @@ func (d *MatmulDesc) SetBiasDataType(t cublas.DataType) error {
 func (d *MatmulDesc) SetPointerMode(m PointerMode) error {
 	return d.SetInt32(DescPointerMode, int32(m))
 }
+
+// SetAScalePointer sets CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, the device
+// scale (one float32 for a scalar scale mode) applied to A.
+func (d *MatmulDesc) SetAScalePointer(p uintptr) error { return d.SetPointer(DescAScalePointer, p) }
+
+// SetBScalePointer sets CUBLASLT_MATMUL_DESC_B_SCALE_POINTER.
+func (d *MatmulDesc) SetBScalePointer(p uintptr) error { return d.SetPointer(DescBScalePointer, p) }
+
+// SetDScalePointer sets CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, the scale
+// of an FP8 output.
+func (d *MatmulDesc) SetDScalePointer(p uintptr) error { return d.SetPointer(DescDScalePointer, p) }
+
+// SetFastAccum sets CUBLASLT_MATMUL_DESC_FAST_ACCUM, an int8: FP8
+// products accumulated without the periodic promotion to full FP32.
+func (d *MatmulDesc) SetFastAccum(on bool) error {
+	var v byte
+	if on {
+		v = 1
+	}
+	return d.SetAttribute(DescFastAccum, []byte{v})
+}
+
+// SetScaleModes sets CUBLASLT_MATMUL_DESC_A_SCALE_MODE and _B_SCALE_MODE
+// (int32; cuBLASLt 12.8 and later).
+func (d *MatmulDesc) SetScaleModes(a, b MatrixScale) error {
+	if err := d.SetInt32(DescAScaleMode, int32(a)); err != nil {
+		return err
+	}
+	return d.SetInt32(DescBScaleMode, int32(b))
+}

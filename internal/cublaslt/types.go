@@ -98,6 +98,18 @@ const (
 	EpilogueBGradB      Epilogue = 512 // CUBLASLT_EPILOGUE_BGRADB
 )
 
+// MatrixScale is a cublasLtMatmulMatrixScale_t, how a scale pointer's
+// values apply to a matrix (set with DescAScaleMode and friends, int32).
+type MatrixScale int32
+
+// cublasLtMatmulMatrixScale_t values (cublasLt.h, CUDA 12.8 and 13.0).
+// Only the scalar mode is declared here: the one PyTorch uses for
+// tensorwise FP8 scaling (its source inlines the value 0 for older
+// headers).
+const (
+	ScaleScalar32F MatrixScale = 0 // CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F
+)
+
 // PointerMode is a cublasLtPointerMode_t (set with DescPointerMode).
 type PointerMode int32
 

@@ -33,7 +33,9 @@ __device__ u16 kr_f2h(float f) {
 	return (u16)h;
 }
 
-// kind: 0 f16, 1 bf16, 2 f32, 3 f64, 4 i64, 5 i32, 6 bool, 7 bytes.
+// kind: 0 f16, 1 bf16, 2 f32, 3 f64, 4 i64, 5 i32, 6 bool, 7 bytes,
+// 8 float8_e4m3fn, 9 float8_e5m2 (any finite code: a NaN or Inf code is
+// moved to its neighbour, the largest finite value of its sign).
 extern "C" __global__ void kr_fill(void *p, u64 n, u64 seed, int kind) {
 	for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
 		u64 r = kr_mix(seed ^ (i * 0xd1b54a32d192ed03ULL));
@@ -46,6 +48,8 @@ extern "C" __global__ void kr_fill(void *p, u64 n, u64 seed, int kind) {
 		case 4: ((long long *)p)[i] = (long long)(r % 1000); break;
 		case 5: ((int *)p)[i] = (int)(r % 1000); break;
 		case 6: ((unsigned char *)p)[i] = (unsigned char)(r & 1); break;
+		case 8: ((unsigned char *)p)[i] = (unsigned char)((r & 0x7f) == 0x7f ? r - 1 : r); break;
+		case 9: ((unsigned char *)p)[i] = (unsigned char)((r & 0x7c) == 0x7c ? (r & 0x80) | 0x7b : r); break;
 		default: ((unsigned char *)p)[i] = (unsigned char)r; break;
 		}
 	}

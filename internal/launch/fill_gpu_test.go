@@ -61,3 +61,47 @@ func TestGPUFillRandom(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FillRandom's FP8 kinds give finite codes only, and most of them.
+func TestGPUFillRandomFP8(t *testing.T) {
+	_, ctx := cudatest.PrimaryContext(t)
+	err := ctx.Do(func() error {
+		s, err := cuda.NewStream()
+		if err != nil {
+			return err
+		}
+		defer s.Destroy()
+		const n = 1 << 20
+		p, err := cuda.MemAlloc(n)
+		if err != nil {
+			return err
+		}
+		defer p.Free()
+		if _, err := fillFunction(); err != nil {
+			t.Fatalf("NVRTC fill kernel: %v", err)
+		}
+		for _, dt := range []string{"f8e4m3", "f8e5m2"} {
+			if err := FillRandom(p, n, dt, 7, s); err != nil {
+				return err
+			}
+			b := make([]byte, n)
+			if err := cuda.CopyDtoH(b, p, s); err != nil {
+				return err
+			}
+			seen := map[byte]bool{}
+			for i, c := range b {
+				if v := float64(FP8ToF32(dt, c)); math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("%s element %d: code %#02x is not finite", dt, i, c)
+				}
+				seen[c] = true
+			}
+			if len(seen) < 240 {
+				t.Errorf("%s: %d distinct codes", dt, len(seen))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

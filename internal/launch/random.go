@@ -14,7 +14,10 @@ const patternBytes = 8 << 20
 
 // RandomPattern returns n bytes of random elements of dtype: values
 // uniform in [-1, 1) for floating types (never NaN or Inf, never all zero),
-// small non-negative integers for integer types, and 0/1 for bool.
+// small non-negative integers for integer types, and 0/1 for bool. FP8
+// elements (f8e4m3, f8e5m2) are any finite code, uniform over the codes:
+// quantized FP8 tensors use the format's whole range, their scale chosen
+// so that the largest value is the format's largest.
 func RandomPattern(dtype string, n int, seed uint64) ([]byte, error) {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	b := make([]byte, n)
@@ -46,6 +49,10 @@ func RandomPattern(dtype string, n int, seed uint64) ([]byte, error) {
 	case "bool":
 		for i := range b {
 			b[i] = byte(r.IntN(2))
+		}
+	case "f8e4m3", "f8e5m2":
+		for i := range b {
+			b[i] = FiniteFP8(dtype, byte(r.Uint32()))
 		}
 	case "", "u8", "i8", "bytes":
 		for i := range b {
@@ -107,4 +114,53 @@ func F16ToF32(h uint16) float32 {
 		return math.Float32frombits(sign | 0x7f800000 | man<<13)
 	}
 	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
+}
+
+// FiniteFP8 returns the FP8 code c of dtype (f8e4m3: float8_e4m3fn,
+// f8e5m2) made finite as kr_fill makes it: a NaN or Inf code becomes the
+// largest finite value of its sign; other codes and dtypes are unchanged.
+func FiniteFP8(dtype string, c byte) byte {
+	switch {
+	case dtype == "f8e4m3" && c&0x7f == 0x7f:
+		return c - 1
+	case dtype == "f8e5m2" && c&0x7c == 0x7c:
+		return c&0x80 | 0x7b
+	}
+	return c
+}
+
+// FP8ToF32 decodes an FP8 code of dtype f8e4m3 (float8_e4m3fn: bias 7, no
+// Inf, NaN at S.1111.111) or f8e5m2 (IEEE-like: bias 15); it returns NaN
+// for other dtypes.
+func FP8ToF32(dtype string, c byte) float32 {
+	var ebits, mbits, bias int
+	switch dtype {
+	case "f8e4m3":
+		ebits, mbits, bias = 4, 3, 7
+		if c&0x7f == 0x7f {
+			return float32(math.NaN())
+		}
+	case "f8e5m2":
+		ebits, mbits, bias = 5, 2, 15
+		if c&0x7c == 0x7c {
+			if c&0x03 != 0 {
+				return float32(math.NaN())
+			}
+			return float32(math.Inf(1 - 2*int(c>>7)))
+		}
+	default:
+		return float32(math.NaN())
+	}
+	e := int(c>>mbits) & (1<<ebits - 1)
+	m := float64(int(c) & (1<<mbits - 1))
+	var v float64
+	if e == 0 {
+		v = math.Ldexp(m, 1-bias-mbits)
+	} else {
+		v = math.Ldexp(1+m/float64(int(1)<<mbits), e-bias)
+	}
+	if c&0x80 != 0 {
+		v = -v
+	}
+	return float32(v)
 }

@@ -66,7 +66,7 @@ func TestRandomPattern(t *testing.T) {
 			}
 		}
 	}
-	if _, err := RandomPattern("f8e4m3", 8, 1); err == nil {
+	if _, err := RandomPattern("c64", 8, 1); err == nil {
 		t.Error("unknown dtype gave no error")
 	}
 }
@@ -85,6 +85,47 @@ func TestSetsFor(t *testing.T) {
 	} {
 		if got := SetsFor(tc.foot, l2, tc.budget, tc.max); got != tc.want {
 			t.Errorf("SetsFor(%d, L2, %d, %d) = %d, want %d", tc.foot, tc.budget, tc.max, got, tc.want)
+		}
+	}
+}
+
+// FP8 decoding against the formats' known values, and random FP8
+// patterns: every code finite, most codes met.
+func TestFP8(t *testing.T) {
+	for _, tc := range []struct {
+		dtype string
+		code  byte
+		want  float64
+	}{
+		{"f8e4m3", 0x00, 0}, {"f8e4m3", 0x38, 1}, {"f8e4m3", 0xb8, -1}, {"f8e4m3", 0x7e, 448},
+		{"f8e4m3", 0x01, math.Ldexp(1, -9)}, {"f8e4m3", 0x08, math.Ldexp(1, -6)}, {"f8e4m3", 0x3c, 1.5},
+		{"f8e5m2", 0x3c, 1}, {"f8e5m2", 0x7b, 57344}, {"f8e5m2", 0x01, math.Ldexp(1, -16)}, {"f8e5m2", 0xc0, -2},
+		{"f8e5m2", 0x7c, math.Inf(1)},
+	} {
+		if got := float64(FP8ToF32(tc.dtype, tc.code)); got != tc.want {
+			t.Errorf("FP8ToF32(%s, %#02x) = %v, want %v", tc.dtype, tc.code, got, tc.want)
+		}
+	}
+	for _, c := range []byte{0x7f, 0xff} {
+		if v := FP8ToF32("f8e4m3", c); !math.IsNaN(float64(v)) {
+			t.Errorf("e4m3 %#02x = %v, want NaN", c, v)
+		}
+	}
+	for _, dt := range []string{"f8e4m3", "f8e5m2"} {
+		b, err := RandomPattern(dt, 1<<16, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[byte]bool{}
+		for _, c := range b {
+			v := float64(FP8ToF32(dt, c))
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%s code %#02x is not finite", dt, c)
+			}
+			seen[c] = true
+		}
+		if len(seen) < 240 {
+			t.Errorf("%s: %d distinct codes in 64 KiB", dt, len(seen))
 		}
 	}
 }

@@ -18,6 +18,9 @@ dim3e blockDim, gridDim;
 struct uint4 { unsigned x, y, z, w; };
 struct uint2 { unsigned x, y; };
 
+// RD_HOST tells a kernel source it is compiled for the host (a dynamic
+// __shared__ array must then be a static one).
+#define RD_HOST 1
 #define __device__
 #define __global__
 #define __forceinline__ inline
@@ -99,6 +102,13 @@ template <class T> T __shfl_xor_sync(unsigned, T v, int m, int width = 32) {
 	int lane = emu_lin % 32;
 	int src = lane ^ m;
 	if ((src & ~(width - 1)) != (lane & ~(width - 1))) src = lane;
+	return emu_shfl(v, src);
+}
+template <class T> T __shfl_down_sync(unsigned, T v, unsigned d, int width = 32) {
+	int lane = emu_lin % 32;
+	int seg = lane & ~(width - 1);
+	int src = lane + (int)d;
+	if (src >= seg + width) src = lane;
 	return emu_shfl(v, src);
 }
 template <class T> T __shfl_up_sync(unsigned, T v, unsigned d, int width = 32) {

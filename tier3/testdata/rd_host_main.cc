@@ -1,6 +1,6 @@
 // Driver of the reduction-family kernels on the host (reduce_host_test.go).
 // Compiled after rd_host.h and a kernel source with its -D definitions and
-// one of EMU_REDUCE, EMU_SOFTMAX, EMU_NORM, EMU_SCAN.
+// one of EMU_REDUCE, EMU_SOFTMAX, EMU_NORM, EMU_SCAN, EMU_RMS.
 // Protocol on stdin: nbuf; per buffer: u64 size + bytes. nlaunch; per launch:
 // name (u64 len + bytes), grid[3], block[3] (u32), nargs, per arg: u32 kind
 // (0 buffer: i32 index, -1 null; 1 raw: u64 len + bytes). Writes all buffers
@@ -33,6 +33,12 @@ static void dispatch(const std::string &name, dim3e g, dim3e b, std::vector<Arg>
 	RowPlan p = rawp<RowPlan>(a[1]);
 	if (name == "sc_rows") { emu_launch(g, b, [&] { sc_rows((const in_t *)bp(a[0]), p, (out_t *)bp(a[2])); }); return; }
 	if (name == "sc_cols") { emu_launch(g, b, [&] { sc_cols((const in_t *)bp(a[0]), p, (out_t *)bp(a[2])); }); return; }
+#elif defined(EMU_RMS)
+#if RMS_T != RD_F64
+	if (name == "kr_rms_vec") { int n = rawp<int>(a[0]); float eps = rawp<float>(a[1]); emu_launch(g, b, [&] { kr_rms_vec(n, eps, (const rms_t *)bp(a[2]), (const rms_t *)bp(a[3]), (float *)bp(a[4]), (rms_t *)bp(a[5])); }); return; }
+#endif
+	if (name == "kr_rms_moments") { long long n = rawp<long long>(a[0]); rms_acc eps = rawp<rms_acc>(a[1]); emu_launch(g, b, [&] { kr_rms_moments(n, eps, (const rms_t *)bp(a[2]), (rms_acc *)bp(a[3])); }); return; }
+	if (name == "kr_rms_fwd") { long long n = rawp<long long>(a[0]); emu_launch(g, b, [&] { kr_rms_fwd(n, (const rms_t *)bp(a[1]), (const rms_acc *)bp(a[2]), (const rms_t *)bp(a[3]), (rms_t *)bp(a[4])); }); return; }
 #endif
 	fprintf(stderr, "no kernel %s\n", name.c_str());
 	exit(2);
