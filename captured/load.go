@@ -56,6 +56,14 @@ func checkedFunction(fsys fs.FS, l *inject.Launch, hash string) (*cuda.Function,
 			}
 		}
 	}
+	// A kernel compiled for fewer threads per block (Triton's num_warps,
+	// CUDA's __launch_bounds__) fails to launch with more: then it is not
+	// the launched binary, though its parameters and registers may match.
+	if threads := int(l.Block[0]) * int(l.Block[1]) * int(l.Block[2]); threads > 0 {
+		if most, err := fn.Attribute(cuda.FuncAttrMaxThreadsPerBlock); err == nil && most < threads {
+			return nil, fmt.Errorf("module %s's %s allows %d threads per block, the launch had %d: not the same binary", hash, l.Name, most, threads)
+		}
+	}
 	if l.Regs > 0 {
 		if regs, err := fn.NumRegs(); err == nil && regs != l.Regs {
 			return nil, fmt.Errorf("module %s's %s uses %d registers, the launched one %d: not the same binary", hash, l.Name, regs, l.Regs)

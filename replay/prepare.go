@@ -212,11 +212,13 @@ func gemmBytes(g *signatures.GEMM) int64 {
 }
 
 // work is what a captured binary's invocation does, where the signature
-// says: the FLOPs of a GEMM. Its bytes are left unknown (0): the
-// allocations a binary points into bound them only loosely.
+// says: a GEMM's FLOPs and its operands' and output's bytes, as tier 2
+// counts them for the same GEMM (so that the roofline places it). Other
+// kernels' bytes are left unknown (0): the allocations a binary points
+// into bound them only loosely.
 func (d *Device) work(sig *signatures.Signature) launch.Work {
 	if g := sig.GEMM; g != nil {
-		return launch.Work{FLOPs: 2 * g.M * g.N * g.K * max(g.Batch, 1)}
+		return launch.Work{FLOPs: 2 * g.M * g.N * g.K * max(g.Batch, 1), Bytes: gemmBytes(g)}
 	}
 	return launch.Work{}
 }

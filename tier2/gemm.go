@@ -317,7 +317,7 @@ func (k *GEMM) Launch(s *cuda.Stream, set int) error {
 func (k *GEMM) Sets() int { return len(k.sets) }
 
 // Footprint is the operands' device memory for one buffer set (an FP8
-// GEMM's scales, 16 bytes shared by the sets, left out).
+// GEMM's scales, shared by the sets, left out).
 func (k *GEMM) Footprint() int64 { return k.aBytes + k.bBytes + k.cBytes + k.biasBytes }
 
 // Work counts 2mnk FLOPs per batch and the operands' bytes.

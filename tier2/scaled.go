@@ -112,6 +112,16 @@ func scaledCall(g *signatures.GEMM) (*ltScaledCall, error) {
 // mode for tensorwise scales (the default, so older libraries do the same).
 const scaleModeVersion = 120800
 
+// scaleStride is the distance between the scales in their allocation.
+// PyTorch's scales are tensors of their own, each at the start of an
+// allocator block; with the three packed 4 bytes apart (an earlier
+// version), every cublasLtMatmul of the GPU test returned
+// CUBLAS_STATUS_NOT_SUPPORTED on the H100 (cuBLASLt 13.1), as did a C
+// probe with the B scale 4 bytes after the A scale, while the roofline's
+// FP8 GEMM with one scale pointer for both ran. The misaligned scale
+// pointer is the likely cause (an inference from those runs).
+const scaleStride = 256
+
 // fp8RMS is the root mean square of an FP8 dtype's values over its finite
 // codes, as the random fill draws them.
 func fp8RMS(dtype string) float64 {
@@ -132,17 +142,17 @@ func (k *GEMM) prepareScaled(s *cuda.Stream) (err error) {
 	if err != nil {
 		return err
 	}
-	if k.scales, err = cuda.MemAlloc(16); err != nil {
+	if k.scales, err = cuda.MemAlloc(3 * scaleStride); err != nil {
 		return err
 	}
-	k.scaleA, k.scaleB, k.scaleD = k.scales, k.scales.Add(4), k.scales.Add(8)
+	k.scaleA, k.scaleB, k.scaleD = k.scales, k.scales.Add(scaleStride), k.scales.Add(2*scaleStride)
 	q := math.Pow(float64(k.g.K), 0.25)
 	k.scaleAValue = float32(1 / (fp8RMS(k.g.BType) * q)) // cuBLAS's A is the op's B
 	k.scaleBValue = float32(1 / (fp8RMS(k.g.AType) * q))
-	host := make([]byte, 16)
+	host := make([]byte, 3*scaleStride)
 	binary.LittleEndian.PutUint32(host[0:], math.Float32bits(k.scaleAValue))
-	binary.LittleEndian.PutUint32(host[4:], math.Float32bits(k.scaleBValue))
-	binary.LittleEndian.PutUint32(host[8:], math.Float32bits(1))
+	binary.LittleEndian.PutUint32(host[scaleStride:], math.Float32bits(k.scaleBValue))
+	binary.LittleEndian.PutUint32(host[2*scaleStride:], math.Float32bits(1))
 	if err = cuda.CopyHtoD(k.scales, host, s); err != nil {
 		return err
 	}

@@ -104,8 +104,9 @@ func checkScaledGEMM(t *testing.T, name string, k *GEMM, sig *signatures.Signatu
 	// The op's A is cuBLAS's B, with scale_a; its B is cuBLAS's A, with scale_b.
 	opA := readValues(t, b.b, k.bBytes, g.AType, s)
 	opB := readValues(t, b.a, k.aBytes, g.BType, s)
-	sc := readValues(t, k.scales, 3, "f32", s)
-	scaleA, scaleB, scaleD := sc[1], sc[0], sc[2]
+	scaleA := readValues(t, k.scaleB, 1, "f32", s)[0] // cuBLAS's B scale is the op's A's
+	scaleB := readValues(t, k.scaleA, 1, "f32", s)[0]
+	scaleD := readValues(t, k.scaleD, 1, "f32", s)[0]
 	var bias []float64
 	if g.Bias {
 		bias = readValues(t, b.bias, g.N, g.BiasType, s)

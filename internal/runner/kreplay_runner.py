@@ -185,7 +185,10 @@ def _measure(min_ticks, max_s, fn):
     inferences' span."""
     torch.cuda.synchronize()
     old = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)  # keep the poller's timestamps within ~1 ms
+    # A short switch interval keeps the poller's timestamps within ~1 ms;
+    # KREPLAY_SWITCH_INTERVAL (seconds) sets another, to probe what the
+    # poller's GIL handoffs cost a launch-bound inference.
+    sys.setswitchinterval(float(os.environ.get("KREPLAY_SWITCH_INTERVAL") or 0.0005))
     p = _Poller(states=True)
     p.start()
     try:

@@ -57,7 +57,7 @@ METRICS=${METRICS:-gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustain
 mkdir -p "$OUT"
 if [ -z "${TABLE_ONLY:-}" ]; then
 command -v "$NCU" >/dev/null || { echo "roofline-ncu: no ncu (set NCU=/path/to/ncu)" >&2; exit 2; }
-go build -o "$OUT/kreplay" ./cmd/kreplay || exit 1
+if [ -n "${KREPLAY:-}" ]; then cp "$KREPLAY" "$OUT/kreplay" || exit 1; else go build -o "$OUT/kreplay" ./cmd/kreplay || exit 1; fi
 ids_csv=$(IFS=,; echo "${IDS[*]}")
 {
   nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
