@@ -32,9 +32,9 @@ type Fidelity struct {
 	TakenSamples     int    `json:"taken_samples,omitempty"`
 	ThrottledKept    bool   `json:"throttled_kept,omitempty"`
 	Unconverged      bool   `json:"unconverged,omitempty"`
-	EnergyThrottled bool   `json:"energy_throttled,omitempty"`
-	EnergyDuty      bool   `json:"energy_duty,omitempty"`
-	EnergyEstimated bool   `json:"energy_estimated,omitempty"`
+	EnergyThrottled  bool   `json:"energy_throttled,omitempty"`
+	EnergyDuty       bool   `json:"energy_duty,omitempty"`
+	EnergyEstimated  bool   `json:"energy_estimated,omitempty"`
 }
 
 // FidelityOf is a result's Fidelity ("unchecked" when the result does not
