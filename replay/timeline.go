@@ -481,8 +481,8 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 	}
 	r.GPU, r.Throttled, r.Reasons = gpuSummary(states)
 	if sampler != nil {
-		for _, t := range throttledSamples(sam.spans, states) {
-			if t {
+		for _, th := range throttledSamples(sam.spans, states) {
+			if th {
 				r.ThrottledSamples++
 			}
 		}
