@@ -141,8 +141,12 @@ func throttledSamples(spans []span, states []energy.State) []bool {
 // sample: the samples throttled marks are left out when at least minKeep
 // others remain (discarded), and all are kept otherwise, as they are
 // when none is throttled. n is how many are throttled. throttled may be
-// nil (nothing is known to be throttled).
+// nil (nothing is known to be throttled); marks for another number of
+// samples than values has are not the values' and count as nil.
 func dropThrottled(values []float64, throttled []bool, minKeep int) (kept []float64, n int, discarded bool) {
+	if len(throttled) != len(values) {
+		return values, 0, false
+	}
 	for _, t := range throttled {
 		if t {
 			n++

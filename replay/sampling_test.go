@@ -196,6 +196,7 @@ func TestDropThrottled(t *testing.T) {
 		{"enough left", mark(0, 11), 10, []float64{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 2, true},
 		{"too few left", mark(0, 5, 11), 10, twelve, 3, false},
 		{"all throttled", mark(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), 1, twelve, 12, false},
+		{"marks of other samples", []bool{true, false}, 1, twelve, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, n, discarded := dropThrottled(twelve, tc.throttled, tc.minKeep)
