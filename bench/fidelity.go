@@ -19,16 +19,22 @@ import (
 // kernel that ran when a vendor library chose another kernel than the
 // traced one (replay.FidelityOther): the one of the longest time per
 // invocation among the replay's CUPTI records ("" otherwise, and in lines
-// written before it was).
+// written before it was). ThrottledSamples of TakenSamples timed samples
+// overlapped NVML's throttling (replay.Result.ThrottledSamples): left out
+// of the result, or kept (ThrottledKept) when too few others remained;
+// all zero when none did, and in lines written before they were counted.
 type Fidelity struct {
-	Kind            string `json:"kind"`
-	Path            string `json:"path"`
-	Kernel          string `json:"kernel,omitempty"`
-	Throttled       bool   `json:"throttled,omitempty"`
-	Unconverged     bool   `json:"unconverged,omitempty"`
-	EnergyThrottled bool   `json:"energy_throttled,omitempty"`
-	EnergyDuty      bool   `json:"energy_duty,omitempty"`
-	EnergyEstimated bool   `json:"energy_estimated,omitempty"`
+	Kind             string `json:"kind"`
+	Path             string `json:"path"`
+	Kernel           string `json:"kernel,omitempty"`
+	Throttled        bool   `json:"throttled,omitempty"`
+	ThrottledSamples int    `json:"throttled_samples,omitempty"`
+	TakenSamples     int    `json:"taken_samples,omitempty"`
+	ThrottledKept    bool   `json:"throttled_kept,omitempty"`
+	Unconverged      bool   `json:"unconverged,omitempty"`
+	EnergyThrottled  bool   `json:"energy_throttled,omitempty"`
+	EnergyDuty       bool   `json:"energy_duty,omitempty"`
+	EnergyEstimated  bool   `json:"energy_estimated,omitempty"`
 }
 
 // FidelityOf is a result's Fidelity ("unchecked" when the result does not
@@ -44,6 +50,9 @@ func FidelityOf(r *replay.Result) Fidelity {
 		EnergyEstimated: r.Energy != nil && r.Energy.Method == replay.EstimatedMethod}
 	if kind == replay.FidelityOther {
 		f.Kernel = mainKernel(r.Ran)
+	}
+	if r.ThrottledSamples > 0 {
+		f.ThrottledSamples, f.TakenSamples, f.ThrottledKept = r.ThrottledSamples, r.TakenSamples(), r.ThrottledKept
 	}
 	return f
 }
@@ -66,9 +75,11 @@ const fidelityTag = ": fidelity: "
 // FidelityLine is the line a replay benchmark prints with its result, which
 // go test shows without -v and benchfmt passes over:
 // "kreplay BenchmarkReplay/workload=W/sig=ID: fidelity: same kernel; path
-// captured; ran KERNEL; throttled; unconverged; energy throttled; energy
-// duty-cycled; energy estimated" (the kernel and the flags only when set;
-// a ";" in the path or the kernel's name is written as ",").
+// captured; ran KERNEL; throttled; 3 of 40 samples throttled, discarded;
+// unconverged; energy throttled; energy duty-cycled; energy estimated"
+// (the kernel and the flags only when set; "kept" instead of "discarded"
+// when too few samples were left to discard the throttled ones; a ";" in
+// the path or the kernel's name is written as ",").
 func FidelityLine(name string, f Fidelity) string {
 	s := noModelPrefix + name + fidelityTag + f.Kind + "; path " + strings.ReplaceAll(f.Path, ";", ",")
 	if f.Kernel != "" {
@@ -76,6 +87,9 @@ func FidelityLine(name string, f Fidelity) string {
 	}
 	if f.Throttled {
 		s += "; throttled"
+	}
+	if f.ThrottledSamples > 0 {
+		s += "; " + throttledSamplesText(f.ThrottledSamples, f.TakenSamples, f.ThrottledKept)
 	}
 	if f.Unconverged {
 		s += "; unconverged"
@@ -122,6 +136,8 @@ func ParseFidelityLine(line string) (workload, sig string, f Fidelity, ok bool) 
 			f.Kernel = strings.TrimPrefix(p, "ran ")
 		case p == "throttled":
 			f.Throttled = true
+		case strings.Contains(p, " samples throttled, "):
+			f.ThrottledSamples, f.TakenSamples, f.ThrottledKept = parseThrottledSamples(p)
 		case p == "unconverged":
 			f.Unconverged = true
 		case p == "energy throttled":
@@ -136,6 +152,27 @@ func ParseFidelityLine(line string) (workload, sig string, f Fidelity, ok bool) 
 		sig = sig[:i] // go test's -GOMAXPROCS suffix
 	}
 	return workload, sig, f, workload != "" && sig != "" && f.Kind != ""
+}
+
+// throttledSamplesText is a FidelityLine's "3 of 40 samples throttled,
+// discarded" (or ", kept").
+func throttledSamplesText(n, of int, kept bool) string {
+	what := "discarded"
+	if kept {
+		what = "kept"
+	}
+	return fmt.Sprintf("%d of %d samples throttled, %s", n, of, what)
+}
+
+// parseThrottledSamples reads what throttledSamplesText writes; anything
+// else gives zeros.
+func parseThrottledSamples(p string) (n, of int, kept bool) {
+	var what string
+	if _, err := fmt.Sscanf(p, "%d of %d samples throttled, %s", &n, &of, &what); err != nil ||
+		n <= 0 || of < n || throttledSamplesText(n, of, what == "kept") != p {
+		return 0, 0, false
+	}
+	return n, of, what == "kept"
 }
 
 // String is the fidelity as the line says it.

@@ -93,3 +93,35 @@ func TestFidelityOtherKernel(t *testing.T) {
 		t.Errorf("read back as %+v", got)
 	}
 }
+
+// The throttled samples a result left out, or kept, are written after the
+// throttled flag and read back; malformed counts read as none.
+func TestFidelityThrottledSamples(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    replay.Result
+		want string // in the line; "" for no count
+	}{
+		{"discarded", replay.Result{Samples: 37, Throttled: true, ThrottledSamples: 3}, "; throttled; 3 of 40 samples throttled, discarded; unconverged"},
+		{"kept", replay.Result{Samples: 15, Throttled: true, ThrottledSamples: 12, ThrottledKept: true}, "; throttled; 12 of 15 samples throttled, kept; unconverged"},
+		{"none", replay.Result{Samples: 40, Throttled: true}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.r.Fidelity, tc.r.Path = replay.FidelitySame, "p"
+			f := FidelityOf(&tc.r)
+			line := FidelityLine("BenchmarkReplay/workload=w/sig=s", f)
+			if tc.want != "" && !strings.Contains(line, tc.want) || tc.want == "" && strings.Contains(line, "samples throttled") {
+				t.Errorf("line %q, want %q in it", line, tc.want)
+			}
+			if _, _, got, ok := ParseFidelityLine(line); !ok || got != f {
+				t.Errorf("%q read back as %+v, want %+v", line, got, f)
+			}
+		})
+	}
+	for _, p := range []string{"x of 40 samples throttled, discarded", "3 of 2 samples throttled, kept", "3 of 40 samples throttled, dropped", "3 of 40 samples throttled, kept too"} {
+		line := "kreplay BenchmarkReplay/workload=w/sig=s: fidelity: same kernel; path p; " + p
+		if _, _, got, ok := ParseFidelityLine(line); !ok || got.ThrottledSamples != 0 || got.TakenSamples != 0 || got.ThrottledKept {
+			t.Errorf("%q read as %+v", p, got)
+		}
+	}
+}

@@ -287,13 +287,9 @@ const (
 )
 
 // ReplayNS is the time per invocation Signature reports as ns/op: the
-// CUPTI kernel time when there is one, else the CUDA-event time.
-func ReplayNS(r *replay.Result) float64 {
-	if r.KernelMedianNS > 0 {
-		return r.KernelMedianNS
-	}
-	return r.MedianNS
-}
+// CUPTI kernel time when there is one, else the CUDA-event time
+// (replay.Result.ReportedNS).
+func ReplayNS(r *replay.Result) float64 { return r.ReportedNS() }
 
 func reportResult(tb benchTB, r *replay.Result) { reportMetrics(tb, SignatureMetrics(r)) }
 

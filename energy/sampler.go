@@ -37,9 +37,12 @@ type Sampler struct {
 	err     error
 }
 
-// series is written only by its goroutine and read after it has ended.
+// series is written only by its goroutine; mu guards samples, which
+// [Sampler.Samples] reads while the goroutine runs. errs and err are read
+// after it has ended.
 type series struct {
 	dev     int
+	mu      sync.Mutex
 	samples []Sample
 	errs    int
 	err     error
@@ -93,7 +96,9 @@ func (s *Sampler) run(r stateReader, ser *series) {
 				return
 			}
 		} else {
+			ser.mu.Lock()
 			ser.samples = append(ser.samples, Sample{Device: ser.dev, State: st})
+			ser.mu.Unlock()
 		}
 		select {
 		case <-t.C:
@@ -105,6 +110,20 @@ func (s *Sampler) run(r stateReader, ser *series) {
 
 // Interval is the sampling period.
 func (s *Sampler) Interval() time.Duration { return s.interval }
+
+// Samples returns the samples taken so far, in time order, while sampling
+// goes on: a copy, so a later sample does not change it. After
+// [Sampler.Stop] it returns what Stop returned.
+func (s *Sampler) Samples() []Sample {
+	var out []Sample
+	for _, ser := range s.series {
+		ser.mu.Lock()
+		out = append(out, ser.samples...)
+		ser.mu.Unlock()
+	}
+	slices.SortStableFunc(out, func(a, b Sample) int { return a.Time.Compare(b.Time) })
+	return out
+}
 
 // Stop ends sampling, waits for the goroutines and returns all samples in
 // time order, with an error describing failed State calls (the first error

@@ -93,3 +93,34 @@ func TestStartSamplerArgs(t *testing.T) {
 		t.Error("StartSampler(nil device): no error")
 	}
 }
+
+// TestSamplerSamples reads the samples while the goroutines still add to
+// them (the race detector checks the locking), then after Stop.
+func TestSamplerSamples(t *testing.T) {
+	noLeak(t)
+	s := startSampler(time.Millisecond, []stateReader{&simGPU{index: 0, watts: 100}, &simGPU{index: 1, watts: 100}})
+	prev := 0
+	for i := 0; i < 5; i++ {
+		time.Sleep(3 * time.Millisecond)
+		got := s.Samples()
+		if len(got) < prev {
+			t.Errorf("Samples went from %d to %d", prev, len(got))
+		}
+		for j := 1; j < len(got); j++ {
+			if got[j].Time.Before(got[j-1].Time) {
+				t.Fatalf("samples not in time order at %d", j)
+			}
+		}
+		prev = len(got)
+	}
+	if prev == 0 {
+		t.Error("no samples while sampling")
+	}
+	all, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Samples(); len(got) != len(all) {
+		t.Errorf("Samples after Stop: %d, Stop returned %d", len(got), len(all))
+	}
+}

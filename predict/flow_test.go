@@ -30,7 +30,7 @@ func TestFlowWriteBench(t *testing.T) {
 	var failed string
 	var wantNS, wantJ float64
 	wantFid := map[string]float64{}
-	throttled, unconverged, energyThrottled := 0, 0, 0
+	throttled, unconverged, energyThrottled, discarded, kept := 0, 0, 0, 0, 0
 	var throttledJ float64
 	for _, s := range set.Signatures {
 		e := replay.Entry{ID: s.ID, Label: s.Label, Tier: s.Tier, Class: s.Class, Count: s.Count,
@@ -54,6 +54,15 @@ func TestFlowWriteBench(t *testing.T) {
 			wantFid[fid] += ns * float64(s.Count)
 			if s.Tier == 2 {
 				throttled++
+				// Throttled samples: every other signature kept them,
+				// the rest discarded them.
+				e.Result.Samples, e.Result.ThrottledSamples = 37, 3
+				if throttled%2 == 0 {
+					e.Result.Samples, e.Result.ThrottledSamples, e.Result.ThrottledKept = 15, 12, true
+					kept++
+				} else {
+					discarded++
+				}
 			} else if s.Tier == 1 {
 				unconverged++
 			}
@@ -110,6 +119,9 @@ func TestFlowWriteBench(t *testing.T) {
 	if wp.Throttled != throttled || wp.Unconverged != unconverged || len(wp.ByFidelity) != len(wantFid) {
 		t.Errorf("fidelity split %+v, %d throttled, %d unconverged; want %v, %d, %d", wp.ByFidelity, wp.Throttled, wp.Unconverged, wantFid, throttled, unconverged)
 	}
+	if wp.ThrottledDiscarded != discarded || wp.ThrottledKept != kept || discarded == 0 || kept == 0 {
+		t.Errorf("throttled samples discarded in %d signatures, kept in %d; want %d, %d", wp.ThrottledDiscarded, wp.ThrottledKept, discarded, kept)
+	}
 	if wp.EnergyThrottled != energyThrottled || energyThrottled == 0 || math.Abs(wp.ThrottledJ-throttledJ) > 1e-6*throttledJ {
 		t.Errorf("%d signatures with throttled energy windows, %v J; want %d, %v", wp.EnergyThrottled, wp.ThrottledJ, energyThrottled, throttledJ)
 	}
@@ -117,8 +129,11 @@ func TestFlowWriteBench(t *testing.T) {
 	if err := p.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("%d signatures: measured at a power- or heat-capped clock", energyThrottled); !strings.Contains(text.String(), want) {
-		t.Errorf("report lacks %q:\n%s", want, text.String())
+	for _, want := range []string{fmt.Sprintf("%d signatures: measured at a power- or heat-capped clock", energyThrottled),
+		fmt.Sprintf("; %d signatures throttled (throttled samples discarded in %d, kept in %d), %d unconverged", throttled, discarded, kept, unconverged)} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, text.String())
+		}
 	}
 	share := 0.0
 	for i, f := range wp.ByFidelity {

@@ -139,10 +139,15 @@ type WorkloadPrediction struct {
 	// replay is to the trace (bench.FidelityLine; "unknown" for outputs
 	// without those lines; under a projection, another kernel counts as
 	// FidelityTarget), most exact first; Throttled and Unconverged count
-	// the signatures whose line flags them.
-	ByFidelity  []FidelityShare `json:"by_fidelity,omitempty"`
-	Throttled   int             `json:"throttled,omitempty"`
-	Unconverged int             `json:"unconverged,omitempty"`
+	// the signatures whose line flags them. Of the throttled ones,
+	// ThrottledDiscarded counts those whose timed samples that NVML saw
+	// throttled were left out of their time, and ThrottledKept those that
+	// kept them for want of enough others (bench.Fidelity).
+	ByFidelity         []FidelityShare `json:"by_fidelity,omitempty"`
+	Throttled          int             `json:"throttled,omitempty"`
+	ThrottledDiscarded int             `json:"throttled_discarded,omitempty"`
+	ThrottledKept      int             `json:"throttled_kept,omitempty"`
+	Unconverged        int             `json:"unconverged,omitempty"`
 	// TracedNS is the traced time of all signatures (the sum of their
 	// durations); CoveredNS that of the measured ones (with their parts),
 	// and Coverage CoveredNS / TracedNS.
@@ -680,6 +685,12 @@ func (wp *WorkloadPrediction) countFidelity(sp *SigPrediction, f bench.Fidelity,
 	byFid[f.Kind] += sp.PredictedNS.Center
 	if f.Throttled {
 		wp.Throttled++
+	}
+	switch {
+	case f.ThrottledSamples > 0 && f.ThrottledKept:
+		wp.ThrottledKept++
+	case f.ThrottledSamples > 0:
+		wp.ThrottledDiscarded++
 	}
 	if f.Unconverged {
 		wp.Unconverged++

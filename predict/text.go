@@ -57,7 +57,11 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 		}
 		flags := ""
 		if wp.Throttled+wp.Unconverged > 0 {
-			flags = fmt.Sprintf("; %d signatures throttled, %d unconverged", wp.Throttled, wp.Unconverged)
+			flags = fmt.Sprintf("; %d signatures throttled", wp.Throttled)
+			if wp.ThrottledDiscarded+wp.ThrottledKept > 0 {
+				flags += fmt.Sprintf(" (throttled samples discarded in %d, kept in %d)", wp.ThrottledDiscarded, wp.ThrottledKept)
+			}
+			flags += fmt.Sprintf(", %d unconverged", wp.Unconverged)
 		}
 		fmt.Fprintf(tw, "  by fidelity\t\t%s%s\n", strings.Join(parts, ", "), flags)
 	}

@@ -435,7 +435,8 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 	return nil
 }
 
-// setStats fills a Result's sample statistics from per-call values.
+// setStats fills a Result's sample statistics from per-call values, all
+// of them counted (MedianAllNS is MedianNS).
 func setStats(r *Result, values []float64, confidence float64) {
 	if len(values) == 0 {
 		return
@@ -444,6 +445,7 @@ func setStats(r *Result, values []float64, confidence float64) {
 	r.RelCI = relCI(sum)
 	r.Samples = len(values)
 	r.MedianNS, r.LoNS, r.HiNS = sum.Center, sum.Lo, sum.Hi
+	r.MedianAllNS = sum.Center
 	r.MinNS, r.MaxNS = slices.Min(values), slices.Max(values)
 	var tot float64
 	for _, v := range values {

@@ -17,10 +17,13 @@
 // Measure follows nvbench's method: warm-up; CUDA events around batches of
 // launches, captured in a CUDA graph where possible so that launch latency
 // does not count, the batch grown until it lasts long enough to time well;
-// then samples until the confidence interval of the median is narrower than
-// a target at two checks in a row, or a time budget ends. The L2 cache
-// state is a choice (warm, cold, primed inputs or rotating buffer sets: see
-// CacheMode), and SM and memory clocks, temperature, power and throttle
-// reasons are sampled through NVML during the measurement, so that
-// throttled results are flagged.
+// then samples until the confidence interval of the median of the value
+// reported (the CUPTI kernel time where it is recorded, the event time
+// otherwise) is narrower than a target at two checks in a row, or a time
+// budget ends. The L2 cache state is a choice (warm, cold, primed inputs
+// or rotating buffer sets: see CacheMode), and SM and memory clocks,
+// temperature, power and throttle reasons are sampled through NVML during
+// the measurement: as in nvbench, the samples timed while NVML saw the
+// clocks throttled are left out when enough others remain, and counted
+// (Result.ThrottledSamples).
 package replay

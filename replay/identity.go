@@ -55,9 +55,10 @@ func (c *recorder) discard() error {
 	return nil
 }
 
-// collect reads the records of samples batches of batch invocations, in
-// order, and sets the kernel time and the activities run per invocation.
-func (c *recorder) collect(r *Result, samples, batch int, confidence float64) error {
+// flush hands k the records of the samples timed since the last flush,
+// in order, without what is not the signature's. Call once those samples'
+// work has finished.
+func (c *recorder) flush(k *kernelTimes, samples int) error {
 	if err := c.d.stream.Synchronize(); err != nil {
 		return err
 	}
@@ -75,32 +76,65 @@ func (c *recorder) collect(r *Result, samples, batch int, confidence float64) er
 		}
 		recs = append(recs, x)
 	}
-	calls := samples * batch
-	if len(recs) == 0 || len(recs)%calls != 0 {
+	return k.add(recs, samples)
+}
+
+// kernelTimes turns the activity records of timed samples, each a batch
+// of invocations, handed over in order a flush at a time, into each
+// sample's kernel time per invocation (the summed durations of its
+// activities over batch) and the activities one invocation runs.
+type kernelTimes struct {
+	batch int
+	// per is the activities of one invocation, known from the first
+	// records; ran holds them with their durations summed over calls
+	// invocations.
+	per    int
+	ran    []Ran
+	calls  int
+	values []float64
+}
+
+// add takes the records of the next samples samples.
+func (k *kernelTimes) add(recs []Ran, samples int) error {
+	calls := samples * k.batch
+	switch {
+	case len(recs) == 0 && calls == 0:
+		return nil
+	case k.per == 0 && (len(recs) == 0 || calls == 0 || len(recs)%calls != 0):
 		return fmt.Errorf("CUPTI recorded %d activities for %d invocations", len(recs), calls)
+	case k.per == 0:
+		k.per = len(recs) / calls
+		for _, x := range recs[:k.per] {
+			x.DurNS, x.PerCall = 0, 1
+			k.ran = append(k.ran, x)
+		}
+	case len(recs) != calls*k.per:
+		return fmt.Errorf("CUPTI recorded %d activities for %d invocations of %d each", len(recs), calls, k.per)
 	}
-	per := len(recs) / calls
-	values := make([]float64, samples)
-	for i := range values {
+	n := k.batch * k.per
+	for i := 0; i < samples; i++ {
 		var sum uint64
-		for _, x := range recs[i*batch*per : (i+1)*batch*per] {
+		for j, x := range recs[i*n : (i+1)*n] {
 			sum += x.DurNS
+			k.ran[j%k.per].DurNS += x.DurNS
 		}
-		values[i] = float64(sum) / float64(batch)
+		k.values = append(k.values, float64(sum)/float64(k.batch))
 	}
-	// The activities of one invocation, with mean durations.
-	for j := 0; j < per; j++ {
-		x := recs[j]
-		var sum uint64
-		for i := j; i < len(recs); i += per {
-			sum += recs[i].DurNS
-		}
-		x.DurNS, x.PerCall = sum/uint64(calls), 1
-		r.Ran = append(r.Ran, x)
-	}
-	sum := summarize(values, confidence)
-	r.KernelMedianNS, r.KernelLoNS, r.KernelHiNS = sum.Center, sum.Lo, sum.Hi
+	k.calls += calls
 	return nil
+}
+
+// activities returns the activities of one invocation, each with its mean
+// duration.
+func (k *kernelTimes) activities() []Ran {
+	if k.calls == 0 {
+		return nil
+	}
+	out := slices.Clone(k.ran)
+	for i := range out {
+		out[i].DurNS /= uint64(k.calls)
+	}
+	return out
 }
 
 // ranOf converts a CUPTI record.

@@ -219,11 +219,15 @@ type Result struct {
 	Cache    string `json:"cache"`
 	// Batch is the launches per timed sample; Graph tells whether they
 	// ran as a CUDA graph; Sets is the buffer sets rotated through.
-	Batch   int  `json:"batch"`
-	Graph   bool `json:"graph"`
-	Sets    int  `json:"sets"`
-	Samples int  `json:"samples"`
+	Batch int  `json:"batch"`
+	Graph bool `json:"graph"`
+	Sets  int  `json:"sets"`
+	// Samples is how many timed samples the statistics are over (see
+	// ThrottledSamples for those left out).
+	Samples int `json:"samples"`
 
+	// MedianNS, MeanNS, MinNS and MaxNS are of the CUDA event time per
+	// invocation, which includes the gaps between launches.
 	MedianNS float64 `json:"median_ns"`
 	MeanNS   float64 `json:"mean_ns"`
 	MinNS    float64 `json:"min_ns"`
@@ -232,19 +236,37 @@ type Result struct {
 	LoNS       float64 `json:"lo_ns"`
 	HiNS       float64 `json:"hi_ns"`
 	Confidence float64 `json:"confidence"`
-	// RelCI is the larger half-width of the interval over the median.
+	// RelCI is the larger half-width of the interval of the median of the
+	// value the result reports (ReportedNS: the kernel time where CUPTI
+	// recorded it, the event time otherwise) over that median. Sampling
+	// judged the same value at its checks.
 	RelCI float64 `json:"rel_ci"`
-	// Converged is true when RelCI reached the target within the budget.
+	// Converged is true when RelCI is within Options.TargetRelCI.
 	Converged bool `json:"converged"`
+	// ThrottledSamples counts the timed samples that overlap an NVML
+	// state with a throttle reason (the power cap, a thermal or hardware
+	// slowdown: energy.ClockReasons.Throttled), each state standing for
+	// the time nearer to it than to the states beside it. As nvbench
+	// does, they are left out of every statistic above and of the kernel
+	// time's when at least Options.MinSamples others remain; otherwise
+	// ThrottledKept is set and they count. MedianAllNS and
+	// KernelMedianAllNS are the medians over all samples, throttled ones
+	// included.
+	ThrottledSamples  int     `json:"throttled_samples,omitempty"`
+	ThrottledKept     bool    `json:"throttled_kept,omitempty"`
+	MedianAllNS       float64 `json:"median_all_ns,omitempty"`
+	KernelMedianAllNS float64 `json:"kernel_median_all_ns,omitempty"`
 
 	Work launch.Work `json:"work"`
 
 	// KernelMedianNS is the median over the timed batches of the GPU time
 	// of the activities one invocation runs, as CUPTI records them during
 	// the same batches (their summed durations, without the gaps between
-	// launches): the measure a profiler trace's durations are. KernelLoNS
-	// and KernelHiNS bound it. Zero when CUPTI could not record; KernelErr
-	// then says why.
+	// launches): the measure a profiler trace's durations are, and the
+	// value the result reports (ReportedNS). KernelLoNS and KernelHiNS
+	// bound it. Throttled samples are left out as for the event time
+	// (ThrottledSamples). Zero when CUPTI could not record; KernelErr then
+	// says why.
 	KernelMedianNS float64 `json:"kernel_median_ns,omitempty"`
 	KernelLoNS     float64 `json:"kernel_lo_ns,omitempty"`
 	KernelHiNS     float64 `json:"kernel_hi_ns,omitempty"`
@@ -263,7 +285,8 @@ type Result struct {
 	// GPU state sampled through NVML during the samples; nil without NVML.
 	GPU *energy.Summary `json:"gpu,omitempty"`
 	// Throttled is true when any NVML sample had a power or thermal
-	// throttle reason; Reasons names them.
+	// throttle reason; Reasons names them. ThrottledSamples says what
+	// became of the timed samples it overlapped.
 	Throttled bool   `json:"throttled"`
 	Reasons   string `json:"throttle_reasons,omitempty"`
 }
@@ -463,35 +486,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	if o.Pause > 0 {
 		time.Sleep(o.Pause)
 	}
-	// Warm-up, and a first estimate of one launch from direct launches.
-	warmEnd := time.Now().Add(o.Warmup)
-	est := time.Duration(0)
-	for n := 1; ; n = min(2*n, 1024) {
-		el, err := t.sample(n, false)
-		if err != nil {
-			return err
-		}
-		est = el / time.Duration(n)
-		if time.Now().After(warmEnd) && el > 0 {
-			break
-		}
-	}
-	batch := 1
-	if !cold {
-		batch = clampBatch(o.MinBatchTime, est, o.MaxBatch)
-	}
-	useGraph := !o.NoGraph && !cold && k.Capturable()
-	if useGraph {
-		if err := t.capture(batch); err != nil {
-			return fmt.Errorf("capturing %d launches in a graph: %w", batch, err)
-		}
-		// A graph removes launch gaps: grow the batch once if it now runs short.
-		if el, err := t.sample(batch, false); err == nil && el < o.MinBatchTime/2 && batch < o.MaxBatch {
-			batch = clampBatch(o.MinBatchTime, el/time.Duration(batch), o.MaxBatch)
-			if err := t.capture(batch); err != nil {
-				return err
-			}
-		}
+	batch, err := t.warmUp(o, cold)
+	if err != nil {
+		return err
 	}
 	r.Batch, r.Graph = batch, t.graph != nil
 
@@ -500,30 +497,13 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			return err
 		}
 	}
-	var sampler *energy.Sampler
-	if d.Meter != nil && !o.NoNVML {
-		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
-	}
-	values, rel, converged, err := sampleToTarget(o, func() (float64, error) {
-		el, err := t.sample(batch, cold)
-		return float64(el.Nanoseconds()) / float64(batch), err
-	})
-	if err != nil {
-		if sampler != nil {
-			sampler.Stop()
-		}
-		return err
-	}
-	r.RelCI, r.Converged = rel, converged
-	r.GPU, r.Throttled, r.Reasons = stopSampler(sampler, d.Meter)
-	setStats(r, values, o.Confidence)
-	r.Converged = r.Converged || r.RelCI <= o.TargetRelCI
+	err = d.sampleTimed(t, rec, batch, cold, o, r)
 	if rec != nil {
-		if err := rec.collect(r, len(values), batch, o.Confidence); err != nil {
-			r.KernelErr = err.Error()
-		}
 		rec.stop()
 		rec = nil
+	}
+	if err != nil {
+		return err
 	}
 	if o.Energy {
 		t.prime = nil // the primers' energy is not the op's
@@ -536,57 +516,137 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	return nil
 }
 
+// warmUp launches for o.Warmup, estimating one launch's time from direct
+// launches, and returns the launches per timed sample: one for cold
+// samples, otherwise enough to last o.MinBatchTime, captured in a CUDA
+// graph where one can be.
+func (t *timer) warmUp(o Options, cold bool) (int, error) {
+	warmEnd := time.Now().Add(o.Warmup)
+	est := time.Duration(0)
+	for n := 1; ; n = min(2*n, 1024) {
+		el, err := t.sample(n, false)
+		if err != nil {
+			return 0, err
+		}
+		est = el / time.Duration(n)
+		if time.Now().After(warmEnd) && el > 0 {
+			break
+		}
+	}
+	batch := 1
+	if !cold {
+		batch = clampBatch(o.MinBatchTime, est, o.MaxBatch)
+	}
+	if o.NoGraph || cold || !t.k.Capturable() {
+		return batch, nil
+	}
+	if err := t.capture(batch); err != nil {
+		return 0, fmt.Errorf("capturing %d launches in a graph: %w", batch, err)
+	}
+	// A graph removes launch gaps: grow the batch once if it now runs short.
+	if el, err := t.sample(batch, false); err == nil && el < o.MinBatchTime/2 && batch < o.MaxBatch {
+		batch = clampBatch(o.MinBatchTime, el/time.Duration(batch), o.MaxBatch)
+		if err := t.capture(batch); err != nil {
+			return 0, err
+		}
+	}
+	return batch, nil
+}
+
+// sampleTimed takes the timed samples of batch launches each
+// (sampleToTarget), with CUPTI recording them when rec is not nil and
+// NVML sampling the GPU's state, and fills r's statistics: the checks
+// and the result judge the value r reports (see reported).
+func (d *Device) sampleTimed(t *timer, rec *recorder, batch int, cold bool, o Options, r *Result) error {
+	rp := &reported{rec: rec, kt: kernelTimes{batch: batch}, minKeep: o.MinSamples}
+	var sampler *energy.Sampler
+	if d.Meter != nil && !o.NoNVML {
+		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
+		if sampler != nil {
+			rp.nvml = func() []energy.State { return energy.DeviceStates(sampler.Samples(), d.Meter.Index()) }
+		}
+	}
+	s, err := sampleToTarget(o, func() (float64, error) {
+		el, err := t.sample(batch, cold)
+		return float64(el.Nanoseconds()) / float64(batch), err
+	}, rp.judge)
+	states := stopSampler(sampler, d.Meter)
+	if err != nil {
+		return err
+	}
+	r.GPU, r.Throttled, r.Reasons = gpuSummary(states)
+	rp.flush(len(s.values))
+	if rp.kernelErr != nil {
+		r.KernelErr = rp.kernelErr.Error()
+	}
+	var throttled []bool
+	if sampler != nil {
+		throttled = throttledSamples(s.spans, states)
+	}
+	kernel := rp.kernel()
+	setReported(r, s.values, kernel, throttled, o.MinSamples, o.Confidence, o.TargetRelCI)
+	if kernel != nil {
+		r.Ran = rp.kt.activities()
+	}
+	return nil
+}
+
+// reported follows, while a signature is sampled, the value its result
+// will report, so that the stop rule judges that value: at each check
+// the CUPTI records of the samples so far go to the kernel times, which
+// are judged where CUPTI records (the event times otherwise), less the
+// samples the throttle policy would discard given the NVML states read
+// so far.
+type reported struct {
+	// rec is nil without CUPTI, and once a flush failed (kernelErr).
+	rec       *recorder
+	kt        kernelTimes
+	flushed   int // samples handed to kt
+	kernelErr error
+	// nvml returns the NVML states read so far; nil without NVML.
+	nvml    func() []energy.State
+	minKeep int
+}
+
+// flush hands kt the records of the samples up to n.
+func (p *reported) flush(n int) {
+	if p.rec == nil || n == p.flushed {
+		return
+	}
+	if err := p.rec.flush(&p.kt, n-p.flushed); err != nil {
+		p.rec, p.kernelErr = nil, err
+		return
+	}
+	p.flushed = n
+}
+
+// kernel returns the samples' kernel times, or nil when CUPTI did not
+// record them all.
+func (p *reported) kernel() []float64 {
+	if p.kernelErr != nil || p.flushed == 0 {
+		return nil
+	}
+	return p.kt.values
+}
+
+// judge is sampleToTarget's judgeFunc.
+func (p *reported) judge(values []float64, spans []span) []float64 {
+	p.flush(len(values))
+	judged := values
+	if k := p.kernel(); k != nil {
+		judged = k
+	}
+	if p.nvml != nil {
+		judged, _, _ = dropThrottled(judged, throttledSamples(spans, p.nvml()), p.minKeep)
+	}
+	return judged
+}
+
 func clampBatch(target, per time.Duration, maxBatch int) int {
 	if per <= 0 {
 		return maxBatch
 	}
 	return max(1, min(maxBatch, int(math.Ceil(float64(target)/float64(per)))))
-}
-
-// confirmChecks is how many checks in a row, 5 samples apart, must find
-// the interval within its target before sampling stops: one check could
-// stop on a lucky early interval (ten samples alike at the start of a
-// noisy run).
-const confirmChecks = 2
-
-// sampleToTarget takes samples (nanoseconds each), with o.Cooldown before
-// each, until the confidence interval of their median is within
-// o.TargetRelCI at confirmChecks checks in a row once o.MinTime has passed
-// (converged), the budget ends or
-// o.MaxSamples are taken, and no fewer than o.MinSamples. It returns the
-// samples and the last relative half-width it computed.
-func sampleToTarget(o Options, sample func() (float64, error)) (values []float64, rel float64, converged bool, err error) {
-	began := time.Now()
-	deadline := began.Add(max(o.Budget, o.MinTime))
-	held := 0 // checks in a row within the target
-	for len(values) < o.MaxSamples {
-		if o.Cooldown > 0 {
-			time.Sleep(o.Cooldown)
-		}
-		v, err := sample()
-		if err != nil {
-			return values, rel, false, err
-		}
-		values = append(values, v)
-		if len(values) < o.MinSamples {
-			continue
-		}
-		if len(values)%5 == 0 || time.Now().After(deadline) {
-			rel = relCI(summarize(values, o.Confidence))
-			if rel <= o.TargetRelCI && time.Since(began) >= o.MinTime {
-				held++
-			} else {
-				held = 0
-			}
-			if held >= confirmChecks {
-				return values, rel, true, nil
-			}
-			if time.Now().After(deadline) {
-				break
-			}
-		}
-	}
-	return values, rel, false, nil
 }
 
 func summarize(values []float64, confidence float64) benchmath.Summary {
@@ -601,11 +661,19 @@ func relCI(s benchmath.Summary) float64 {
 	return max(s.Center-s.Lo, s.Hi-s.Center) / s.Center
 }
 
-// String formats a result on one line.
+// String formats a result on one line: the median of the value it
+// reports (ReportedNS) with its interval, the event time when that is the
+// kernel time, the samples, and throttling: "ID LABEL median 12.30µs
+// ±0.4% kernel, events 13.10µs (37 samples x 80, rotating, graph)
+// THROTTLED sw_power_cap: 3 of 40 samples throttled, discarded (median
+// of all 12.41µs)".
 func (r *Result) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %-40.40s median %.2fµs ±%.1f%% (%d samples x %d, %s", r.ID, r.Label,
-		r.MedianNS/1e3, 100*r.RelCI, r.Samples, r.Batch, r.Cache)
+	fmt.Fprintf(&b, "%s %-40.40s median %.2fµs ±%.1f%%", r.ID, r.Label, r.ReportedNS()/1e3, 100*r.RelCI)
+	if r.KernelMedianNS > 0 {
+		fmt.Fprintf(&b, " kernel, events %.2fµs", r.MedianNS/1e3)
+	}
+	fmt.Fprintf(&b, " (%d samples x %d, %s", r.Samples, r.Batch, r.Cache)
 	if r.Graph {
 		b.WriteString(", graph")
 	}
@@ -613,21 +681,43 @@ func (r *Result) String() string {
 	if r.Throttled {
 		fmt.Fprintf(&b, " THROTTLED %s", r.Reasons)
 	}
+	if n := r.ThrottleNote(); n != "" {
+		if !r.Throttled {
+			b.WriteString(" throttled")
+		}
+		fmt.Fprintf(&b, ": %s", n)
+		all := r.MedianAllNS
+		if r.KernelMedianNS > 0 {
+			all = r.KernelMedianAllNS
+		}
+		if !r.ThrottledKept && all > 0 {
+			fmt.Fprintf(&b, " (median of all %.2fµs)", all/1e3)
+		}
+	}
 	return b.String()
 }
 
-// stopSampler stops an NVML sampler and summarises the meter's device's
-// samples: the summary, whether any sample was throttled, and why. A nil
-// sampler, or one that sampled nothing, gives nil.
-func stopSampler(s *energy.Sampler, m *energy.Device) (*energy.Summary, bool, string) {
+// stopSampler stops an NVML sampler and returns the states it read of
+// the meter's device, in time order: none for a nil sampler, or when a
+// read failed.
+func stopSampler(s *energy.Sampler, m *energy.Device) []energy.State {
 	if s == nil {
-		return nil, false, ""
+		return nil
 	}
 	samples, err := s.Stop()
-	if err != nil || len(samples) == 0 {
+	if err != nil {
+		return nil
+	}
+	return energy.DeviceStates(samples, m.Index())
+}
+
+// gpuSummary summarises NVML states: the summary, whether any state was
+// throttled, and why. No states give nil.
+func gpuSummary(states []energy.State) (*energy.Summary, bool, string) {
+	if len(states) == 0 {
 		return nil, false, ""
 	}
-	sum := energy.Summarize(energy.DeviceStates(samples, m.Index()))
+	sum := energy.Summarize(states)
 	if !sum.Throttled() {
 		return &sum, false, ""
 	}

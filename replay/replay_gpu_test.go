@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,17 @@ func TestGPURunSetPrefill(t *testing.T) {
 		}
 		if r.GPU == nil && d.Meter != nil {
 			t.Errorf("%s: no NVML samples", e.ID)
+		}
+		// The interval is the reported kernel time's, and the samples
+		// that NVML saw throttled are accounted for.
+		if k := r.KernelMedianNS; k > 0 && math.Abs(r.RelCI-max(k-r.KernelLoNS, r.KernelHiNS-k)/k) > 1e-9 {
+			t.Errorf("%s: RelCI %v is not the kernel time's interval [%v, %v] around %v", e.ID, r.RelCI, r.KernelLoNS, r.KernelHiNS, k)
+		}
+		if r.ThrottledSamples > 0 {
+			t.Logf("%s: %s", e.ID, r)
+			if !r.ThrottledKept && (r.Samples < 10 || r.MedianAllNS <= 0 || r.KernelMedianAllNS <= 0) {
+				t.Errorf("%s: throttled samples discarded: %+v", e.ID, r)
+			}
 		}
 	}
 }

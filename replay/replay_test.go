@@ -2,7 +2,6 @@ package replay
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -115,11 +114,17 @@ func TestCover(t *testing.T) {
 
 func TestWriteTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTable(&b, entries()); err != nil {
+	throttled := []Entry{
+		{ID: "f", Tier: 3, Class: "other", Count: 1, TracedMedianNS: 100,
+			Result: &Result{MedianNS: 100, Samples: 37, Throttled: true, ThrottledSamples: 3}},
+		{ID: "g", Tier: 3, Class: "other", Count: 1, TracedMedianNS: 100,
+			Result: &Result{MedianNS: 100, Samples: 15, Throttled: true, ThrottledSamples: 12, ThrottledKept: true}},
+	}
+	if err := WriteTable(&b, append(entries(), throttled...)); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"1.050", "part of a", "error: prepare: boom", "false"} {
+	for _, want := range []string{"1.050", "part of a", "error: prepare: boom", "false", "3/40 discarded", "12/15 kept"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -142,53 +147,5 @@ func TestReuse(t *testing.T) {
 	}
 	if o.reuse(&c) {
 		t.Errorf("part-of entry reused")
-	}
-}
-
-func TestSampleToTarget(t *testing.T) {
-	base := Options{TargetRelCI: 0.01, Confidence: 0.95, MinSamples: 10, MaxSamples: 40, Budget: time.Minute}
-	errBoom := errors.New("boom")
-	for _, tc := range []struct {
-		name      string
-		sample    func(i int) (float64, error)
-		wantN     int
-		converged bool
-		err       error
-	}{
-		// Steady samples converge at the second check after MinSamples:
-		// the first one's interval is confirmed 5 samples later.
-		{"steady", func(int) (float64, error) { return 1000, nil }, 15, true, nil},
-		// Ten samples alike, then 20% slower ones (a clock that drops):
-		// the lucky first interval is not confirmed; sampling goes on until
-		// the slower ones hold the median's interval at two checks.
-		{"lucky start", func(i int) (float64, error) {
-			if i < 10 {
-				return 1000, nil
-			}
-			return 1200, nil
-		}, 40, true, nil},
-		// Samples that swing by 2x never narrow to 1%: MaxSamples ends it.
-		{"noisy", func(i int) (float64, error) { return float64(1000 + 1000*(i%2)), nil }, 40, false, nil},
-		{"error", func(i int) (float64, error) {
-			if i == 3 {
-				return 0, errBoom
-			}
-			return 1000, nil
-		}, 3, false, errBoom},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			i := 0
-			values, rel, converged, err := sampleToTarget(base, func() (float64, error) {
-				v, err := tc.sample(i)
-				i++
-				return v, err
-			})
-			if len(values) != tc.wantN || converged != tc.converged || !errors.Is(err, tc.err) {
-				t.Errorf("%d samples, converged %v, err %v; want %d, %v, %v", len(values), converged, err, tc.wantN, tc.converged, tc.err)
-			}
-			if converged && rel > base.TargetRelCI {
-				t.Errorf("converged with relative CI %g", rel)
-			}
-		})
 	}
 }

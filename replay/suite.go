@@ -102,10 +102,7 @@ func (e *Entry) ReplayNS() float64 {
 	if e.Result == nil {
 		return 0
 	}
-	if e.Result.KernelMedianNS > 0 {
-		return e.Result.KernelMedianNS
-	}
-	return e.Result.MedianNS
+	return e.Result.ReportedNS()
 }
 
 // Ratio is the replay time over the traced median (0 when not measured).
@@ -206,7 +203,9 @@ func (e *Entry) line() string {
 	if e.SameKernel != nil && !*e.SameKernel {
 		s += " OTHER KERNEL"
 	}
-	if e.Result.Throttled {
+	if n := e.Result.ThrottleNote(); n != "" {
+		s += " " + n
+	} else if e.Result.Throttled {
 		s += " throttled"
 	}
 	if en := e.Result.Energy; en != nil {

@@ -82,12 +82,14 @@ func inTiers(t signatures.Tier, tiers []signatures.Tier) bool {
 
 // WriteTable prints one row per entry: signature, count, traced median,
 // replay time (CUPTI kernel time where recorded), their ratio, the CUDA
-// event time per invocation (which includes launch gaps), the event
-// samples' confidence interval, and whether the replay ran the traced
-// kernel.
+// event time per invocation (which includes launch gaps), the confidence
+// interval of the replay time (Result.RelCI), the timed samples that
+// overlapped NVML's throttling ("3/40 discarded", "12/15 kept" when too
+// few others were left to discard them, "-" for none; see
+// Result.ThrottledSamples), and whether the replay ran the traced kernel.
 func WriteTable(w io.Writer, entries []Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\ttier\tclass\tcount\ttraced_us\treplay_us\tratio\tevent_us\tci\tsame_kernel\tpath\tlabel")
+	fmt.Fprintln(tw, "id\ttier\tclass\tcount\ttraced_us\treplay_us\tratio\tevent_us\tci\tthrottled\tsame_kernel\tpath\tlabel")
 	for _, e := range entries {
 		same := "-"
 		if e.SameKernel != nil {
@@ -95,22 +97,33 @@ func WriteTable(w io.Writer, entries []Entry) error {
 		}
 		switch {
 		case e.PartOf != "":
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\t\tpart of %s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\t\t\tpart of %s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
 				float64(e.TracedMedianNS)/1e3, e.PartOf, e.Label)
 		case e.Result == nil:
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\t\terror: %.80s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\t\t\t\t\t\terror: %.80s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
 				float64(e.TracedMedianNS)/1e3, e.Err, e.Label)
 		default:
 			r := e.Result
 			path := r.Path
-			if r.Throttled {
+			if r.Throttled && r.ThrottledSamples == 0 {
 				path += " (throttled)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.3f\t%.2f\t%.1f%%\t%s\t%s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
-				float64(e.TracedMedianNS)/1e3, e.ReplayNS()/1e3, e.Ratio(), r.MedianNS/1e3, 100*r.RelCI, same, path, e.Label)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.3f\t%.2f\t%.1f%%\t%s\t%s\t%s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
+				float64(e.TracedMedianNS)/1e3, e.ReplayNS()/1e3, e.Ratio(), r.MedianNS/1e3, 100*r.RelCI, throttledCell(r), same, path, e.Label)
 		}
 	}
 	return tw.Flush()
+}
+
+// throttledCell is WriteTable's throttled column for r.
+func throttledCell(r *Result) string {
+	switch {
+	case r.ThrottledSamples == 0:
+		return "-"
+	case r.ThrottledKept:
+		return fmt.Sprintf("%d/%d kept", r.ThrottledSamples, r.TakenSamples())
+	}
+	return fmt.Sprintf("%d/%d discarded", r.ThrottledSamples, r.TakenSamples())
 }
 
 // TierCoverage is the coverage of one group of tiers, named as kreplay run

@@ -353,6 +353,11 @@ type TimelineResult struct {
 	GPU       *energy.Summary `json:"gpu,omitempty"`
 	Throttled bool            `json:"throttled"`
 	Reasons   string          `json:"throttle_reasons,omitempty"`
+	// ThrottledSamples counts the samples that overlap a throttled NVML
+	// state (see Result.ThrottledSamples). Unlike a signature's, they are
+	// kept in the statistics: the timeline replays the whole inference,
+	// whose real run the power limiter caps the same way.
+	ThrottledSamples int `json:"throttled_samples,omitempty"`
 
 	// Context is each replayed signature's time in context: the kernel
 	// time of its invocations within the timeline replay, each preceded
@@ -368,6 +373,9 @@ func (r *TimelineResult) String() string {
 		r.Workload, r.MedianNS/1e3, 100*r.RelCI, r.Samples, r.Invocations, r.Skipped, float64(r.SkippedNS)/1e3, float64(r.BusyNS)/1e3)
 	if r.Throttled {
 		s += " THROTTLED " + r.Reasons
+	}
+	if n := throttleNote(r.ThrottledSamples, r.Samples, true); n != "" {
+		s += ", " + n
 	}
 	return s
 }
@@ -407,7 +415,9 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 		return err
 	}
 	defer end.Destroy()
-	sample := func() (time.Duration, error) {
+	// timed times one launch of the graph; gap then idles for the
+	// timeline's gap.
+	timed := func() (time.Duration, error) {
 		if err := start.Record(s); err != nil {
 			return 0, err
 		}
@@ -420,9 +430,18 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 		if err := end.Synchronize(); err != nil {
 			return 0, err
 		}
-		el, err := cuda.Elapsed(start, end)
-		if err == nil && t.gap > 0 {
-			err = withGap(func() error { return nil }, t.gap)()
+		return cuda.Elapsed(start, end)
+	}
+	gap := func() error {
+		if t.gap > 0 {
+			return withGap(func() error { return nil }, t.gap)()
+		}
+		return nil
+	}
+	sample := func() (time.Duration, error) {
+		el, err := timed()
+		if err == nil {
+			err = gap()
 		}
 		return el, err
 	}
@@ -442,21 +461,36 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 	if d.Meter != nil && !o.NoNVML {
 		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
 	}
-	values, rel, converged, err := sampleToTarget(o, func() (float64, error) {
-		el, err := sample()
-		return float64(el.Nanoseconds()), err
-	})
-	if err != nil {
-		if sampler != nil {
-			sampler.Stop()
+	// A sample's span ends before its gap: the idle gap is not the
+	// launch's, whatever NVML reads then.
+	var ends []time.Time
+	sam, err := sampleToTarget(o, func() (float64, error) {
+		el, err := timed()
+		ends = append(ends, time.Now())
+		if err == nil {
+			err = gap()
 		}
+		return float64(el.Nanoseconds()), err
+	}, nil)
+	states := stopSampler(sampler, d.Meter)
+	if err != nil {
 		return err
 	}
-	r.RelCI, r.Converged = rel, converged
-	r.GPU, r.Throttled, r.Reasons = stopSampler(sampler, d.Meter)
+	for i := range sam.spans {
+		sam.spans[i].end = ends[i]
+	}
+	r.GPU, r.Throttled, r.Reasons = gpuSummary(states)
+	if sampler != nil {
+		for _, th := range throttledSamples(sam.spans, states) {
+			if th {
+				r.ThrottledSamples++
+			}
+		}
+	}
+	values := sam.values
 	sum := summarize(values, o.Confidence)
 	r.RelCI = relCI(sum)
-	r.Converged = r.Converged || r.RelCI <= o.TargetRelCI
+	r.Converged = r.RelCI <= o.TargetRelCI
 	r.Samples = len(values)
 	r.MedianNS, r.LoNS, r.HiNS = sum.Center, sum.Lo, sum.Hi
 	r.MinNS, r.MaxNS = slices.Min(values), slices.Max(values)
