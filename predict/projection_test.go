@@ -18,12 +18,18 @@ const (
 	h200 = "NVIDIA H200"
 )
 
+// unlabelledPrefill is the REAL recorded output of the BLOOM-560M prefill
+// set on the H100 written before configuration and fidelity lines existed
+// (6 runs of every signature; not *.bench, so that TestRecordedOutput
+// reads only testdata/h100-bloom-560m_prefill.bench, its successor with
+// those lines). The tests that add SYNTHETIC lines start from it.
+const unlabelledPrefill = "h100-bloom-560m_prefill.unlabelled.txt"
+
 // recordedPrefill is the REAL recorded output of the BLOOM-560M prefill
-// set on the H100 (testdata/h100-bloom-560m_prefill.bench: 6 runs of every
-// signature, written before configuration and fidelity lines existed).
+// set on the H100 (unlabelledPrefill).
 func recordedPrefill(t testing.TB) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "h100-bloom-560m_prefill.bench"))
+	b, err := os.ReadFile(filepath.Join("testdata", unlabelledPrefill))
 	if err != nil {
 		t.Fatal(err)
 	}

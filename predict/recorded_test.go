@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/signatures"
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
 )
 
 // TestRecordedOutput runs Report (and Diff, given two files) on recorded
@@ -105,6 +109,45 @@ func checkPrediction(t *testing.T, wp *WorkloadPrediction) {
 	for _, s := range wp.Sigs {
 		if s.ReplayNS.Center <= 0 || s.Tier < signatures.TierMemory || s.Tier > signatures.TierKernel {
 			t.Errorf("%s: signature %s: %+v", wp.Workload, s.ID, s.ReplayNS)
+		}
+	}
+}
+
+// The re-recorded H100 output (testdata/h100-bloom-560m_prefill.bench,
+// generated package, go test -bench, 2026-11-25) carries its configuration
+// lines on every result, so that benchstat's -col gpu, -col driver and
+// -col cublas group it: one column each, naming the H100, its driver and
+// cuBLAS, and the GPU the trace came from (benchproc's projection, as
+// benchstat uses it).
+func TestRecordedConfiguration(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "h100-bloom-560m_prefill.bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var parser benchproc.ProjectionParser
+	proj, err := parser.Parse("gpu,driver,cuda-driver,cublas,trace-gpu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := map[string]int{}
+	r := benchfmt.NewReader(f, "h100-bloom-560m_prefill.bench")
+	for r.Scan() {
+		if res, ok := r.Result().(*benchfmt.Result); ok {
+			cols[proj.Project(res).String()]++
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(cols) != 1 {
+		t.Fatalf("columns %v, want one", cols)
+	}
+	for k, n := range cols {
+		for _, want := range []string{"gpu:NVIDIA H100 80GB HBM3", "driver:580.", "cuda-driver:13.", "cublas:13.", "trace-gpu:NVIDIA H100 80GB HBM3"} {
+			if !strings.Contains(k, want) {
+				t.Errorf("column %q (%d results) lacks %q", k, n, want)
+			}
 		}
 	}
 }

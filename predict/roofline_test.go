@@ -26,11 +26,11 @@ peaks-measured: 2026-11-25T10:00:00Z
 `
 
 // recordedWithPeaks is the REAL recorded H100 output of BLOOM-560M
-// prefill (testdata/h100-bloom-560m_prefill.bench, 6 runs of every
+// prefill (testdata/h100-bloom-560m_prefill.unlabelled.txt, 6 runs of every
 // signature) with the SYNTHETIC peaks above put in front of it.
 func recordedWithPeaks(t *testing.T, peaks string) Input {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "h100-bloom-560m_prefill.bench"))
+	data, err := os.ReadFile(filepath.Join("testdata", unlabelledPrefill))
 	if err != nil {
 		t.Fatal(err)
 	}

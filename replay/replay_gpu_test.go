@@ -170,11 +170,20 @@ func TestGPUEnergy(t *testing.T) {
 	r := measureWithEnergy(t, d, sig, Rotating, 10, 200*time.Millisecond)
 	e := r.Energy
 	t.Logf("%s: %.4f J/op, %.0f W over %.2f s (%d ticks, %.0f ops), clocks %v", sig.Label, e.JoulesPerOp, e.Watts, e.Seconds, e.Ticks, e.Ops, e.GPU)
-	if e.Ticks < 10 || e.Ops <= 0 || e.Watts < 50 || e.Watts > 1000 {
+	// A window that ran power-capped is measured again duty-cycled
+	// (DutyEnergy): its W is then the power while the op runs, above the
+	// cap (about 900-980 W for the H100's large GEMMs, results/h100/energy),
+	// and its window holds idle gaps between the bursts.
+	most, sPerOp := 1000.0, e.Seconds/e.Ops
+	if e.Duty != nil {
+		most, sPerOp = 1200, e.JoulesPerOp/e.Watts
+		t.Logf("duty-cycled: %+v", *e.Duty)
+	}
+	if e.Ticks < 10 || e.Ops <= 0 || e.Watts < 50 || e.Watts > most {
 		t.Errorf("implausible energy %+v", e)
 	}
 	// J/op and W must agree with the time per op: W = J/op / (s/op).
-	if sPerOp := e.Seconds / e.Ops; sPerOp < 0.5*r.MedianNS*1e-9 || sPerOp > 2*r.MedianNS*1e-9 {
+	if sPerOp < 0.5*r.MedianNS*1e-9 || sPerOp > 2*r.MedianNS*1e-9 {
 		t.Errorf("energy window gives %.1f µs/op, Measure %.1f µs", sPerOp*1e6, r.MedianNS/1e3)
 	}
 }

@@ -50,6 +50,9 @@ func TestGPUScaledGEMM(t *testing.T) {
 	} else if major*10+minor < 89 {
 		t.Skipf("FP8 GEMMs need compute capability 8.9 or later; device 0 is %d.%d", major, minor)
 	}
+	// An f32 output is held to 5e-4, not to f32 rounding: Hopper's FP8
+	// tensor cores accumulate with fewer mantissa bits than f32 (the H100
+	// gave 2.1e-4 against the float64 reference, cuBLASLt 13.1).
 	cases := []struct {
 		name              string
 		m, k, n           int64
@@ -62,7 +65,7 @@ func TestGPUScaledGEMM(t *testing.T) {
 		{"FP8Linear bf16 out", 48, 64, 32, [3]string{f8e4m3, f8e4m3}, "15", "False", false, false, "bf16", 1e-2},
 		{"bf16 bias", 64, 128, 96, [3]string{f8e4m3, f8e4m3, bf16}, "15", "False", true, false, "bf16", 1e-2},
 		{"f16 out f16 bias e5m2 weight fast accumulation", 16, 64, 32, [3]string{f8e4m3, f8e5m2, f16}, "5", "True", true, false, "f16", 5e-3},
-		{"f32 out", 32, 64, 48, [3]string{f8e4m3, f8e4m3}, "6", "False", false, false, "f32", 1e-4},
+		{"f32 out", 32, 64, 48, [3]string{f8e4m3, f8e4m3}, "6", "False", false, false, "f32", 5e-4},
 		{"FP8 out with scale_result", 32, 64, 48, [3]string{f8e4m3, f8e4m3}, "", "False", false, true, "f8e4m3", 7e-2},
 		{"decode row", 1, 256, 64, [3]string{f8e4m3, f8e4m3}, "15", "False", false, false, "bf16", 1e-2},
 	}
