@@ -213,8 +213,11 @@ func compareWorkload(wo, wn *WorkloadResults, set *signatures.Set, opt DiffOptio
 		common = append(common, id)
 		d := SigDiff{ID: id, Old: Summarize(so.NS, opt.Confidence), New: Summarize(sn.NS, opt.Confidence)}
 		cmpr := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(so.NS), th), benchmath.NewSample(slices.Clone(sn.NS), th))
-		d.P, d.Significant = cmpr.P, cmpr.P < cmpr.Alpha
 		d.Never = MinP(len(so.NS), len(sn.NS)) >= opt.Alpha
+		// Where no ordering of the runs can reach alpha (Never), a smaller
+		// p is an artefact of ties (benchmath gave p=0.000 for 6 runs
+		// against 1 run equal to them): not a significant change.
+		d.P, d.Significant = cmpr.P, cmpr.P < cmpr.Alpha && !d.Never
 		d.Delta = cmpr.FormatDelta(d.Old.Center, d.New.Center)
 		for _, w := range cmpr.Warnings {
 			d.Warnings = append(d.Warnings, w.Error())
@@ -299,8 +302,8 @@ func totalDiff(wo, wn *WorkloadResults, set *signatures.Set, common []string, is
 		t.ChangeCI, t.ChangeRange = iv, rng
 	}
 	cmpr := benchmath.AssumeNothing.Compare(benchmath.NewSample(to, th), benchmath.NewSample(tn, th))
-	t.P, t.Significant = cmpr.P, cmpr.P < cmpr.Alpha
 	t.Never = MinP(runs[0], runs[1]) >= opt.Alpha
+	t.P, t.Significant = cmpr.P, cmpr.P < cmpr.Alpha && !t.Never
 	t.Delta = cmpr.FormatDelta(t.Old.Center, t.New.Center)
 	for _, w := range cmpr.Warnings {
 		t.Warnings = append(t.Warnings, w.Error())

@@ -75,11 +75,13 @@ func TestRecordedOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, wd := range c.Workloads {
-			// Outputs recorded before configuration lines: nothing to
-			// compare there. With 1 run on a side no 95% interval of the
-			// total's change exists: the range of the run pairs' ratios.
-			if wd.ConfigNote == "" {
-				t.Errorf("%s: no note on the missing configuration lines", wd.Workload)
+			// With 1 run on a side no 95% interval of the total's change
+			// exists: the range of the run pairs' ratios. A change can be
+			// significant only where the run counts allow it.
+			for _, d := range wd.Sigs {
+				if d.Significant && d.Never {
+					t.Errorf("%s: %s significant (p=%.3f) with run counts that can never be", wd.Workload, d.ID, d.P)
+				}
 			}
 			if tot := wd.Total; tot != nil && min(tot.Runs[0], tot.Runs[1]) == 1 && !tot.ChangeRange {
 				t.Errorf("%s: runs %v and an interval of the change %+v", wd.Workload, tot.Runs, tot.ChangeCI)
