@@ -104,9 +104,9 @@ type Replaced struct {
 
 // Match is every run of a list of steps in a trace.
 type Match struct {
-	Workload string   `json:"workload"`
-	Steps    []string `json:"steps"`
-	Runs     []Run    `json:"runs"`
+	Workload string    `json:"workload"`
+	Steps    []string  `json:"steps"`
+	Runs     []Run     `json:"runs"`
 	Variants []Variant `json:"variants"`
 	// Replaced are the signatures with invocations in the runs, in the
 	// order of their first step.

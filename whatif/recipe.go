@@ -25,7 +25,7 @@ type Source struct {
 }
 
 // out is the output of step k; ext an external operand.
-func out(k int) Source      { return Source{Step: k} }
+func out(k int) Source       { return Source{Step: k} }
 func ext(name string) Source { return Source{Step: -1, Ext: name} }
 
 // Ref is a signature input of a recipe's step: Inputs[Input] of step Step.

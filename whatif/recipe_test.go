@@ -91,7 +91,9 @@ func TestBindErrors(t *testing.T) {
 		{"mean over dim 1", func(s *signatures.Set, v Variant) { s.Signatures[v.Sigs[2]].Tensor.Dims = []int64{1} }, "not a mean over the last dimension"},
 		{"mean without keepdim", func(s *signatures.Set, v Variant) { s.Signatures[v.Sigs[2]].Tensor.KeepDim = false }, "not a mean over the last dimension"},
 		{"bad eps", func(s *signatures.Set, v Variant) { *in(s, v, 3, 1) = signatures.Input{Type: "Scalar", Value: "eps"} }, `eps "eps" unreadable`},
-		{"eps list", func(s *signatures.Set, v Variant) { *in(s, v, 3, 1) = signatures.Input{Type: "ScalarList", Value: "[1]"} }, "want a Scalar or a 0-dim tensor"},
+		{"eps list", func(s *signatures.Set, v Variant) {
+			*in(s, v, 3, 1) = signatures.Input{Type: "ScalarList", Value: "[1]"}
+		}, "want a Scalar or a 0-dim tensor"},
 	} {
 		_, err := bindLlama(t, c.change)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
