@@ -217,8 +217,12 @@ func hint(set *signatures.Set, steps []string, best, at int) string {
 		return fmt.Sprintf("no invocation of %s in the trace", steps[0])
 	}
 	got := set.Signatures[set.Timeline[at].Sig]
-	return fmt.Sprintf("the longest partial run matched %d of %d steps (%s), then the trace has %s (%s) where %s was asked",
+	h := fmt.Sprintf("the longest partial run matched %d of %d steps (%s), then the trace has %s (%s) where %s was asked",
 		best, len(steps), strings.Join(steps[:best], ","), got.Op, got.Label, steps[best])
+	if r := RecipeFor(steps); r != nil && r.Name == "llama-rmsnorm-f32" && got.Op == "aten::copy_" {
+		h += "; an f16 or bf16 model casts x to f32 and back: -replace llama-rmsnorm has the casts"
+	}
+	return h
 }
 
 // tally groups the runs into variants and counts the replaced

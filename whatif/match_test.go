@@ -84,7 +84,8 @@ func TestFindHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Runs) != 0 || !strings.Contains(m.Hint, "matched 5 of 6") || !strings.Contains(m.Hint, "aten::copy_") {
+	if len(m.Runs) != 0 || !strings.Contains(m.Hint, "matched 5 of 6") || !strings.Contains(m.Hint, "aten::copy_") ||
+		!strings.Contains(m.Hint, "-replace llama-rmsnorm has the casts") {
 		t.Errorf("%d runs, hint %q", len(m.Runs), m.Hint)
 	}
 	m, err = Find(llamaSet(t), []string{"aten::layer_norm"})
