@@ -57,7 +57,7 @@ type Agreement struct {
 	Scale     float64 `json:"scale"`
 	RelErr    float64 `json:"rel_err"`
 	// Beyond counts the elements off by more than Tolerance x Scale, NaN
-	// on one side only included.
+	// or infinity on one side only included.
 	Beyond    int     `json:"beyond"`
 	Elements  int     `json:"elements"`
 	Tolerance float64 `json:"tolerance"`
@@ -96,8 +96,8 @@ func Compare(got, want []float32, tol float64) Agreement {
 		switch {
 		case math.IsNaN(g) && math.IsNaN(w), g == w:
 			continue
-		case math.IsNaN(d):
-			a.Beyond++
+		case math.IsNaN(d) || math.IsInf(d, 0):
+			a.Beyond++ // and out of MaxAbsErr, which JSON could not hold
 			continue
 		}
 		a.MaxAbsErr = max(a.MaxAbsErr, d)

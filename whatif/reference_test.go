@@ -56,6 +56,7 @@ func TestCompare(t *testing.T) {
 		{"beyond", []float32{1.1, -2}, []float32{1, -2}, 1, 0.1},
 		{"NaN both", []float32{nan, 1}, []float32{nan, 1}, 0, 0},
 		{"NaN one side", []float32{nan, 1}, []float32{0, 1}, 1, 0},
+		{"infinity one side", []float32{float32(math.Inf(1)), 1}, []float32{0, 1}, 1, 0},
 		{"lengths", []float32{1}, []float32{1, 2}, 2, 0},
 	} {
 		a := Compare(c.got, c.want, 0.01)
