@@ -82,6 +82,9 @@ func CheckOutput(d *replay.Device, set *signatures.Set, b *Bound, fused *replay.
 		steps[i].inst = t3.Instance(0)
 		c.Steps = append(c.Steps, fmt.Sprintf("%s %s: %s", sc.ID, sc.Label, strategyOf(p.Path, steps[i].inst)))
 	}
+	if out := steps[len(steps)-1].inst.Outputs[0]; !out.Contiguous() || out.Numel() != b.RowNorm.Rows*b.RowNorm.Cols {
+		return nil, fmt.Errorf("check: the chain's output %s%v (strides %v) is not y's contiguous layout", out.DType, out.Shape, out.Strides)
+	}
 	var x, w, y, chain []byte
 	err := d.Do(func() error {
 		s := d.Stream()

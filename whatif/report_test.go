@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -94,6 +95,9 @@ func TestWriteResult(t *testing.T) {
 		var b bytes.Buffer
 		if err := r.WriteText(&b); err != nil {
 			t.Fatal(err)
+		}
+		if _, err := json.Marshal(r); err != nil {
+			t.Errorf("the result does not encode as JSON: %v", err)
 		}
 		for _, want := range c.want {
 			if !strings.Contains(b.String(), want) {
