@@ -3,6 +3,7 @@ package whatif
 import (
 	"bytes"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 
@@ -16,23 +17,42 @@ const llamaTrace = "h100_llama-7b_prefill.trace.json.gz"
 
 var llamaOnce struct {
 	sync.Once
-	data []byte
-	err  error
+	set *signatures.Set
+	err error
 }
 
-// llamaSet imports the embedded Llama-7B prefill trace (a fresh set each
-// call: tests may change it).
+// llamaSet returns the embedded Llama-7B prefill trace's set, imported
+// once: a copy whose signatures, their inputs and tensor parameters a
+// test may change (the timeline is shared: do not change it).
 func llamaSet(t testing.TB) *signatures.Set {
 	t.Helper()
-	llamaOnce.Do(func() { llamaOnce.data, llamaOnce.err = traces.ReadFile(llamaTrace) })
+	llamaOnce.Do(func() {
+		data, err := traces.ReadFile(llamaTrace)
+		if err == nil {
+			llamaOnce.set, err = signatures.Import(bytesReader(data), llamaTrace, signatures.Options{})
+		}
+		llamaOnce.err = err
+	})
 	if llamaOnce.err != nil {
 		t.Fatal(llamaOnce.err)
 	}
-	set, err := signatures.Import(bytesReader(llamaOnce.data), llamaTrace, signatures.Options{})
-	if err != nil {
-		t.Fatal(err)
+	set := *llamaOnce.set
+	set.Signatures = make([]*signatures.Signature, len(llamaOnce.set.Signatures))
+	for i, s := range llamaOnce.set.Signatures {
+		c := *s
+		c.Inputs = slices.Clone(s.Inputs)
+		for j := range c.Inputs {
+			c.Inputs[j].Shape = slices.Clone(c.Inputs[j].Shape)
+			c.Inputs[j].Strides = slices.Clone(c.Inputs[j].Strides)
+		}
+		if s.Tensor != nil {
+			tp := *s.Tensor
+			tp.Dims = slices.Clone(tp.Dims)
+			c.Tensor = &tp
+		}
+		set.Signatures[i] = &c
 	}
-	return set
+	return &set
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
