@@ -76,12 +76,17 @@ func (r *Result) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("\non %s\n", r.GPU)
 	for _, v := range r.Variants {
-		verdict := "OK"
-		if !v.Check.OK() {
-			verdict = "FAILED"
+		switch {
+		case v.Check == nil:
+			ew.printf("output check, variant %d: NOT DONE: %s\n", v.Index, v.CheckErr)
+		default:
+			verdict := "OK"
+			if !v.Check.OK() {
+				verdict = "FAILED"
+			}
+			ew.printf("output check, variant %d: %s\n  against the chain replayed by kreplay's kernels: %v\n  against the host reference: %v\n"+
+				"  (the chain against the host reference: %v)\n", v.Index, verdict, v.Check.Chain, v.Check.Host, v.Check.ChainHost)
 		}
-		ew.printf("output check, variant %d: %s\n  against the chain replayed by kreplay's kernels: %v\n  against the host reference: %v\n"+
-			"  (the chain against the host reference: %v)\n", v.Index, verdict, v.Check.Chain, v.Check.Host, v.Check.ChainHost)
 		ew.printf("kernel alone, variant %d: %s per launch%s\n", v.Index, bench.FormatNS(v.Times.NS), joules(v.Times.J))
 	}
 	ew.printf("replaced signatures' times from %s:\n", r.Baseline.From)

@@ -86,11 +86,16 @@ func TestWriteResult(t *testing.T) {
 			"measured saving 9.600ms, predicted 9.620ms: predicted/measured 1.002 (+0.2%)",
 			"energy: not measured: no NVML", "launches: 1283 plain, 828 substituted (520 invocations replaced by 65 launches)"}},
 		{bad, []string{"output check, variant 0: FAILED", "3 elements beyond"}},
+		{Agreement{}, []string{"output check, variant 0: NOT DONE: step 3: no kernel"}},
 	} {
+		vr := &VariantResult{Check: &Check{Chain: c.check, Host: ok, ChainHost: ok}, Times: fused[0]}
+		if c.check.Elements == 0 {
+			vr.Check, vr.CheckErr = nil, "step 3: no kernel"
+		}
 		r := &Result{GPU: "NVIDIA H100 80GB HBM3", Kernel: p.Kernel, Match: p.Match, Baseline: base, Prediction: pred, Timeline: tc,
-			Variants: []*VariantResult{{Check: &Check{Chain: c.check, Host: ok, ChainHost: ok}, Times: fused[0]}}}
-		if r.OK() != (c.check.Beyond == 0) {
-			t.Errorf("OK() = %v with %d beyond", r.OK(), c.check.Beyond)
+			Variants: []*VariantResult{vr}}
+		if r.OK() != (vr.Check != nil && c.check.Beyond == 0) {
+			t.Errorf("OK() = %v with %d beyond, check error %q", r.OK(), c.check.Beyond, vr.CheckErr)
 		}
 		var b bytes.Buffer
 		if err := r.WriteText(&b); err != nil {

@@ -61,10 +61,12 @@ type VariantResult struct {
 	Recipe  string   `json:"recipe"`
 	RowNorm *RowNorm `json:"binding"`
 	// Sig is the kernel's signature ID for the variant.
-	Sig   string         `json:"sig"`
-	Check *Check         `json:"check"`
-	Times Times          `json:"times"`
-	Alone *replay.Result `json:"alone"`
+	Sig   string `json:"sig"`
+	Check *Check `json:"check,omitempty"`
+	// CheckErr says why the output check could not run.
+	CheckErr string         `json:"check_error,omitempty"`
+	Times    Times          `json:"times"`
+	Alone    *replay.Result `json:"alone"`
 }
 
 // SigResult is a replaced signature replayed alone (without a Baseline).
@@ -113,9 +115,10 @@ func timesOf(r *replay.Result) Times {
 
 // Evaluate does the what-if on the GPU: each variant's output check, its
 // kernel replayed alone, the replaced signatures replayed alone (without
-// a Baseline), the prediction, and the timeline check. A failed output
-// check is in the result (Result.OK), not an error; the timeline check's
-// failure is in TimelineErr.
+// a Baseline), the prediction, and the timeline check. An output check
+// that failed, or could not run (VariantResult.CheckErr), is in the
+// result (Result.OK), not an error; so is the timeline check's failure
+// (TimelineErr).
 func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 	o.defaults()
 	r := &Result{Workload: p.Set.Source.Workload, GPU: d.Name, Kernel: p.Kernel, Match: p.Match, Baseline: o.Baseline}
@@ -130,9 +133,11 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 		vr := &VariantResult{Index: b.Index, Runs: b.Variant.Runs, Recipe: b.Recipe.Name, RowNorm: b.RowNorm, Sig: b.Sig.ID}
 		r.Variants = append(r.Variants, vr)
 		if vr.Check, err = CheckOutput(d, p.Set, b, warm, o.Tolerance); err != nil {
-			return nil, err
+			vr.CheckErr = err.Error()
+			fmt.Fprintf(o.Progress, "check: variant %d: not done: %v\n", b.Index, err)
+		} else {
+			fmt.Fprintf(o.Progress, "check: variant %d: against the chain %v; against the host reference %v\n", b.Index, vr.Check.Chain, vr.Check.Host)
 		}
-		fmt.Fprintf(o.Progress, "check: variant %d: against the chain %v; against the host reference %v\n", b.Index, vr.Check.Chain, vr.Check.Host)
 		if vr.Alone, err = measureWith(d, b, p.Kernel, o.Measure); err != nil {
 			return nil, err
 		}

@@ -58,7 +58,9 @@ func TestGPUWhatIfLlamaRMSNorm(t *testing.T) {
 		t.Fatalf("%d variants", len(r.Variants))
 	}
 	v := r.Variants[0]
-	if !v.Check.OK() || !v.Check.ChainHost.OK() {
+	if v.Check == nil {
+		t.Errorf("no output check: %s", v.CheckErr)
+	} else if !v.Check.OK() || !v.Check.ChainHost.OK() {
 		t.Errorf("output check: chain %v; host %v; chain against host %v", v.Check.Chain, v.Check.Host, v.Check.ChainHost)
 	}
 	if v.Alone.Fidelity != replay.FidelitySame {

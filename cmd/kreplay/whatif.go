@@ -125,7 +125,7 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if !r.OK() {
-		return errors.New("the kernel's output does not match the replaced ops' (see the output check)")
+		return errors.New("the output check failed or could not run (see the report)")
 	}
 	return nil
 }

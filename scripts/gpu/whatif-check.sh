@@ -51,7 +51,11 @@ r = json.load(open(sys.argv[1]))
 ok = True
 print(f"GPU: {r['gpu']}; workload {r['workload']}; {len(r['match']['runs'])} runs replaced")
 for v in r["variants"]:
-    c = v["check"]
+    c = v.get("check")
+    if not c:
+        ok = False
+        print(f"output check, variant {v['index']}: NOT DONE: {v.get('check_error')}")
+        continue
     good = c["chain"]["beyond"] == 0 and c["host"]["beyond"] == 0
     ok &= good
     print(f"output check, variant {v['index']}: {'OK' if good else 'FAILED'}: against the chain max |err| {c['chain']['max_abs_err']:.3g}"
