@@ -76,7 +76,7 @@ func (t *Timeline) inContext(passes int) ([]SigContext, error) {
 		}
 	}
 	var out []SigContext
-	for _, p := range t.Prepared {
+	for _, p := range t.launchable() {
 		v := times[p]
 		if len(v) == 0 {
 			continue
@@ -92,11 +92,17 @@ func (t *Timeline) inContext(passes int) ([]SigContext, error) {
 	return out, nil
 }
 
+// launchable lists what the graph launches, once each: the prepared
+// signatures, then the substitutes.
+func (t *Timeline) launchable() []*Prepared {
+	return append(slices.Clip(t.Prepared), t.subs...)
+}
+
 // kernelsPerLaunch launches each prepared signature twice and counts the
 // kernels the second launch ran (the first may set a library up).
 func (t *Timeline) kernelsPerLaunch(rec *recorder) (map[*Prepared]int, error) {
 	per := map[*Prepared]int{}
-	for _, p := range t.Prepared {
+	for _, p := range t.launchable() {
 		if err := p.Kernel.Launch(t.dev.stream, 0); err != nil {
 			return nil, err
 		}

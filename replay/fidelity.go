@@ -35,7 +35,7 @@ func fidelity(sig *signatures.Signature, r *Result) string {
 		return FidelityStandIn
 	case sig.Tier == signatures.TierMemory:
 		return FidelityMemory
-	case sig.Tier == signatures.TierKernel && r.Path != PathCaptured:
+	case sig.Tier == signatures.TierKernel && r.Path != PathCaptured && !strings.HasPrefix(r.Path, PathWith):
 		if strings.HasPrefix(r.Path, "kreplay:") {
 			return FidelityOwn
 		}

@@ -60,6 +60,7 @@ func TestFidelity(t *testing.T) {
 	k := "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
 	gemm := &signatures.Signature{Activity: signatures.ActivityKernel, Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Kernel: k}
 	add := &signatures.Signature{Activity: signatures.ActivityKernel, Tier: signatures.TierKernel, Class: signatures.ClassElementwise, Kernel: "triton_poi_fused_add_0"}
+	fused := &signatures.Signature{Activity: signatures.ActivityKernel, Tier: signatures.TierKernel, Class: signatures.ClassNorm, Kernel: "rmsnorm_fused"}
 	for _, tc := range []struct {
 		sig  *signatures.Signature
 		r    Result
@@ -72,6 +73,9 @@ func TestFidelity(t *testing.T) {
 		{add, Result{Path: "kreplay:add"}, FidelityOwn},
 		{add, Result{Path: "approximate", Approximate: "no kreplay kernel"}, FidelityStandIn},
 		{&signatures.Signature{Tier: signatures.TierMemory, Class: signatures.ClassMemcpy}, Result{Path: "memcpy"}, FidelityMemory},
+		// A kernel given by the caller (PrepareWith) is the kernel when CUPTI saw it run.
+		{fused, Result{Path: PathWith + "rmsnorm_fused", Ran: []Ran{{Kind: "kernel", Name: "rmsnorm_fused"}}}, FidelitySame},
+		{fused, Result{Path: PathWith + "rmsnorm_fused"}, FidelityUnchecked},
 	} {
 		if got := fidelity(tc.sig, &tc.r); got != tc.want {
 			t.Errorf("%s by %s: %s, want %s", tc.sig.Kernel, tc.r.Path, got, tc.want)

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -70,6 +71,43 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 	default:
 		cache = c
 	}
+	return d.prepare(sig, cache, func(opt launch.Options) (launch.Kernel, string, error) {
+		return d.build(sig, opt, cache)
+	})
+}
+
+// PathWith prefixes the Path of a signature prepared with a kernel given
+// by the caller (PrepareWith): "with:" and the signature's kernel name.
+const PathWith = "with:"
+
+// PrepareWith makes sig launchable with the kernel b builds instead of
+// its tier's: a kernel kreplay does not have, such as a what-if's fused
+// kernel (package whatif). It gets what a tier-3 kernel gets (see
+// tier3.NewWith): buffer sets for the cache mode (Auto resolves by
+// CacheMode.For, Primed for a tier-3 signature), priming, footprint and
+// work from b's tensors. Its Path is PathWith and sig.Kernel; its
+// fidelity is the same kernel when CUPTI saw sig.Kernel run.
+func (d *Device) PrepareWith(sig *signatures.Signature, cache CacheMode, b tier3.Builder) (*Prepared, error) {
+	if b == nil {
+		return nil, sigErr(sig, "prepare", errors.New("no builder"))
+	}
+	cache = cache.For(sig)
+	return d.prepare(sig, cache, func(opt launch.Options) (launch.Kernel, string, error) {
+		comp, err := d.compiler()
+		if err != nil {
+			return nil, "", err
+		}
+		k, err := tier3.NewWith(sig, b, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes}, opt, d.stream)
+		if err != nil {
+			return nil, "", err
+		}
+		return k, PathWith + sig.Kernel, nil
+	})
+}
+
+// prepare builds sig's kernel with build, with as many buffer sets as the
+// cache mode needs. Call outside Do.
+func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, build func(launch.Options) (launch.Kernel, string, error)) (*Prepared, error) {
 	p := &Prepared{Sig: sig, Cache: cache, dev: d}
 	err := d.Do(func() error {
 		free, _, err := cuda.MemGetInfo()
@@ -77,7 +115,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 			return err
 		}
 		opt := launch.Options{Sets: 1, Seed: seedOf(sig.ID), FreeBytes: int64(free) - memoryReserve}
-		k, path, err := d.build(sig, opt, cache)
+		k, path, err := build(opt)
 		if err != nil {
 			return err
 		}
@@ -87,7 +125,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 					return err
 				}
 				opt.Sets = n
-				if k, path, err = d.build(sig, opt, cache); err != nil {
+				if k, path, err = build(opt); err != nil {
 					return err
 				}
 			}

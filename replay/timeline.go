@@ -37,6 +37,22 @@ type TimelineOptions struct {
 	// so that the GPU's power limiter sees the duty the real run has. 0
 	// launches it back to back.
 	Gap time.Duration
+	// Substitute replaces runs of the timeline's invocations with one
+	// launch each of a kernel prepared outside the timeline (a what-if's
+	// fused kernel, package whatif). The timeline does not close them.
+	Substitute []Substitution
+}
+
+// Substitution replaces a run of a timeline's invocations with one launch
+// of With's buffer set 0, where the run's first invocation was: the other
+// invocations of the run are not launched. A signature whose invocations
+// are all substituted is not prepared.
+type Substitution struct {
+	// Invocations are indices into the set's Timeline, increasing.
+	Invocations []int
+	// With is the kernel launched in their place (prepared by the
+	// caller, PrepareWith, in the Warm cache mode; capturable).
+	With *Prepared
 }
 
 // TimelineSkip is a signature of the timeline that is not replayed.
@@ -71,6 +87,11 @@ type Timeline struct {
 	Parts     int
 	// Skips lists the skipped signatures with the reason, by traced time.
 	Skips []TimelineSkip
+	// Substituted counts the invocations TimelineOptions.Substitute
+	// replaced (parts included) and SubstitutedNS their traced time; the
+	// substitutes' launches are in Launched.
+	Substituted   int
+	SubstitutedNS int64
 	// BufferBytes is the device memory the prepared signatures' buffers
 	// take (their footprints times their buffer sets).
 	BufferBytes int64
@@ -83,6 +104,7 @@ type Timeline struct {
 	gap   time.Duration
 	graph *cuda.GraphExec
 	order []*Prepared // the invocations the graph launches, in order
+	subs  []*Prepared // the substitutes, once each (not closed by Close)
 }
 
 // MeasureTimeline prepares set's timeline (PrepareTimeline), measures it
@@ -98,11 +120,12 @@ func (d *Device) MeasureTimeline(set *signatures.Set, to TimelineOptions, o Opti
 
 // PrepareTimeline prepares every signature set's timeline uses that can
 // replay on one device and captures one CUDA graph of all their
-// invocations in timeline order. Signatures that are part of another are
-// launched by their parent; collectives, unreplayable signatures and
-// those that fail to prepare or cannot be captured are skipped with the
-// reason (Timeline.Skips). It fails with ErrTimelineMemory when the
-// signatures' buffers do not fit in device memory together.
+// invocations in timeline order, with o.Substitute's runs replaced by
+// their kernels. Signatures that are part of another are launched by
+// their parent; collectives, unreplayable signatures and those that fail
+// to prepare or cannot be captured are skipped with the reason
+// (Timeline.Skips). It fails with ErrTimelineMemory when the signatures'
+// buffers do not fit in device memory together.
 func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timeline, error) {
 	if set == nil {
 		return nil, errors.New("timeline: no set")
@@ -115,15 +138,27 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 		t.BusyNS += s.BusyNS
 	}
 	n := len(set.Signatures)
+	subAt, subbed, err := substitutions(set, o.Substitute)
+	if err != nil {
+		return nil, err
+	}
 	count := make([]int, n)
-	traced := make([]int64, n)
-	for _, inv := range set.Timeline {
+	for i, inv := range set.Timeline {
 		if inv.Sig < 0 || inv.Sig >= n {
 			return nil, fmt.Errorf("timeline: invocation names signature %d of %d", inv.Sig, n)
 		}
-		count[inv.Sig]++
-		traced[inv.Sig] += inv.Dur
 		t.TracedNS += inv.Dur
+		if subbed[i] {
+			t.Substituted++
+			t.SubstitutedNS += inv.Dur
+			continue
+		}
+		count[inv.Sig]++
+	}
+	for _, sub := range o.Substitute {
+		if !slices.Contains(t.subs, sub.With) {
+			t.subs = append(t.subs, sub.With)
+		}
 	}
 	var free0, total int
 	if err := d.Do(func() error {
@@ -134,14 +169,81 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 		return nil, err
 	}
 
-	byIndex := make([]*Prepared, n)
-	reasons := make([]string, n)
 	ok := false
 	defer func() {
 		if !ok {
 			t.Close()
 		}
 	}()
+	byIndex, reasons, err := t.prepareAll(count, o, free0, total)
+	if err != nil {
+		return nil, err
+	}
+	// The buffers must leave room for the graph and the libraries.
+	if err := d.Do(func() error {
+		free, _, err := cuda.MemGetInfo()
+		if err != nil {
+			return err
+		}
+		if int64(free) < o.Reserve {
+			return fmt.Errorf("%w: %d prepared signatures take %d bytes, %d bytes left free of %d, want %d",
+				ErrTimelineMemory, len(t.Prepared), t.BufferBytes, free, total, o.Reserve)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	order := t.plan(byIndex, reasons, subAt, subbed)
+	if len(order) == 0 {
+		return nil, errors.New("timeline: no invocation can be replayed")
+	}
+	t.order = order
+	if err := d.Do(func() error { return t.capture(order) }); err != nil {
+		return nil, fmt.Errorf("timeline: capturing %d launches in a graph: %w", len(order), err)
+	}
+	ok = true
+	return t, nil
+}
+
+// substitutions checks subs against set's timeline and returns the
+// substitute to launch at each run's first invocation and which
+// invocations are substituted.
+func substitutions(set *signatures.Set, subs []Substitution) (map[int]*Prepared, []bool, error) {
+	at := map[int]*Prepared{}
+	subbed := make([]bool, len(set.Timeline))
+	for k, sub := range subs {
+		switch {
+		case len(sub.Invocations) == 0:
+			return nil, nil, fmt.Errorf("timeline: substitution %d replaces no invocation", k)
+		case sub.With == nil || sub.With.Kernel == nil:
+			return nil, nil, fmt.Errorf("timeline: substitution %d has no prepared kernel", k)
+		case !sub.With.Kernel.Capturable():
+			return nil, nil, fmt.Errorf("timeline: substitution %d: %s cannot be captured in a CUDA graph", k, sub.With.Sig.ID)
+		}
+		prev := -1
+		for _, i := range sub.Invocations {
+			switch {
+			case i < 0 || i >= len(set.Timeline):
+				return nil, nil, fmt.Errorf("timeline: substitution %d names invocation %d of %d", k, i, len(set.Timeline))
+			case i <= prev:
+				return nil, nil, fmt.Errorf("timeline: substitution %d: invocations %d then %d, not increasing", k, prev, i)
+			case subbed[i]:
+				return nil, nil, fmt.Errorf("timeline: substitution %d: invocation %d is in another substitution", k, i)
+			}
+			subbed[i], prev = true, i
+		}
+		at[sub.Invocations[0]] = sub.With
+	}
+	return at, subbed, nil
+}
+
+// prepareAll prepares every signature with invocations to launch (count)
+// that can replay, in the Warm cache mode, and returns them by signature
+// index with the reasons the others are skipped.
+func (t *Timeline) prepareAll(count []int, o TimelineOptions, free0, total int) ([]*Prepared, []string, error) {
+	d, set := t.dev, t.Set
+	byIndex := make([]*Prepared, len(count))
+	reasons := make([]string, len(count))
 	for i, sig := range set.Signatures {
 		if count[i] == 0 || sig.PartOf != "" {
 			continue
@@ -151,7 +253,7 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 			p, err := d.PrepareFor(sig, Warm)
 			switch {
 			case err != nil && isMemoryError(err):
-				return nil, fmt.Errorf("%w: signature %s (%s) does not fit after %d prepared signatures take %d bytes (%d of %d bytes were free before): %v",
+				return nil, nil, fmt.Errorf("%w: signature %s (%s) does not fit after %d prepared signatures take %d bytes (%d of %d bytes were free before): %v",
 					ErrTimelineMemory, sig.ID, sig.Label, len(t.Prepared), t.BufferBytes, free0, total, err)
 			case err != nil:
 				reason = err.Error()
@@ -172,21 +274,14 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 		}
 		reasons[i] = reason
 	}
-	// The buffers must leave room for the graph and the libraries.
-	if err := d.Do(func() error {
-		free, _, err := cuda.MemGetInfo()
-		if err != nil {
-			return err
-		}
-		if int64(free) < o.Reserve {
-			return fmt.Errorf("%w: %d prepared signatures take %d bytes, %d bytes left free of %d, want %d",
-				ErrTimelineMemory, len(t.Prepared), t.BufferBytes, free, total, o.Reserve)
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
+	return byIndex, reasons, nil
+}
 
+// plan orders the graph's launches: each invocation's prepared signature
+// in timeline order, a substitute in place of its run, parts left to
+// their parent; it counts and lists what is skipped.
+func (t *Timeline) plan(byIndex []*Prepared, reasons []string, subAt map[int]*Prepared, subbed []bool) []*Prepared {
+	set := t.Set
 	skips := map[int]*TimelineSkip{}
 	skip := func(i int, reason string, inv signatures.Invocation) {
 		sk := skips[i]
@@ -199,7 +294,13 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 		sk.TracedNS += inv.Dur
 	}
 	var order []*Prepared
-	for _, inv := range set.Timeline {
+	for idx, inv := range set.Timeline {
+		if subbed[idx] {
+			if p := subAt[idx]; p != nil {
+				order = append(order, p)
+			}
+			continue
+		}
 		sig := set.Signatures[inv.Sig]
 		if sig.PartOf != "" {
 			t.Parts++
@@ -230,15 +331,7 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 	slices.SortFunc(t.Skips, func(a, b TimelineSkip) int {
 		return cmp.Or(cmp.Compare(b.TracedNS, a.TracedNS), strings.Compare(a.ID, b.ID))
 	})
-	if len(order) == 0 {
-		return nil, errors.New("timeline: no invocation can be replayed")
-	}
-	t.order = order
-	if err := d.Do(func() error { return t.capture(order) }); err != nil {
-		return nil, fmt.Errorf("timeline: capturing %d launches in a graph: %w", len(order), err)
-	}
-	ok = true
-	return t, nil
+	return order
 }
 
 // skipReason says why a signature is not prepared for the timeline, or "".
@@ -296,7 +389,8 @@ func (t *Timeline) capture(order []*Prepared) error {
 	return err
 }
 
-// Close frees the graph and every prepared signature's buffers.
+// Close frees the graph and every prepared signature's buffers (not the
+// substitutes', which their caller prepared).
 func (t *Timeline) Close() error {
 	var errs []error
 	if t.graph != nil {
@@ -324,6 +418,10 @@ type TimelineResult struct {
 	Parts       int   `json:"parts"`
 	// Skips lists the skipped signatures (see Timeline.Skips).
 	Skips []TimelineSkip `json:"skips,omitempty"`
+	// Substituted and SubstitutedNS count the invocations replaced by
+	// substitutes and their traced time (see Timeline).
+	Substituted   int   `json:"substituted,omitempty"`
+	SubstitutedNS int64 `json:"substituted_ns,omitempty"`
 	// TracedNS and BusyNS are the trace's summed durations and GPU-busy
 	// time (see Timeline).
 	TracedNS int64 `json:"traced_ns"`
@@ -371,6 +469,9 @@ type TimelineResult struct {
 func (r *TimelineResult) String() string {
 	s := fmt.Sprintf("timeline %s: median %.1fµs ±%.1f%% (%d samples), %d invocations, %d skipped (%.1fµs traced); trace busy %.1fµs",
 		r.Workload, r.MedianNS/1e3, 100*r.RelCI, r.Samples, r.Invocations, r.Skipped, float64(r.SkippedNS)/1e3, float64(r.BusyNS)/1e3)
+	if r.Substituted > 0 {
+		s += fmt.Sprintf("; %d invocations substituted (%.1fµs traced)", r.Substituted, float64(r.SubstitutedNS)/1e3)
+	}
 	if r.Throttled {
 		s += " THROTTLED " + r.Reasons
 	}
@@ -393,7 +494,8 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 	o.defaults()
 	r := &TimelineResult{
 		Workload: t.Set.Source.Workload, Invocations: t.Launched, Skipped: t.Skipped, SkippedNS: t.SkippedNS,
-		Parts: t.Parts, Skips: slices.Clone(t.Skips), TracedNS: t.TracedNS, BusyNS: t.BusyNS, Confidence: o.Confidence,
+		Parts: t.Parts, Skips: slices.Clone(t.Skips), Substituted: t.Substituted, SubstitutedNS: t.SubstitutedNS,
+		TracedNS: t.TracedNS, BusyNS: t.BusyNS, Confidence: o.Confidence,
 		GapNS: t.gap.Nanoseconds(),
 	}
 	if err := t.dev.Do(func() error { return t.measure(o, r) }); err != nil {

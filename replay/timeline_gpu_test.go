@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
 )
 
 // The whole BLOOM-560M prefill timeline replays as one CUDA graph: every
@@ -122,4 +124,94 @@ func TestGPUTimelineTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(r)
+}
+
+// touchSig is a tier-3 signature whose kernel the caller builds
+// (withTouch): tier 3's kr_touch copying 16 KiB.
+var touchSig = &signatures.Signature{ID: "0123456789ab", Label: "with kr_touch f32[4096]", Tier: signatures.TierKernel,
+	Class: signatures.ClassCopy, Activity: signatures.ActivityKernel, Kernel: tier3.TouchKernel, Op: "test::touch"}
+
+// withTouch builds touchSig's kernel: kr_touch from x into y.
+func withTouch(e *tier3.Env, _ *signatures.Signature) (*tier3.Instance, error) {
+	x, err := e.NewTensor([]int64{4096}, []int64{1}, "f32")
+	if err != nil {
+		return nil, err
+	}
+	y, err := e.Output([]int64{4096}, "f32")
+	if err != nil {
+		return nil, err
+	}
+	f, err := e.Function(tier3.Util, tier3.TouchKernel)
+	if err != nil {
+		return nil, err
+	}
+	return &tier3.Instance{Inputs: []*tier3.Tensor{x}, Outputs: []*tier3.Tensor{y}, Launch: func(s *cuda.Stream) error {
+		return f.Launch([3]uint32{4, 1, 1}, [3]uint32{256, 1, 1}, 0, s, y.Ptr, x.Ptr, uint64(x.Bytes()), uint32(0))
+	}}, nil
+}
+
+// A kernel the caller builds (PrepareWith) replays with its path and is
+// the same kernel when CUPTI sees it run; substituted for every
+// invocation of BLOOM-560M's attention-mask add, it launches in their
+// place, the add is not prepared, and its launches have their times in
+// context.
+func TestGPUTimelineSubstitute(t *testing.T) {
+	d := openGPU(t)
+	with, err := d.PrepareWith(touchSig, Warm, withTouch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer with.Close()
+	r, err := d.Measure(with, quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Path != PathWith+tier3.TouchKernel || r.Fidelity != FidelitySame || r.Work.Bytes != 2*16384 {
+		t.Errorf("alone: path %q, fidelity %q, work %+v", r.Path, r.Fidelity, r.Work)
+	}
+	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
+	add := set.ByID("ead9ce6de968") // add f16[4,16,512,512] f16[4,1,512,512], once a layer
+	if add == nil {
+		t.Fatal("no mask add in the BLOOM-560M prefill")
+	}
+	var subs []Substitution
+	for i, inv := range set.Timeline {
+		if set.Signatures[inv.Sig] == add {
+			subs = append(subs, Substitution{Invocations: []int{i}, With: with})
+		}
+	}
+	plain, err := d.PrepareTimeline(set, TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainLaunched := plain.Launched
+	plain.Close()
+	tl, err := d.PrepareTimeline(set, TimelineOptions{Substitute: subs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	if tl.Substituted != len(subs) || tl.Launched != plainLaunched || len(subs) != add.Count {
+		t.Errorf("%d substituted of %d, %d launched, %d plain", tl.Substituted, add.Count, tl.Launched, plainLaunched)
+	}
+	for _, p := range tl.Prepared {
+		if p.Sig == add {
+			t.Error("the substituted add was prepared")
+		}
+	}
+	res, err := tl.Measure(quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res)
+	if res.Substituted != len(subs) || res.ContextErr != "" {
+		t.Errorf("result: %d substituted, context error %q", res.Substituted, res.ContextErr)
+	}
+	found := false
+	for _, c := range res.Context {
+		found = found || c.ID == touchSig.ID && c.Invocations == len(subs)
+	}
+	if !found {
+		t.Errorf("no time in context for the substitute's %d launches", len(subs))
+	}
 }

@@ -3,9 +3,12 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -41,5 +44,89 @@ func TestTimelineMemoryError(t *testing.T) {
 		if got := isMemoryError(c.err); got != c.want {
 			t.Errorf("isMemoryError(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// fakeKernel is a launch.Kernel that launches nothing, for planning
+// tests without a GPU.
+type fakeKernel struct{ capturable bool }
+
+func (fakeKernel) Launch(*cuda.Stream, int) error { return nil }
+func (fakeKernel) Sets() int                      { return 1 }
+func (fakeKernel) Footprint() int64               { return 0 }
+func (fakeKernel) Work() launch.Work              { return launch.Work{} }
+func (k fakeKernel) Capturable() bool             { return k.capturable }
+func (fakeKernel) Close() error                   { return nil }
+
+// Substitutions are checked against the timeline: a run of increasing
+// invocations in range, in no other run, with a capturable kernel.
+func TestTimelineSubstitutions(t *testing.T) {
+	set := &signatures.Set{Timeline: make(signatures.Timeline, 6)}
+	with := &Prepared{Sig: &signatures.Signature{ID: "f"}, Kernel: fakeKernel{capturable: true}}
+	for _, c := range []struct {
+		name string
+		subs []Substitution
+		err  string
+		at   []int
+	}{
+		{"none", nil, "", nil},
+		{"two runs", []Substitution{{[]int{1, 2}, with}, {[]int{4, 5}, with}}, "", []int{1, 4}},
+		{"empty", []Substitution{{nil, with}}, "replaces no invocation", nil},
+		{"no kernel", []Substitution{{[]int{1}, nil}}, "no prepared kernel", nil},
+		{"not capturable", []Substitution{{[]int{1}, &Prepared{Sig: with.Sig, Kernel: fakeKernel{}}}}, "cannot be captured", nil},
+		{"out of range", []Substitution{{[]int{5, 6}, with}}, "invocation 6 of 6", nil},
+		{"not increasing", []Substitution{{[]int{2, 1}, with}}, "not increasing", nil},
+		{"overlap", []Substitution{{[]int{1, 2}, with}, {[]int{2, 3}, with}}, "in another substitution", nil},
+	} {
+		at, subbed, err := substitutions(set, c.subs)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		var got []int
+		for i := range subbed {
+			if at[i] != nil {
+				got = append(got, i)
+			}
+		}
+		if !slices.Equal(got, c.at) {
+			t.Errorf("%s: substitutes at %v, want %v", c.name, got, c.at)
+		}
+	}
+}
+
+// plan launches a substitute once in place of its run, skips the run's
+// other invocations and its parts, and counts the rest as before.
+func TestTimelinePlanSubstitute(t *testing.T) {
+	sigs := []*signatures.Signature{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "m", PartOf: "a"}, {ID: "x"}}
+	set := &signatures.Set{Signatures: sigs}
+	for _, s := range []int{0, 1, 3, 2, 0, 1, 2, 4} {
+		set.Timeline = append(set.Timeline, signatures.Invocation{Sig: s, Dur: 10})
+	}
+	pa, pb, pc := &Prepared{Sig: sigs[0]}, &Prepared{Sig: sigs[1]}, &Prepared{Sig: sigs[2]}
+	fused := &Prepared{Sig: &signatures.Signature{ID: "fused"}, Kernel: fakeKernel{capturable: true}}
+	// b, m, c of the first run and b, c of the second are replaced.
+	at, subbed, err := substitutions(set, []Substitution{{[]int{1, 2, 3}, fused}, {[]int{5, 6}, fused}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := &Timeline{Set: set}
+	order := tl.plan([]*Prepared{pa, pb, pc, nil, nil}, []string{"", "", "", "", "no kernel"}, at, subbed)
+	want := []*Prepared{pa, fused, pa, fused}
+	if !slices.Equal(order, want) {
+		var ids []string
+		for _, p := range order {
+			ids = append(ids, p.Sig.ID)
+		}
+		t.Errorf("order %v, want a fused a fused", ids)
+	}
+	if tl.Launched != 4 || tl.Skipped != 1 || tl.SkippedNS != 10 || tl.Parts != 0 || len(tl.Skips) != 1 || tl.Skips[0].ID != "x" {
+		t.Errorf("launched %d, skipped %d (%d ns), parts %d, skips %+v", tl.Launched, tl.Skipped, tl.SkippedNS, tl.Parts, tl.Skips)
 	}
 }

@@ -144,6 +144,35 @@ func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stre
 	return k, nil
 }
 
+// NewWith builds the buffer sets of sig with b instead of the builder
+// registered for its op: a kernel kreplay does not have, such as a
+// what-if's fused kernel (package whatif), with the buffer sets, priming
+// and footprint of a tier-3 kernel. sig may be of any tier and op. An
+// error from b, ErrUnsupported included, is returned: there is no
+// stand-in for a kernel given this way.
+func NewWith(sig *signatures.Signature, b Builder, dev Device, opt launch.Options, s *cuda.Stream) (*Kernel, error) {
+	if b == nil {
+		return nil, fmt.Errorf("%s: no builder", sig.ID)
+	}
+	k := &Kernel{sig: sig, sms: dev.SMs, l2: dev.L2}
+	budget := opt.FreeBytes
+	for i := 0; i < max(opt.Sets, 1); i++ {
+		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, seed: opt.Seed + uint64(i)<<32, budget: budget}
+		k.envs = append(k.envs, e)
+		inst, err := b(e, sig)
+		if err == nil && (inst == nil || inst.Launch == nil) {
+			err = fmt.Errorf("%s: the builder made no launch", sig.ID)
+		}
+		if err != nil {
+			k.Close()
+			return nil, err
+		}
+		budget = e.budget
+		k.sets = append(k.sets, inst)
+	}
+	return k, nil
+}
+
 func opName(sig *signatures.Signature) string {
 	if sig.Op == "" {
 		return "kernel " + sig.Kernel

@@ -35,6 +35,11 @@ func init() {
 		{"report", "[-json] [-plots DIR] [-sets SET.json,...] [-top N] BENCH.txt ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
 		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [-resume]\n           [-budget D] [-binaries=false] [TRACE|SET.json|BUNDLE]", "the whole flow: inspect, then on a GPU replay every signature with its energy and the\n           timeline, and report the prediction against the bundle's measured run or the real\n           inference run now (default: the embedded bundle " + traces.DefaultBundle + ")", cmdPredict},
 		{"diff", "[-json] [-all] [-alpha A] [-sets SET.json,...] OLD.txt NEW.txt", "compare two go test -bench outputs, per signature and predicted total (with the\n           interval of its change), and attribute each significant change to what the outputs\n           record differently: kernel, configuration lines, throttling", cmdDiff},
+		{"whatif", "-replace OPS|RECIPE [-kernel FILE.cu|FILE.cubin -name KERNEL] [-grid rows] [-block 256] [-shared B] [-eps E] [-tol T]\n" +
+			"           [-bench FILE.bench] [-energy [-ticks N]] [-no-timeline] [-rounds N] [-o FILE.json] TRACE|SET.json|BUNDLE",
+			"the fused-kernel what-if: find the runs of the ops a kernel replaces; on a GPU check its output\n" +
+				"           against theirs, predict the new GPU time (and energy) and check the prediction against\n" +
+				"           the timeline replay with the kernel substituted", cmdWhatIf},
 		{"timeline", "[-o FILE.json] [-bench FILE.bench,...] [TRACE|SET.json|BUNDLE]", "export the traced timeline, and each invocation's replayed time beside it, in the Trace\n           Event Format that Perfetto's UI and chrome://tracing load (default: the embedded bundle " + traces.DefaultBundle + ")", cmdTimeline},
 	}
 }

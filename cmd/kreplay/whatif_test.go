@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var (
+	exampleKernel = filepath.Join("..", "..", "examples", "whatif", "rmsnorm", "rmsnorm_fused.cu")
+	llamaBundle   = "embedded:h100_llama-7b_prefill"
+)
+
+// Without a usable GPU (a device index no machine has), whatif finds the
+// runs, binds the kernel, says why it stops, writes no output file and
+// exits with status 3.
+func TestWhatIfCPUOnly(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "w.json")
+	code, stdout, errOut := runCmd(t, "whatif", "-device", "999", "-kernel", exampleKernel, "-name", "rmsnorm_fused",
+		"-replace", "llama-rmsnorm", "-o", out, llamaBundle)
+	if code != exitNoMeasurement || !strings.Contains(errOut, "nothing was measured") {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written with nothing measured", out)
+	}
+	for _, want := range []string{"(recipe llama-rmsnorm) in llama-7b_prefill", "65 runs on 1 stream(s)",
+		"variant 0: 65 runs, recipe llama-rmsnorm", "no usable GPU", "CPU-only part ends here"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// Without -kernel, whatif prints the runs and stops.
+func TestWhatIfMatchOnly(t *testing.T) {
+	code, stdout, errOut := runCmd(t, "whatif", "-device", "999", "-replace", "copy_,pow,mean,add,rsqrt,mul,copy_,mul", llamaBundle)
+	if code != exitOK || !strings.Contains(stdout, "65 runs") || strings.Contains(stdout, "kernel ") {
+		t.Errorf("exit %d: %s %s", code, stdout, errOut)
+	}
+}
+
+func TestWhatIfErrors(t *testing.T) {
+	bloomBench := filepath.Join("..", "..", "predict", "testdata", "h100-bloom-560m_prefill.bench")
+	k := []string{"whatif", "-device", "999", "-kernel", exampleKernel, "-name", "rmsnorm_fused", "-replace", "llama-rmsnorm"}
+	with := func(args ...string) []string { return append(append(append([]string{}, k...), args...), llamaBundle) }
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"whatif", llamaBundle}, 2, "give -replace"},
+		{[]string{"whatif", "-replace", "llama-rmsnorm", "-kernel", exampleKernel, llamaBundle}, 2, "usage: kreplay whatif"},
+		{[]string{"whatif", "-replace", "llama-rmsnorm"}, 2, "usage: kreplay whatif"},
+		{[]string{"whatif", "-replace", "llama-rmsnorm-f32", llamaBundle}, 1, "no run of aten::pow"},
+		{[]string{"whatif", "-replace", "pow,,mean", llamaBundle}, 1, "an empty op"},
+		{with("-grid", "rows/0"), 1, "want N, rows or rows/N"},
+		{with("-block", "2048"), 1, "from 1 to 1024"},
+		{with("-shared", "1000000"), 1, "227 KiB"},
+		{with("-ticks", "1"), 1, "want 2 or more"},
+		{with("-bench", bloomBench), 1, "no results for workload llama-7b_prefill"},
+		{[]string{"whatif", "-device", "999", "-kernel", exampleKernel, "-name", "other", "-replace", "llama-rmsnorm", llamaBundle}, 1, `no extern "C" kernel other`},
+		{[]string{"whatif", "-device", "999", "-kernel", "missing.cu", "-name", "k", "-replace", "llama-rmsnorm", llamaBundle}, 1, "missing.cu"},
+		{[]string{"whatif", "-device", "999", "-kernel", exampleKernel, "-name", "rmsnorm_fused", "-replace", "mm,silu", llamaBundle}, 1, "are no recipe's"},
+	} {
+		code, _, e := runCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(e, tc.want) {
+			t.Errorf("kreplay %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, e, tc.code, tc.want)
+		}
+	}
+}

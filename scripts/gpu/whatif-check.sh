@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Records the fused-kernel what-if of issue 20 on a GPU: Llama's RMSNorm
+# chain (eight kernels in the f16 trace: copy_, pow, mean, add, rsqrt,
+# mul, copy_, mul) replaced by examples/whatif/rmsnorm/rmsnorm_fused.cu on
+# the embedded Llama-7B prefill.
+#
+# Run from the project root (after `source .gpu/env.sh` on a machine
+# without network):
+#
+#   bash scripts/gpu/whatif-check.sh
+#
+# Needs a GPU with NVRTC, Go, and python3 (the standard library only) for
+# the summary. Writes under ${OUT:-out}/whatif/:
+#   tests.log       the GPU tests of the what-if and of the timeline's
+#                   substitution, under KREPLAY_REQUIRE_GPU=1;
+#   rmsnorm.txt     kreplay whatif's report, rmsnorm.json its result;
+#   summary.txt     the acceptance numbers.
+# Set BENCH=FILE.bench (kreplay predict's output for the same trace on the
+# same GPU) for the predicted totals; ROUNDS (default 5) for the timeline's
+# alternating rounds; ENERGY=0 to skip the energies.
+#
+# Acceptance (issue 20): the kernel's output matches the chain's within
+# f16 tolerance, and the predicted saving is within 5% of the saving the
+# timeline replay measures with the kernel substituted. The script exits 1
+# when either fails, after printing everything.
+set -uo pipefail
+OUT=${OUT:-out}/whatif
+ROUNDS=${ROUNDS:-5}
+ENERGY=${ENERGY:-1}
+mkdir -p "$OUT"
+go build -o "$OUT/kreplay" ./cmd/kreplay || exit 1
+
+echo "== GPU tests" | tee "$OUT/tests.log"
+KREPLAY_REQUIRE_GPU=1 go test -count 1 -v -run 'TestGPUWhatIfLlamaRMSNorm|TestExampleKernel' ./whatif 2>&1 | tee -a "$OUT/tests.log"
+tests=${PIPESTATUS[0]}
+KREPLAY_REQUIRE_GPU=1 go test -count 1 -v -run 'TestGPUTimelineSubstitute|TestGPUTimelinePrefill' ./replay 2>&1 | tee -a "$OUT/tests.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || tests=1
+
+echo "== kreplay whatif"
+args=(-kernel examples/whatif/rmsnorm/rmsnorm_fused.cu -name rmsnorm_fused -replace llama-rmsnorm -rounds "$ROUNDS" -o "$OUT/rmsnorm.json")
+[ "$ENERGY" = 0 ] || args+=(-energy)
+[ -z "${BENCH:-}" ] || args+=(-bench "$BENCH")
+nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > "$OUT/gpu.csv" 2>&1
+"$OUT/kreplay" whatif "${args[@]}" embedded:h100_llama-7b_prefill 2> "$OUT/rmsnorm.progress" | tee "$OUT/rmsnorm.txt"
+run=${PIPESTATUS[0]}
+[ -s "$OUT/rmsnorm.json" ] || { echo "whatif-check: no result (exit $run): see $OUT/rmsnorm.progress" >&2; exit 1; }
+
+python3 - "$OUT/rmsnorm.json" <<'PY' | tee "$OUT/summary.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = True
+print(f"GPU: {r['gpu']}; workload {r['workload']}; {len(r['match']['runs'])} runs replaced")
+for v in r["variants"]:
+    c = v.get("check")
+    if not c:
+        ok = False
+        print(f"output check, variant {v['index']}: NOT DONE: {v.get('check_error')}")
+        continue
+    good = c["chain"]["beyond"] == 0 and c["host"]["beyond"] == 0
+    ok &= good
+    print(f"output check, variant {v['index']}: {'OK' if good else 'FAILED'}: against the chain max |err| {c['chain']['max_abs_err']:.3g}"
+          f" of max |y| {c['chain']['scale']:.3g} ({c['chain']['rel_err']:.2e} relative, tolerance {c['chain']['tolerance']:g});"
+          f" against the host reference {c['host']['rel_err']:.2e}")
+    print(f"kernel alone: {v['times']['ns']/1e3:.2f} us per launch")
+p = r["prediction"]
+print(f"predicted: replaced {p['replaced_ns']/1e3:.1f} us, kernel {p['fused_ns']/1e3:.1f} us, saving {p['saving_ns']/1e3:.1f} us per inference")
+if p.get("base_ns"):
+    print(f"predicted GPU time {p['base_ns']/1e6:.3f} -> {p['new_ns']/1e6:.3f} ms")
+t = r.get("timeline")
+if not t:
+    print("timeline check: not done:", r.get("timeline_error"))
+    ok = False
+else:
+    rounds = ", ".join(f"{(x['plain_ns']-x['subst_ns'])/1e3:.1f}" for x in t["rounds"])
+    dev = t["ratio"] - 1
+    within = abs(dev) <= 0.05
+    ok &= within
+    print(f"timeline: plain {t['plain_ns']/1e6:.3f} ms, substituted {t['subst_ns']/1e6:.3f} ms; savings per round (us): {rounds}")
+    print(f"measured saving {t['saving_ns']/1e3:.1f} us; predicted/measured {t['ratio']:.4f} ({100*dev:+.2f}%): "
+          f"{'within' if within else 'NOT within'} 5%")
+    if t.get("kernel_saving_ns"):
+        print(f"in context (CUPTI kernel times, no gaps): saving {t['kernel_saving_ns']/1e3:.1f} us; predicted/in-context {t['kernel_ratio']:.4f}")
+    if t.get("saving_j"):
+        er = f"; predicted/measured {t['energy_ratio']:.4f}" if t.get("energy_ratio") else ""
+        print(f"energy: timeline {t['plain_j']:.3f} -> {t['subst_j']:.3f} J per launch, saving {t['saving_j']:.3f} J{er}")
+    elif t.get("energy_error"):
+        print("energy: not measured:", t["energy_error"])
+print("ACCEPTED" if ok else "NOT ACCEPTED")
+sys.exit(0 if ok else 1)
+PY
+accepted=${PIPESTATUS[0]}
+echo "tests exit $tests, whatif exit $run, acceptance exit $accepted"
+[ "$tests" -eq 0 ] && [ "$run" -eq 0 ] && [ "$accepted" -eq 0 ]

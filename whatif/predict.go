@@ -1,0 +1,165 @@
+package whatif
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/predict"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// Times are a replay's time and energy per invocation, as kreplay
+// predicts with them: the replay time (the CUPTI kernel time, else the
+// CUDA-event time: bench.ReplayNS) and the energy (J/op; 0 when not
+// measured).
+type Times struct {
+	NS float64 `json:"ns"`
+	J  float64 `json:"j,omitempty"`
+}
+
+// Baseline is the prediction without the what-if: its totals, and the
+// replay times of the replaced signatures.
+type Baseline struct {
+	// From says where it comes from: a benchmark output (kreplay
+	// predict's), or the replaced signatures replayed now.
+	From string `json:"from"`
+	// TotalNS and TotalJ are the predicted GPU time and energy of one
+	// inference, sum(t_i x n_i) and sum(e_i x n_i) over the measured
+	// signatures (predict.WorkloadPrediction's PredictedNS and
+	// PredictedJ; the idle gaps' energy not included); 0 when unknown.
+	TotalNS float64 `json:"total_ns,omitempty"`
+	TotalJ  float64 `json:"total_j,omitempty"`
+	// Sigs are the replaced signatures' times, by ID.
+	Sigs map[string]Times `json:"sigs"`
+}
+
+// BaselineFromBench reads benchmark output (kreplay predict's -o FILE, or
+// a generated package's go test -bench output) for set's workload: its
+// predicted totals and every replaced signature's replay time and energy
+// (the median over the runs).
+func BaselineFromBench(path string, set *signatures.Set, m *Match) (*Baseline, error) {
+	in, err := predict.ReadFiles([]string{path})
+	if err != nil {
+		return nil, err
+	}
+	rs, err := predict.ReadResults(in)
+	if err != nil {
+		return nil, err
+	}
+	p, err := predict.Predict(rs, []*signatures.Set{set}, predict.ReportOptions{Top: -1})
+	if err != nil {
+		return nil, err
+	}
+	workload := bench.Workload(set.Source)
+	var wp *predict.WorkloadPrediction
+	for _, w := range p.Workloads {
+		if w.Workload == workload {
+			wp = w
+		}
+	}
+	if wp == nil {
+		return nil, fmt.Errorf("%s: no results for workload %s (it has %s)", path, workload, strings.Join(rs.WorkloadNames(), ", "))
+	}
+	b := &Baseline{From: path, TotalNS: wp.PredictedNS.Center, Sigs: map[string]Times{}}
+	if wp.PredictedJ != nil {
+		b.TotalJ = wp.PredictedJ.Center
+	}
+	for _, s := range wp.Sigs {
+		t := Times{NS: s.ReplayNS.Center}
+		if s.J != nil {
+			t.J = s.J.Center
+		}
+		b.Sigs[s.ID] = t
+	}
+	for _, r := range m.Replaced {
+		if _, ok := b.Sigs[r.ID]; !ok && r.PartOf == "" {
+			return nil, fmt.Errorf("%s: no replay time for replaced signature %s (%s)", path, r.ID, r.Label)
+		}
+	}
+	return b, nil
+}
+
+// Prediction is the what-if's prediction: the GPU time and energy the
+// replaced signatures' invocations in the runs take, the fused kernel's
+// launches instead, and the totals before and after.
+type Prediction struct {
+	Runs int `json:"runs"`
+	// ReplacedNS is sum(t_i x m_i) over the replaced signatures (m_i
+	// their invocations in the runs; parts, inside their parent's replay,
+	// left out); FusedNS sum(t_f x runs) over the variants; SavingNS
+	// their difference.
+	ReplacedNS float64 `json:"replaced_ns"`
+	FusedNS    float64 `json:"fused_ns"`
+	SavingNS   float64 `json:"saving_ns"`
+	// BaseNS and NewNS are the predicted totals without and with the
+	// kernel; 0 without a baseline total.
+	BaseNS float64 `json:"base_ns,omitempty"`
+	NewNS  float64 `json:"new_ns,omitempty"`
+	// The energies likewise, when Energy: every replaced signature and
+	// every variant's kernel have J/op; NoEnergy says why not otherwise.
+	Energy    bool    `json:"energy"`
+	NoEnergy  string  `json:"no_energy,omitempty"`
+	ReplacedJ float64 `json:"replaced_j,omitempty"`
+	FusedJ    float64 `json:"fused_j,omitempty"`
+	SavingJ   float64 `json:"saving_j,omitempty"`
+	BaseJ     float64 `json:"base_j,omitempty"`
+	NewJ      float64 `json:"new_j,omitempty"`
+}
+
+// Predict predicts the what-if from the baseline and each variant's
+// fused kernel times (fused[v] for m.Variants[v]):
+//
+//	new total = base total - sum(t_i x m_i) + sum(t_f x runs)
+//
+// and the energy likewise where every term has J/op.
+func Predict(m *Match, base *Baseline, fused []Times) (*Prediction, error) {
+	if len(fused) != len(m.Variants) {
+		return nil, fmt.Errorf("%d fused kernel times for %d variants", len(fused), len(m.Variants))
+	}
+	p := &Prediction{Runs: len(m.Runs), Energy: true}
+	noJ := func(what string) {
+		if p.Energy {
+			p.Energy, p.NoEnergy = false, what+" has no energy"
+		}
+	}
+	for _, r := range m.Replaced {
+		if r.PartOf != "" {
+			continue
+		}
+		t, ok := base.Sigs[r.ID]
+		if !ok || t.NS <= 0 {
+			return nil, fmt.Errorf("no replay time for replaced signature %s (%s)", r.ID, r.Label)
+		}
+		n := float64(r.Invocations)
+		p.ReplacedNS += t.NS * n
+		p.ReplacedJ += t.J * n
+		if t.J <= 0 {
+			noJ("replaced signature " + r.ID)
+		}
+	}
+	for v, t := range fused {
+		if t.NS <= 0 {
+			return nil, fmt.Errorf("no replay time for the fused kernel of variant %d", v)
+		}
+		n := float64(m.Variants[v].Runs)
+		p.FusedNS += t.NS * n
+		p.FusedJ += t.J * n
+		if t.J <= 0 {
+			noJ(fmt.Sprintf("the fused kernel of variant %d", v))
+		}
+	}
+	p.SavingNS = p.ReplacedNS - p.FusedNS
+	if base.TotalNS > 0 {
+		p.BaseNS, p.NewNS = base.TotalNS, base.TotalNS-p.SavingNS
+	}
+	if !p.Energy {
+		p.ReplacedJ, p.FusedJ = 0, 0
+		return p, nil
+	}
+	p.SavingJ = p.ReplacedJ - p.FusedJ
+	if base.TotalJ > 0 {
+		p.BaseJ, p.NewJ = base.TotalJ, base.TotalJ-p.SavingJ
+	}
+	return p, nil
+}

@@ -1,0 +1,189 @@
+package whatif
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kreplay/kreplay/bench"
+)
+
+// WriteText writes the match: the runs, the replaced signatures and their
+// traced time.
+func (m *Match) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	recipe := ""
+	if r := RecipeFor(m.Steps); r != nil {
+		recipe = " (recipe " + r.Name + ")"
+	}
+	ew.printf("what-if: replace %s%s in %s\n", strings.Join(m.Steps, ","), recipe, m.Workload)
+	if len(m.Runs) == 0 {
+		ew.printf("no run matched: %s\n", m.Hint)
+		return ew.err
+	}
+	streams := map[[2]int64]bool{}
+	inv := 0
+	for _, r := range m.Runs {
+		streams[[2]int64{r.Device, r.Stream}] = true
+		inv += len(r.Invocations)
+	}
+	ew.printf("%d runs on %d stream(s), %d variant(s); %d invocations, %s traced (%.1f%% of the trace's %s busy)\n\n",
+		len(m.Runs), len(streams), len(m.Variants), inv, bench.FormatNS(float64(m.TracedNS)), pct(float64(m.TracedNS), float64(m.BusyNS)),
+		bench.FormatNS(float64(m.BusyNS)))
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "replaced\top\tin runs\tof\ttraced in runs\tlabel")
+	for _, r := range m.Sorted() {
+		label := r.Label
+		if r.PartOf != "" {
+			label += " (part of " + r.PartOf + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Op, r.Invocations, r.Count, bench.FormatNS(float64(r.TracedNS)), label)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return ew.err
+}
+
+// WriteText writes how the kernel is bound to each variant.
+func (p *Plan) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	k := p.Kernel
+	how := "source, compiled with NVRTC on the GPU machine"
+	if k.CUBIN != nil {
+		how = "module image"
+	}
+	ew.printf("\nkernel %s (%s: %s)\nABI: %s\n", k.Name, k.File, how, RowNormABI)
+	for _, b := range p.Variants {
+		rn := b.RowNorm
+		eps := "traced"
+		if !rn.EpsTraced {
+			eps = "given (-eps): the trace does not record it"
+		}
+		grid, _ := k.LaunchFor(rn)
+		ew.printf("variant %d: %d runs, recipe %s: x %s%v as %d rows of %d, w %s[%d], T = %s, eps %g (%s)\n",
+			b.Index, b.Variant.Runs, b.Recipe.Name, rn.DType, rn.Shape, rn.Rows, rn.Cols, rn.DType, rn.Cols, rn.DType, rn.Eps, eps)
+		ew.printf("  launch: grid %v (%s,%s,%s), block %v, %d B shared; signature %s\n",
+			grid, k.Grid[0], k.Grid[1], k.Grid[2], k.Block, k.Shared, b.Sig.ID)
+	}
+	return ew.err
+}
+
+// WriteText writes the result: the output checks, the replays alone, the
+// prediction and the timeline check.
+func (r *Result) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.printf("\non %s\n", r.GPU)
+	for _, v := range r.Variants {
+		switch {
+		case v.Check == nil:
+			ew.printf("output check, variant %d: NOT DONE: %s\n", v.Index, v.CheckErr)
+		default:
+			verdict := "OK"
+			if !v.Check.OK() {
+				verdict = "FAILED"
+			}
+			ew.printf("output check, variant %d: %s\n  against the chain replayed by kreplay's kernels: %v\n  against the host reference: %v\n"+
+				"  (the chain against the host reference: %v)\n", v.Index, verdict, v.Check.Chain, v.Check.Host, v.Check.ChainHost)
+		}
+		ew.printf("kernel alone, variant %d: %s per launch%s\n", v.Index, bench.FormatNS(v.Times.NS), joules(v.Times.J))
+	}
+	ew.printf("replaced signatures' times from %s:\n", r.Baseline.From)
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  id\ttime\tenergy\tin runs\ttotal\tlabel")
+	for _, rep := range r.Match.Replaced {
+		if rep.PartOf != "" {
+			continue
+		}
+		t := r.Baseline.Sigs[rep.ID]
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\n", rep.ID, bench.FormatNS(t.NS), strings.TrimPrefix(joules(t.J), ", "), rep.Invocations,
+			bench.FormatNS(t.NS*float64(rep.Invocations)), rep.Label)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	r.Prediction.write(ew)
+	if r.Timeline != nil {
+		r.Timeline.write(ew, r.Prediction)
+	} else if r.TimelineErr != "" {
+		ew.printf("timeline check: not done: %s\n", r.TimelineErr)
+	}
+	return ew.err
+}
+
+func (p *Prediction) write(ew *errWriter) {
+	ew.printf("prediction: the runs' signatures %s, the kernel %s (%d runs): saving %s\n",
+		bench.FormatNS(p.ReplacedNS), bench.FormatNS(p.FusedNS), p.Runs, bench.FormatNS(p.SavingNS))
+	if p.BaseNS > 0 {
+		ew.printf("  predicted GPU time %s -> %s (%+.1f%%)\n", bench.FormatNS(p.BaseNS), bench.FormatNS(p.NewNS), 100*(p.NewNS/p.BaseNS-1))
+	} else {
+		ew.printf("  (no predicted total: give -bench, kreplay predict's output, for it)\n")
+	}
+	switch {
+	case !p.Energy:
+		ew.printf("  energy: not predicted: %s\n", p.NoEnergy)
+	case p.BaseJ > 0:
+		ew.printf("  energy: saving %.3f J; the signatures' %.2f J -> %.2f J (%+.1f%%; the idle gaps' energy not included)\n",
+			p.SavingJ, p.BaseJ, p.NewJ, 100*(p.NewJ/p.BaseJ-1))
+	default:
+		ew.printf("  energy: saving %.3f J per inference\n", p.SavingJ)
+	}
+}
+
+func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
+	ew.printf("timeline check (%d rounds, alternating): plain %s, substituted %s per launch\n", len(tc.Rounds), bench.FormatNS(tc.PlainNS), bench.FormatNS(tc.SubstNS))
+	ew.printf("  measured saving %s, predicted %s: predicted/measured %.3f (%+.1f%%)\n",
+		bench.FormatNS(tc.SavingNS), bench.FormatNS(p.SavingNS), tc.Ratio, 100*(tc.Ratio-1))
+	if tc.ContextErr == "" {
+		ew.printf("  in context (CUPTI kernel times, without the gaps): saving %s: predicted/in-context %.3f (%+.1f%%)\n",
+			bench.FormatNS(tc.KernelSavingNS), tc.KernelRatio, 100*(tc.KernelRatio-1))
+	} else {
+		ew.printf("  in context: not measured: %s\n", tc.ContextErr)
+	}
+	switch {
+	case tc.SavingJ != 0 && tc.EnergyRatio != 0:
+		ew.printf("  energy: %.3f -> %.3f J per launch, saving %.3f J: predicted/measured %.3f\n", tc.PlainJ, tc.SubstJ, tc.SavingJ, tc.EnergyRatio)
+	case tc.SavingJ != 0:
+		ew.printf("  energy: %.3f -> %.3f J per launch, saving %.3f J\n", tc.PlainJ, tc.SubstJ, tc.SavingJ)
+	case tc.EnergyErr != "":
+		ew.printf("  energy: not measured: %s\n", tc.EnergyErr)
+	}
+	ew.printf("  launches: %d plain, %d substituted (%d invocations replaced by %d launches)\n",
+		tc.PlainLaunches, tc.SubstLaunches, tc.Substituted, p.Runs)
+	if tc.RunsSkipped > 0 {
+		ew.printf("  warning: the plain timeline skipped %d of the runs' invocations, which the prediction counts\n", tc.RunsSkipped)
+	}
+}
+
+// joules formats an energy per launch, "" for none.
+func joules(j float64) string {
+	if j <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %.4g J", j)
+}
+
+func pct(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * a / b
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }

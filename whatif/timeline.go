@@ -1,0 +1,196 @@
+package whatif
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// TimelineCheck is the prediction's check: the whole trace replayed in
+// order as one CUDA graph (replay.Device.PrepareTimeline), as traced
+// (plain) and with each run's launches replaced by one launch of the
+// kernel (substituted), timed alternately for some rounds.
+type TimelineCheck struct {
+	Rounds []Round `json:"rounds"`
+	// PlainNS and SubstNS are the medians over the rounds of each
+	// timeline's median time per launch (CUDA events around the graph:
+	// the kernels and the gaps between them); SavingNS is the median of
+	// the rounds' differences.
+	PlainNS  float64 `json:"plain_ns"`
+	SubstNS  float64 `json:"subst_ns"`
+	SavingNS float64 `json:"saving_ns"`
+	// PlainKernelNS and SubstKernelNS sum the timelines' kernel times in
+	// context (CUPTI, replay.SigContext: mean x invocations), the GPU time
+	// without the gaps, as the prediction counts it; KernelSavingNS their
+	// difference. 0 when CUPTI could not record (ContextErr).
+	PlainKernelNS  float64 `json:"plain_kernel_ns,omitempty"`
+	SubstKernelNS  float64 `json:"subst_kernel_ns,omitempty"`
+	KernelSavingNS float64 `json:"kernel_saving_ns,omitempty"`
+	ContextErr     string  `json:"context_error,omitempty"`
+	// PlainLaunches and SubstLaunches are the graphs' launches;
+	// Substituted the invocations the runs replaced.
+	PlainLaunches int `json:"plain_launches"`
+	SubstLaunches int `json:"subst_launches"`
+	Substituted   int `json:"substituted"`
+	// RunsSkipped counts the runs' invocations the plain timeline could
+	// not replay: the prediction counts them, the measured saving not.
+	RunsSkipped int `json:"runs_skipped,omitempty"`
+	// PlainJ and SubstJ are each timeline's energy per launch (the last
+	// round, with Options.Measure.Energy); SavingJ their difference.
+	PlainJ    float64 `json:"plain_j,omitempty"`
+	SubstJ    float64 `json:"subst_j,omitempty"`
+	SavingJ   float64 `json:"saving_j,omitempty"`
+	EnergyErr string  `json:"energy_error,omitempty"`
+	// Ratio is the predicted saving over the measured one (SavingNS),
+	// KernelRatio over the one in context (KernelSavingNS), EnergyRatio
+	// the energy's; 0 where either is missing.
+	Ratio       float64 `json:"ratio,omitempty"`
+	KernelRatio float64 `json:"kernel_ratio,omitempty"`
+	EnergyRatio float64 `json:"energy_ratio,omitempty"`
+	// Plain and Subst are the last round's measurements.
+	Plain *replay.TimelineResult `json:"plain"`
+	Subst *replay.TimelineResult `json:"subst"`
+}
+
+// Round is one round's medians, per launch of each timeline.
+type Round struct {
+	PlainNS float64 `json:"plain_ns"`
+	SubstNS float64 `json:"subst_ns"`
+}
+
+// CheckTimeline prepares set's timeline plain and with subs substituted,
+// both on the device at once, and times them alternately, o.Rounds
+// times, so that a drift of clocks or heat falls on both; the last round
+// also takes the times in context and, with o.Measure.Energy, the
+// energies.
+func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitution, o Options) (*TimelineCheck, error) {
+	o.defaults()
+	plain, err := d.PrepareTimeline(set, replay.TimelineOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("the plain timeline: %w", err)
+	}
+	defer plain.Close()
+	subst, err := d.PrepareTimeline(set, replay.TimelineOptions{Substitute: subs})
+	if err != nil {
+		return nil, fmt.Errorf("the substituted timeline (beside the plain one): %w", err)
+	}
+	defer subst.Close()
+	tc := &TimelineCheck{PlainLaunches: plain.Launched, SubstLaunches: subst.Launched, Substituted: subst.Substituted,
+		RunsSkipped: runsSkipped(set, plain, subs)}
+	fmt.Fprintf(o.Progress, "timeline: %d launches plain, %d substituted (%d invocations replaced)\n", tc.PlainLaunches, tc.SubstLaunches, tc.Substituted)
+	var savings []float64
+	for i := range o.Rounds {
+		last := i == o.Rounds-1
+		mo := o.Timeline
+		mo.NoKernelTime = !last
+		mo.Energy = last && o.Measure.Energy
+		mo.EnergyTicks, mo.EnergyWarmup = o.Measure.EnergyTicks, o.Measure.EnergyWarmup
+		pr, err := plain.Measure(mo)
+		if err != nil {
+			return nil, fmt.Errorf("the plain timeline: %w", err)
+		}
+		sr, err := subst.Measure(mo)
+		if err != nil {
+			return nil, fmt.Errorf("the substituted timeline: %w", err)
+		}
+		tc.Rounds = append(tc.Rounds, Round{PlainNS: pr.MedianNS, SubstNS: sr.MedianNS})
+		savings = append(savings, pr.MedianNS-sr.MedianNS)
+		fmt.Fprintf(o.Progress, "timeline round %d: plain %.1f µs, substituted %.1f µs, saving %.1f µs\n",
+			i+1, pr.MedianNS/1e3, sr.MedianNS/1e3, (pr.MedianNS-sr.MedianNS)/1e3)
+		if last {
+			tc.Plain, tc.Subst = pr, sr
+		}
+	}
+	var ps, ss []float64
+	for _, r := range tc.Rounds {
+		ps, ss = append(ps, r.PlainNS), append(ss, r.SubstNS)
+	}
+	tc.PlainNS, tc.SubstNS, tc.SavingNS = median(ps), median(ss), median(savings)
+	tc.inContext()
+	tc.energy()
+	return tc, nil
+}
+
+// runsSkipped counts the runs' invocations the plain timeline skipped.
+func runsSkipped(set *signatures.Set, plain *replay.Timeline, subs []replay.Substitution) int {
+	launched := map[string]bool{}
+	for _, p := range plain.Prepared {
+		launched[p.Sig.ID] = true
+	}
+	n := 0
+	for _, s := range subs {
+		for _, i := range s.Invocations {
+			sig := set.Signatures[set.Timeline[i].Sig]
+			if sig.PartOf == "" && !launched[sig.ID] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// inContext sums the last round's kernel times in context.
+func (tc *TimelineCheck) inContext() {
+	sum := func(r *replay.TimelineResult) float64 {
+		var s float64
+		for _, c := range r.Context {
+			s += c.MeanNS * float64(c.Invocations)
+		}
+		return s
+	}
+	switch {
+	case tc.Plain.ContextErr != "":
+		tc.ContextErr = "plain: " + tc.Plain.ContextErr
+	case tc.Subst.ContextErr != "":
+		tc.ContextErr = "substituted: " + tc.Subst.ContextErr
+	case len(tc.Plain.Context) == 0 || len(tc.Subst.Context) == 0:
+		tc.ContextErr = "no times in context"
+	default:
+		tc.PlainKernelNS, tc.SubstKernelNS = sum(tc.Plain), sum(tc.Subst)
+		tc.KernelSavingNS = tc.PlainKernelNS - tc.SubstKernelNS
+	}
+}
+
+// energy takes the last round's energies.
+func (tc *TimelineCheck) energy() {
+	switch {
+	case tc.Plain.Energy != nil && tc.Subst.Energy != nil:
+		tc.PlainJ, tc.SubstJ = tc.Plain.Energy.JoulesPerOp, tc.Subst.Energy.JoulesPerOp
+		tc.SavingJ = tc.PlainJ - tc.SubstJ
+	case tc.Plain.EnergyErr != "":
+		tc.EnergyErr = tc.Plain.EnergyErr
+	case tc.Subst.EnergyErr != "":
+		tc.EnergyErr = tc.Subst.EnergyErr
+	}
+}
+
+// compare sets the ratios of the predicted savings to the measured ones.
+func (tc *TimelineCheck) compare(p *Prediction) {
+	ratio := func(pred, meas float64) float64 {
+		if meas == 0 || pred == 0 {
+			return 0
+		}
+		return pred / meas
+	}
+	tc.Ratio = ratio(p.SavingNS, tc.SavingNS)
+	tc.KernelRatio = ratio(p.SavingNS, tc.KernelSavingNS)
+	if p.Energy {
+		tc.EnergyRatio = ratio(p.SavingJ, tc.SavingJ)
+	}
+}
+
+// median is the median of v (the mean of the middle two for even
+// lengths); 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
