@@ -15,6 +15,12 @@
 //	new total = predicted total - sum over replaced signatures of (replay time x invocations in the runs)
 //	                            + the kernel's replay time x runs
 //
+// When the energies and the totals are known and the baseline's
+// signatures draw more than the GPU's power limit back to back, the GPU
+// runs at the limit, its clocks held down, and the saving is the saved
+// energy over the limit (Prediction.Saving; limit.go says why and what
+// was measured).
+//
 // It then checks the prediction against the timeline replay
 // (replay.Device.PrepareTimeline) with each run's launches replaced by one
 // launch of the kernel (replay.TimelineOptions.Substitute).

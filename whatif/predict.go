@@ -30,6 +30,11 @@ type Baseline struct {
 	// PredictedJ; the idle gaps' energy not included); 0 when unknown.
 	TotalNS float64 `json:"total_ns,omitempty"`
 	TotalJ  float64 `json:"total_j,omitempty"`
+	// PowerLimitW is the enforced power limit of the GPU the baseline
+	// was measured on (its "power-limit" configuration line, else the
+	// device's; 0 when unknown), PowerLimitFrom says which.
+	PowerLimitW    float64 `json:"power_limit_w,omitempty"`
+	PowerLimitFrom string  `json:"power_limit_from,omitempty"`
 	// Sigs are the replaced signatures' times, by ID.
 	Sigs map[string]Times `json:"sigs"`
 }
@@ -61,7 +66,10 @@ func BaselineFromBench(path string, set *signatures.Set, m *Match) (*Baseline, e
 	if wp == nil {
 		return nil, fmt.Errorf("%s: no results for workload %s (it has %s)", path, workload, strings.Join(rs.WorkloadNames(), ", "))
 	}
-	b := &Baseline{From: path, TotalNS: wp.PredictedNS.Center, Sigs: map[string]Times{}}
+	b := &Baseline{From: path, TotalNS: wp.PredictedNS.Center, PowerLimitW: wp.PowerLimitW, Sigs: map[string]Times{}}
+	if b.PowerLimitW > 0 {
+		b.PowerLimitFrom = "the power-limit line of " + path
+	}
 	if wp.PredictedJ != nil {
 		b.TotalJ = wp.PredictedJ.Center
 	}
@@ -105,6 +113,19 @@ type Prediction struct {
 	SavingJ   float64 `json:"saving_j,omitempty"`
 	BaseJ     float64 `json:"base_j,omitempty"`
 	NewJ      float64 `json:"new_j,omitempty"`
+	// The power limit's view (see AtLimit), when the energies and the
+	// baseline's totals are known and a power limit is: PowerLimitW and
+	// where it comes from; BaseLimitNS and NewLimitNS the totals as the
+	// limit allows them, max(time, energy / limit); LimitSavingNS their
+	// difference.
+	PowerLimitW    float64 `json:"power_limit_w,omitempty"`
+	PowerLimitFrom string  `json:"power_limit_from,omitempty"`
+	BaseLimitNS    float64 `json:"base_limit_ns,omitempty"`
+	NewLimitNS     float64 `json:"new_limit_ns,omitempty"`
+	LimitSavingNS  float64 `json:"limit_saving_ns,omitempty"`
+	// AtLimit says the baseline's signatures, back to back, draw more
+	// than the power limit on average (BaseJ / BaseNS > PowerLimitW).
+	AtLimit bool `json:"at_limit,omitempty"`
 }
 
 // Predict predicts the what-if from the baseline and each variant's
@@ -161,5 +182,6 @@ func Predict(m *Match, base *Baseline, fused []Times) (*Prediction, error) {
 	if base.TotalJ > 0 {
 		p.BaseJ, p.NewJ = base.TotalJ, base.TotalJ-p.SavingJ
 	}
+	p.atLimit(base.PowerLimitW, base.PowerLimitFrom)
 	return p, nil
 }

@@ -129,12 +129,30 @@ func (p *Prediction) write(ew *errWriter) {
 	default:
 		ew.printf("  energy: saving %.3f J per inference\n", p.SavingJ)
 	}
+	p.writeLimit(ew)
+}
+
+// writeLimit prints the power limit's view (limit.go).
+func (p *Prediction) writeLimit(ew *errWriter) {
+	if p.PowerLimitW <= 0 {
+		return
+	}
+	draw := p.BaseJ / p.BaseNS * 1e9
+	if !p.AtLimit {
+		ew.printf("  power limit %.0f W (%s): the signatures draw %.0f W back to back, under it: the saving is the kernels' own, %s\n",
+			p.PowerLimitW, p.PowerLimitFrom, draw, bench.FormatNS(p.SavingNS))
+		return
+	}
+	ew.printf("  power limit %.0f W (%s): the signatures draw %.0f W back to back (%.4g J in %s), over it: the power cap sets the clocks,\n",
+		p.PowerLimitW, p.PowerLimitFrom, draw, p.BaseJ, bench.FormatNS(p.BaseNS))
+	ew.printf("    and time is energy over the limit: %s -> %s, saving %s (the kernels' own saving, %s, is what a GPU under its limit saves)\n",
+		bench.FormatNS(p.BaseLimitNS), bench.FormatNS(p.NewLimitNS), bench.FormatNS(p.LimitSavingNS), bench.FormatNS(p.SavingNS))
 }
 
 func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
 	ew.printf("timeline check (%d rounds, alternating): plain %s, substituted %s per launch\n", len(tc.Rounds), bench.FormatNS(tc.PlainNS), bench.FormatNS(tc.SubstNS))
 	ew.printf("  measured saving %s, predicted %s: predicted/measured %.3f (%+.1f%%)\n",
-		bench.FormatNS(tc.SavingNS), bench.FormatNS(p.SavingNS), tc.Ratio, 100*(tc.Ratio-1))
+		bench.FormatNS(tc.SavingNS), bench.FormatNS(p.Saving()), tc.Ratio, 100*(tc.Ratio-1))
 	if tc.ContextErr == "" {
 		ew.printf("  in context (CUPTI kernel times, without the gaps): saving %s: predicted/in-context %.3f (%+.1f%%)\n",
 			bench.FormatNS(tc.KernelSavingNS), tc.KernelRatio, 100*(tc.KernelRatio-1))
@@ -148,6 +166,11 @@ func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
 		ew.printf("  energy: %.3f -> %.3f J per launch, saving %.3f J\n", tc.PlainJ, tc.SubstJ, tc.SavingJ)
 	case tc.EnergyErr != "":
 		ew.printf("  energy: not measured: %s\n", tc.EnergyErr)
+	}
+	if tc.Plain != nil && tc.Subst != nil && tc.Plain.GPU != nil && tc.Subst.GPU != nil && tc.Plain.GPU.MeanSMClockMHz > 0 && tc.Subst.GPU.MeanSMClockMHz > 0 {
+		g, h := tc.Plain.GPU, tc.Subst.GPU
+		ew.printf("  NVML while timed: plain mean SM clock %.0f MHz, %.0f W; substituted %.0f MHz, %.0f W\n",
+			g.MeanSMClockMHz, g.MeanPowerW, h.MeanSMClockMHz, h.MeanPowerW)
 	}
 	ew.printf("  launches: %d plain, %d substituted (%d invocations replaced by %d launches)\n",
 		tc.PlainLaunches, tc.SubstLaunches, tc.Substituted, p.Runs)

@@ -156,6 +156,11 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 		}
 		r.Baseline = base
 	}
+	if b := r.Baseline; b.PowerLimitW == 0 && b.TotalNS > 0 && d.Meter != nil {
+		if w, err := d.Meter.PowerLimit(); err == nil {
+			b.PowerLimitW, b.PowerLimitFrom = w, "the device (NVML)"
+		}
+	}
 	fused := make([]Times, len(r.Variants))
 	for i, v := range r.Variants {
 		fused[i] = v.Times

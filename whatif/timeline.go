@@ -43,7 +43,8 @@ type TimelineCheck struct {
 	SubstJ    float64 `json:"subst_j,omitempty"`
 	SavingJ   float64 `json:"saving_j,omitempty"`
 	EnergyErr string  `json:"energy_error,omitempty"`
-	// Ratio is the predicted saving over the measured one (SavingNS),
+	// Ratio is the predicted saving (Prediction.Saving) over the
+	// measured one (SavingNS),
 	// KernelRatio over the one in context (KernelSavingNS), EnergyRatio
 	// the energy's; 0 where either is missing.
 	Ratio       float64 `json:"ratio,omitempty"`
@@ -174,8 +175,8 @@ func (tc *TimelineCheck) compare(p *Prediction) {
 		}
 		return pred / meas
 	}
-	tc.Ratio = ratio(p.SavingNS, tc.SavingNS)
-	tc.KernelRatio = ratio(p.SavingNS, tc.KernelSavingNS)
+	tc.Ratio = ratio(p.Saving(), tc.SavingNS)
+	tc.KernelRatio = ratio(p.Saving(), tc.KernelSavingNS)
 	if p.Energy {
 		tc.EnergyRatio = ratio(p.SavingJ, tc.SavingJ)
 	}

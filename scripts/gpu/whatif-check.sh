@@ -64,6 +64,10 @@ for v in r["variants"]:
     print(f"kernel alone: {v['times']['ns']/1e3:.2f} us per launch")
 p = r["prediction"]
 print(f"predicted: replaced {p['replaced_ns']/1e3:.1f} us, kernel {p['fused_ns']/1e3:.1f} us, saving {p['saving_ns']/1e3:.1f} us per inference")
+if p.get("power_limit_w"):
+    at = "at" if p.get("at_limit") else "under"
+    print(f"power limit {p['power_limit_w']:.0f} W ({p.get('power_limit_from')}): the baseline {p['base_j']:.3f} J in {p['base_ns']/1e6:.3f} ms, {at} the limit; "
+          f"saving at the limit {p['limit_saving_ns']/1e3:.1f} us (the prediction when at it)")
 if p.get("base_ns"):
     print(f"predicted GPU time {p['base_ns']/1e6:.3f} -> {p['new_ns']/1e6:.3f} ms")
 t = r.get("timeline")
@@ -78,6 +82,9 @@ else:
     print(f"timeline: plain {t['plain_ns']/1e6:.3f} ms, substituted {t['subst_ns']/1e6:.3f} ms; savings per round (us): {rounds}")
     print(f"measured saving {t['saving_ns']/1e3:.1f} us; predicted/measured {t['ratio']:.4f} ({100*dev:+.2f}%): "
           f"{'within' if within else 'NOT within'} 5%")
+    g = [(t.get(k) or {}).get("gpu") or {} for k in ("plain", "subst")]
+    if g[0].get("MeanSMClockMHz") and g[1].get("MeanSMClockMHz"):
+        print(f"NVML: plain mean SM {g[0]['MeanSMClockMHz']:.0f} MHz, {g[0]['MeanPowerW']:.0f} W; substituted {g[1]['MeanSMClockMHz']:.0f} MHz, {g[1]['MeanPowerW']:.0f} W")
     if t.get("kernel_saving_ns"):
         print(f"in context (CUPTI kernel times, no gaps): saving {t['kernel_saving_ns']/1e3:.1f} us; predicted/in-context {t['kernel_ratio']:.4f}")
     if t.get("saving_j"):

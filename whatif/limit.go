@@ -1,0 +1,50 @@
+package whatif
+
+// The power limit's view of a what-if.
+//
+// A workload whose kernels, back to back, draw more than the GPU's power
+// limit does not run at the clocks its kernels were replayed at: the
+// power cap lowers the SM clock until the board draws the limit, and the
+// run's time is then its energy over the limit. Taking work out of such a
+// run does not save that work's time: the clocks rise (or fall less) by
+// as much as the saved energy allows, and what is saved is the energy
+// over the limit. When the fused kernel replaces memory-bound ops drawing
+// less than the limit, the rest of the run, denser in GEMMs, runs at lower
+// clocks than before, and the time saved is less than the replaced
+// kernels' own.
+//
+// Measured (results/h100/roofline-whatif/, H100, Llama-7B f16 prefill,
+// the RMSNorm chain fused): both timelines ran at the 700 W cap, the
+// plain one at a mean SM clock of 1706 MHz, the substituted one at
+// 1606 MHz, and the GEMMs of the substituted one ran 5% longer; the
+// replaced kernels' own saving overshot the measured one by 34%.
+//
+// The model: a run's time is max(T, E / P), T the predicted GPU time (the
+// kernels' times summed), E the predicted energy (their energies at the
+// clocks they were replayed at), P the power limit; the saving is the
+// difference of that before and after. It holds the replays' energies
+// to be those of the capped run: a first-order view, since a kernel
+// under the cap runs at a lower voltage and spends less.
+
+// atLimit fills the power limit's view from the baseline's totals and the
+// power limit (watts; 0: unknown, and nothing is filled).
+func (p *Prediction) atLimit(limitW float64, from string) {
+	if limitW <= 0 || !p.Energy || p.BaseNS <= 0 || p.BaseJ <= 0 || p.NewNS <= 0 || p.NewJ <= 0 {
+		return
+	}
+	p.PowerLimitW, p.PowerLimitFrom = limitW, from
+	bound := func(ns, j float64) float64 { return max(ns, j/limitW*1e9) }
+	p.BaseLimitNS, p.NewLimitNS = bound(p.BaseNS, p.BaseJ), bound(p.NewNS, p.NewJ)
+	p.LimitSavingNS = p.BaseLimitNS - p.NewLimitNS
+	p.AtLimit = p.BaseJ/p.BaseNS*1e9 > limitW
+}
+
+// Saving is the predicted saving of GPU time per inference: the power
+// limit's (LimitSavingNS) when the baseline runs at the limit (AtLimit),
+// the kernels' own (SavingNS) otherwise.
+func (p *Prediction) Saving() float64 {
+	if p.AtLimit {
+		return p.LimitSavingNS
+	}
+	return p.SavingNS
+}
