@@ -171,7 +171,7 @@ func TestConfigHW(t *testing.T) {
 	// An old output: the device's lines, measured peaks, no hardware lines.
 	old, err := FromConfig(kv(KeySMs, "132", KeyCC, "9.0", KeyCopy, "2972.3", KeyTFLOPs("f16"), "768.2"))
 	if err != nil || old.HW == nil || old.HW.SMs != 132 || old.HW.CC != "9.0" || old.HW.DRAMGBps != 0 ||
-		old.HW.Missing != "no DRAM bandwidth, maximum SM clock in the configuration lines" {
+		old.HW.Missing != "no peak-dram-gbps, peak-sm-clock-mhz lines (written by a kreplay without the hardware roof, or without NVML)" {
 		t.Fatalf("old output: %+v, %v", old.HW, err)
 	}
 	pt, err = Place(old, "f16", Work{Bytes: 1e8, FLOPs: 1e12, NS: 1.5e6})
@@ -187,7 +187,7 @@ func TestConfigHW(t *testing.T) {
 	// Device lines that do not parse count as missing; hardware peaks that
 	// do not parse are errors.
 	odd, err := FromConfig(kv(KeySMs, "many", KeyCC, "9", KeyCopy, "2000", KeyDRAM, "3352.3"))
-	if err != nil || odd.HW.SMs != 0 || odd.HW.CC != "" || !strings.Contains(odd.HW.Missing, "no SM count, compute capability") {
+	if err != nil || odd.HW.SMs != 0 || odd.HW.CC != "" || odd.HW.Missing != "no peak-sm-clock-mhz, gpu-sms, gpu-cc lines" {
 		t.Errorf("odd device lines: %+v, %v", odd.HW, err)
 	}
 	for _, k := range []string{KeyDRAM, KeySMClock} {

@@ -194,12 +194,36 @@ func FromConfig(items []replay.ConfigItem) (*Peaks, error) {
 		return nil, fmt.Errorf("configuration: GEMM peaks without %s", KeyCopy)
 	}
 	if hw {
-		if h.Missing = h.missing(); h.Missing != "" {
-			h.Missing += " in the configuration lines"
-		}
+		h.Missing = missingLines(h)
 		p.HW = h
 	}
 	return p, nil
+}
+
+// missingLines names the configuration lines the hardware figures h read
+// from them lack: "no peak-dram-gbps, peak-sm-clock-mhz lines (...)", or
+// "" when none is missing.
+func missingLines(h *Hardware) string {
+	var no []string
+	for _, k := range []struct {
+		key     string
+		missing bool
+	}{{KeyDRAM, !(h.DRAMGBps > 0)}, {KeySMClock, !(h.MaxSMClockMHz > 0)}, {KeySMs, h.SMs <= 0}, {KeyCC, h.CC == ""}} {
+		if k.missing {
+			no = append(no, k.key)
+		}
+	}
+	switch len(no) {
+	case 0:
+		return ""
+	case 1:
+		return "no " + no[0] + " line"
+	}
+	s := "no " + strings.Join(no, ", ") + " lines"
+	if !(h.DRAMGBps > 0) && !(h.MaxSMClockMHz > 0) {
+		s += " (written by a kreplay without the hardware roof, or without NVML)"
+	}
+	return s
 }
 
 // readDevice reads a KeySMs or KeyCC value into h; one that does not
