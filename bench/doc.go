@@ -11,8 +11,8 @@
 // and "/sig". Each sub-benchmark calls Signature, which prepares and
 // measures the signature once on the test binary's shared replay.Device
 // and reports the replay's time per invocation as ns/op (replacing the
-// testing package's own), with GB/s, TFLOP/s, and J/op and W when energy is
-// measured. Timeline and Model are the siblings: the whole traced timeline
+// testing package's own), with GB/s, TFLOP/s, J/op and W when energy is
+// measured, and sm-MHz, the mean SM clock NVML sampled during the replay. Timeline and Model are the siblings: the whole traced timeline
 // replayed in one CUDA graph, and the real inference (package workload).
 //
 // The names and metrics here are the format that package predict reads

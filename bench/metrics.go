@@ -13,7 +13,7 @@ import (
 
 // SignatureMetrics are a signature replay's metrics: ns/op (ReplayNS),
 // GB/s and TFLOP/s where its work has bytes or FLOPs, J/op and W where
-// its energy was measured.
+// its energy was measured, and sm-MHz where NVML sampled its SM clock.
 func SignatureMetrics(r *replay.Result) []benchfmt.Value {
 	ns := ReplayNS(r)
 	v := []benchfmt.Value{{Value: ns, Unit: "ns/op"}}
@@ -27,6 +27,9 @@ func SignatureMetrics(r *replay.Result) []benchfmt.Value {
 	}
 	if e := r.Energy; e != nil && e.JoulesPerOp > 0 {
 		v = append(v, benchfmt.Value{Value: e.JoulesPerOp, Unit: UnitJoules}, benchfmt.Value{Value: e.Watts, Unit: UnitWatts})
+	}
+	if g := r.GPU; g != nil && g.MeanSMClockMHz > 0 {
+		v = append(v, benchfmt.Value{Value: g.MeanSMClockMHz, Unit: UnitSMMHz})
 	}
 	return v
 }

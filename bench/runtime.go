@@ -284,6 +284,10 @@ const (
 	UnitWatts  = "W"
 	// UnitIdleWatts is the idle power a model benchmark may report.
 	UnitIdleWatts = "idle-W"
+	// UnitSMMHz is the mean SM clock NVML sampled during a signature's
+	// replay (replay.Result.GPU), at which kreplay report takes the
+	// hardware roof's compute peak (package roofline).
+	UnitSMMHz = "sm-MHz"
 )
 
 // ReplayNS is the time per invocation Signature reports as ns/op: the

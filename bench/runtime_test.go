@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/energy"
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/replay"
@@ -91,7 +92,7 @@ func TestSignatureBenchmark(t *testing.T) {
 	set2.Signatures = append(append([]*signatures.Signature(nil), set.Signatures...), &unrep)
 
 	ok := &replay.Result{MedianNS: 1200, KernelMedianNS: 1000, Work: launch.Work{Bytes: 4e6, FLOPs: 8e6},
-		Energy: &replay.Energy{JoulesPerOp: 0.25, Watts: 500}}
+		Energy: &replay.Energy{JoulesPerOp: 0.25, Watts: 500}, GPU: &energy.Summary{Samples: 3, MeanSMClockMHz: 1755}}
 	noGPU := func() (replayer, error) { return nil, errors.New("no driver") }
 	with := func(r *fakeReplayer) func() (replayer, error) { return func() (replayer, error) { return r, nil } }
 
@@ -107,7 +108,7 @@ func TestSignatureBenchmark(t *testing.T) {
 		replayed bool
 	}{
 		{name: "measured", id: gemm.ID, open: with(&fakeReplayer{res: ok}), replayed: true,
-			metrics: map[string]float64{"ns/op": 1000, UnitGBps: 4000, UnitTFLOPs: 8, UnitJoules: 0.25, UnitWatts: 500}},
+			metrics: map[string]float64{"ns/op": 1000, UnitGBps: 4000, UnitTFLOPs: 8, UnitJoules: 0.25, UnitWatts: 500, UnitSMMHz: 1755}},
 		{name: "event time without CUPTI", id: memcpy.ID, open: with(&fakeReplayer{res: &replay.Result{MedianNS: 2000, Work: launch.Work{Bytes: 1000}}}), replayed: true,
 			metrics: map[string]float64{"ns/op": 2000, UnitGBps: 0.5}},
 		{name: "part of another", id: part.ID, open: noGPU, skipped: "part of " + part.PartOf},

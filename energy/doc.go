@@ -10,7 +10,8 @@
 //
 //   - [Open] / [Close]: process-wide, reference-counted NVML initialisation.
 //   - [Device] (from [OpenDevice]): one GPU by index, with its name, UUID,
-//     driver version, power limit, raw energy counter and a [State] snapshot
+//     driver version, power limit, raw energy counter, fixed [Hardware]
+//     figures (maximum clocks, memory bus width) and a [State] snapshot
 //     (clocks, temperature, power and decoded [ClockReasons]).
 //   - [Device.Measure] and [Device.IdlePower]: energy over a window that is
 //     aligned to changes of NVML's total-energy counter, which advances only

@@ -212,3 +212,21 @@ func TestGPUSampler(t *testing.T) {
 		}
 	}
 }
+
+// On a GPU: the maximum clocks and the bus width are there and in range,
+// and the DRAM bandwidth from them is a data-center GPU's (100 GB/s to
+// 20 TB/s).
+func TestGPUHardware(t *testing.T) {
+	d := requireNVML(t, 0)
+	h, err := d.Hardware()
+	t.Logf("%+v: DRAM %.1f GB/s", h, h.DRAMBytesPerSecond()/1e9)
+	if err != nil {
+		t.Fatalf("Hardware: %v", err)
+	}
+	if h.MaxSMClockMHz < 300 || h.MaxSMClockMHz > 5000 || h.MaxMemClockMHz < 300 || h.MemoryBusWidthBits < 64 {
+		t.Errorf("hardware %+v out of range", h)
+	}
+	if bw := h.DRAMBytesPerSecond(); bw < 100e9 || bw > 20e12 {
+		t.Errorf("DRAM %.1f GB/s: want 100 to 20000", bw/1e9)
+	}
+}

@@ -93,6 +93,22 @@ func (h handle) memClockMHz() (uint32, error) {
 	return v, nvmlErr("nvmlDeviceGetClockInfo(MEM)", ret)
 }
 
+func (h handle) maxSMClockMHz() (uint32, error) {
+	v, ret := h.d.GetMaxClockInfo(nvml.CLOCK_SM)
+	return v, nvmlErr("nvmlDeviceGetMaxClockInfo(SM)", ret)
+}
+
+func (h handle) maxMemClockMHz() (uint32, error) {
+	v, ret := h.d.GetMaxClockInfo(nvml.CLOCK_MEM)
+	return v, nvmlErr("nvmlDeviceGetMaxClockInfo(MEM)", ret)
+}
+
+// memoryBusWidth is the memory bus width in bits.
+func (h handle) memoryBusWidth() (uint32, error) {
+	v, ret := h.d.GetMemoryBusWidth()
+	return v, nvmlErr("nvmlDeviceGetMemoryBusWidth", ret)
+}
+
 func (h handle) temperatureC() (uint32, error) {
 	v, ret := h.d.GetTemperature(nvml.TEMPERATURE_GPU)
 	return v, nvmlErr("nvmlDeviceGetTemperature", ret)

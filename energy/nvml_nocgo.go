@@ -23,6 +23,9 @@ func (handle) uuid() (string, error)            { return "", errNoCgo }
 func (handle) powerLimitMW() (uint32, error)    { return 0, errNoCgo }
 func (handle) smClockMHz() (uint32, error)      { return 0, errNoCgo }
 func (handle) memClockMHz() (uint32, error)     { return 0, errNoCgo }
+func (handle) maxSMClockMHz() (uint32, error)   { return 0, errNoCgo }
+func (handle) maxMemClockMHz() (uint32, error)  { return 0, errNoCgo }
+func (handle) memoryBusWidth() (uint32, error)  { return 0, errNoCgo }
 func (handle) temperatureC() (uint32, error)    { return 0, errNoCgo }
 func (handle) powerInstantMW() (float64, error) { return 0, errNoCgo }
 func (handle) powerUsageMW() (uint32, error)    { return 0, errNoCgo }

@@ -193,6 +193,8 @@ type Samples struct {
 	IdleW  []float64 // idle-W
 	GBps   []float64
 	TFLOPs []float64
+	// SMMHz is the mean SM clock during each run's replay (sm-MHz).
+	SMMHz []float64
 	// SkippedNS is the traced time a timeline replay skipped (skipped-ns);
 	// GapNS its idle gap after each launch (gap-ns).
 	SkippedNS []float64
@@ -224,6 +226,8 @@ func (s *Samples) add(r *benchfmt.Result) bool {
 			s.GBps = append(s.GBps, v.Value)
 		case v.Unit == bench.UnitTFLOPs:
 			s.TFLOPs = append(s.TFLOPs, v.Value)
+		case v.Unit == bench.UnitSMMHz:
+			s.SMMHz = append(s.SMMHz, v.Value)
 		case v.OrigUnit == bench.UnitSkippedNS: // benchfmt tidies it to skipped-sec
 			s.SkippedNS = append(s.SkippedNS, v.OrigValue)
 		case v.OrigUnit == bench.UnitGapNS:

@@ -61,7 +61,9 @@ func median(v []float64) float64 {
 // place puts each measured signature on the roofline of the output's
 // peaks (none without peaks): its bytes and FLOPs per invocation from its
 // GB/s and TFLOP/s over its runs' ns/op, over its replay time (the center
-// of ReplayNS); and splits the predicted time by bound.
+// of ReplayNS), at the median of its runs' sm-MHz (none: the hardware
+// roof assumes the maximum SM clock); and splits the predicted time by
+// bound.
 func (wp *WorkloadPrediction) place(w *WorkloadResults, set *signatures.Set) {
 	if w.Peaks == nil {
 		return
@@ -71,6 +73,9 @@ func (wp *WorkloadPrediction) place(w *WorkloadResults, set *signatures.Set) {
 	for _, sp := range wp.Sigs {
 		smp := w.Sigs[sp.ID]
 		work := roofline.Work{Bytes: perOp(smp.GBps, smp.NS, 1), FLOPs: perOp(smp.TFLOPs, smp.NS, 1e3), NS: sp.ReplayNS.Center}
+		if len(smp.SMMHz) > 0 {
+			work.SMClockMHz = median(smp.SMMHz)
+		}
 		switch sig := set.ByID(sp.ID); {
 		case sig == nil:
 			sp.NotPlaced = "not in the set"

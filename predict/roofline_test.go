@@ -217,3 +217,50 @@ func TestFlowPeaksRoundTrip(t *testing.T) {
 		t.Errorf("read back %+v", got)
 	}
 }
+
+// The hardware roof from the configuration lines: the device's SMs and
+// compute capability, the DRAM bandwidth and maximum SM clock (an H100
+// SXM's NVML figures), and the REAL recorded output with a SYNTHETIC
+// sm-MHz metric of 1552 MHz added to the LM head's runs; the other
+// signatures have none and take the maximum, assumed.
+func TestRooflineHardware(t *testing.T) {
+	set := prefillSet(t)
+	data, err := os.ReadFile(filepath.Join("testdata", unlabelledPrefill))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text0 := "gpu-sms: 132\ngpu-cc: 9.0\n" + synthPeakLines + "peak-dram-gbps: 3352.3\npeak-sm-clock-mhz: 1980\n" +
+		strings.ReplaceAll(string(data), "707.8 TFLOP/s\n", "707.8 TFLOP/s\t1552 sm-MHz\n")
+	in := input("h100-bloom-560m_prefill+synthetic-hardware.bench", text0)
+	p, err := Report([]Input{in}, []*signatures.Set{set}, ReportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp := p.Workloads[0]
+	if h := wp.Peaks.HW; h == nil || h.DRAMGBps != 3352.3 || h.SMs != 132 || h.CC != "9.0" || h.MaxSMClockMHz != 1980 || h.Missing != "" {
+		t.Fatalf("hardware %+v", wp.Peaks.HW)
+	}
+	bySig := map[string]*SigPrediction{}
+	for _, s := range wp.Sigs {
+		bySig[s.ID] = s
+	}
+	// LM head: 2mnk FLOPs over 132 SMs x 4096 x 1552 MHz.
+	lm := bySig["f400919612b9"].Roofline
+	want := 2.0 * 2048 * 1024 * 250880 / (bySig["f400919612b9"].ReplayNS.Center * 1e-9) / (132 * 4096 * 1552e6)
+	if lm.ClockMHz != 1552 || lm.ClockAssumed || math.Abs(lm.HWComputeShare/want-1) > 0.002 || lm.HWShare != lm.HWComputeShare {
+		t.Errorf("LM head: hw share %.4f at %g MHz (assumed %v), want %.4f at 1552", lm.HWShare, lm.ClockMHz, lm.ClockAssumed, want)
+	}
+	add := bySig["ead9ce6de968"].Roofline
+	if !add.ClockAssumed || add.ClockMHz != 1980 || math.Abs(add.HWMemoryShare-add.GBps/3352.3) > 1e-9 || add.HWMissing != "" {
+		t.Errorf("add: %+v", add)
+	}
+	var text bytes.Buffer
+	if err := p.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"hw %", "SM MHz", "1552 ", "1980 max", "hardware: DRAM 3352.3 GB/s"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+}

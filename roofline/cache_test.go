@@ -21,6 +21,7 @@ func cachedPeaks() *Peaks {
 	p.MeasuredAt = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	p.Missing = map[string]string{"f8e4m3": "cublasLtMatmulAlgoGetHeuristic found no algorithm"}
 	p.Runs = []Run{{Peak: "copy", Call: "cuMemcpyDtoDAsync 1024 MiB, device to device", Repeats: 10, BestNS: 1e6, MedianNS: 1.01e6, Rate: 2000}}
+	p.HW = h100HW()
 	return p
 }
 
@@ -39,7 +40,8 @@ func TestCacheRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Identity != want.Identity || !got.MeasuredAt.Equal(want.MeasuredAt) || got.CopyGBps != want.CopyGBps ||
-		len(got.TFLOPs) != 3 || got.TFLOPs["bf16"] != 800 || got.Missing["f8e4m3"] == "" || len(got.Runs) != 1 || got.Runs[0] != want.Runs[0] {
+		len(got.TFLOPs) != 3 || got.TFLOPs["bf16"] != 800 || got.Missing["f8e4m3"] == "" || len(got.Runs) != 1 || got.Runs[0] != want.Runs[0] ||
+		got.HW == nil || *got.HW != *want.HW {
 		t.Errorf("read back %+v, want %+v", got, want)
 	}
 	if use, note := cached(path, got, nil); use != got || note != "cached in "+path {

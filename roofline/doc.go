@@ -1,4 +1,5 @@
-// Package roofline holds replay results against the GPU's measured peaks.
+// Package roofline holds replay results against the GPU's measured peaks,
+// and against its hardware peaks.
 //
 // Peaks are measured once per device (Measure, ForDevice) and cached as
 // JSON under the user cache directory, keyed by the device's identity:
@@ -37,6 +38,31 @@
 // copies to or from the host are not placed: their roof is a link, not
 // the device.
 //
+// The hardware roof (Hardware, the HW fields of Point) holds the same work
+// against the hardware's own peaks, the ones Nsight Compute's throughput
+// percentages (dram__throughput, sm__throughput ...pct_of_peak_sustained)
+// hold it against: compare those with the hardware share, not the
+// measured one.
+//
+//   - memory: the DRAM bandwidth from NVML, maximum memory clock x bus
+//     width x 2 (double data rate) / 8 (3352.3 GB/s on an H100 SXM: 2619
+//     MHz x 5120 bits), counted as Work.Bytes are, read plus written;
+//   - compute: SMs x FLOPs per SM per clock of the dtype (FLOPsPerClock)
+//     x the SM clock the replay ran at. The per-clock rates are data-sheet
+//     constants (NVIDIA's published peaks over SMs x boost clock), kept
+//     only for compute capability 9.0 (H100, H200) and 8.0 (A100); any
+//     other architecture or dtype gets no hardware compute share, and the
+//     point says why rather than guessing. The clock is the mean SM clock
+//     NVML sampled during the replay (Work.SMClockMHz, from
+//     replay.Result.GPU, or sm-MHz in benchmark output); without one, the
+//     device's maximum SM clock is assumed and the point says so
+//     (ClockAssumed). Taken at the kernel's own clock the share is per
+//     clock cycle, as ncu's sm__throughput is, whatever the clock.
+//
+// The hardware figures are read when the peaks are measured (HardwareOf:
+// SMs and compute capability from CUDA, the rest from NVML) and cached
+// with them. The bound stays the measured roof's.
+//
 // What bounds a signature (Classify) is a rule of kreplay's, not a
 // measurement:
 //
@@ -51,8 +77,12 @@
 //
 // Peaks travel with benchmark output as configuration lines (Config,
 // FromConfig), so that `kreplay report` places each signature from a
-// .bench file alone: peak-copy-gbps, peak-<dtype>-tflops and
-// peaks-measured. (benchfmt keys are lower case.)
+// .bench file alone: peak-copy-gbps, peak-<dtype>-tflops, peak-dram-gbps,
+// peak-sm-clock-mhz and peaks-measured; the hardware roof's SM count and
+// compute capability are read from the device's own gpu-sms and gpu-cc
+// lines. Output written before the hardware roof reads as before, without
+// a hardware share (Hardware.Missing names the lines it lacks). (benchfmt
+// keys are lower case.)
 //
 // roofline sits between replay and bench/predict: it imports replay, and
 // bench, predict and cmd/kreplay import it.

@@ -126,6 +126,7 @@ func Measure(d *replay.Device, o MeasureOptions) (*Peaks, error) {
 	if len(p.Missing) == 0 {
 		p.Missing = nil
 	}
+	p.HW = HardwareOf(d)
 	return p, nil
 }
 

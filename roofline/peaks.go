@@ -15,8 +15,8 @@ import (
 const FormatVersion = 1
 
 // MethodVersion names the way Measure measures; a cache measured another
-// way is measured again.
-const MethodVersion = 1
+// way is measured again. Version 2 adds the hardware figures (Peaks.HW).
+const MethodVersion = 2
 
 // DTypes are the dtypes whose GEMM peak Measure measures, in the order
 // reports list them.
@@ -54,6 +54,9 @@ type Peaks struct {
 	// Runs are the timed operations behind the peaks (none when the peaks
 	// were read from configuration lines).
 	Runs []Run `json:"runs,omitempty"`
+	// HW is the device's data-sheet side, the hardware roof; nil for
+	// peaks read from configuration lines written before kreplay had it.
+	HW *Hardware `json:"hw,omitempty"`
 }
 
 // Run is one timed operation of Measure.
@@ -77,6 +80,15 @@ const (
 	KeyMeasured = "peaks-measured"
 	keyPrefix   = "peak-"
 	keySuffix   = "-tflops"
+	// KeyDRAM and KeySMClock are the hardware roof's DRAM bandwidth
+	// (Hardware.DRAMGBps) and maximum SM clock (Hardware.MaxSMClockMHz).
+	KeyDRAM    = "peak-dram-gbps"
+	KeySMClock = "peak-sm-clock-mhz"
+	// KeySMs and KeyCC are replay.Device.Config's lines of the SM count
+	// and compute capability, which FromConfig reads into Hardware (Config
+	// does not write them again).
+	KeySMs = "gpu-sms"
+	KeyCC  = "gpu-cc"
 )
 
 // KeyTFLOPs is the configuration key of dtype's GEMM peak,
@@ -101,12 +113,21 @@ func (p *Peaks) PeakDTypes() []string {
 }
 
 // Config returns the peaks as configuration items for benchmark output:
-// KeyCopy, KeyTFLOPs of each dtype with a peak, and KeyMeasured (RFC 3339,
-// UTC). The values are rounded to 0.1.
+// KeyCopy, KeyTFLOPs of each dtype with a peak, KeyDRAM and KeySMClock
+// where the hardware figures have them, and KeyMeasured (RFC 3339, UTC).
+// The rates are rounded to 0.1, the clock to 1 MHz. The SM count and
+// compute capability are left to replay.Device.Config's KeySMs and KeyCC
+// lines, which precede the peaks in kreplay's output.
 func (p *Peaks) Config() []replay.ConfigItem {
 	c := []replay.ConfigItem{{Key: KeyCopy, Value: strconv.FormatFloat(p.CopyGBps, 'f', 1, 64)}}
 	for _, d := range p.PeakDTypes() {
 		c = append(c, replay.ConfigItem{Key: KeyTFLOPs(d), Value: strconv.FormatFloat(p.TFLOPs[d], 'f', 1, 64)})
+	}
+	if h := p.HW; h != nil && h.DRAMGBps > 0 {
+		c = append(c, replay.ConfigItem{Key: KeyDRAM, Value: strconv.FormatFloat(h.DRAMGBps, 'f', 1, 64)})
+	}
+	if h := p.HW; h != nil && h.MaxSMClockMHz > 0 {
+		c = append(c, replay.ConfigItem{Key: KeySMClock, Value: strconv.FormatFloat(h.MaxSMClockMHz, 'f', 0, 64)})
 	}
 	if !p.MeasuredAt.IsZero() {
 		c = append(c, replay.ConfigItem{Key: KeyMeasured, Value: p.MeasuredAt.UTC().Format(time.RFC3339)})
@@ -115,14 +136,34 @@ func (p *Peaks) Config() []replay.ConfigItem {
 }
 
 // FromConfig reads peaks back from configuration items (as Config writes
-// them): nil, nil when there is no peak-* key at all. A value that does
-// not parse, or peaks without KeyCopy, is an error that names the key.
+// them): nil, nil when there is no peak-* key at all. A peak-* or
+// KeyMeasured value that does not parse, or peaks without KeyCopy, is an
+// error that names the key. The hardware figures (Peaks.HW) come from
+// KeyDRAM, KeySMClock, KeySMs and KeyCC; HW is nil when none of them is
+// there (output written before kreplay had the hardware roof), and
+// Hardware.Missing lists those that are not. A KeySMs or KeyCC value
+// that does not parse counts as missing.
 func FromConfig(items []replay.ConfigItem) (*Peaks, error) {
 	p := &Peaks{Version: FormatVersion, TFLOPs: map[string]float64{}}
+	h, hw := &Hardware{}, false
 	found := false
 	for _, it := range items {
 		k, v := it.Key, strings.TrimSpace(it.Value)
 		switch {
+		case k == KeySMs || k == KeyCC:
+			hw = true
+			readDevice(h, k, v)
+		case k == KeyDRAM || k == KeySMClock:
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(x > 0) || x > 1e9 {
+				return nil, fmt.Errorf("configuration %s: %q: want a positive number", k, v)
+			}
+			hw = true
+			if k == KeyDRAM {
+				h.DRAMGBps = x
+			} else {
+				h.MaxSMClockMHz = x
+			}
 		case k == KeyMeasured:
 			t, err := time.Parse(time.RFC3339, v)
 			if err != nil {
@@ -152,7 +193,52 @@ func FromConfig(items []replay.ConfigItem) (*Peaks, error) {
 	if p.CopyGBps == 0 {
 		return nil, fmt.Errorf("configuration: GEMM peaks without %s", KeyCopy)
 	}
+	if hw {
+		h.Missing = missingLines(h)
+		p.HW = h
+	}
 	return p, nil
+}
+
+// missingLines names the configuration lines the hardware figures h read
+// from them lack: "no peak-dram-gbps, peak-sm-clock-mhz lines (...)", or
+// "" when none is missing.
+func missingLines(h *Hardware) string {
+	var no []string
+	for _, k := range []struct {
+		key     string
+		missing bool
+	}{{KeyDRAM, !(h.DRAMGBps > 0)}, {KeySMClock, !(h.MaxSMClockMHz > 0)}, {KeySMs, h.SMs <= 0}, {KeyCC, h.CC == ""}} {
+		if k.missing {
+			no = append(no, k.key)
+		}
+	}
+	switch len(no) {
+	case 0:
+		return ""
+	case 1:
+		return "no " + no[0] + " line"
+	}
+	s := "no " + strings.Join(no, ", ") + " lines"
+	if !(h.DRAMGBps > 0) && !(h.MaxSMClockMHz > 0) {
+		s += " (written by a kreplay without the hardware roof, or without NVML)"
+	}
+	return s
+}
+
+// readDevice reads a KeySMs or KeyCC value into h; one that does not
+// parse is left out.
+func readDevice(h *Hardware, k, v string) {
+	if k == KeySMs {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			h.SMs = n
+		}
+		return
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err == nil && fmt.Sprintf("%d.%d", major, minor) == v {
+		h.CC = v
+	}
 }
 
 // Summary describes the peaks on one line: "copy 2700.0 GB/s (read +
@@ -173,7 +259,34 @@ func (p *Peaks) Summary() string {
 	if !p.MeasuredAt.IsZero() {
 		fmt.Fprintf(&b, ", measured %s", p.MeasuredAt.UTC().Format(time.RFC3339))
 	}
+	b.WriteString("; " + p.HW.summary())
 	return b.String()
+}
+
+// summary describes the hardware figures: "hardware: DRAM
+// 3352.3 GB/s (read + written), 132 SMs, cc 9.0, max SM clock 1980 MHz".
+func (h *Hardware) summary() string {
+	if h == nil {
+		return "no hardware figures"
+	}
+	var parts []string
+	if h.DRAMGBps > 0 {
+		parts = append(parts, fmt.Sprintf("DRAM %.1f GB/s (read + written)", h.DRAMGBps))
+	}
+	if h.SMs > 0 {
+		parts = append(parts, fmt.Sprintf("%d SMs", h.SMs))
+	}
+	if h.CC != "" {
+		parts = append(parts, "cc "+h.CC)
+	}
+	if h.MaxSMClockMHz > 0 {
+		parts = append(parts, fmt.Sprintf("max SM clock %.0f MHz", h.MaxSMClockMHz))
+	}
+	s := "hardware: " + strings.Join(parts, ", ")
+	if h.Missing != "" {
+		s += " (" + h.Missing + ")"
+	}
+	return s
 }
 
 // validate checks peaks read from a cache file.
@@ -191,6 +304,9 @@ func (p *Peaks) validate() error {
 	}
 	if p.MeasuredAt.IsZero() {
 		return fmt.Errorf("no measured_at")
+	}
+	if p.HW != nil {
+		return p.HW.validate()
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -62,6 +63,13 @@ func TestGPUPeaks(t *testing.T) {
 	}
 	if len(p.Runs) != 1+len(p.TFLOPs) {
 		t.Errorf("%d runs for %d peaks", len(p.Runs), 1+len(p.TFLOPs))
+	}
+	// The hardware figures: SMs and compute capability from CUDA; with
+	// NVML, a DRAM bandwidth above the copy's and a maximum SM clock.
+	if h := p.HW; h == nil || h.SMs != d.SMs || h.CC != fmt.Sprintf("%d.%d", d.CC[0], d.CC[1]) {
+		t.Errorf("hardware %+v", p.HW)
+	} else if d.Meter != nil && (h.DRAMGBps < p.CopyGBps || h.DRAMGBps > 100e3 || h.MaxSMClockMHz < 300 || h.Missing != "") {
+		t.Errorf("hardware %+v: want a DRAM bandwidth above the copy's %.1f GB/s and a maximum SM clock", h, p.CopyGBps)
 	}
 
 	again, note, err := ForDevice(d, Options{Dir: dir})

@@ -35,6 +35,10 @@ type Work struct {
 	FLOPs float64
 	// NS is the replay time per invocation, in nanoseconds.
 	NS float64
+	// SMClockMHz is the SM clock the replay ran at: the mean of NVML's
+	// samples during it (replay.Result.GPU.MeanSMClockMHz); 0 when not
+	// sampled, and then the hardware roof assumes the device's maximum.
+	SMClockMHz float64
 }
 
 // Point places one signature on the roofline. Rates are per second:
@@ -63,17 +67,39 @@ type Point struct {
 	ComputeShare float64 `json:"compute_share"`
 	Share        float64 `json:"share"`
 	// NS is the replay time it was placed with.
-	NS    float64 `json:"ns"`
-	Bound Bound   `json:"bound"`
+	NS float64 `json:"ns"`
+	// Bound is Classify of the measured shares above.
+	Bound Bound `json:"bound"`
+
+	// The hardware roof (see the package documentation): the same work
+	// against the data sheet's peaks, the ones Nsight Compute's
+	// throughput percentages hold it against. HWPeakGBps is the DRAM
+	// bandwidth (Hardware.DRAMGBps); HWPeakTFLOPs is SMs x FLOPsPerClock
+	// of DType x ClockMHz. HWMemoryShare is GBps / HWPeakGBps,
+	// HWComputeShare TFLOPs / HWPeakTFLOPs, HWShare the larger one. A
+	// figure that cannot be had is 0 and HWMissing says why; HWShare is 0
+	// whenever a share it needs is missing.
+	HWPeakGBps     float64 `json:"hw_peak_gbps,omitempty"`
+	HWPeakTFLOPs   float64 `json:"hw_peak_tflops,omitempty"`
+	HWMemoryShare  float64 `json:"hw_memory_share,omitempty"`
+	HWComputeShare float64 `json:"hw_compute_share,omitempty"`
+	HWShare        float64 `json:"hw_share,omitempty"`
+	HWMissing      string  `json:"hw_missing,omitempty"`
+	// ClockMHz is the SM clock the hardware compute roof is taken at:
+	// the replay's own (Work.SMClockMHz), or, with ClockAssumed, the
+	// device's maximum (Hardware.MaxSMClockMHz); 0 when neither is known.
+	ClockMHz     float64 `json:"clock_mhz,omitempty"`
+	ClockAssumed bool    `json:"clock_assumed,omitempty"`
 }
 
 // ErrNoWork is returned by Place for work with neither bytes nor FLOPs.
 var ErrNoWork = errors.New("no bytes and no FLOPs")
 
 // Place places work on the roofline of peaks, its FLOPs held against the
-// peak of dtype (see PeakDType). Work with FLOPs and no bytes, a time that
-// is not positive, negative work, or peaks without a copy bandwidth are
-// errors.
+// peak of dtype (see PeakDType), and on the hardware roof of peaks.HW
+// where it has one (the HW fields of Point). Work with FLOPs and no
+// bytes, a time that is not positive, negative work, or peaks without a
+// copy bandwidth are errors.
 func Place(p *Peaks, dtype string, w Work) (Point, error) {
 	switch {
 	case p == nil || !(p.CopyGBps > 0):
@@ -105,6 +131,7 @@ func Place(p *Peaks, dtype string, w Work) (Point, error) {
 	}
 	pt.Share = max(pt.MemoryShare, pt.ComputeShare)
 	pt.Bound = Classify(pt.Share, pt.MemoryShare, pt.ComputeShare, w.NS)
+	placeHW(&pt, p.HW, dtype, w)
 	return pt, nil
 }
 

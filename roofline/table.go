@@ -13,7 +13,10 @@ import (
 // Rule states the bound rule (Classify) in a line, for reports.
 var Rule = fmt.Sprintf("share = the time the roofs allow, max(bytes / copy bandwidth, FLOPs / peak), over the replay time; "+
 	"bound (a rule of kreplay's): latency under %.0f%% of the roof, or under %.0f%% for a replay under %.0f µs; "+
-	"else compute at or above the ridge point, memory below it",
+	"else compute at or above the ridge point, memory below it\n"+
+	"hw %% = the same share against the hardware's roofs, the ones to compare with Nsight Compute's throughput percentages: "+
+	"the DRAM bandwidth (NVML: max memory clock x bus width x 2 / 8) and SMs x data-sheet FLOPs per SM per clock x the SM clock "+
+	"(the replay's NVML mean; \"max\": the device's maximum, assumed)",
 	100*LatencyShare, 100*ShortShare, ShortNS/1e3)
 
 // Row is one signature in a roofline table.
@@ -42,7 +45,8 @@ func PlaceSignature(p *Peaks, sig *signatures.Signature, w Work) (*Point, string
 
 // EntryRows places the replayed entries of a suite (replay.Device.RunSet
 // of set): each one's work (replay.Result.Work) over its replay time
-// (replay.Entry.ReplayNS). Entries that are part of another, or did not
+// (replay.Entry.ReplayNS), at the mean SM clock NVML sampled during it
+// (replay.Result.GPU). Entries that are part of another, or did not
 // replay, are left out.
 func EntryRows(p *Peaks, set *signatures.Set, entries []replay.Entry) []Row {
 	var rows []Row
@@ -57,6 +61,9 @@ func EntryRows(p *Peaks, set *signatures.Set, entries []replay.Entry) []Row {
 			row.Why = "not in the set"
 		} else {
 			w := Work{Bytes: float64(e.Result.Work.Bytes), FLOPs: float64(e.Result.Work.FLOPs), NS: e.ReplayNS()}
+			if g := e.Result.GPU; g != nil {
+				w.SMClockMHz = g.MeanSMClockMHz
+			}
 			row.Point, row.Why = PlaceSignature(p, sig, w)
 		}
 		rows = append(rows, row)
@@ -67,10 +74,12 @@ func EntryRows(p *Peaks, set *signatures.Set, entries []replay.Entry) []Row {
 // WriteTable prints one line per row: the peak its FLOPs are held to, the
 // replay time, the arithmetic intensity, the achieved rates, the roof
 // (TFLOP/s for work with FLOPs, else the copy bandwidth in GB/s), the
-// memory and compute shares, the share of the roof and the bound.
+// memory and compute shares, the share of the roof, the bound, the share
+// of the hardware roof ("hw %", "-" without one) and the SM clock it was
+// taken at ("max" where the device's maximum is assumed).
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\tclass\tpeak\treplay/call\tFLOP/B\tGB/s\tTFLOP/s\troof\tof copy\tof peak\tshare of roof\tbound\tlabel")
+	fmt.Fprintln(tw, "id\tclass\tpeak\treplay/call\tFLOP/B\tGB/s\tTFLOP/s\troof\tof copy\tof peak\tshare of roof\tbound\thw %\tSM MHz\tlabel")
 	for _, r := range rows {
 		label := r.Label
 		if rs := []rune(label); len(rs) > 60 {
@@ -78,7 +87,7 @@ func WriteTable(w io.Writer, rows []Row) error {
 		}
 		pt := r.Point
 		if pt == nil {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\tnot placed: %s\t%s\n", r.ID, r.Class, r.Why, label)
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\tnot placed: %s\t\t\t%s\n", r.ID, r.Class, r.Why, label)
 			continue
 		}
 		peak, ai, tflops, roof, ofPeak := "-", "-", "-", fmt.Sprintf("%.0f GB/s", pt.PeakGBps), "-"
@@ -91,10 +100,27 @@ func WriteTable(w io.Writer, rows []Row) error {
 				ofPeak = fmt.Sprintf("%.1f%%", 100*pt.ComputeShare)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\t%.1f%%\t%s\t%.1f%%\t%s\t%s\n", r.ID, r.Class, peak, formatNS(pt.NS),
-			ai, pt.GBps, tflops, roof, 100*pt.MemoryShare, ofPeak, 100*pt.Share, pt.Bound, label)
+		hw, clock := hwColumns(pt)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\t%.1f%%\t%s\t%.1f%%\t%s\t%s\t%s\t%s\n", r.ID, r.Class, peak, formatNS(pt.NS),
+			ai, pt.GBps, tflops, roof, 100*pt.MemoryShare, ofPeak, 100*pt.Share, pt.Bound, hw, clock, label)
 	}
 	return tw.Flush()
+}
+
+// hwColumns are a point's hardware share ("-" without one) and the SM
+// clock it was taken at ("1552", "1980 max" where assumed, "-").
+func hwColumns(pt *Point) (hw, clock string) {
+	hw, clock = "-", "-"
+	if pt.HWShare > 0 {
+		hw = fmt.Sprintf("%.1f%%", 100*pt.HWShare)
+	}
+	if pt.ClockMHz > 0 {
+		clock = fmt.Sprintf("%.0f", pt.ClockMHz)
+		if pt.ClockAssumed {
+			clock += " max"
+		}
+	}
+	return hw, clock
 }
 
 // formatNS writes a time in µs, or ms from a millisecond on.

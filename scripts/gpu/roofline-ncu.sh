@@ -18,30 +18,46 @@
 #
 # What runs:
 #   1. kreplay run -roofline -ids IDS: the device's peaks (cached per
-#      device, or measured) and each signature's place on the roofline
-#      (memory share: GB/s over the copy bandwidth; compute share: FLOP/s
-#      over the dtype's GEMM peak; share of roof; bound), with CUPTI, so
-#      the JSON names the kernels each replay ran;
+#      device, or measured) and each signature's place on two roofs, with
+#      CUPTI, so the JSON names the kernels each replay ran:
+#        - the measured roof (memory share: GB/s over the copy bandwidth;
+#          compute share: FLOP/s over the dtype's cuBLAS GEMM peak; share
+#          of roof; bound);
+#        - the hardware roof ("hw"): GB/s over the DRAM bandwidth NVML
+#          gives (max memory clock x bus width x 2 / 8), FLOP/s over SMs x
+#          data-sheet FLOPs per SM per clock x the SM clock the replay ran
+#          at (NVML's mean during it; "max" where it was not sampled and
+#          the device's maximum is assumed). It is the one that holds work
+#          against what ncu holds it against;
 #   2. per signature, the same replay alone under
 #      ncu --clock-control none --cache-control $NCU_CACHE, profiling one
 #      launch (after $SKIP of them) of the longest kernel it ran, by its
 #      mangled name; CUPTI is off in that run (-kernels=false), since ncu
 #      holds the counters;
-#   3. a table: kreplay's shares, and ncu's sm__throughput,
-#      gpu__compute_memory_throughput and dram__throughput percentages of
-#      peak sustained elapsed, its duration and DRAM GB/s. TABLE_ONLY=1
-#      makes the table again from what an earlier run left in the folder.
+#   3. a table: kreplay's shares (measured and hw) and clock, and ncu's
+#      sm__throughput, gpu__compute_memory_throughput and dram__throughput
+#      percentages of peak sustained elapsed, its duration, DRAM GB/s and
+#      SM clock (sm__cycles_elapsed.avg.per_second); then the points
+#      difference of each of kreplay's two shares from ncu's percentage
+#      for the bound kreplay names (dram % for memory, sm % for compute,
+#      memory-unit % for latency), and, for compute-bound rows, the hw
+#      share taken again at ncu's clock. TABLE_ONLY=1 makes the table
+#      again from what an earlier run left in the folder (columns an
+#      older run lacks print "-").
 #
 # Both runs use the L2 mode CACHE (default cold: every sample after an L2
 # flush), and ncu flushes the caches before each pass by default
 # (NCU_CACHE=all), so both sides read their operands from device memory.
 # Set CACHE=auto NCU_CACHE=none to compare in kreplay's default modes.
 #
-# The two sides hold throughput against different peaks: kreplay against
-# what this GPU measured (a device copy, a cuBLAS GEMM), ncu against the
-# hardware's own sustained peaks; kreplay counts the bytes an op's operands
-# span, ncu the DRAM traffic it saw; kreplay's time is the whole
-# invocation (a split-K GEMM's kernels together), ncu's the one kernel.
+# kreplay's measured share holds throughput against what this GPU measured
+# (a device copy, a cuBLAS GEMM), ncu against the hardware's own peaks, per
+# cycle: its sm % does not depend on the clock the kernel ran at. The hw
+# share is the comparable one. What still differs: kreplay counts the
+# bytes an op's operands span, ncu the DRAM traffic it saw; kreplay's time
+# is the median of many launches (a split-K GEMM's kernels together), at
+# NVML's mean clock over them, ncu's one launch of the one kernel at the
+# clock it saw; and ncu's sm % is the busiest SM pipe's, not FLOPs.
 set -uo pipefail
 NCU=${NCU:-ncu}
 OUT=${OUT:-out}/roofline-ncu
@@ -52,7 +68,7 @@ IDS=("$@")
 CACHE=${CACHE:-cold}
 NCU_CACHE=${NCU_CACHE:-all}
 SKIP=${SKIP:-5}
-METRICS=${METRICS:-gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum}
+METRICS=${METRICS:-gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_elapsed.avg.per_second}
 
 mkdir -p "$OUT"
 if [ -z "${TABLE_ONLY:-}" ]; then
@@ -117,7 +133,8 @@ def ncu(id):
             return None
     return {m: num(m) for m in ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
             "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-            "dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum", "dram__bytes_write.sum"]}
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum", "dram__bytes_write.sum",
+            "sm__cycles_elapsed.avg.per_second"]}
 
 def f(v, fmt="%.1f"):
     return "-" if v is None else fmt % v
@@ -125,11 +142,14 @@ def f(v, fmt="%.1f"):
 print("Prepared by scripts/gpu/roofline-ncu.sh: kreplay's roofline shares next to Nsight Compute's")
 print("throughput percentages. A comparison to read, not a result: see the script's header for how")
 print("the two sides differ. Peaks (kreplay):", json.dumps({"copy_gbps": peaks.get("copy_gbps"), "tflops": peaks.get("tflops")}))
-print("share - ncu(bound): kreplay's share of its roof minus ncu's dram % (memory bound), sm % (compute")
-print("bound) or memory-unit % (gpu__compute_memory_throughput; latency bound), in points.")
+print("Hardware (kreplay: NVML, CUDA):", json.dumps(peaks.get("hw")))
+print("share: kreplay's share of its measured roof; hw: of the hardware roof (DRAM bandwidth; SMs x data-sheet")
+print("FLOPs per SM per clock x the SM clock, \"max\" where assumed). share - ncu, hw - ncu: each minus ncu's")
+print("dram % (memory bound), sm % (compute bound) or memory-unit % (gpu__compute_memory_throughput; latency")
+print("bound), in points. hw @ncu clk: the hw compute share taken at ncu's SM clock (compute bound only).")
 print()
-cols = ["id", "bound", "kreplay us", "of copy %", "of peak %", "share %", "ncu us", "ncu dram %", "ncu mem %", "ncu sm %",
-        "ncu DRAM GB/s", "share - ncu(bound) pts", "label"]
+cols = ["id", "bound", "kreplay us", "of copy %", "of peak %", "share %", "hw %", "kreplay MHz", "ncu us", "ncu MHz",
+        "ncu dram %", "ncu mem %", "ncu sm %", "ncu DRAM GB/s", "share - ncu pts", "hw - ncu pts", "hw @ncu clk %", "label"]
 table = [cols]
 for run in runs:
     for e in run["entries"]:
@@ -139,20 +159,29 @@ for run in runs:
         dur = n.get("gpu__time_duration.sum")
         rd, wr = n.get("dram__bytes_read.sum"), n.get("dram__bytes_write.sum")
         gbps = (rd + wr) / dur if dur and rd is not None and wr is not None else None
-        diff = None
+        hz = n.get("sm__cycles_elapsed.avg.per_second")
+        ncu_mhz = hz / 1e6 if hz else None
+        diff = hw_diff = hw_at_ncu = hw = clock = None
         if pt:
+            hw = 100 * pt["hw_share"] if pt.get("hw_share") else None
+            if pt.get("clock_mhz"):
+                clock = "%.0f%s" % (pt["clock_mhz"], " max" if pt.get("clock_assumed") else "")
+            if pt["bound"] == "compute" and pt.get("hw_compute_share") and ncu_mhz:
+                hw_at_ncu = 100 * pt["hw_compute_share"] * pt["clock_mhz"] / ncu_mhz
             ref = {"memory": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
                    "compute": "sm__throughput.avg.pct_of_peak_sustained_elapsed"}.get(pt["bound"],
                    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
             if n.get(ref) is not None:
                 diff = 100 * pt["share"] - n[ref]
+                if hw is not None:
+                    hw_diff = hw - n[ref]
         table.append([e["id"], pt["bound"] if pt else "not placed: " + (r or {}).get("why", "no result"),
                          f(pt and pt["ns"] / 1e3, "%.2f"), f(pt and 100 * pt["memory_share"]), f(pt and 100 * pt["compute_share"]),
-                         f(pt and 100 * pt["share"]), f(dur and dur / 1e3, "%.2f"),
+                         f(pt and 100 * pt["share"]), f(hw), clock or "-", f(dur and dur / 1e3, "%.2f"), f(ncu_mhz, "%.0f"),
                          f(n.get("dram__throughput.avg.pct_of_peak_sustained_elapsed")),
                          f(n.get("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")),
                          f(n.get("sm__throughput.avg.pct_of_peak_sustained_elapsed")), f(gbps, "%.0f"), f(diff, "%+.1f"),
-                         e.get("label", "")[:60]])
+                         f(hw_diff, "%+.1f"), f(hw_at_ncu), e.get("label", "")[:60]])
 widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
 for r in table:
     print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
