@@ -73,6 +73,8 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 			return PlanOwnFaithful, why
 		}
 		return PlanOwn, why
+	case sig.Tier == signatures.TierKernel && signatures.TritonStandIn(sig) != "":
+		return PlanStandIn, signatures.TritonStandIn(sig)
 	case sig.Tier == signatures.TierKernel:
 		return PlanStandIn, fmt.Sprintf("no kreplay kernel for %s yet", planOp(sig))
 	}

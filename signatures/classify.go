@@ -65,11 +65,7 @@ var kernelClasses = []struct {
 // names ("embedding", "softmax", "copy") do not decide: a reduction that
 // fuses an embedding and an RMSNorm is a reduction.
 func tritonClass(kernel string) (Class, bool) {
-	kind, ok := strings.CutPrefix(kernel, "triton_")
-	if !ok || len(kind) < 4 || kind[3] != '_' {
-		return "", false
-	}
-	switch kind[:3] {
+	switch TritonKind(kernel) {
 	case "poi":
 		return ClassElementwise, true
 	case "red", "per":

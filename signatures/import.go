@@ -544,7 +544,13 @@ func describe(s *Signature, a *activity) {
 			s.Unreplayable = "unreplayable: no CPU op is linked to this kernel, so its tensor shapes are unknown"
 			return
 		}
-		p, err := deriveTensor(s.Class, s.Op, s.Inputs)
+		var p *TensorParams
+		var err error
+		if kind := TritonKind(s.Op); kind != "" && kind != "tem" {
+			p, err = deriveTriton(kind, s.Op, s.Inputs)
+		} else {
+			p, err = deriveTensor(s.Class, s.Op, s.Inputs)
+		}
 		if err != nil {
 			s.Unreplayable = "unreplayable: " + err.Error()
 			return

@@ -236,4 +236,9 @@ type TensorParams struct {
 	KeepDim bool    `json:"keepdim,omitempty"`
 	// Bytes is an estimate of the bytes the op reads and writes.
 	Bytes int64 `json:"bytes,omitempty"`
+	// Math names the transcendental functions an Inductor kernel's name
+	// lists ("sin", "cos", "exp", "log", "tanh", "erf"), which its
+	// stand-in evaluates once per element of the iteration space (Shape's
+	// product): a guess from the name, for plain traces only.
+	Math []string `json:"math,omitempty"`
 }

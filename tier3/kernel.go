@@ -114,6 +114,8 @@ func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stre
 	switch {
 	case sig.Unreplayable != "":
 		k.approx = sig.Unreplayable
+	case b == nil && signatures.TritonStandIn(sig) != "":
+		k.approx = signatures.TritonStandIn(sig)
 	case b == nil:
 		k.approx = fmt.Sprintf("no kreplay kernel for %s yet", opName(sig))
 	}
@@ -320,7 +322,12 @@ func approximate(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := e.Function(Util, "kr_approx")
+	fns, elems := approxMath(sig.Tensor)
+	name := "kr_approx"
+	if fns != 0 {
+		name = "kr_approx_math"
+	}
+	f, err := e.Function(Util, name)
 	if err != nil {
 		return nil, err
 	}
@@ -333,9 +340,43 @@ func approximate(e *Env, sig *signatures.Signature) (*Instance, error) {
 	return &Instance{
 		Inputs: []*Tensor{src}, Outputs: []*Tensor{dst},
 		Launch: func(s *cuda.Stream) error {
+			if fns != 0 {
+				return f.Launch(grid, block, 0, s, src.Ptr, uint64(in/16), dst.Ptr, uint64(out/16), uint64(elems), fns)
+			}
 			return f.Launch(grid, block, 0, s, src.Ptr, uint64(in/16), dst.Ptr, uint64(out/16))
 		},
 	}, nil
+}
+
+// approxMath returns kr_approx_math's function mask for the
+// transcendentals p names (signatures.TensorParams.Math) and the elements
+// they are evaluated on, the product of p's shape; 0 when there are none.
+func approxMath(p *signatures.TensorParams) (uint32, int64) {
+	if p == nil || len(p.Math) == 0 {
+		return 0, 0
+	}
+	var fns uint32
+	for _, m := range p.Math {
+		switch m {
+		case "sin":
+			fns |= 1
+		case "cos":
+			fns |= 2
+		case "exp":
+			fns |= 4
+		case "log":
+			fns |= 8
+		case "tanh":
+			fns |= 16
+		case "erf":
+			fns |= 32
+		}
+	}
+	n := int64(1)
+	for _, d := range p.Shape {
+		n *= d
+	}
+	return fns, n
 }
 
 func firstDType(d []string) string {

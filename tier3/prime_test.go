@@ -21,7 +21,7 @@ func TestUtilKernelsCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{TouchKernel, "kr_causal_mask"} {
+	for _, k := range []string{TouchKernel, "kr_causal_mask", "kr_approx", "kr_approx_math"} {
 		if !bytes.Contains(bin, []byte(k)) {
 			t.Errorf("no %s in the binary", k)
 		}

@@ -237,7 +237,9 @@ func TestCapturedBundle(t *testing.T) {
 			alone[sig.ID] = true
 		}
 	}
-	if binaries != 24 || producers < binaries/2 || plainOnly == 0 {
+	// A plain trace stands in for every Inductor kernel from its arguments
+	// (signatures.TritonStandIn), so none of these is unreplayable alone.
+	if binaries != 24 || producers < binaries/2 || plainOnly != 0 {
 		t.Errorf("%d binaries, %d producers, %d signatures a plain trace cannot replay alone", binaries, producers, plainOnly)
 	}
 	s.WithoutBinaries()

@@ -35,6 +35,38 @@ extern "C" __global__ void kr_approx(const uint4 *in, u64 in16, uint4 *out, u64 
 	}
 }
 
+// kr_approx_math is kr_approx for an Inductor kernel whose name lists
+// transcendental functions: besides moving the bytes, each thread
+// evaluates the functions fns selects (1 sinf, 2 cosf, 4 expf, 8 logf,
+// 16 tanhf, 32 erff; f32, CUDA's accurate versions, as Triton's libdevice
+// calls are) once for each of n elements of the kernel's iteration space,
+// on arguments drawn from the bytes it read so that none can be folded.
+extern "C" __global__ void kr_approx_math(const uint4 *in, u64 in16, uint4 *out, u64 out16, u64 n, unsigned fns) {
+	u64 stride = (u64)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+	u64 block = ((u64)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+	u64 tid = block * (blockDim.x * blockDim.y * blockDim.z) + (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+	uint4 acc = make_uint4(0, 0, 0, 0);
+	for (u64 i = tid; i < in16; i += stride) {
+		uint4 v = in[i];
+		acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w;
+	}
+	float base = __uint_as_float((acc.x & 0x007fffffu) | 0x3f800000u) - 1.0f;
+	float r = 0.0f;
+	for (u64 i = tid; i < n; i += stride) {
+		float x = base + (float)(i & 4095) * 0.0123f;
+		if (fns & 1u) r += sinf(x);
+		if (fns & 2u) r += cosf(x);
+		if (fns & 4u) r += expf(-x);
+		if (fns & 8u) r += logf(x + 1.0f);
+		if (fns & 16u) r += tanhf(x);
+		if (fns & 32u) r += erff(x);
+	}
+	acc.y ^= __float_as_uint(r);
+	for (u64 i = tid; i < out16; i += stride) {
+		out[i] = make_uint4(acc.x ^ (unsigned)i, acc.y, acc.z, acc.w);
+	}
+}
+
 // kr_touch writes n bytes at dst from src (flip is 0, which the compiler
 // cannot know, so every store happens), 16 bytes at a time where both are
 // equally aligned. The primed cache mode runs it before each launch to

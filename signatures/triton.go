@@ -1,0 +1,155 @@
+package signatures
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// TritonKind returns the kind of an Inductor-generated kernel name
+// (triton_{poi,red,per,tem}_fused_<ops>_<n>): "poi", "red", "per" or
+// "tem"; "" for any other name.
+func TritonKind(name string) string {
+	kind, ok := strings.CutPrefix(name, "triton_")
+	if !ok || len(kind) < 4 || kind[3] != '_' {
+		return ""
+	}
+	switch k := kind[:3]; k {
+	case "poi", "red", "per", "tem":
+		return k
+	}
+	return ""
+}
+
+// deriveTriton computes the stand-in parameters of an Inductor kernel from
+// the arguments the profiler recorded for its launch: the tensors it was
+// passed (Inductor's in_out_ptr, in_ptr and out_ptr arguments, in that
+// order, unnamed in the trace) and, last, its iteration sizes as integer
+// scalars (xnumel; for reductions xnumel and r0_numel).
+//
+// The cost model is a guess, labelled as one where it is shown: each
+// tensor argument is moved once, at most as many of its elements as the
+// kernel iterates over (a gather, such as a fused embedding lookup or a
+// rotary table indexed by position, never reads more than it indexes).
+// An argument both read and written (in_out_ptr) is counted once, so a
+// kernel that updates a tensor in place is charged one pass less than it
+// moves. Numel is xnumel: the rows of a reduction, the elements of a
+// pointwise kernel.
+func deriveTriton(kind, op string, ins []Input) (*TensorParams, error) {
+	var tensors []Input
+	var sizes []int64
+	for _, in := range ins {
+		switch {
+		case in.IsTensor():
+			tensors = append(tensors, in)
+		case in.Type == "Scalar":
+			if n, err := strconv.ParseInt(strings.TrimSpace(in.Value), 10, 64); err == nil && n > 0 && n <= maxNumel {
+				sizes = append(sizes, n)
+			}
+		}
+	}
+	if len(tensors) == 0 {
+		return nil, fmt.Errorf("%s has no tensor arguments", op)
+	}
+	want := 1
+	if kind == "red" || kind == "per" {
+		want = 2
+	}
+	if len(sizes) < want {
+		return nil, fmt.Errorf("%s: want %d integer size argument(s) (xnumel%s) after its tensors, the trace gives %d",
+			op, want, map[bool]string{true: ", r0_numel", false: ""}[want == 2], len(sizes))
+	}
+	sizes = sizes[len(sizes)-want:]
+	iter := sizes[0]
+	if want == 2 {
+		if sizes[0] > maxNumel/sizes[1] {
+			return nil, fmt.Errorf("%s: iteration space %d x %d: %w", op, sizes[0], sizes[1], errAbsurd)
+		}
+		iter *= sizes[1]
+	}
+	p := &TensorParams{Numel: sizes[0], Shape: sizes}
+	for _, t := range tensors {
+		p.DTypes = append(p.DTypes, DType(t.Type))
+		size := DTypeSize(DType(t.Type))
+		if size <= 0 {
+			size = 2
+		}
+		n := t.Numel()
+		if n != iter {
+			p.Broadcast = true
+		}
+		p.Bytes += min(n, iter) * size
+	}
+	p.Math = tritonMath(op, readsAngles(tensors, iter))
+	return p, nil
+}
+
+// readsAngles reports whether an Inductor kernel reads an f32 tensor with
+// fewer elements than it iterates over, as the angles of a rotary
+// embedding are read (computed in f32, broadcast over heads). Inductor
+// names every kernel of a fusion group after all its ops: in a compiled
+// Llama prefill four kernels carry "cos" and "sin" in their names, and
+// only the two that read the angles [32, 512] f32 run slower than their
+// bytes (14.6 and 13.7 µs for 10.5 and 16.8 MB, where a kernel of the same
+// name that reads no angles moves 10.5 MB in 4.1 µs).
+func readsAngles(tensors []Input, iter int64) bool {
+	for _, t := range tensors {
+		if DType(t.Type) == "f32" && t.Numel() < iter {
+			return true
+		}
+	}
+	return false
+}
+
+// tritonMath returns the transcendental functions that the fused ops in an
+// Inductor kernel's name evaluate per element, in a fixed order: sin and
+// cos (rotary embeddings), exp (exp, and sigmoid, silu and softmax through
+// it), log (log and log_softmax), tanh, erf (gelu's exact form); sin and
+// cos only where the kernel reads the angles (readsAngles). Other ops
+// (pow, rsqrt, mul, ...) are left to the bytes.
+func tritonMath(op string, angles bool) []string {
+	_, names, ok := strings.Cut(op, "_fused_")
+	if !ok {
+		return nil
+	}
+	var has [6]bool
+	order := [6]string{"sin", "cos", "exp", "log", "tanh", "erf"}
+	idx := map[string][]int{
+		"sin": {0}, "cos": {1}, "exp": {2}, "sigmoid": {2}, "silu": {2}, "softmax": {2},
+		"log": {3}, "log_softmax": {2, 3}, "tanh": {4}, "erf": {5}, "gelu": {5},
+	}
+	words := strings.Split(names, "_")
+	for i, w := range words {
+		if i+1 < len(words) && w == "log" && words[i+1] == "softmax" {
+			w = "log_softmax"
+		}
+		for _, j := range idx[w] {
+			has[j] = true
+		}
+	}
+	var out []string
+	if !angles {
+		has[0], has[1] = false, false
+	}
+	for j, h := range has {
+		if h {
+			out = append(out, order[j])
+		}
+	}
+	return out
+}
+
+// TritonStandIn says how a plain trace's Inductor kernel is stood in for
+// (sig.Op names one, TritonKind), or "" when sig is not one: the bytes
+// of deriveTriton's model and the transcendentals of its name.
+func TritonStandIn(sig *Signature) string {
+	kind := TritonKind(sig.Op)
+	if kind == "" || kind == "tem" {
+		return ""
+	}
+	what := "moves each tensor argument's bytes once"
+	if p := sig.Tensor; p != nil && len(p.Math) > 0 {
+		what += " and evaluates " + strings.Join(p.Math, ", ") + " per element"
+	}
+	return "Inductor kernel without its binary: a stand-in that " + what + " (a guess from its arguments and name; capture the workload to replay the kernel itself)"
+}
