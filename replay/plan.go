@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,7 +68,12 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 	case sig.Tier == signatures.TierKernel && tier3.Has(sig.Op):
 		why = strings.TrimPrefix(sig.Op, "aten::")
 		if h := tier3.Heuristics(sig); len(h) > 0 {
-			why += "; inputs: " + strings.Join(h, ", ") + " (a guess: -causal-scores=false turns it off)"
+			why += "; inputs: " + strings.Join(h, ", ")
+			if slices.Contains(h, tier3.HeuristicCausal) {
+				why += " (a guess: -causal-scores=false turns it off)"
+			} else {
+				why += " (a guess: the trace records no values)"
+			}
 		}
 		if tier3.FaithfulFor(sig) {
 			return PlanOwnFaithful, why

@@ -1,10 +1,12 @@
 package replay
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
 )
 
 // PlanPath, on the embedded BLOOM-560M prefill and on synthetic
@@ -122,4 +124,31 @@ func rmsNorm(kernel string) signatures.Signature {
 			{Type: "c10::BFloat16", Shape: []int64{2048}, Strides: []int64{1}},
 			{Type: "Scalar", Value: "1.0000000000000001e-05"},
 		}}
+}
+
+// The l1b compiled prefill's attention with an additive bias
+// f16[4,1,512,512] (imported without the workload's binaries) replays
+// with kreplay's kernel, its bias values labelled a guess.
+func TestPlanPathAttentionBias(t *testing.T) {
+	f, err := os.Open("../workload/testdata/l1b-compiled_prefill/trace.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	set, err := signatures.Import(f, "l1b-compiled_prefill", signatures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range set.Signatures {
+		if s.ID != "81ea02cfcc54" {
+			continue
+		}
+		path, why := PlanPath(s)
+		if path != PlanOwn || !strings.Contains(why, "_cudnn_attention_forward; inputs: "+tier3.HeuristicAttnBias+" (a guess") {
+			t.Errorf("%s: planned %q (%s)", s.Label, path, why)
+		}
+		t.Logf("%s: %s: %s", s.Label, path, why)
+		return
+	}
+	t.Fatal("no signature 81ea02cfcc54")
 }

@@ -27,6 +27,13 @@ var AttentionOps = []string{
 
 func init() { Register(buildAttention, AttentionOps...) }
 
+// HeuristicAttnBias names the input guess of an attention op with a bias
+// (see Heuristics): the trace records the bias's layout but not its
+// values, a mask's -inf or lowest entries included, so it holds uniform
+// values like every other input. The kernel reads it and computes every
+// (query, key) pair whatever its values, as cuDNN does with a bias.
+const HeuristicAttnBias = "attention bias uniform in [-1, 1)"
+
 // attnSpec says where an attention op keeps its arguments (indices into
 // the profiler's inputs, from native_functions.yaml; -1: the op has none).
 type attnSpec struct {
@@ -92,6 +99,14 @@ type attnParams struct {
 	// Strides of q, k, v in elements, as (batch, head, seq); dim is 1.
 	QStr, KStr, VStr [3]int64
 	BSHD             bool // the op's tensors are [batch, seq, heads, dim]
+	// Bias: an additive attention bias (attn_bias, or an attention mask
+	// as a float tensor) of dtype BiasDType, broadcast to [B, Hq, Sq, Sk]:
+	// the score of query i and key j is Scale q.k + bias[b, h, i, j].
+	// BiasStr are its element strides (batch, head, query, key), 0 for a
+	// broadcast dimension.
+	Bias      bool
+	BiasDType string
+	BiasStr   [4]int64
 }
 
 func unsupported(format string, a ...any) error {
@@ -208,7 +223,9 @@ func parseAttention(sig *signatures.Signature) (*attnParams, error) {
 	p.VStr = [3]int64(strides[2][:3])
 
 	if spec.bias >= 0 && !isNone(arg(sig, spec.bias)) {
-		return nil, unsupported("an attention bias or mask is not replayed")
+		if err := p.parseBias(arg(sig, spec.bias)); err != nil {
+			return nil, err
+		}
 	}
 	for _, i := range []int{spec.cumQ, spec.cumK} {
 		if i >= 0 && !isNone(arg(sig, i)) {
@@ -273,6 +290,41 @@ func parseAttention(sig *signatures.Signature) (*attnParams, error) {
 	return p, nil
 }
 
+// parseBias reads an attention bias: a 4-d tensor in the inputs' dtype
+// or f32 whose shape broadcasts to [B, Hq, Sq, Sk] (each dim that size or
+// 1), with any non-negative strides.
+func (p *attnParams) parseBias(in signatures.Input) error {
+	if !in.IsTensor() {
+		return unsupported("attention bias of type %q %q is not a tensor", in.Type, in.Value)
+	}
+	if len(in.Shape) != 4 {
+		return unsupported("attention bias of rank %d %v (4 only: [batch, heads, queries, keys])", len(in.Shape), in.Shape)
+	}
+	dt := signatures.DType(in.Type)
+	if dt != p.DType && dt != "f32" {
+		return unsupported("attention bias in %s with %s inputs (%s or f32 only)", dt, p.DType, p.DType)
+	}
+	st := in.Strides
+	if len(st) != 4 {
+		st = ContiguousStrides(in.Shape)
+	}
+	want := [4]int64{p.B, p.Hq, p.Sq, p.Sk}
+	for i, n := range in.Shape {
+		switch {
+		case n != want[i] && n != 1:
+			return unsupported("attention bias %v does not broadcast to [batch, heads, queries, keys] %v", in.Shape, want)
+		case st[i] < 0:
+			return unsupported("attention bias strides %v (non-negative only)", st)
+		case n == 1:
+			p.BiasStr[i] = 0 // broadcast
+		default:
+			p.BiasStr[i] = st[i]
+		}
+	}
+	p.Bias, p.BiasDType = true, dt
+	return nil
+}
+
 // attnPairs is the number of (query, key) pairs one head computes.
 func attnPairs(p *attnParams) int64 {
 	if !p.Causal {
@@ -287,7 +339,8 @@ func attnPairs(p *attnParams) int64 {
 
 // attnFLOPs is the FLOP count of the op: two matrix products (Q K^T and
 // P V) of 2 * D FLOPs per visible (query, key) pair, per batch and head;
-// masked pairs (half of a square causal attention) are not counted.
+// masked pairs (half of a square causal attention) are not counted. A
+// bias masks nothing that is known: its pairs all count.
 func attnFLOPs(p *attnParams) int64 { return 4 * p.D * attnPairs(p) * p.B * p.Hq }
 
 // attnConfig is the kernel's tiling.
@@ -354,11 +407,21 @@ func (c attnConfig) source(p *attnParams) Source {
 	if p.DType == "bf16" {
 		bf16 = "1"
 	}
-	return Source{Name: "attention.cu", Code: attentionCode, Defines: map[string]string{
+	src := Source{Name: "attention.cu", Code: attentionCode, Defines: map[string]string{
 		"HEAD_DIM": strconv.FormatInt(p.D, 10), "BLOCK_M": strconv.Itoa(c.BlockM),
 		"BLOCK_N": strconv.Itoa(c.BlockN), "STAGES": strconv.Itoa(c.Stages),
 		"ORDER": strconv.Itoa(c.Order), "IS_BF16": bf16, "MIN_BLOCKS": strconv.Itoa(max(c.MinBlocks, 1)),
 	}}
+	// Only with a bias: without one the defines, and so the compiled
+	// kernel, are those of the kernel before bias support.
+	if p.Bias {
+		src.Defines["HAS_BIAS"] = "1"
+		src.Defines["BIAS_F32"] = "0"
+		if p.BiasDType == "f32" {
+			src.Defines["BIAS_F32"] = "1"
+		}
+	}
+	return src
 }
 
 // mblocks is the number of query tiles per (batch, head).
@@ -404,11 +467,21 @@ func buildAttentionConfig(e *Env, sig *signatures.Signature, cfg *attnConfig) (*
 	if c.grid(p) > math.MaxInt32 {
 		return nil, unsupported("%d blocks", c.grid(p))
 	}
-	var ins [3]*Tensor
+	ins := make([]*Tensor, 3, 4)
 	for i := range ins {
 		if ins[i], err = e.Input(sig.Inputs[i]); err != nil {
 			return nil, err
 		}
+	}
+	if p.Bias {
+		// The bias as traced (its strides), filled like every input with
+		// values uniform in [-1, 1): the trace records no values
+		// (HeuristicAttnBias). Its bytes count in the footprint.
+		bt, err := e.Input(arg(sig, attnSpecs[sig.Op].bias))
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, bt)
 	}
 	// The output, stored in q's dimension order, seen in the op's own.
 	logical := [4]int64{p.B, p.Hq, p.Sq, p.D}
@@ -463,8 +536,12 @@ func buildAttentionConfig(e *Env, sig *signatures.Signature, cfg *attnConfig) (*
 		ostr[0], ostr[1], ostr[2], lsb, lsh,
 		int32(p.B), int32(p.Hq), int32(p.Hq / p.Hk), int32(p.Sq), int32(p.Sk), int32(c.mblocks(p)),
 		scaleLog2, causal, off}
+	if p.Bias {
+		args = append(args, ins[3].Ptr, p.BiasStr[0], p.BiasStr[1], p.BiasStr[2], p.BiasStr[3],
+			float32(1/p.Scale))
+	}
 	return &Instance{
-		Inputs:  ins[:],
+		Inputs:  ins,
 		Outputs: outs,
 		FLOPs:   attnFLOPs(p),
 		Launch: func(s *cuda.Stream) error {

@@ -29,7 +29,8 @@ func attnScalar(v string) attnArg { return attnArg{typ: "Scalar", val: v} }
 func attnBool(b bool) attnArg     { return attnScalar(map[bool]string{true: "True", false: "False"}[b]) }
 func attnInt(v int64) attnArg     { return attnScalar(strconv.FormatInt(v, 10)) }
 func attnTensor(shape, strides []int64, dtype string) attnArg {
-	typ := map[string]string{"f16": "c10::Half", "bf16": "c10::BFloat16", "f32": "float"}[dtype]
+	typ := map[string]string{"f16": "c10::Half", "bf16": "c10::BFloat16", "f32": "float", "i64": "long int",
+		"bool": "bool"}[dtype]
 	return attnArg{shape: shape, strides: strides, typ: typ}
 }
 
@@ -58,18 +59,22 @@ func attnFields(args []attnArg) (dims, strides, types, concrete string) {
 // [B, H, S, D]; layout "bhsd" stores q, k, v contiguous in that order,
 // "bshd" as [B, S, H, D] (the transposed view of the traces).
 type attnCase struct {
-	op           string
-	b, hq, hk    int64
-	sq, sk, d    int64
-	dtype        string
-	layout       string
-	causal, lse  bool
-	maskType     string // _efficient_attention_forward's custom_mask_type, overrides causal
-	scale        string // "" is None
-	extraAbsent  bool   // add trailing None arguments (newer PyTorch)
-	bias         bool   // pass an attention bias tensor
-	dropout      string // "" is 0.
-	isCausalText string // overrides the is_causal text
+	op          string
+	b, hq, hk   int64
+	sq, sk, d   int64
+	dtype       string
+	layout      string
+	causal, lse bool
+	maskType    string // _efficient_attention_forward's custom_mask_type, overrides causal
+	scale       string // "" is None
+	extraAbsent bool   // add trailing None arguments (newer PyTorch)
+	bias        bool   // pass an attention bias tensor
+	// The bias's shape, strides and dtype: by default [b, hq, sq, sk],
+	// contiguous, in dtype.
+	biasShape, biasStrides []int64
+	biasDType              string
+	dropout                string // "" is 0.
+	isCausalText           string // overrides the is_causal text
 }
 
 func (c attnCase) name() string {
@@ -81,7 +86,26 @@ func (c attnCase) name() string {
 	if c.scale != "" {
 		s += "_scale" + c.scale
 	}
+	if c.bias {
+		b := c.biasArg()
+		s += fmt.Sprintf("_bias%s%v%v", signatures.DType(b.typ), b.shape, b.strides)
+	}
 	return s
+}
+
+// biasArg is the attention bias tensor of a case with bias set.
+func (c attnCase) biasArg() attnArg {
+	shape, st, dt := c.biasShape, c.biasStrides, c.biasDType
+	if shape == nil {
+		shape = []int64{c.b, c.hq, c.sq, c.sk}
+	}
+	if st == nil {
+		st = ContiguousStrides(shape)
+	}
+	if dt == "" {
+		dt = c.dtype
+	}
+	return attnTensor(shape, st, dt)
 }
 
 // tensor returns the profiler's view of q (heads h, sequence s) in the
@@ -105,7 +129,7 @@ func (c attnCase) args() []attnArg {
 	q, k, v := c.tensor(c.hq, c.sq), c.tensor(c.hk, c.sk), c.tensor(c.hk, c.sk)
 	bias := attnNone()
 	if c.bias {
-		bias = attnTensor([]int64{c.b, c.hq, c.sq, c.sk}, ContiguousStrides([]int64{c.b, c.hq, c.sq, c.sk}), c.dtype)
+		bias = c.biasArg()
 	}
 	drop := attnScalar("0.")
 	if c.dropout != "" {
@@ -247,7 +271,6 @@ func TestParseAttentionUnsupported(t *testing.T) {
 		sig  func(*signatures.Signature)
 	}{
 		{"dropout", mod(func(c *attnCase) { c.dropout = "0.1" }), nil},
-		{"bias", mod(func(c *attnCase) { c.bias = true }), nil},
 		{"head dim 96", mod(func(c *attnCase) { c.d = 96 }), nil},
 		{"f32", mod(func(c *attnCase) { c.dtype = "f32" }), nil},
 		{"no is_causal", mod(func(c *attnCase) { c.isCausalText = "" }), func(s *signatures.Signature) { s.Inputs[10].Value = "" }},
@@ -425,10 +448,32 @@ func (a attnData) at(b, h, s, d int64) float64 {
 	return a.x[((b*a.h+h)*a.s+s)*a.d+d]
 }
 
+// attnBiasData is an attention bias as float64 in row-major order of its
+// shape [B or 1, H or 1, Sq or 1, Sk or 1]; a dim of 1 broadcasts.
+type attnBiasData struct {
+	x     []float64
+	shape [4]int64
+}
+
+// at is bias element (b, h, i, j); 0 for a nil bias.
+func (a *attnBiasData) at(b, h, i, j int64) float64 {
+	if a == nil {
+		return 0
+	}
+	var off int64
+	for d, x := range [4]int64{b, h, i, j} {
+		if a.shape[d] == 1 {
+			x = 0
+		}
+		off = off*a.shape[d] + x
+	}
+	return a.x[off]
+}
+
 // attnReferenceHead computes one (batch, head) of softmax(scale q k^T +
-// mask) v in float64: out [Sq*D] and lse [Sq]. A row that sees no key
-// gets zeros and lse +inf.
-func attnReferenceHead(p *attnParams, q, k, v attnData, b, h int64) (out, lse []float64) {
+// bias + mask) v in float64 (bias nil: none): out [Sq*D] and lse [Sq]. A
+// row that sees no key gets zeros and lse +inf.
+func attnReferenceHead(p *attnParams, q, k, v attnData, bias *attnBiasData, b, h int64) (out, lse []float64) {
 	out = make([]float64, p.Sq*p.D)
 	lse = make([]float64, p.Sq)
 	hk := h / (p.Hq / p.Hk)
@@ -448,7 +493,7 @@ func attnReferenceHead(p *attnParams, q, k, v attnData, b, h int64) (out, lse []
 			for d := int64(0); d < p.D; d++ {
 				dot += q.at(b, h, i, d) * k.at(b, hk, j, d)
 			}
-			s[j] = dot * p.Scale
+			s[j] = dot*p.Scale + bias.at(b, h, i, j)
 			mx = max(mx, s[j])
 		}
 		var sum float64
@@ -482,25 +527,38 @@ func TestAttentionReference(t *testing.T) {
 		p            attnParams
 		q            attnData
 		k, v         attnData
+		bias         *attnBiasData
 		out, wantLSE []float64
 	}{
-		{"full", attnParams{Hq: 1, Hk: 1, Sq: 2, Sk: 2, D: 1, Scale: 1}, q, k, v,
+		{"full", attnParams{Hq: 1, Hk: 1, Sq: 2, Sk: 2, D: 1, Scale: 1}, q, k, v, nil,
 			[]float64{row0, row1}, []float64{lse0, lse1}},
 		// Query 0 sees key 0 only.
-		{"causal", attnParams{Hq: 1, Hk: 1, Sq: 2, Sk: 2, D: 1, Scale: 1, Causal: true}, q, k, v,
+		{"causal", attnParams{Hq: 1, Hk: 1, Sq: 2, Sk: 2, D: 1, Scale: 1, Causal: true}, q, k, v, nil,
 			[]float64{10, row1}, []float64{0, lse1}},
 		// One query aligned with the last key sees both.
 		{"bottom right", attnParams{Hq: 1, Hk: 1, Sq: 1, Sk: 2, D: 1, Scale: 1, Causal: true, Offset: 1},
-			attnData{x: []float64{1}, h: 1, s: 1, d: 1}, k, v, []float64{row0}, []float64{lse0}},
+			attnData{x: []float64{1}, h: 1, s: 1, d: 1}, k, v, nil, []float64{row0}, []float64{lse0}},
 		// Two queries, one key, bottom right: query 0 sees nothing.
 		{"no key", attnParams{Hq: 1, Hk: 1, Sq: 2, Sk: 1, D: 1, Scale: 1, Causal: true, Offset: -1}, q,
-			kv(0), kv(10), []float64{0, 10}, []float64{math.Inf(1), 0}},
+			kv(0), kv(10), nil, []float64{0, 10}, []float64{math.Inf(1), 0}},
 		// Scale 2 on scores (0, 1) is scale 1 on (0, 2).
 		{"scale", attnParams{Hq: 1, Hk: 1, Sq: 1, Sk: 2, D: 1, Scale: 2},
-			attnData{x: []float64{1}, h: 1, s: 1, d: 1}, k, v, []float64{row1}, []float64{lse1}},
+			attnData{x: []float64{1}, h: 1, s: 1, d: 1}, k, v, nil, []float64{row1}, []float64{lse1}},
+		// A bias (0, 1) on scores (0, 1) gives scores (0, 2); broadcast
+		// over rows, row 0's scores (0, 1) become (0, 2) and row 1's (0, 3).
+		{"bias", attnParams{Hq: 1, Hk: 1, Sq: 1, Sk: 2, D: 1, Scale: 1},
+			attnData{x: []float64{1}, h: 1, s: 1, d: 1}, k, v, &attnBiasData{x: []float64{0, 1}, shape: [4]int64{1, 1, 1, 2}},
+			[]float64{row1}, []float64{lse1}},
+		{"bias broadcast", attnParams{Hq: 1, Hk: 1, Sq: 2, Sk: 2, D: 1, Scale: 1}, q, k, v,
+			&attnBiasData{x: []float64{0, 1}, shape: [4]int64{1, 1, 1, 2}},
+			[]float64{row1, (10 + 20*e*e*e) / (1 + e*e*e)}, []float64{lse1, math.Log(1 + e*e*e)}},
+		// Bias and causal mask: row 0 sees key 0 only, whatever its bias.
+		{"bias causal", attnParams{Hq: 1, Hk: 1, Sq: 2, Sk: 2, D: 1, Scale: 1, Causal: true}, q, k, v,
+			&attnBiasData{x: []float64{5, 7, -1, 0}, shape: [4]int64{1, 1, 2, 2}},
+			[]float64{10, (10*math.Exp(-1) + 20*e*e) / (math.Exp(-1) + e*e)}, []float64{5, math.Log(math.Exp(-1) + e*e)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			out, lse := attnReferenceHead(&tt.p, tt.q, tt.k, tt.v, 0, 0)
+			out, lse := attnReferenceHead(&tt.p, tt.q, tt.k, tt.v, tt.bias, 0, 0)
 			for i := range out {
 				if math.Abs(out[i]-tt.out[i]) > 1e-12 || !(math.Abs(lse[i]-tt.wantLSE[i]) <= 1e-12 || lse[i] == tt.wantLSE[i]) {
 					t.Errorf("row %d: out %v lse %v, want %v %v", i, out[i], lse[i], tt.out[i], tt.wantLSE[i])
@@ -514,14 +572,15 @@ func TestAttentionReference(t *testing.T) {
 	k2 := attnData{x: []float64{0, 1, 0, 1}, h: 2, s: 2, d: 1}
 	v2 := attnData{x: []float64{10, 20, 1, 2}, h: 2, s: 2, d: 1}
 	for h, want := range []float64{row0, row0, row1 / 10, row1 / 10} {
-		if out, _ := attnReferenceHead(&p, q4, k2, v2, 0, int64(h)); math.Abs(out[0]-want) > 1e-12 {
+		if out, _ := attnReferenceHead(&p, q4, k2, v2, nil, 0, int64(h)); math.Abs(out[0]-want) > 1e-12 {
 			t.Errorf("head %d: %v, want %v", h, out[0], want)
 		}
 	}
 }
 
 // TestAttentionKernelCompiles compiles the kernel's default tilings (all
-// of attnSweep with KREPLAY_ATTN_SWEEP set) with NVRTC where the library is
+// of attnSweep with KREPLAY_ATTN_SWEEP set), without a bias and with one
+// in the inputs' dtype and in f32, with NVRTC where the library is
 // installed, no GPU needed, and logs the register use ptxas reports.
 func TestAttentionKernelCompiles(t *testing.T) {
 	gputest.Require(t, nvrtc.Init)
@@ -536,29 +595,32 @@ func TestAttentionKernelCompiles(t *testing.T) {
 		}
 		for _, d := range []int64{64, 128} {
 			for _, dt := range []string{"f16", "bf16"} {
-				p := &attnParams{D: d, DType: dt}
 				if arch != 90 && dt != "f16" {
 					continue // a second architecture in one dtype is enough
 				}
-				cfgs := []attnConfig{attnDefault(p, arch)}
-				if os.Getenv("KREPLAY_ATTN_SWEEP") != "" {
-					cfgs = attnSweep(p, arch) // every tiling the benchmark tries
-				}
-				for _, c := range cfgs {
-					src := c.source(p)
-					opts := append(src.options(arch), "--ptxas-options=-v")
-					res, err := nvrtc.Compile(src.Code, src.Name, opts)
-					if err != nil {
-						t.Errorf("sm_%d D=%d %s %v: %v", arch, d, dt, c, err)
-						continue
+				// Without a bias, with one in the inputs' dtype, in f32.
+				for _, bias := range []string{"", dt, "f32"} {
+					p := &attnParams{D: d, DType: dt, Bias: bias != "", BiasDType: bias}
+					cfgs := []attnConfig{attnDefault(p, arch)}
+					if os.Getenv("KREPLAY_ATTN_SWEEP") != "" {
+						cfgs = attnSweep(p, arch) // every tiling the benchmark tries
 					}
-					var info []string
-					for _, l := range strings.Split(res.Log, "\n") {
-						if strings.Contains(l, "registers") || strings.Contains(l, "spill") {
-							info = append(info, strings.TrimSpace(l))
+					for _, c := range cfgs {
+						src := c.source(p)
+						opts := append(src.options(arch), "--ptxas-options=-v")
+						res, err := nvrtc.Compile(src.Code, src.Name, opts)
+						if err != nil {
+							t.Errorf("sm_%d D=%d %s bias %q %v: %v", arch, d, dt, bias, c, err)
+							continue
 						}
+						var info []string
+						for _, l := range strings.Split(res.Log, "\n") {
+							if strings.Contains(l, "registers") || strings.Contains(l, "spill") {
+								info = append(info, strings.TrimSpace(l))
+							}
+						}
+						t.Logf("sm_%d D=%d %s bias %q %v: %s", arch, d, dt, bias, c, strings.Join(info, "; "))
 					}
-					t.Logf("sm_%d D=%d %s %v: %s", arch, d, dt, c, strings.Join(info, "; "))
 				}
 			}
 		}
@@ -648,6 +710,19 @@ func checkAttention(t *testing.T, p *attnParams, inst *Instance, s *cuda.Stream,
 		}
 		data[i] = attnData{x: x, h: h, s: sl, d: p.D, bshd: p.BSHD}
 	}
+	var bias *attnBiasData
+	if p.Bias {
+		if len(inst.Inputs) != 4 {
+			t.Fatalf("%d inputs, want q, k, v and the bias", len(inst.Inputs))
+		}
+		bt := inst.Inputs[3]
+		if bt.DType != p.BiasDType || len(bt.Shape) != 4 {
+			t.Fatalf("bias input %s %v, want %s of rank 4", bt.DType, bt.Shape, p.BiasDType)
+		}
+		bias = &attnBiasData{x: download(t, bt, s), shape: [4]int64(bt.Shape)}
+	} else if len(inst.Inputs) != 3 {
+		t.Fatalf("%d inputs, want q, k and v", len(inst.Inputs))
+	}
 	out := attnData{x: download(t, inst.Outputs[0], s), h: p.Hq, s: p.Sq, d: p.D, bshd: p.BSHD}
 	var lse []float64
 	if p.LSE {
@@ -668,7 +743,7 @@ func checkAttention(t *testing.T, p *attnParams, inst *Instance, s *cuda.Stream,
 	var got, want, gotL, wantL []float64
 	for _, bh := range heads {
 		b, h := bh[0], bh[1]
-		o, l := attnReferenceHead(p, data[0], data[1], data[2], b, h)
+		o, l := attnReferenceHead(p, data[0], data[1], data[2], bias, b, h)
 		want = append(want, o...)
 		for i := int64(0); i < p.Sq; i++ {
 			for d := int64(0); d < p.D; d++ {

@@ -104,11 +104,17 @@ const HeuristicCausal = "causal scores"
 
 // Heuristics lists the input heuristics the replay of sig applies, by
 // name: HeuristicCausal for a softmax over square scores while
-// CausalScores is set; none for the other ops.
+// CausalScores is set, HeuristicAttnBias for an attention op with a bias
+// it replays; none for the other ops.
 func Heuristics(sig *signatures.Signature) []string {
 	switch sig.Op {
 	case "aten::_softmax", "aten::softmax", "aten::_log_softmax", "aten::log_softmax":
 	default:
+		if _, ok := attnSpecs[sig.Op]; ok {
+			if p, err := parseAttention(sig); err == nil && p.Bias {
+				return []string{HeuristicAttnBias}
+			}
+		}
 		return nil
 	}
 	s, err := parseSoftmax(sig)

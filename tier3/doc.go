@@ -8,7 +8,10 @@
 // strides and dtypes as traced, random data, in-range indices) and returns
 // an Instance whose Launch runs the real computation. Where an op's time
 // depends on its values, the data looks like the model's: a softmax over
-// square attention scores gets them causally masked (see CausalScores). An op with no
+// square attention scores gets them causally masked (see CausalScores).
+// An attention op's additive bias, whose values the trace does not
+// record, is uniform like every other input (HeuristicAttnBias); the
+// kernel computes every key block with it, as cuDNN does. An op with no
 // builder, or whose builder cannot handle the traced case, falls back to a
 // kernel that reads and writes the same bytes with the traced launch shape;
 // such a replay is marked approximate.

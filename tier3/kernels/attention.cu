@@ -12,11 +12,16 @@
 //             (causal work is uneven); 1: head by head
 //   IS_BF16   1 for bfloat16 inputs and output, 0 for float16
 //   MIN_BLOCKS the __launch_bounds__ occupancy hint
+//   HAS_BIAS  1: add an attention bias, score = scale q.k + bias[b, h, i, j],
+//             read through four element strides (0 for a broadcast dim);
+//             undefined: no bias and no bias arguments
+//   BIAS_F32  with HAS_BIAS, 1: the bias is f32; 0: the inputs' 16-bit type
 //
 // One block computes BLOCK_M query rows of one (batch, head); each warp owns
 // 16 of them and keeps their Q fragments, running max, running sum and
 // output accumulator in registers. For each key tile j:
 //   S = Q K_j^T                        (mma, K_j by ldmatrix)
+//   (with HAS_BIAS: S += bias / scale, so that S * scale is scale q.k + bias)
 //   mask keys past the end, and causal keys past row + causal_off
 //   m' = max(m, rowmax S * scale*log2 e); P = 2^(S*scale*log2 e - m')
 //   l = l * 2^(m-m') + rowsum P; O = O * 2^(m-m') + P V_j
@@ -133,6 +138,28 @@ __device__ __forceinline__ float fast_log2(float x) {
 	return y;
 }
 
+#if HAS_BIAS
+#ifndef BIAS_F32
+#define BIAS_F32 0
+#endif
+// bias_float converts one attention bias element to float.
+#if BIAS_F32
+typedef float bias_t;
+__device__ __forceinline__ float bias_float(float x) { return x; }
+#else
+typedef u16 bias_t;
+__device__ __forceinline__ float bias_float(u16 x) {
+#if IS_BF16
+	return __int_as_float((int)((u32)x << 16));
+#else
+	float y;
+	asm("cvt.f32.f16 %0, %1;\n" : "=f"(y) : "h"(x));
+	return y;
+#endif
+}
+#endif
+#endif
+
 // load_rows copies rows [r0, r0+ROWS) of one head (row stride rs, elements)
 // into a swizzled shared tile, zero-filling rows at or past limit. Each
 // thread copies one 16-byte chunk column of every RSTEP-th row.
@@ -159,14 +186,20 @@ __device__ __forceinline__ void load_rows(u32 dst, const u16 *src, i64 rs, int r
 // memory. Strides are in elements for (batch, head, sequence); the head
 // dimension is contiguous. Query head h reads key/value head h / group.
 // A causal query row i sees keys j <= i + causal_off. lse (may be null) is
-// f32 indexed b * lsb + h * lsh + i.
+// f32 indexed b * lsb + h * lsh + i. With HAS_BIAS, bias element (i, j)
+// of (b, h) is bias[b * bsb + h * bsh + i * bsq + j * bsk], added to the
+// scores as bias * inv_scale before scaling (inv_scale = 1 / scale).
 extern "C" __global__ void __launch_bounds__(NTHREADS, MIN_BLOCKS)
 kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16 *__restrict__ v,
                  u16 *__restrict__ o, float *__restrict__ lse,
                  i64 qsb, i64 qsh, i64 qss, i64 ksb, i64 ksh, i64 kss, i64 vsb, i64 vsh, i64 vss,
                  i64 osb, i64 osh, i64 oss, i64 lsb, i64 lsh,
                  int B, int H, int group, int Sq, int Sk, int mblocks,
-                 float scale_log2, int causal, int causal_off) {
+                 float scale_log2, int causal, int causal_off
+#if HAS_BIAS
+                 , const bias_t *__restrict__ bias, i64 bsb, i64 bsh, i64 bsq, i64 bsk, float inv_scale
+#endif
+                 ) {
 	extern __shared__ __align__(128) u16 smem[];
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 	const int g = lane >> 2, t = lane & 3;
@@ -184,6 +217,9 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 	const u16 *qp = q + b * qsb + h * qsh;
 	const u16 *kp = k + b * ksb + hk * ksh;
 	const u16 *vp = v + b * vsb + hk * vsh;
+#if HAS_BIAS
+	const bias_t *bp = bias + b * bsb + h * bsh;
+#endif
 
 	// Keys this block needs: all, or up to the causal limit of its last row.
 	int nend = Sk;
@@ -249,6 +285,21 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 		// A warp whose rows see none of this tile's keys skips it.
 		if (wlo >= Sq || (causal && n0 > whi + causal_off)) continue;
 
+#if HAS_BIAS
+		// This thread's bias elements of the tile, loaded ahead of Q K^T;
+		// zero past the last query or key (scores never used, or masked).
+		float bv[NTILES][4];
+#pragma unroll
+		for (int n = 0; n < NTILES; ++n) {
+#pragma unroll
+			for (int e = 0; e < 4; ++e) {
+				const int key = n0 + n * 8 + 2 * t + (e & 1);
+				const int row = row0 + (e >> 1) * 8;
+				bv[n][e] = row < Sq && key < Sk ? bias_float(bp[(i64)row * bsq + (i64)key * bsk]) : 0.f;
+			}
+		}
+#endif
+
 		const u32 sK = sKV + (j % STAGES) * stage_bytes;
 		const u32 sV = sK + BLOCK_N * HEAD_DIM * 2;
 
@@ -265,6 +316,15 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 				mma16816(s[2 * np + 1], qf[kk], b2, b3);
 			}
 		}
+
+#if HAS_BIAS
+		// In units of q.k: S * scale = scale q.k + bias.
+#pragma unroll
+		for (int n = 0; n < NTILES; ++n) {
+#pragma unroll
+			for (int e = 0; e < 4; ++e) s[n][e] = fmaf(bv[n][e], inv_scale, s[n][e]);
+		}
+#endif
 
 		// Mask keys past Sk, and causal keys past the diagonal.
 		if (n0 + BLOCK_N > Sk || (causal && n0 + BLOCK_N - 1 > wlo + causal_off)) {

@@ -1,0 +1,338 @@
+package tier3
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// attnBiasOps are the attention ops that take an attn_bias.
+var attnBiasOps = []string{
+	"aten::_cudnn_attention_forward",
+	"aten::_scaled_dot_product_cudnn_attention",
+	"aten::_scaled_dot_product_efficient_attention",
+	"aten::_efficient_attention_forward",
+}
+
+func TestParseAttentionBias(t *testing.T) {
+	const b, h, sq, sk = 2, 4, 64, 130
+	for _, op := range attnBiasOps {
+		for _, tt := range []struct {
+			name          string
+			shape, stride []int64 // nil stride: contiguous
+			dtype         string  // "": the inputs'
+			causal        bool
+			want          [4]int64 // BiasStr
+		}{
+			{"full", []int64{b, h, sq, sk}, nil, "", false, [4]int64{h * sq * sk, sq * sk, sk, 1}},
+			// The traced l1b form: [B, 1, Sq, Sk] with the head stride of the
+			// batch (size 1: stride 0).
+			{"heads broadcast", []int64{b, 1, sq, sk}, []int64{sq * sk, sq * sk, sk, 1}, "", false,
+				[4]int64{sq * sk, 0, sk, 1}},
+			{"batch and heads broadcast", []int64{1, 1, sq, sk}, nil, "", false, [4]int64{0, 0, sk, 1}},
+			// Expanded: stride 0 over the heads at full size.
+			{"expanded", []int64{b, h, sq, sk}, []int64{sq * sk, 0, sk, 1}, "", false, [4]int64{sq * sk, 0, sk, 1}},
+			// Memory-efficient attention pads the key dim to a multiple of 16.
+			{"padded keys", []int64{b, h, sq, sk}, []int64{h * sq * 144, sq * 144, 144, 1}, "", false,
+				[4]int64{h * sq * 144, sq * 144, 144, 1}},
+			// A padding mask, one row for every query.
+			{"one query row", []int64{b, 1, 1, sk}, nil, "", false, [4]int64{sk, 0, 0, 1}},
+			{"f32", []int64{b, 1, sq, sk}, nil, "f32", false, [4]int64{sq * sk, 0, sk, 1}},
+			{"causal", []int64{b, 1, sq, sk}, nil, "", true, [4]int64{sq * sk, 0, sk, 1}},
+		} {
+			c := attnCase{op: op, b: b, hq: h, hk: 2, sq: sq, sk: sk, d: 64, dtype: "f16", layout: "bshd",
+				causal: tt.causal, bias: true, biasShape: tt.shape, biasStrides: tt.stride, biasDType: tt.dtype}
+			if tt.causal && op == "aten::_efficient_attention_forward" {
+				c.maskType = "1"
+			}
+			t.Run(strings.TrimPrefix(op, "aten::")+"/"+tt.name, func(t *testing.T) {
+				sig := c.sig(t)
+				p, err := parseAttention(sig)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantDT := "f16"
+				if tt.dtype != "" {
+					wantDT = tt.dtype
+				}
+				if !p.Bias || p.BiasDType != wantDT || p.BiasStr != tt.want {
+					t.Errorf("bias %v %s strides %v, want %s %v", p.Bias, p.BiasDType, p.BiasStr, wantDT, tt.want)
+				}
+				if p.Causal != tt.causal || p.Sq != sq || p.Sk != sk || p.Hq != h || p.Hk != 2 {
+					t.Errorf("got %+v", p)
+				}
+				// Every pair counts without a causal mask, whatever the bias.
+				if !tt.causal && attnPairs(p) != sq*sk {
+					t.Errorf("%d pairs, want %d", attnPairs(p), sq*sk)
+				}
+				src := attnDefault(p, 90).source(p)
+				wantF32 := map[bool]string{true: "1", false: "0"}[wantDT == "f32"]
+				if src.Defines["HAS_BIAS"] != "1" || src.Defines["BIAS_F32"] != wantF32 {
+					t.Errorf("defines %v", src.Defines)
+				}
+				if h := Heuristics(sig); !slices.Equal(h, []string{HeuristicAttnBias}) {
+					t.Errorf("heuristics %q", h)
+				}
+			})
+		}
+	}
+}
+
+func TestParseAttentionBiasUnsupported(t *testing.T) {
+	const b, h, sq, sk = 2, 4, 64, 130
+	for _, op := range attnBiasOps {
+		for _, tt := range []struct {
+			name, want    string // want: in the error
+			shape, stride []int64
+			dtype         string
+		}{
+			{"rank 3", "rank 3", []int64{h, sq, sk}, nil, ""},
+			{"rank 2", "rank 2", []int64{sq, sk}, nil, ""},
+			{"bf16 with f16 inputs", "bias in bf16", []int64{b, 1, sq, sk}, nil, "bf16"},
+			{"bool", "bias in bool", []int64{b, 1, sq, sk}, nil, "bool"},
+			{"i64", "bias in i64", []int64{b, 1, sq, sk}, nil, "i64"},
+			{"two heads of four", "does not broadcast", []int64{b, 2, sq, sk}, nil, ""},
+			{"batch 3 of 2", "does not broadcast", []int64{3, 1, sq, sk}, nil, ""},
+			{"keys past sk", "does not broadcast", []int64{b, 1, sq, sk + 1}, nil, ""},
+			{"queries and keys swapped", "does not broadcast", []int64{b, 1, sk, sq}, nil, ""},
+		} {
+			t.Run(strings.TrimPrefix(op, "aten::")+"/"+tt.name, func(t *testing.T) {
+				c := attnCase{op: op, b: b, hq: h, hk: h, sq: sq, sk: sk, d: 64, dtype: "f16", layout: "bhsd",
+					bias: true, biasShape: tt.shape, biasStrides: tt.stride, biasDType: tt.dtype}
+				sig := c.sig(t)
+				p, err := parseAttention(sig)
+				if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("got %+v, %v; want ErrUnsupported with %q", p, err, tt.want)
+				}
+				if h := Heuristics(sig); h != nil {
+					t.Errorf("heuristics %q for an unsupported signature", h)
+				}
+				t.Log(err)
+			})
+		}
+	}
+	// A bias that is not a tensor.
+	c := attnCase{op: "aten::_cudnn_attention_forward", b: b, hq: h, hk: h, sq: sq, sk: sk, d: 64, dtype: "f16",
+		layout: "bhsd"}
+	sig := c.sig(t)
+	sig.Inputs[3] = signatures.Input{Type: "Scalar", Value: "1."}
+	if p, err := parseAttention(sig); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "not a tensor") {
+		t.Errorf("scalar bias: got %+v, %v", p, err)
+	}
+	// Negative strides (the importer refuses them; a signature built
+	// otherwise may have them).
+	sig = c.sig(t)
+	sig.Inputs[3] = signatures.Input{Type: "c10::Half", Shape: []int64{b, 1, sq, sk}, Strides: []int64{sq * sk, 0, -sk, 1}}
+	if p, err := parseAttention(sig); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "non-negative") {
+		t.Errorf("negative bias stride: got %+v, %v", p, err)
+	}
+	// No bias: no bias parameters, no bias defines, no heuristic.
+	sig = c.sig(t)
+	p, err := parseAttention(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Bias || p.BiasDType != "" || p.BiasStr != [4]int64{} || Heuristics(sig) != nil {
+		t.Errorf("no bias: got %+v, heuristics %q", p, Heuristics(sig))
+	}
+	for k := range attnDefault(p, 90).source(p).Defines {
+		if strings.Contains(k, "BIAS") {
+			t.Errorf("define %s without a bias", k)
+		}
+	}
+}
+
+// l1bAttentionID is the l1b compiled prefill's attention with an additive
+// bias f16[4,1,512,512] (cuDNN traced at 45.3 µs on an H100), imported
+// without the workload's captured binaries.
+const l1bAttentionID = "81ea02cfcc54"
+
+// l1bAttention returns that signature from the workload's test trace,
+// found from the package directory (go test), the repository root (a test
+// binary run there) or this file's directory.
+func l1bAttention(tb testing.TB) *signatures.Signature {
+	tb.Helper()
+	const rel = "workload/testdata/l1b-compiled_prefill/trace.json.gz"
+	paths := []string{filepath.Join("..", rel), rel}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		paths = append(paths, filepath.Join(filepath.Dir(file), "..", rel))
+	}
+	var f *os.File
+	var err error
+	for _, p := range paths {
+		if f, err = os.Open(p); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		tb.Fatalf("the l1b trace is not at %q: %v", paths, err)
+	}
+	defer f.Close()
+	set, err := signatures.Import(f, "l1b-compiled_prefill", signatures.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, s := range set.Signatures {
+		if s.ID == l1bAttentionID {
+			return s
+		}
+	}
+	tb.Fatalf("no signature %s", l1bAttentionID)
+	return nil
+}
+
+// TestAttentionBiasTraced: the l1b attention with a bias replays with
+// kreplay's kernel (parseAttention accepts it, so the build does not fall
+// back to the stand-in), all pairs counted.
+func TestAttentionBiasTraced(t *testing.T) {
+	sig := l1bAttention(t)
+	if sig.Op != "aten::_cudnn_attention_forward" || sig.Tier != signatures.TierKernel || sig.Unreplayable != "" ||
+		!Has(sig.Op) {
+		t.Fatalf("%s: op %s tier %d unreplayable %q", sig.ID, sig.Op, sig.Tier, sig.Unreplayable)
+	}
+	p, err := parseAttention(sig)
+	if err != nil {
+		t.Fatalf("%s falls back to the stand-in: %v", sig.Label, err)
+	}
+	want := attnParams{B: 4, Hq: 32, Hk: 32, Sq: 512, Sk: 512, D: 64, DType: "f16", Scale: 0.125,
+		QStr: [3]int64{1048576, 64, 2048}, KStr: [3]int64{1048576, 32768, 64}, VStr: [3]int64{1048576, 32768, 64},
+		Bias: true, BiasDType: "f16", BiasStr: [4]int64{262144, 0, 512, 1}}
+	if *p != want {
+		t.Errorf("got  %+v\nwant %+v", *p, want)
+	}
+	if got, w := attnFLOPs(p), int64(4*64*512*512*4*32); got != w {
+		t.Errorf("FLOPs %d, want %d (every pair)", got, w)
+	}
+	c := attnDefault(p, 90)
+	if err := c.valid(p, 90); err != nil {
+		t.Error(err)
+	}
+	if src := c.source(p); src.Defines["HAS_BIAS"] != "1" || src.Defines["BIAS_F32"] != "0" {
+		t.Errorf("defines %v", src.Defines)
+	}
+	if h := Heuristics(sig); !slices.Equal(h, []string{HeuristicAttnBias}) {
+		t.Errorf("heuristics %q", h)
+	}
+	// The signature's bytes (q, k, v, out and the bias) are what the
+	// replay's buffers hold: 4 x 8 MiB and 2 MiB.
+	if sig.Tensor == nil || sig.Tensor.Bytes != 4*(4*32*512*64*2)+4*512*512*2 {
+		t.Errorf("signature bytes %+v", sig.Tensor)
+	}
+	t.Logf("%s: %.2f GFLOP, traced median %d ns (%.0f TFLOP/s)", sig.Label, float64(attnFLOPs(p))/1e9,
+		sig.TracedNS.Median, float64(attnFLOPs(p))/float64(sig.TracedNS.Median)/1e3)
+}
+
+// attnBiasGPUCases are the GPU correctness cases with a bias.
+func attnBiasGPUCases() []attnCase {
+	return []attnCase{
+		// The traced form, [B, 1, Sq, Sk], with a ragged key tile.
+		{op: "aten::_cudnn_attention_forward", b: 2, hq: 4, hk: 4, sq: 130, sk: 130, d: 64, dtype: "f16",
+			layout: "bhsd", lse: true, scale: "0.125", bias: true, biasShape: []int64{2, 1, 130, 130}},
+		// [1, 1, Sq, Sk], more keys than queries.
+		{op: "aten::_scaled_dot_product_cudnn_attention", b: 2, hq: 2, hk: 2, sq: 64, sk: 200, d: 128, dtype: "f16",
+			layout: "bshd", lse: true, bias: true, biasShape: []int64{1, 1, 64, 200}},
+		// [B, Hq, Sq, Sk] with grouped query heads: the bias follows q's heads.
+		{op: "aten::_efficient_attention_forward", b: 2, hq: 2, hk: 1, sq: 100, sk: 130, d: 64, dtype: "f16",
+			layout: "bhsd", maskType: "0", lse: true, bias: true},
+		// Bias and causal mask together; the key dim padded to 144 as
+		// memory-efficient attention pads it.
+		{op: "aten::_scaled_dot_product_efficient_attention", b: 2, hq: 2, hk: 2, sq: 130, sk: 130, d: 64,
+			dtype: "f16", layout: "bhsd", causal: true, lse: true, bias: true, biasShape: []int64{2, 2, 130, 130},
+			biasStrides: []int64{2 * 130 * 144, 130 * 144, 144, 1}},
+		// bf16, a bias per head shared by the batch.
+		{op: "aten::_cudnn_attention_forward", b: 2, hq: 2, hk: 2, sq: 130, sk: 130, d: 128, dtype: "bf16",
+			layout: "bshd", lse: true, scale: "0.5", bias: true, biasShape: []int64{1, 2, 130, 130}},
+		// bf16 with a bottom-right causal mask and a bias.
+		{op: "aten::_efficient_attention_forward", b: 1, hq: 2, hk: 2, sq: 64, sk: 130, d: 128, dtype: "bf16",
+			layout: "bhsd", maskType: "2", lse: true, bias: true, biasShape: []int64{1, 1, 64, 130}},
+		// f32 bias expanded over the heads (stride 0 at full size).
+		{op: "aten::_cudnn_attention_forward", b: 2, hq: 2, hk: 2, sq: 96, sk: 96, d: 64, dtype: "f16",
+			layout: "bhsd", bias: true, biasShape: []int64{2, 2, 96, 96}, biasStrides: []int64{96 * 96, 0, 96, 1},
+			biasDType: "f32"},
+		// A padding mask: one bias row for every query.
+		{op: "aten::_cudnn_attention_forward", b: 2, hq: 2, hk: 2, sq: 130, sk: 130, d: 64, dtype: "f16",
+			layout: "bshd", lse: true, bias: true, biasShape: []int64{2, 1, 1, 130}},
+	}
+}
+
+// TestGPUAttentionBias checks the kernel with a bias against the float64
+// reference (the bias's values are uniform in [-1, 1), larger than most
+// scaled scores, so a bias read wrongly or not at all fails).
+func TestGPUAttentionBias(t *testing.T) {
+	sub := gputest.NewSubtests(t)
+	for i, c := range attnBiasGPUCases() {
+		sub.Run(c.name(), func(t *testing.T) {
+			sig := c.sig(t)
+			p, err := parseAttention(sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.Bias {
+				t.Fatal("no bias parsed")
+			}
+			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				k := launchExact(t, sig, dev, s, uint64(i+101))
+				defer k.Close()
+				checkAttention(t, p, k.Instance(0), s, nil)
+			})
+		})
+	}
+}
+
+// TestGPUAttentionBiasTraced replays the l1b attention with its bias
+// f16[4,1,512,512] and checks sampled heads; its buffers hold the
+// signature's bytes, the bias's included.
+func TestGPUAttentionBiasTraced(t *testing.T) {
+	sig := l1bAttention(t)
+	p, err := parseAttention(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpuEnv(t, func(dev Device, s *cuda.Stream) {
+		k, err := New(sig, dev, launch.Options{Sets: 1, Seed: 5}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		if a := k.Approximate(); a != "" {
+			t.Fatalf("approximate: %s", a)
+		}
+		if got := k.Work().Bytes; got != sig.Tensor.Bytes {
+			t.Errorf("work %d bytes, want the signature's %d", got, sig.Tensor.Bytes)
+		}
+		if got, want := k.Work().FLOPs, attnFLOPs(p); got != want {
+			t.Errorf("work %d FLOPs, want %d", got, want)
+		}
+		for i := 0; i < 2; i++ {
+			if err := k.Launch(s, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		checkAttention(t, p, k.Instance(0), s, [][2]int64{{0, 0}, {1, 5}, {2, 17}, {3, 31}})
+	})
+}
+
+// BenchmarkGPUAttentionBias times the l1b attention with its bias against
+// the traced cuDNN time.
+func BenchmarkGPUAttentionBias(b *testing.B) {
+	sig := l1bAttention(b)
+	p, err := parseAttention(sig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gpuEnv(b, func(dev Device, s *cuda.Stream) {
+		benchAttention(b, dev, s, sig, p, attnDefault(p, dev.Compiler.Arch()))
+	})
+}
