@@ -39,7 +39,7 @@ static __device__ __forceinline__ long long kr_cycles() {
 
 static __device__ __forceinline__ void kr_pause() {
 #if __CUDA_ARCH__ >= 700
-	asm volatile("nanosleep.u32 200;");
+	asm volatile("nanosleep.u32 %0;" :: "r"(200u));
 #endif
 }
 
