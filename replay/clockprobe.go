@@ -275,7 +275,7 @@ func (d *Device) probeClock(enqueue func() error, timeout time.Duration) (clockR
 // Call inside Do, after the timed samples.
 func (d *Device) probeReplayClock(t *timer, batch int, flush bool, r *Result) {
 	per := r.MedianNS * float64(batch) // ns per batch
-	n := maxProbeBatches
+	n := 1
 	if per > 0 {
 		n = max(1, min(maxProbeBatches, int(math.Ceil(float64(clockProbeWindow.Nanoseconds())/per))))
 	}
