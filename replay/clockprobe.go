@@ -268,18 +268,25 @@ func (d *Device) probeClock(enqueue func() error, timeout time.Duration) (clockR
 	return decodeClock(s, timeout)
 }
 
+// probeBatches returns how many batches of batch launches, medianNS per
+// launch by the event time, last clockProbeWindow (one without a time, at
+// most maxProbeBatches), and how long they are expected to take.
+func probeBatches(medianNS float64, batch int) (int, time.Duration) {
+	per := medianNS * float64(max(batch, 1)) // ns per batch
+	if !(per > 0) || math.IsInf(per, 0) {
+		return 1, 0
+	}
+	n := int(min(maxProbeBatches, max(1, math.Ceil(float64(clockProbeWindow.Nanoseconds())/per))))
+	return n, time.Duration(float64(n) * per)
+}
+
 // probeReplayClock runs the timer's batches under the clock probe, as
 // the timed samples ran them (an L2 flush before each when flush is
 // set), enough of them to last clockProbeWindow by the event time
 // measured, and sets r.SMClockMHz and r.ClockProbeNS, or r.ClockErr.
 // Call inside Do, after the timed samples.
 func (d *Device) probeReplayClock(t *timer, batch int, flush bool, r *Result) {
-	per := r.MedianNS * float64(batch) // ns per batch
-	n := 1
-	if per > 0 {
-		n = max(1, min(maxProbeBatches, int(math.Ceil(float64(clockProbeWindow.Nanoseconds())/per))))
-	}
-	expected := time.Duration(float64(n) * per)
+	n, expected := probeBatches(r.MedianNS, batch)
 	c, err := d.probeClock(func() error {
 		for i := 0; i < n; i++ {
 			if err := t.enqueueSample(batch, flush); err != nil {

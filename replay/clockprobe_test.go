@@ -106,3 +106,27 @@ func TestClockProbeTimeout(t *testing.T) {
 		}
 	}
 }
+
+// The probe runs enough batches to last 2 ms by the event time.
+func TestProbeBatches(t *testing.T) {
+	for _, tt := range []struct {
+		medianNS float64
+		batch    int
+		n        int
+		expected time.Duration
+	}{
+		{10e3, 100, 2, 2 * time.Millisecond},    // a graph of 100 launches of 10 µs
+		{15e3, 1, 134, 2010 * time.Microsecond}, // cold: one launch a sample
+		{3e3, 1000, 1, 3 * time.Millisecond},    // one batch lasts longer than the window
+		{5e6, 1, 1, 5 * time.Millisecond},
+		{0.01, 1, maxProbeBatches, 100 * time.Nanosecond},
+		{0, 10, 1, 0},
+		{math.NaN(), 10, 1, 0},
+		{10e3, 0, 200, 2 * time.Millisecond},
+	} {
+		n, expected := probeBatches(tt.medianNS, tt.batch)
+		if n != tt.n || expected != tt.expected {
+			t.Errorf("probeBatches(%g, %d) = %d, %v; want %d, %v", tt.medianNS, tt.batch, n, expected, tt.n, tt.expected)
+		}
+	}
+}
