@@ -43,7 +43,7 @@ static __device__ __forceinline__ void kr_pause() {
 #endif
 }
 
-// f holds the slots of clockSlot (replay/clockprobe.go).
+// f holds the slots named slot* in replay/clockprobe.go.
 extern "C" __global__ void kr_clock_probe(volatile unsigned long long* f, unsigned long long timeout) {
 	if (threadIdx.x != 0) return;
 	const unsigned long long begin = kr_now();
