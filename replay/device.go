@@ -47,6 +47,8 @@ type Device struct {
 	cleanFn  *cuda.Function
 	cleanBuf cuda.DevicePtr
 	cleanN   int
+	// The clock probe (probeClock), set up on first use.
+	probe *clockProbe
 }
 
 // Open opens CUDA device index: it loads the driver at run time, retains
@@ -160,6 +162,9 @@ func (d *Device) Close() error {
 			}
 			if d.cleanBuf != 0 {
 				errs = append(errs, d.cleanBuf.Free())
+			}
+			if d.probe != nil {
+				errs = append(errs, d.probe.close())
 			}
 			if d.stream != nil {
 				errs = append(errs, d.stream.Destroy())

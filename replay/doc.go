@@ -25,5 +25,9 @@
 // temperature, power and throttle reasons are sampled through NVML during
 // the measurement: as in nvbench, the samples timed while NVML saw the
 // clocks throttled are left out when enough others remain, and counted
-// (Result.ThrottledSamples).
+// (Result.ThrottledSamples). With Options.ClockProbe, the SM clock the
+// replay ran at is also measured on the GPU, after the timed samples, by
+// a probe that reads the SM cycle counter and the global timer while the
+// samples' launches run once more (Result.SMClockMHz): NVML's readings can
+// stand far from it.
 package replay

@@ -169,6 +169,12 @@ type Options struct {
 	// NoKernelTime skips the CUPTI pass that times the kernels themselves
 	// and records which ones ran (see Result.KernelMedianNS).
 	NoKernelTime bool
+	// ClockProbe also measures the SM clock the replay runs at on the GPU
+	// itself (Result.SMClockMHz): after the timed samples, one more run
+	// of the samples' batches, about 2 ms of them back to back, under a
+	// probe that reads clock64 and %globaltimer as they begin and end.
+	// The timed samples run without it.
+	ClockProbe bool
 }
 
 func (o *Options) defaults() {
@@ -284,6 +290,17 @@ type Result struct {
 
 	// GPU state sampled through NVML during the samples; nil without NVML.
 	GPU *energy.Summary `json:"gpu,omitempty"`
+	// SMClockMHz is the effective SM clock measured on the GPU with
+	// Options.ClockProbe: SM cycles (clock64) over %globaltimer's
+	// nanoseconds while the samples' batches ran once more after the
+	// timed ones, for ClockProbeNS. It is the clock the work ran at, which
+	// NVML's readings (GPU.MeanSMClockMHz) can overstate: 1980 MHz from
+	// NVML for heavy GEMMs on an H100 that Nsight Compute saw run at 1536
+	// and 1658. 0 without the probe, or when it failed: ClockErr then
+	// says why.
+	SMClockMHz   float64 `json:"sm_clock_mhz,omitempty"`
+	ClockProbeNS float64 `json:"clock_probe_ns,omitempty"`
+	ClockErr     string  `json:"clock_error,omitempty"`
 	// Throttled is true when any NVML sample had a power or thermal
 	// throttle reason; Reasons names them. ThrottledSamples says what
 	// became of the timed samples it overlapped.
@@ -399,16 +416,31 @@ func (t *timer) capture(n int) error {
 	return err
 }
 
+// flushL2 flushes the L2 before a sample: clean (cleanL2) or dirty
+// (flushL2).
+func (t *timer) flushL2() error {
+	if t.clean {
+		return t.d.cleanL2()
+	}
+	return t.d.flushL2()
+}
+
+// enqueueSample enqueues one sample's work untimed, as sample runs it:
+// the L2 flush when flush is set, then the batch.
+func (t *timer) enqueueSample(batch int, flush bool) error {
+	if flush {
+		if err := t.flushL2(); err != nil {
+			return err
+		}
+	}
+	return t.enqueue(batch)
+}
+
 // sample times one batch: the graph, or batch direct launches.
 func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
 	s := t.d.stream
-	switch {
-	case flush && t.clean:
-		if err := t.d.cleanL2(); err != nil {
-			return 0, err
-		}
-	case flush:
-		if err := t.d.flushL2(); err != nil {
+	if flush {
+		if err := t.flushL2(); err != nil {
 			return 0, err
 		}
 	}
@@ -504,6 +536,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	}
 	if err != nil {
 		return err
+	}
+	if o.ClockProbe {
+		d.probeReplayClock(t, batch, cold, r)
 	}
 	if o.Energy {
 		t.prime = nil // the primers' energy is not the op's

@@ -52,12 +52,22 @@
 //     constants (NVIDIA's published peaks over SMs x boost clock), kept
 //     only for compute capability 9.0 (H100, H200) and 8.0 (A100); any
 //     other architecture or dtype gets no hardware compute share, and the
-//     point says why rather than guessing. The clock is the mean SM clock
-//     NVML sampled during the replay (Work.SMClockMHz, from
-//     replay.Result.GPU, or sm-MHz in benchmark output); without one, the
-//     device's maximum SM clock is assumed and the point says so
-//     (ClockAssumed). Taken at the kernel's own clock the share is per
-//     clock cycle, as ncu's sm__throughput is, whatever the clock.
+//     point says why rather than guessing. The clock (PickClock, named in
+//     Point.ClockSource and the table's clock column) is, by preference:
+//     the one kreplay's clock probe measured on the GPU during the replay
+//     ("probe": SM cycles, clock64, over %globaltimer's nanoseconds, while
+//     the replay's launches run once more after the timed samples;
+//     replay.Options.ClockProbe, on with `kreplay run -roofline`;
+//     Work.ProbeClockMHz from replay.Result.SMClockMHz); else the mean SM
+//     clock NVML sampled during the replay ("nvml": Work.SMClockMHz, from
+//     replay.Result.GPU, or sm-MHz in benchmark output); else the device's
+//     maximum SM clock, assumed ("max", ClockAssumed). NVML's readings can
+//     stand far above the clock the work ran at: 1980 MHz for heavy GEMM
+//     replays on an H100 that Nsight Compute measured at 1536 and 1658
+//     MHz (sm__cycles_elapsed.avg.per_second): their hardware compute
+//     share was 15 to 20 points off ncu's at NVML's clock, within 1 to 4
+//     at ncu's. Taken at the kernel's own clock the share is per clock
+//     cycle, as ncu's sm__throughput is, whatever the clock.
 //
 // The hardware figures are read when the peaks are measured (HardwareOf:
 // SMs and compute capability from CUDA, the rest from NVML) and cached

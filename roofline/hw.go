@@ -121,6 +121,37 @@ func (h *Hardware) validate() error {
 	return nil
 }
 
+// Where the hardware roof's SM clock came from (Point.ClockSource).
+const (
+	// ClockProbe is the clock kreplay's probe measured on the GPU during
+	// the replay: SM cycles (clock64) over %globaltimer's nanoseconds
+	// (replay.Options.ClockProbe).
+	ClockProbe = "probe"
+	// ClockNVML is the mean of NVML's SM clock samples during the replay.
+	ClockNVML = "nvml"
+	// ClockMax is the device's maximum SM clock, assumed for a replay
+	// whose clock was neither probed nor sampled.
+	ClockMax = "max (assumed)"
+)
+
+// PickClock returns the SM clock to take the hardware compute roof at for
+// w, and its source: the probe's (Work.ProbeClockMHz) over NVML's mean
+// (Work.SMClockMHz) over the device's maximum (h.MaxSMClockMHz, assumed);
+// 0 and "" when none is known. NVML's readings can stand far above the
+// clock the work ran at: 1980 MHz for heavy GEMMs on an H100 where Nsight
+// Compute measured 1536 and 1658 (sm__cycles_elapsed.avg.per_second).
+func PickClock(w Work, h *Hardware) (float64, string) {
+	switch {
+	case w.ProbeClockMHz > 0:
+		return w.ProbeClockMHz, ClockProbe
+	case w.SMClockMHz > 0:
+		return w.SMClockMHz, ClockNVML
+	case h != nil && h.MaxSMClockMHz > 0:
+		return h.MaxSMClockMHz, ClockMax
+	}
+	return 0, ""
+}
+
 // placeHW adds the hardware roof's fields to pt (see Point): the memory
 // share over h's DRAM bandwidth, the compute share over SMs x
 // FLOPsPerClock(dtype) x the clock, and their larger one as HWShare when
@@ -137,12 +168,8 @@ func placeHW(pt *Point, h *Hardware, dtype string, w Work) {
 	} else {
 		no = append(no, "no DRAM bandwidth")
 	}
-	switch {
-	case w.SMClockMHz > 0:
-		pt.ClockMHz = w.SMClockMHz
-	case h.MaxSMClockMHz > 0:
-		pt.ClockMHz, pt.ClockAssumed = h.MaxSMClockMHz, true
-	}
+	pt.ClockMHz, pt.ClockSource = PickClock(w, h)
+	pt.ClockAssumed = pt.ClockSource == ClockMax
 	if w.FLOPs > 0 {
 		rate, why := FLOPsPerClock(h.CC, dtype)
 		switch {
@@ -151,7 +178,7 @@ func placeHW(pt *Point, h *Hardware, dtype string, w Work) {
 		case h.SMs <= 0:
 			no = append(no, "no SM count")
 		case !(pt.ClockMHz > 0):
-			no = append(no, "no SM clock (none sampled, no maximum)")
+			no = append(no, "no SM clock (not probed, none sampled, no maximum)")
 		default:
 			pt.HWPeakTFLOPs = float64(h.SMs) * rate * pt.ClockMHz * 1e6 / 1e12
 			pt.HWComputeShare = pt.TFLOPs / pt.HWPeakTFLOPs

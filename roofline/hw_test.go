@@ -197,20 +197,66 @@ func TestConfigHW(t *testing.T) {
 	}
 }
 
-// EntryRows takes each replay's clock from its NVML summary, and the
-// table prints the hardware share and the clock, "max" where assumed.
+// PickClock prefers the probe's clock to NVML's mean to the device's
+// maximum, and names its source.
+func TestPickClock(t *testing.T) {
+	h := h100HW()
+	for _, tt := range []struct {
+		name   string
+		w      Work
+		h      *Hardware
+		want   float64
+		source string
+	}{
+		{"probe over NVML", Work{ProbeClockMHz: 1536, SMClockMHz: 1980}, h, 1536, ClockProbe},
+		{"probe alone", Work{ProbeClockMHz: 1658}, h, 1658, ClockProbe},
+		{"probe without hardware", Work{ProbeClockMHz: 1658}, nil, 1658, ClockProbe},
+		{"NVML without probe", Work{SMClockMHz: 1980}, h, 1980, ClockNVML},
+		{"negative probe ignored", Work{ProbeClockMHz: -1, SMClockMHz: 1755}, h, 1755, ClockNVML},
+		{"maximum, assumed", Work{}, h, 1980, ClockMax},
+		{"nothing known", Work{}, &Hardware{SMs: 132, CC: "9.0"}, 0, ""},
+		{"no hardware", Work{}, nil, 0, ""},
+	} {
+		got, source := PickClock(tt.w, tt.h)
+		if got != tt.want || source != tt.source {
+			t.Errorf("%s: %g %q, want %g %q", tt.name, got, source, tt.want, tt.source)
+		}
+	}
+	// The hardware compute roof is taken at the picked clock: the LM-head
+	// mm's share at the probe's 1552 MHz, not NVML's 1980.
+	lmHead := Work{Bytes: 2 * (2048*1024 + 1024*250880 + 2048*250880), FLOPs: 2 * 2048 * 1024 * 250880, NS: 1481.28e3,
+		ProbeClockMHz: 1552, SMClockMHz: 1980}
+	p := synthPeaks()
+	p.HW = h
+	pt, err := Place(p, "f16", lmHead)
+	if err != nil || pt.ClockMHz != 1552 || pt.ClockSource != ClockProbe || pt.ClockAssumed ||
+		math.Abs(pt.HWPeakTFLOPs-132*4096*1552e6/1e12) > 1e-9 {
+		t.Errorf("LM head: %v; clock %g %q (assumed %v), hw peak %g TFLOP/s", err, pt.ClockMHz, pt.ClockSource, pt.ClockAssumed, pt.HWPeakTFLOPs)
+	}
+}
+
+// EntryRows takes each replay's clock from its probe, else its NVML
+// summary, and the table prints the hardware share and the clock with
+// its source, "max" where assumed.
 func TestEntryRowsHW(t *testing.T) {
 	set := &signatures.Set{Signatures: []*signatures.Signature{
 		{ID: "mm", Class: signatures.ClassGEMM, GEMM: &signatures.GEMM{AType: "f16"}},
 		{ID: "mul", Class: signatures.ClassElementwise},
+		{ID: "probed", Class: signatures.ClassGEMM, GEMM: &signatures.GEMM{AType: "f16"}},
 	}}
-	lmHead := &replay.Result{Work: launch.Work{Bytes: 2 * (2048*1024 + 1024*250880 + 2048*250880), FLOPs: 2 * 2048 * 1024 * 250880},
-		KernelMedianNS: 1481.28e3, GPU: &energy.Summary{Samples: 10, MeanSMClockMHz: 1552}}
-	mul := &replay.Result{Work: launch.Work{Bytes: 3 * 4 * 512 * 4096 * 2, FLOPs: 4 * 512 * 4096}, KernelMedianNS: 20e3}
+	lmWork := launch.Work{Bytes: 2 * (2048*1024 + 1024*250880 + 2048*250880), FLOPs: 2 * 2048 * 1024 * 250880}
+	lmHead := &replay.Result{Work: lmWork, KernelMedianNS: 1481.28e3, GPU: &energy.Summary{Samples: 10, MeanSMClockMHz: 1552}}
+	mul := &replay.Result{Work: launch.Work{Bytes: 3 * 4 * 512 * 4096 * 2, FLOPs: 4 * 512 * 4096}, KernelMedianNS: 20e3,
+		ClockErr: "clock probe: timed out after 2s waiting for the stop flag"}
+	// NVML said 1980 MHz; the probe measured 1552: the share is the probe's.
+	probed := &replay.Result{Work: lmWork, KernelMedianNS: 1481.28e3, SMClockMHz: 1552, GPU: &energy.Summary{Samples: 10, MeanSMClockMHz: 1980}}
 	p := synthPeaks()
 	p.HW = h100HW()
-	rows := EntryRows(p, set, []replay.Entry{{ID: "mm", Label: "mm", Result: lmHead}, {ID: "mul", Label: "mul", Result: mul}})
-	if len(rows) != 2 || rows[0].Point.ClockMHz != 1552 || rows[0].Point.ClockAssumed || !rows[1].Point.ClockAssumed {
+	rows := EntryRows(p, set, []replay.Entry{{ID: "mm", Label: "mm", Result: lmHead}, {ID: "mul", Label: "mul", Result: mul},
+		{ID: "probed", Label: "probed", Result: probed}})
+	if len(rows) != 3 || rows[0].Point.ClockMHz != 1552 || rows[0].Point.ClockAssumed || rows[0].Point.ClockSource != ClockNVML ||
+		!rows[1].Point.ClockAssumed || rows[1].Point.ClockSource != ClockMax || rows[1].ClockErr == "" || rows[0].ClockErr != "" ||
+		rows[2].Point.ClockMHz != 1552 || rows[2].Point.ClockSource != ClockProbe || rows[2].Point.HWShare != rows[0].Point.HWShare {
 		t.Fatalf("rows %+v", rows)
 	}
 	var b strings.Builder
@@ -218,7 +264,8 @@ func TestEntryRowsHW(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + b.String())
-	for _, want := range []string{"hw %", "SM MHz", "84.7%  1552", "75.1%  1980 max"} {
+	for _, want := range []string{"hw %", "SM MHz", "84.7%  1552 nvml", "75.1%  1980 max", "84.7%  1552 probe",
+		"\nmul: no probed SM clock: clock probe: timed out after 2s waiting for the stop flag\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

@@ -35,9 +35,13 @@ type Work struct {
 	FLOPs float64
 	// NS is the replay time per invocation, in nanoseconds.
 	NS float64
-	// SMClockMHz is the SM clock the replay ran at: the mean of NVML's
-	// samples during it (replay.Result.GPU.MeanSMClockMHz); 0 when not
-	// sampled, and then the hardware roof assumes the device's maximum.
+	// ProbeClockMHz is the SM clock the replay ran at as kreplay's clock
+	// probe measured it on the GPU (replay.Result.SMClockMHz); 0 when not
+	// probed. The hardware roof prefers it to SMClockMHz.
+	ProbeClockMHz float64
+	// SMClockMHz is the mean of NVML's SM clock samples during the replay
+	// (replay.Result.GPU.MeanSMClockMHz); 0 when not sampled. Without it
+	// or the probe's, the hardware roof assumes the device's maximum.
 	SMClockMHz float64
 }
 
@@ -85,10 +89,13 @@ type Point struct {
 	HWComputeShare float64 `json:"hw_compute_share,omitempty"`
 	HWShare        float64 `json:"hw_share,omitempty"`
 	HWMissing      string  `json:"hw_missing,omitempty"`
-	// ClockMHz is the SM clock the hardware compute roof is taken at:
-	// the replay's own (Work.SMClockMHz), or, with ClockAssumed, the
-	// device's maximum (Hardware.MaxSMClockMHz); 0 when neither is known.
+	// ClockMHz is the SM clock the hardware compute roof is taken at, and
+	// ClockSource where it came from (PickClock): the clock probe's
+	// (ClockProbe), NVML's mean (ClockNVML), or the device's maximum,
+	// assumed (ClockMax; ClockAssumed is then set too). 0 and "" when
+	// none is known.
 	ClockMHz     float64 `json:"clock_mhz,omitempty"`
+	ClockSource  string  `json:"clock_source,omitempty"`
 	ClockAssumed bool    `json:"clock_assumed,omitempty"`
 }
 

@@ -78,7 +78,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	measuredFlag := fs.String("measured", "", "compare the per-rank prediction with the runs in `FILE` (the format of measured.json: wall time and energy per inference, by workload and rank;\ndefault: the bundle's own)")
 	binaries := fs.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	idleWin := fs.Duration("idle", time.Second, "with -energy: measure each GPU's idle power over `DURATION` before the run (the idle term of the energy prediction)")
-	rooflineFlag := fs.Bool("roofline", false, "place each replayed signature on the roofline of the GPU's peaks (cached per device, measured on first use;\n"+roofline.EnvPeaks+"=refresh measures them again); one device only")
+	rooflineFlag := fs.Bool("roofline", false, "place each replayed signature on the roofline of the GPU's peaks (cached per device, measured on first use;\n"+roofline.EnvPeaks+"=refresh measures them again), and its hardware roof at the SM clock probed on the GPU during its replay; one device only")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, nil, err
@@ -93,7 +93,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
 			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
-			NoEnergyDuty: !*energyDuty}}
+			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}}
 	for _, x := range strings.Split(*tiersFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(x))
 		if err != nil || n < 1 || n > 3 {

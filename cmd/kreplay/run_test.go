@@ -72,6 +72,23 @@ func TestCompareMeasured(t *testing.T) {
 	}
 }
 
+// -roofline turns the clock probe on, so that the hardware roof is taken
+// at the SM clock measured on the GPU; without it nothing is probed.
+func TestRunRooflineProbesClock(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{{[]string{"-roofline"}, true}, {nil, false}} {
+		f, _, err := parseRunFlags(tt.args, &strings.Builder{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.measure.ClockProbe != tt.want {
+			t.Errorf("%q: ClockProbe %v, want %v", tt.args, f.measure.ClockProbe, tt.want)
+		}
+	}
+}
+
 // -roofline places signatures on one GPU's peaks: with several devices it
 // stops before any GPU is opened, saying so.
 func TestRunRooflineOneDevice(t *testing.T) {

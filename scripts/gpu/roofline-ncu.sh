@@ -26,22 +26,29 @@
 #        - the hardware roof ("hw"): GB/s over the DRAM bandwidth NVML
 #          gives (max memory clock x bus width x 2 / 8), FLOP/s over SMs x
 #          data-sheet FLOPs per SM per clock x the SM clock the replay ran
-#          at (NVML's mean during it; "max" where it was not sampled and
-#          the device's maximum is assumed). It is the one that holds work
-#          against what ncu holds it against;
+#          at: "probe" where kreplay's clock probe measured it on the GPU
+#          (SM cycles over %globaltimer while the replay's launches ran
+#          once more after the timed samples; -roofline turns it on),
+#          "nvml" where the probe failed and NVML's mean during the replay
+#          stands in, "max" where neither is there and the device's
+#          maximum is assumed. It is the one that holds work against what
+#          ncu holds it against;
 #   2. per signature, the same replay alone under
 #      ncu --clock-control none --cache-control $NCU_CACHE, profiling one
 #      launch (after $SKIP of them) of the longest kernel it ran, by its
 #      mangled name; CUPTI is off in that run (-kernels=false), since ncu
 #      holds the counters;
-#   3. a table: kreplay's shares (measured and hw) and clock, and ncu's
+#   3. a table: kreplay's shares (measured and hw) and the clock its hw
+#      share is taken at with that clock's source, NVML's mean, and ncu's
 #      sm__throughput, gpu__compute_memory_throughput and dram__throughput
 #      percentages of peak sustained elapsed, its duration, DRAM GB/s and
 #      SM clock (sm__cycles_elapsed.avg.per_second); then the points
 #      difference of each of kreplay's two shares from ncu's percentage
 #      for the bound kreplay names (dram % for memory, sm % for compute,
-#      memory-unit % for latency), and, for compute-bound rows, the hw
-#      share taken again at ncu's clock. TABLE_ONLY=1 makes the table
+#      memory-unit % for latency): "hw - ncu" is kreplay's hw share at
+#      kreplay's own clock (the "kreplay MHz" column) minus ncu's; and,
+#      for compute-bound rows, the hw share taken again at ncu's clock.
+#      A signature whose clock probe failed gets a line saying why. TABLE_ONLY=1 makes the table
 #      again from what an earlier run left in the folder (columns an
 #      older run lacks print "-").
 #
@@ -55,9 +62,10 @@
 # cycle: its sm % does not depend on the clock the kernel ran at. The hw
 # share is the comparable one. What still differs: kreplay counts the
 # bytes an op's operands span, ncu the DRAM traffic it saw; kreplay's time
-# is the median of many launches (a split-K GEMM's kernels together), at
-# NVML's mean clock over them, ncu's one launch of the one kernel at the
-# clock it saw; and ncu's sm % is the busiest SM pipe's, not FLOPs.
+# is the median of many launches (a split-K GEMM's kernels together), its
+# clock probed over a run of the same launches after the timed ones, ncu's
+# one launch of the one kernel at the clock it saw; and ncu's sm % is the
+# busiest SM pipe's, not FLOPs.
 set -uo pipefail
 NCU=${NCU:-ncu}
 OUT=${OUT:-out}/roofline-ncu
@@ -144,13 +152,16 @@ print("throughput percentages. A comparison to read, not a result: see the scrip
 print("the two sides differ. Peaks (kreplay):", json.dumps({"copy_gbps": peaks.get("copy_gbps"), "tflops": peaks.get("tflops")}))
 print("Hardware (kreplay: NVML, CUDA):", json.dumps(peaks.get("hw")))
 print("share: kreplay's share of its measured roof; hw: of the hardware roof (DRAM bandwidth; SMs x data-sheet")
-print("FLOPs per SM per clock x the SM clock, \"max\" where assumed). share - ncu, hw - ncu: each minus ncu's")
+print("FLOPs per SM per clock x kreplay's SM clock, \"kreplay MHz\": \"probe\" measured on the GPU during the replay,")
+print("\"nvml\" NVML's mean where the probe failed, \"max\" where assumed; nvml MHz: NVML's mean, for reference).")
+print("share - ncu, hw - ncu: each minus ncu's")
 print("dram % (memory bound), sm % (compute bound) or memory-unit % (gpu__compute_memory_throughput; latency")
 print("bound), in points. hw @ncu clk: the hw compute share taken at ncu's SM clock (compute bound only).")
 print()
-cols = ["id", "bound", "kreplay us", "of copy %", "of peak %", "share %", "hw %", "kreplay MHz", "ncu us", "ncu MHz",
+cols = ["id", "bound", "kreplay us", "of copy %", "of peak %", "share %", "hw %", "kreplay MHz", "nvml MHz", "ncu us", "ncu MHz",
         "ncu dram %", "ncu mem %", "ncu sm %", "ncu DRAM GB/s", "share - ncu pts", "hw - ncu pts", "hw @ncu clk %", "label"]
 table = [cols]
+notes = []
 for run in runs:
     for e in run["entries"]:
         r = rows.get(e["id"])
@@ -165,7 +176,9 @@ for run in runs:
         if pt:
             hw = 100 * pt["hw_share"] if pt.get("hw_share") else None
             if pt.get("clock_mhz"):
-                clock = "%.0f%s" % (pt["clock_mhz"], " max" if pt.get("clock_assumed") else "")
+                # Output from before the probe names no source: its clock was NVML's, or the maximum.
+                src = "max" if pt.get("clock_assumed") else {"max (assumed)": "max"}.get(pt.get("clock_source"), pt.get("clock_source") or "nvml")
+                clock = "%.0f %s" % (pt["clock_mhz"], src)
             if pt["bound"] == "compute" and pt.get("hw_compute_share") and ncu_mhz:
                 hw_at_ncu = 100 * pt["hw_compute_share"] * pt["clock_mhz"] / ncu_mhz
             ref = {"memory": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -175,9 +188,13 @@ for run in runs:
                 diff = 100 * pt["share"] - n[ref]
                 if hw is not None:
                     hw_diff = hw - n[ref]
+        res = e.get("result") or {}
+        nvml_mhz = (res.get("gpu") or {}).get("MeanSMClockMHz")
+        if res.get("clock_error"):
+            notes.append("%s: no probed SM clock: %s" % (e["id"], res["clock_error"]))
         table.append([e["id"], pt["bound"] if pt else "not placed: " + (r or {}).get("why", "no result"),
                          f(pt and pt["ns"] / 1e3, "%.2f"), f(pt and 100 * pt["memory_share"]), f(pt and 100 * pt["compute_share"]),
-                         f(pt and 100 * pt["share"]), f(hw), clock or "-", f(dur and dur / 1e3, "%.2f"), f(ncu_mhz, "%.0f"),
+                         f(pt and 100 * pt["share"]), f(hw), clock or "-", f(nvml_mhz, "%.0f"), f(dur and dur / 1e3, "%.2f"), f(ncu_mhz, "%.0f"),
                          f(n.get("dram__throughput.avg.pct_of_peak_sustained_elapsed")),
                          f(n.get("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")),
                          f(n.get("sm__throughput.avg.pct_of_peak_sustained_elapsed")), f(gbps, "%.0f"), f(diff, "%+.1f"),
@@ -185,5 +202,7 @@ for run in runs:
 widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
 for r in table:
     print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+for n in notes:
+    print(n)
 EOF
 cat "$OUT/table.txt"
