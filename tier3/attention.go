@@ -420,8 +420,20 @@ func (c attnConfig) source(p *attnParams) Source {
 		if p.BiasDType == "f32" {
 			src.Defines["BIAS_F32"] = "1"
 		}
+		if p.biasPairs() {
+			src.Defines["BIAS_PAIRS"] = "1"
+		}
 	}
 	return src
+}
+
+// biasPairs reports whether the kernel may read the bias two keys at a
+// time (one 4-byte load of 16-bit elements, 8 of f32): keys contiguous,
+// every other stride and the key count even, so that each pair starting at
+// an even key is aligned and inside the row.
+func (p *attnParams) biasPairs() bool {
+	st := p.BiasStr
+	return p.Bias && st[3] == 1 && st[0]%2 == 0 && st[1]%2 == 0 && st[2]%2 == 0 && p.Sk%2 == 0
 }
 
 // mblocks is the number of query tiles per (batch, head).

@@ -261,6 +261,37 @@ func attnBiasGPUCases() []attnCase {
 		// A padding mask: one bias row for every query.
 		{op: "aten::_cudnn_attention_forward", b: 2, hq: 2, hk: 2, sq: 130, sk: 130, d: 64, dtype: "f16",
 			layout: "bshd", lse: true, bias: true, biasShape: []int64{2, 1, 1, 130}},
+		// An odd key count: the bias is read one element at a time (the
+		// cases above read pairs, biasPairs).
+		{op: "aten::_cudnn_attention_forward", b: 2, hq: 2, hk: 2, sq: 129, sk: 129, d: 64, dtype: "f16",
+			layout: "bhsd", lse: true, bias: true, biasShape: []int64{2, 1, 129, 129}},
+		// An f32 bias read in pairs.
+		{op: "aten::_cudnn_attention_forward", b: 1, hq: 2, hk: 2, sq: 64, sk: 130, d: 64, dtype: "bf16",
+			layout: "bhsd", bias: true, biasShape: []int64{1, 2, 64, 130}, biasDType: "f32"},
+	}
+}
+
+// The bias is read two keys at a time only where every pair is aligned and
+// inside its row.
+func TestAttentionBiasPairs(t *testing.T) {
+	for _, c := range []struct {
+		st   [4]int64
+		sk   int64
+		want bool
+	}{
+		{[4]int64{262144, 0, 512, 1}, 512, true},
+		{[4]int64{0, 0, 0, 1}, 130, true},
+		{[4]int64{262144, 0, 512, 1}, 511, false},
+		{[4]int64{129 * 129, 0, 129, 1}, 128, false},
+		{[4]int64{262144, 0, 1, 512}, 512, false},
+	} {
+		p := &attnParams{Bias: true, BiasStr: c.st, Sk: c.sk}
+		if got := p.biasPairs(); got != c.want {
+			t.Errorf("strides %v, %d keys: pairs %v, want %v", c.st, c.sk, got, c.want)
+		}
+	}
+	if (&attnParams{BiasStr: [4]int64{0, 0, 0, 1}, Sk: 2}).biasPairs() {
+		t.Error("pairs without a bias")
 	}
 }
 
@@ -328,11 +359,29 @@ func TestGPUAttentionBiasTraced(t *testing.T) {
 // the traced cuDNN time.
 func BenchmarkGPUAttentionBias(b *testing.B) {
 	sig := l1bAttention(b)
-	p, err := parseAttention(sig)
-	if err != nil {
-		b.Fatal(err)
+	// Each tiling of attnSweep (the default first), with the traced bias
+	// and without it (the same op with its bias argument dropped), so that
+	// the bias's own cost shows.
+	plain := *sig
+	plain.Inputs = slices.Clone(sig.Inputs)
+	plain.Inputs[3] = signatures.Input{}
+	for _, v := range []struct {
+		name string
+		sig  *signatures.Signature
+	}{{"bias", sig}, {"nobias", &plain}} {
+		vp, err := parseAttention(v.sig)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, cfg := range attnSweep(vp, 90) {
+			b.Run(v.name+"/"+cfg.String(), func(b *testing.B) {
+				gpuEnv(b, func(dev Device, s *cuda.Stream) {
+					if cfg.valid(vp, dev.Compiler.Arch()) != nil {
+						b.Skipf("%v does not fit sm_%d", cfg, dev.Compiler.Arch())
+					}
+					benchAttention(b, dev, s, v.sig, vp, cfg)
+				})
+			})
+		}
 	}
-	gpuEnv(b, func(dev Device, s *cuda.Stream) {
-		benchAttention(b, dev, s, sig, p, attnDefault(p, dev.Compiler.Arch()))
-	})
 }

@@ -16,6 +16,7 @@
 //             read through four element strides (0 for a broadcast dim);
 //             undefined: no bias and no bias arguments
 //   BIAS_F32  with HAS_BIAS, 1: the bias is f32; 0: the inputs' 16-bit type
+//   BIAS_PAIRS with HAS_BIAS, 1: keys contiguous, pairs aligned: read two at a time
 //
 // One block computes BLOCK_M query rows of one (batch, head); each warp owns
 // 16 of them and keeps their Q fragments, running max, running sum and
@@ -141,6 +142,9 @@ __device__ __forceinline__ float fast_log2(float x) {
 #if HAS_BIAS
 #ifndef BIAS_F32
 #define BIAS_F32 0
+#endif
+#ifndef BIAS_PAIRS
+#define BIAS_PAIRS 0
 #endif
 // bias_float converts one attention bias element to float.
 #if BIAS_F32
@@ -289,6 +293,30 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 		// This thread's bias elements of the tile, loaded ahead of Q K^T;
 		// zero past the last query or key (scores never used, or masked).
 		float bv[NTILES][4];
+#if BIAS_PAIRS
+		// Keys contiguous and pairs aligned (tier3's biasPairs): the two
+		// adjacent keys of e and e + 1 in one load.
+#pragma unroll
+		for (int n = 0; n < NTILES; ++n) {
+#pragma unroll
+			for (int r = 0; r < 2; ++r) {
+				const int key = n0 + n * 8 + 2 * t;
+				const int row = row0 + r * 8;
+				float x = 0.f, y = 0.f;
+				if (row < Sq && key < Sk) {
+					const bias_t *e = bp + (i64)row * bsq + key;
+#if BIAS_F32
+					const float2 w = *(const float2 *)e;
+					x = w.x; y = w.y;
+#else
+					const u32 w = *(const u32 *)e;
+					x = bias_float((u16)(w & 0xffffu)); y = bias_float((u16)(w >> 16));
+#endif
+				}
+				bv[n][2 * r] = x; bv[n][2 * r + 1] = y;
+			}
+		}
+#else
 #pragma unroll
 		for (int n = 0; n < NTILES; ++n) {
 #pragma unroll
@@ -298,6 +326,7 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 				bv[n][e] = row < Sq && key < Sk ? bias_float(bp[(i64)row * bsq + (i64)key * bsk]) : 0.f;
 			}
 		}
+#endif
 #endif
 
 		const u32 sK = sKV + (j % STAGES) * stage_bytes;
