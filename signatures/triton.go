@@ -25,7 +25,8 @@ func TritonKind(name string) string {
 // the arguments the profiler recorded for its launch: the tensors it was
 // passed (Inductor's in_out_ptr, in_ptr and out_ptr arguments, in that
 // order, unnamed in the trace) and, last, its iteration sizes as integer
-// scalars (xnumel; for reductions xnumel and r0_numel).
+// scalars (xnumel; ynumel and xnumel for a 2-d tiled pointwise kernel,
+// tiled2D; xnumel and r0_numel for reductions).
 //
 // The cost model is a guess, labelled as one where it is shown: each
 // tensor argument is moved once, at most as many of its elements as the
@@ -33,8 +34,8 @@ func TritonKind(name string) string {
 // rotary table indexed by position, never reads more than it indexes).
 // An argument both read and written (in_out_ptr) is counted once, so a
 // kernel that updates a tensor in place is charged one pass less than it
-// moves. Numel is xnumel: the rows of a reduction, the elements of a
-// pointwise kernel.
+// moves. Numel is the rows of a reduction (xnumel), the elements of a
+// pointwise kernel (its iteration space).
 func deriveTriton(kind, op string, ins []Input) (*TensorParams, error) {
 	var tensors []Input
 	var sizes []int64
@@ -52,12 +53,12 @@ func deriveTriton(kind, op string, ins []Input) (*TensorParams, error) {
 		return nil, fmt.Errorf("%s has no tensor arguments", op)
 	}
 	want := 1
-	if kind == "red" || kind == "per" {
+	if kind == "red" || kind == "per" || kind == "poi" && tiled2D(sizes, tensors) {
 		want = 2
 	}
 	if len(sizes) < want {
 		return nil, fmt.Errorf("%s: want %d integer size argument(s) (xnumel%s) after its tensors, the trace gives %d",
-			op, want, map[bool]string{true: ", r0_numel", false: ""}[want == 2], len(sizes))
+			op, want, map[bool]string{true: " and r0_numel", false: ""}[want == 2], len(sizes))
 	}
 	sizes = sizes[len(sizes)-want:]
 	iter := sizes[0]
@@ -68,6 +69,9 @@ func deriveTriton(kind, op string, ins []Input) (*TensorParams, error) {
 		iter *= sizes[1]
 	}
 	p := &TensorParams{Numel: sizes[0], Shape: sizes}
+	if kind == "poi" {
+		p.Numel = iter // a pointwise kernel writes its whole iteration space
+	}
 	for _, t := range tensors {
 		p.DTypes = append(p.DTypes, DType(t.Type))
 		size := DTypeSize(DType(t.Type))
@@ -82,6 +86,28 @@ func deriveTriton(kind, op string, ins []Input) (*TensorParams, error) {
 	}
 	p.Math = tritonMath(op, readsAngles(tensors, iter))
 	return p, nil
+}
+
+// tiled2D reports whether a pointwise kernel's last two size arguments
+// are a 2-d tiling's ynumel and xnumel (Inductor tiles a pointwise kernel
+// in two dimensions to transpose, as the rotary embedding's kernels that
+// write q and k in [B, H, S, D] do): their product is the element count of
+// one of its tensors. Size variables before a 1-d kernel's xnumel
+// (dynamic shapes: ks0, ks1, ...) do not multiply to one.
+func tiled2D(sizes []int64, tensors []Input) bool {
+	if len(sizes) < 2 {
+		return false
+	}
+	y, x := sizes[len(sizes)-2], sizes[len(sizes)-1]
+	if y > maxNumel/x {
+		return false
+	}
+	for _, t := range tensors {
+		if t.Numel() == y*x {
+			return true
+		}
+	}
+	return false
 }
 
 // readsAngles reports whether an Inductor kernel reads an f32 tensor with
