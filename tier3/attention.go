@@ -357,8 +357,15 @@ func (c attnConfig) String() string {
 func (c attnConfig) threads() int { return c.BlockM / 16 * 32 }
 
 // smem is the dynamic shared memory of a block: a Q tile and Stages K and
-// V tiles.
-func (c attnConfig) smem(d int64) int { return (c.BlockM + 2*c.Stages*c.BlockN) * int(d) * 2 }
+// V tiles, and with a bias staged in shared memory (biasSmem) Stages bias
+// tiles of BlockM rows of BlockN 16-bit keys padded by 16 bytes.
+func (c attnConfig) smem(p *attnParams) int {
+	n := (c.BlockM + 2*c.Stages*c.BlockN) * int(p.D) * 2
+	if p.biasSmem() {
+		n += c.Stages * c.BlockM * (2*c.BlockN + 16)
+	}
+	return n
+}
 
 // smemLimit is the dynamic shared memory a block may opt in to.
 func smemLimit(arch int) int {
@@ -374,13 +381,15 @@ func smemLimit(arch int) int {
 
 // attnDefault picks the tiling for a head dimension and architecture:
 // four warps of 16 query rows, so that two blocks (three for D=64) share
-// an SM and one block's prologue and epilogue overlap another's loop.
+// an SM and one block's prologue and epilogue overlap another's loop. (A
+// bias staged in shared memory, 27 KiB at D=64, leaves room for two D=64
+// blocks on sm_90, not three.)
 func attnDefault(p *attnParams, arch int) attnConfig {
 	c := attnConfig{BlockM: 64, BlockN: 64, Stages: 2, Order: 0, MinBlocks: 1}
 	if p.D == 64 {
 		c.Stages = 3
 	}
-	if c.smem(p.D) > smemLimit(arch) {
+	if c.smem(p) > smemLimit(arch) {
 		c.Stages = 2
 	}
 	return c
@@ -395,8 +404,8 @@ func (c attnConfig) valid(p *attnParams, arch int) error {
 		return fmt.Errorf("key tile of %d", c.BlockN)
 	case c.Stages < 2 || c.Stages > 4:
 		return fmt.Errorf("%d stages", c.Stages)
-	case c.smem(p.D) > smemLimit(arch):
-		return fmt.Errorf("%d bytes of shared memory, sm_%d allows %d", c.smem(p.D), arch, smemLimit(arch))
+	case c.smem(p) > smemLimit(arch):
+		return fmt.Errorf("%d bytes of shared memory, sm_%d allows %d", c.smem(p), arch, smemLimit(arch))
 	}
 	return nil
 }
@@ -423,6 +432,9 @@ func (c attnConfig) source(p *attnParams) Source {
 		if p.biasPairs() {
 			src.Defines["BIAS_PAIRS"] = "1"
 		}
+		if p.biasSmem() {
+			src.Defines["BIAS_SMEM"] = "1" // the kernel reads the staged tile, not the pairs
+		}
 	}
 	return src
 }
@@ -434,6 +446,18 @@ func (c attnConfig) source(p *attnParams) Source {
 func (p *attnParams) biasPairs() bool {
 	st := p.BiasStr
 	return p.Bias && st[3] == 1 && st[0]%2 == 0 && st[1]%2 == 0 && st[2]%2 == 0 && p.Sk%2 == 0
+}
+
+// biasSmem reports whether the kernel may stage the bias through shared
+// memory with the K/V pipeline, 16-byte cp.async chunks of 8 keys: a
+// 16-bit bias (an f32 one is read from global memory), keys contiguous,
+// every other stride a multiple of 8 elements so that each row starts 16
+// bytes aligned, and the key count a multiple of 8 so that a chunk is
+// wholly inside a row or wholly past its end. It implies biasPairs.
+func (p *attnParams) biasSmem() bool {
+	st := p.BiasStr
+	return p.Bias && p.BiasDType != "f32" && st[3] == 1 && st[0]%8 == 0 && st[1]%8 == 0 && st[2]%8 == 0 &&
+		p.Sk%8 == 0
 }
 
 // mblocks is the number of query tiles per (batch, head).
@@ -530,7 +554,7 @@ func buildAttentionConfig(e *Env, sig *signatures.Signature, cfg *attnConfig) (*
 	if err != nil {
 		return nil, err
 	}
-	smem := c.smem(p.D)
+	smem := c.smem(p)
 	if smem > 48<<10 {
 		if err := f.SetAttribute(cuda.FuncAttrMaxDynamicSharedSizeBytes, smem); err != nil {
 			return nil, err

@@ -216,7 +216,8 @@ func TestAttentionBiasTraced(t *testing.T) {
 	if err := c.valid(p, 90); err != nil {
 		t.Error(err)
 	}
-	if src := c.source(p); src.Defines["HAS_BIAS"] != "1" || src.Defines["BIAS_F32"] != "0" {
+	if src := c.source(p); src.Defines["HAS_BIAS"] != "1" || src.Defines["BIAS_F32"] != "0" ||
+		src.Defines["BIAS_SMEM"] != "1" {
 		t.Errorf("defines %v", src.Defines)
 	}
 	if h := Heuristics(sig); !slices.Equal(h, []string{HeuristicAttnBias}) {
@@ -268,6 +269,57 @@ func attnBiasGPUCases() []attnCase {
 		// An f32 bias read in pairs.
 		{op: "aten::_cudnn_attention_forward", b: 1, hq: 2, hk: 2, sq: 64, sk: 130, d: 64, dtype: "bf16",
 			layout: "bhsd", bias: true, biasShape: []int64{1, 2, 64, 130}, biasDType: "f32"},
+
+		// Staged through shared memory (biasSmem: key counts and strides
+		// multiples of 8; the [1, 1, 64, 200] case above is one too). The
+		// traced form with ragged query and key tiles: 136 keys are two
+		// tiles of 64 and one of 8.
+		{op: "aten::_cudnn_attention_forward", b: 2, hq: 4, hk: 4, sq: 130, sk: 136, d: 64, dtype: "f16",
+			layout: "bhsd", lse: true, scale: "0.125", bias: true, biasShape: []int64{2, 1, 130, 136}},
+		// Causal, the key dim padded to 144.
+		{op: "aten::_scaled_dot_product_efficient_attention", b: 2, hq: 2, hk: 2, sq: 130, sk: 136, d: 64,
+			dtype: "f16", layout: "bhsd", causal: true, lse: true, bias: true, biasShape: []int64{2, 2, 130, 136},
+			biasStrides: []int64{2 * 130 * 144, 130 * 144, 144, 1}},
+		// bf16, head dim 128, bottom-right causal with more keys than queries.
+		{op: "aten::_efficient_attention_forward", b: 1, hq: 2, hk: 2, sq: 72, sk: 136, d: 128, dtype: "bf16",
+			layout: "bhsd", maskType: "2", lse: true, bias: true, biasShape: []int64{1, 2, 72, 136}},
+		// A padding mask (query stride 0: every row reads the same bias row)
+		// with grouped query heads.
+		{op: "aten::_cudnn_attention_forward", b: 2, hq: 4, hk: 2, sq: 130, sk: 136, d: 128, dtype: "f16",
+			layout: "bshd", lse: true, bias: true, biasShape: []int64{2, 1, 1, 136}},
+	}
+}
+
+// TestAttentionBiasGPUPaths: the GPU cases cover each way the kernel reads
+// a 16-bit bias (staged in shared memory, in pairs, one element at a
+// time) and an f32 one.
+func TestAttentionBiasGPUPaths(t *testing.T) {
+	paths := map[string]int{}
+	for _, c := range attnBiasGPUCases() {
+		p, err := parseAttention(c.sig(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := "scalar"
+		switch {
+		case p.biasSmem():
+			path = "smem"
+		case p.biasPairs():
+			path = "pairs"
+		}
+		if p.BiasDType == "f32" {
+			path = "f32 " + path
+		}
+		paths[path]++
+		if p.biasSmem() && p.Sk%64 != 0 {
+			paths["smem ragged keys"]++
+		}
+		t.Logf("%s: %s", c.name(), path)
+	}
+	for _, want := range []string{"smem", "smem ragged keys", "pairs", "scalar", "f32 pairs"} {
+		if paths[want] == 0 {
+			t.Errorf("no GPU case reads the bias by %q: %v", want, paths)
+		}
 	}
 }
 
@@ -292,6 +344,78 @@ func TestAttentionBiasPairs(t *testing.T) {
 	}
 	if (&attnParams{BiasStr: [4]int64{0, 0, 0, 1}, Sk: 2}).biasPairs() {
 		t.Error("pairs without a bias")
+	}
+}
+
+// The bias is staged through shared memory only where it is 16-bit, its
+// keys contiguous, every row 16-byte aligned and every 8-key chunk inside
+// its row or past it; the staged tiles count in the shared memory.
+func TestAttentionBiasSmem(t *testing.T) {
+	for _, c := range []struct {
+		dt   string
+		st   [4]int64
+		sk   int64
+		want bool
+	}{
+		{"f16", [4]int64{262144, 0, 512, 1}, 512, true}, // the traced l1b bias
+		{"bf16", [4]int64{262144, 0, 512, 1}, 512, true},
+		{"f32", [4]int64{262144, 0, 512, 1}, 512, false}, // f32: global memory
+		{"f16", [4]int64{136, 0, 0, 1}, 136, true},       // a padding mask, one row
+		{"f16", [4]int64{0, 0, 0, 1}, 8, true},
+		{"f16", [4]int64{2 * 130 * 144, 130 * 144, 144, 1}, 136, true},  // padded rows
+		{"f16", [4]int64{2 * 130 * 144, 130 * 144, 144, 1}, 130, false}, // a chunk past Sk
+		{"f16", [4]int64{130 * 130, 0, 130, 1}, 130, false},             // pairs only
+		{"f16", [4]int64{136 * 136, 0, 130, 1}, 136, false},             // rows unaligned
+		{"f16", [4]int64{132, 0, 136, 1}, 136, false},                   // batches unaligned
+		{"f16", [4]int64{0, 132, 136, 1}, 136, false},                   // heads unaligned
+		{"f16", [4]int64{262144, 0, 1, 512}, 512, false},                // keys strided
+		{"f16", [4]int64{262144, 0, 512, 2}, 512, false},
+	} {
+		p := &attnParams{D: 64, DType: "f16", Bias: true, BiasDType: c.dt, BiasStr: c.st, Sk: c.sk}
+		if got := p.biasSmem(); got != c.want {
+			t.Errorf("%s strides %v, %d keys: smem %v, want %v", c.dt, c.st, c.sk, got, c.want)
+		}
+		if c.want && !p.biasPairs() {
+			t.Errorf("%s strides %v, %d keys: smem but not pairs", c.dt, c.st, c.sk)
+		}
+		src := attnDefault(p, 90).source(p)
+		if got := src.Defines["BIAS_SMEM"] == "1"; got != c.want {
+			t.Errorf("%s strides %v, %d keys: defines %v", c.dt, c.st, c.sk, src.Defines)
+		}
+	}
+	if (&attnParams{BiasDType: "f16", BiasStr: [4]int64{0, 0, 0, 1}, Sk: 8}).biasSmem() {
+		t.Error("smem without a bias")
+	}
+
+	// Shared memory: Q, K and V tiles, plus one bias tile per stage with
+	// rows of 64 keys padded to 144 bytes.
+	p := &attnParams{D: 64, DType: "f16", Bias: true, BiasDType: "f16", BiasStr: [4]int64{262144, 0, 512, 1}, Sk: 512}
+	plain := &attnParams{D: 64, DType: "f16"}
+	c := attnConfig{BlockM: 64, BlockN: 64, Stages: 3, MinBlocks: 1}
+	if got, want := c.smem(plain), (64+2*3*64)*64*2; got != want {
+		t.Errorf("no bias: smem %d, want %d", got, want)
+	}
+	if got, want := c.smem(p), (64+2*3*64)*64*2+3*64*144; got != want {
+		t.Errorf("bias: smem %d, want %d", got, want)
+	}
+	// The default tiling fits every architecture the kernel runs on, and
+	// a tiling that fits without the staged bias but not with it is
+	// refused.
+	for _, d := range []int64{64, 128} {
+		for _, arch := range []int{80, 86, 89, 90} {
+			q := *p
+			q.D = d
+			if c := attnDefault(&q, arch); c.valid(&q, arch) != nil {
+				t.Errorf("D=%d sm_%d: default %v: %v", d, arch, c, c.valid(&q, arch))
+			}
+		}
+	}
+	q, big := *p, attnConfig{BlockM: 128, BlockN: 128, Stages: 2, MinBlocks: 1}
+	q.D = 128
+	plain.D = 128
+	if big.valid(plain, 90) != nil || big.valid(&q, 90) == nil {
+		t.Errorf("%v: %d bytes without the bias (%v), %d with it (%v); sm_90 allows %d", big,
+			big.smem(plain), big.valid(plain, 90), big.smem(&q), big.valid(&q, 90), smemLimit(90))
 	}
 }
 

@@ -387,7 +387,7 @@ func TestAttentionLaunchConfig(t *testing.T) {
 	if c.threads() != c.BlockM*2 || c.mblocks(p) != 512/int64(c.BlockM) || c.grid(p) != 4*32*c.mblocks(p) {
 		t.Errorf("%v: %d threads, %d query tiles, %d blocks", c, c.threads(), c.mblocks(p), c.grid(p))
 	}
-	if got, want := c.smem(128), (c.BlockM+2*c.Stages*c.BlockN)*128*2; got != want {
+	if got, want := c.smem(p), (c.BlockM+2*c.Stages*c.BlockN)*128*2; got != want {
 		t.Errorf("smem %d, want %d", got, want)
 	}
 	src := c.source(p)
@@ -580,7 +580,8 @@ func TestAttentionReference(t *testing.T) {
 
 // TestAttentionKernelCompiles compiles the kernel's default tilings (all
 // of attnSweep with KREPLAY_ATTN_SWEEP set), without a bias and with one
-// in the inputs' dtype and in f32, with NVRTC where the library is
+// in the inputs' dtype (read element by element, and staged in shared
+// memory, biasSmem) and in f32, with NVRTC where the library is
 // installed, no GPU needed, and logs the register use ptxas reports.
 func TestAttentionKernelCompiles(t *testing.T) {
 	gputest.Require(t, nvrtc.Init)
@@ -598,9 +599,16 @@ func TestAttentionKernelCompiles(t *testing.T) {
 				if arch != 90 && dt != "f16" {
 					continue // a second architecture in one dtype is enough
 				}
-				// Without a bias, with one in the inputs' dtype, in f32.
-				for _, bias := range []string{"", dt, "f32"} {
-					p := &attnParams{D: d, DType: dt, Bias: bias != "", BiasDType: bias}
+				// Without a bias, with one in the inputs' dtype, in f32, and
+				// in the inputs' dtype staged in shared memory ("smem").
+				for _, bias := range []string{"", dt, "f32", "smem"} {
+					p := &attnParams{D: d, DType: dt, Bias: bias != "", BiasDType: bias, Sk: 64}
+					if bias == "smem" {
+						p.BiasDType, p.BiasStr = dt, [4]int64{0, 0, 64, 1}
+						if !p.biasSmem() {
+							t.Fatalf("%+v: not staged in shared memory", p)
+						}
+					}
 					cfgs := []attnConfig{attnDefault(p, arch)}
 					if os.Getenv("KREPLAY_ATTN_SWEEP") != "" {
 						cfgs = attnSweep(p, arch) // every tiling the benchmark tries

@@ -17,6 +17,11 @@
 //             undefined: no bias and no bias arguments
 //   BIAS_F32  with HAS_BIAS, 1: the bias is f32; 0: the inputs' 16-bit type
 //   BIAS_PAIRS with HAS_BIAS, 1: keys contiguous, pairs aligned: read two at a time
+//   BIAS_SMEM with HAS_BIAS and a 16-bit bias, 1: keys contiguous, rows
+//             16-byte aligned, Sk a multiple of 8: each stage of the K/V
+//             pipeline also stages the tile's BLOCK_M x BLOCK_N bias block
+//             in shared memory by cp.async (rows padded to BLOCK_N + 8
+//             elements), and the scores read it from there
 //
 // One block computes BLOCK_M query rows of one (batch, head); each warp owns
 // 16 of them and keeps their Q fragments, running max, running sum and
@@ -146,6 +151,12 @@ __device__ __forceinline__ float fast_log2(float x) {
 #ifndef BIAS_PAIRS
 #define BIAS_PAIRS 0
 #endif
+#ifndef BIAS_SMEM
+#define BIAS_SMEM 0
+#endif
+#if BIAS_SMEM && BIAS_F32
+#error "BIAS_SMEM stages a 16-bit bias only"
+#endif
 // bias_float converts one attention bias element to float.
 #if BIAS_F32
 typedef float bias_t;
@@ -183,11 +194,43 @@ __device__ __forceinline__ void load_rows(u32 dst, const u16 *src, i64 rs, int r
 	}
 }
 
+#if HAS_BIAS && BIAS_SMEM
+// A staged bias tile: BLOCK_M rows of BLOCK_N keys, each row padded by 16
+// bytes so that the fragment reads (rows g = lane / 4, key pairs 2t of
+// t = lane % 4) of a warp fall in distinct banks: the row stride is 4
+// banks mod 32, and the 4 t of a row take consecutive banks.
+#define BROW (BLOCK_N + 8) // elements
+#define BCHUNKS (BLOCK_N / 8) // 16-byte chunks of a row
+#define BIAS_STAGE_BYTES (BLOCK_M * BROW * 2)
+
+// load_bias copies the bias of query rows [m0, m0+BLOCK_M) and keys
+// [n0, n0+BLOCK_N) (row stride bsq, keys contiguous) into a staged tile,
+// zero-filling rows at or past Sq and keys at or past Sk (Sk is a multiple
+// of 8: a chunk is wholly inside or past the row). Each thread copies one
+// 16-byte chunk column of every BSTEP-th row.
+__device__ __forceinline__ void load_bias(u32 dst, const u16 *src, i64 bsq, int m0, int n0, int Sq, int Sk,
+                                          int tid) {
+	const int BSTEP = NTHREADS / BCHUNKS;
+	static_assert(BLOCK_M % (NTHREADS / BCHUNKS) == 0, "bias rows must be a multiple of the rows per pass");
+	const int c = tid % BCHUNKS, rr = tid / BCHUNKS;
+	const bool kok = n0 + c * 8 < Sk;
+	const u16 *p = src + (i64)(m0 + rr) * bsq + n0 + c * 8;
+	const i64 step = (i64)BSTEP * bsq;
+#pragma unroll
+	for (int it = 0; it < BLOCK_M / BSTEP; ++it) {
+		const int r = it * BSTEP + rr;
+		const bool ok = kok && m0 + r < Sq;
+		cp_async16(dst + 2 * (r * BROW + c * 8), ok ? p : src, ok);
+		p += step;
+	}
+}
+#endif
+
 #define INF (__int_as_float(0x7f800000))
 
 // kr_attention_fwd: grid = B * H * mblocks blocks of NTHREADS threads,
 // (BLOCK_M + 2 * STAGES * BLOCK_N) * HEAD_DIM * 2 bytes of dynamic shared
-// memory. Strides are in elements for (batch, head, sequence); the head
+// memory (with BIAS_SMEM, STAGES * BIAS_STAGE_BYTES more). Strides are in elements for (batch, head, sequence); the head
 // dimension is contiguous. Query head h reads key/value head h / group.
 // A causal query row i sees keys j <= i + causal_off. lse (may be null) is
 // f32 indexed b * lsb + h * lsh + i. With HAS_BIAS, bias element (i, j)
@@ -233,6 +276,10 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 	const u32 sQ = smem_addr(smem);
 	const u32 sKV = sQ + BLOCK_M * HEAD_DIM * 2;
 	const u32 stage_bytes = 2 * BLOCK_N * HEAD_DIM * 2;
+#if HAS_BIAS && BIAS_SMEM
+	// The staged bias tiles, after the K/V stages, one per stage.
+	const u32 sBias = sKV + STAGES * stage_bytes;
+#endif
 
 	load_rows<BLOCK_M>(sQ, qp, qss, m0, Sq, tid);
 	cp_async_commit();
@@ -242,6 +289,9 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 			u32 st = sKV + s * stage_bytes;
 			load_rows<BLOCK_N>(st, kp, kss, s * BLOCK_N, Sk, tid);
 			load_rows<BLOCK_N>(st + BLOCK_N * HEAD_DIM * 2, vp, vss, s * BLOCK_N, Sk, tid);
+#if HAS_BIAS && BIAS_SMEM
+			load_bias(sBias + s * BIAS_STAGE_BYTES, bp, bsq, m0, s * BLOCK_N, Sq, Sk, tid);
+#endif
 		}
 		cp_async_commit();
 	}
@@ -282,6 +332,9 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 				u32 st = sKV + (jn % STAGES) * stage_bytes;
 				load_rows<BLOCK_N>(st, kp, kss, jn * BLOCK_N, Sk, tid);
 				load_rows<BLOCK_N>(st + BLOCK_N * HEAD_DIM * 2, vp, vss, jn * BLOCK_N, Sk, tid);
+#if HAS_BIAS && BIAS_SMEM
+				load_bias(sBias + (jn % STAGES) * BIAS_STAGE_BYTES, bp, bsq, m0, jn * BLOCK_N, Sq, Sk, tid);
+#endif
 			}
 			cp_async_commit();
 		}
@@ -293,7 +346,23 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 		// This thread's bias elements of the tile, loaded ahead of Q K^T;
 		// zero past the last query or key (scores never used, or masked).
 		float bv[NTILES][4];
-#if BIAS_PAIRS
+#if BIAS_SMEM
+		// From the tile staged with K_j and V_j (zero past Sq and Sk): a
+		// 4-byte load of the two keys of e and e + 1.
+		{
+			const u16 *sb = smem + (BLOCK_M * HEAD_DIM + STAGES * 2 * BLOCK_N * HEAD_DIM) +
+			                (j % STAGES) * (BLOCK_M * BROW) + (warp * 16 + g) * BROW + 2 * t;
+#pragma unroll
+			for (int n = 0; n < NTILES; ++n) {
+#pragma unroll
+				for (int r = 0; r < 2; ++r) {
+					const u32 w = *(const u32 *)&sb[r * 8 * BROW + n * 8];
+					bv[n][2 * r] = bias_float((u16)(w & 0xffffu));
+					bv[n][2 * r + 1] = bias_float((u16)(w >> 16));
+				}
+			}
+		}
+#elif BIAS_PAIRS
 		// Keys contiguous and pairs aligned (tier3's biasPairs): the two
 		// adjacent keys of e and e + 1 in one load.
 #pragma unroll
