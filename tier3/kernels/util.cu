@@ -18,21 +18,38 @@ extern "C" __global__ void kr_fill_index(void *p, u64 n, u64 seed, i64 limit, in
 	}
 }
 
-// kr_approx reads in_bytes and writes out_bytes (both multiples of 16) with
-// whatever launch shape it is given: the stand-in for an op kreplay has no
-// kernel for, moving the op's bytes with the traced grid and block.
-extern "C" __global__ void kr_approx(const uint4 *in, u64 in16, uint4 *out, u64 out16) {
-	u64 stride = (u64)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+// kr_approx_thread is this thread's index over the whole launch and the
+// launch's thread count, for a grid-stride loop of any launch shape.
+__device__ __forceinline__ void kr_approx_thread(u64 &tid, u64 &stride) {
+	stride = (u64)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
 	u64 block = ((u64)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-	u64 tid = block * (blockDim.x * blockDim.y * blockDim.z) + (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+	tid = block * (blockDim.x * blockDim.y * blockDim.z) + (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+}
+
+// kr_approx_read folds this thread's share of in16 16-byte words.
+__device__ __forceinline__ uint4 kr_approx_read(const uint4 *in, u64 in16, u64 tid, u64 stride) {
 	uint4 acc = make_uint4(0, 0, 0, 0);
 	for (u64 i = tid; i < in16; i += stride) {
 		uint4 v = in[i];
 		acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w;
 	}
+	return acc;
+}
+
+// kr_approx_write writes this thread's share of out16 16-byte words.
+__device__ __forceinline__ void kr_approx_write(uint4 *out, u64 out16, u64 tid, u64 stride, uint4 acc) {
 	for (u64 i = tid; i < out16; i += stride) {
 		out[i] = make_uint4(acc.x ^ (unsigned)i, acc.y, acc.z, acc.w);
 	}
+}
+
+// kr_approx reads in_bytes and writes out_bytes (both multiples of 16) with
+// whatever launch shape it is given: the stand-in for an op kreplay has no
+// kernel for, moving the op's bytes with the traced grid and block.
+extern "C" __global__ void kr_approx(const uint4 *in, u64 in16, uint4 *out, u64 out16) {
+	u64 tid, stride;
+	kr_approx_thread(tid, stride);
+	kr_approx_write(out, out16, tid, stride, kr_approx_read(in, in16, tid, stride));
 }
 
 // kr_approx_math is kr_approx for an Inductor kernel whose name lists
@@ -42,14 +59,9 @@ extern "C" __global__ void kr_approx(const uint4 *in, u64 in16, uint4 *out, u64 
 // calls are) once for each of n elements of the kernel's iteration space,
 // on arguments drawn from the bytes it read so that none can be folded.
 extern "C" __global__ void kr_approx_math(const uint4 *in, u64 in16, uint4 *out, u64 out16, u64 n, unsigned fns) {
-	u64 stride = (u64)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
-	u64 block = ((u64)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-	u64 tid = block * (blockDim.x * blockDim.y * blockDim.z) + (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
-	uint4 acc = make_uint4(0, 0, 0, 0);
-	for (u64 i = tid; i < in16; i += stride) {
-		uint4 v = in[i];
-		acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w;
-	}
+	u64 tid, stride;
+	kr_approx_thread(tid, stride);
+	uint4 acc = kr_approx_read(in, in16, tid, stride);
 	float base = __uint_as_float((acc.x & 0x007fffffu) | 0x3f800000u) - 1.0f;
 	float r = 0.0f;
 	for (u64 i = tid; i < n; i += stride) {
@@ -62,9 +74,7 @@ extern "C" __global__ void kr_approx_math(const uint4 *in, u64 in16, uint4 *out,
 		if (fns & 32u) r += erff(x);
 	}
 	acc.y ^= __float_as_uint(r);
-	for (u64 i = tid; i < out16; i += stride) {
-		out[i] = make_uint4(acc.x ^ (unsigned)i, acc.y, acc.z, acc.w);
-	}
+	kr_approx_write(out, out16, tid, stride, acc);
 }
 
 // kr_touch writes n bytes at dst from src (flip is 0, which the compiler
