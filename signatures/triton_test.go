@@ -111,42 +111,68 @@ func TestTritonMath(t *testing.T) {
 
 // Without its binaries, every Triton kernel of a real compiled prefill
 // (captured on an H100) gets a stand-in from its arguments: none is left
-// unreplayable, the pointwise SiLU is charged its two 33.5 MB arguments,
-// and of the four kernels named after the rotary embedding's cos and sin
-// only the two that read the angles evaluate them.
+// unreplayable, each pointwise kernel iterates over as many elements as one
+// of its tensors holds (the one it writes), and of the kernels named after
+// the rotary embedding's cos and sin only the two that read the angles
+// evaluate them. The Qwen2-shaped trace's rotary kernels are tiled in two
+// dimensions (ynumel, xnumel).
 func TestTritonPlainTrace(t *testing.T) {
-	f, err := os.Open("../workload/testdata/l1b-compiled_prefill/trace.json.gz")
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		path     string
+		silu     int64 // bytes of the pointwise SiLU's two arguments
+		maxBytes int64
+	}{
+		{"../workload/testdata/l1b-compiled_prefill/trace.json.gz", 2 * 2 * elems(4, 512, 8192), mib(64)},
+		{"testdata/qwen2-0.5b-bf16-compiled_prefill.trace.json.gz", 2 * 2 * elems(2, 1024, 4864), mib(48)},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			f, err := os.Open(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			set, err := Import(f, "plain", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			trig := 0
+			for _, s := range set.Signatures {
+				if TritonKind(s.Op) == "" {
+					continue
+				}
+				trig += checkTritonStandIn(t, s, c.silu, c.maxBytes)
+			}
+			if trig != 2 {
+				t.Errorf("%d Triton signatures evaluate sin, want 2", trig)
+			}
+		})
 	}
-	defer f.Close()
-	set, err := Import(f, "plain", Options{})
-	if err != nil {
-		t.Fatal(err)
+}
+
+// checkTritonStandIn checks one plain-trace Inductor signature's stand-in
+// parameters; it returns 1 when the stand-in evaluates sin.
+func checkTritonStandIn(t *testing.T, s *Signature, silu, maxBytes int64) int {
+	t.Helper()
+	if s.Unreplayable != "" || s.Tensor == nil || s.Tensor.Bytes <= 0 {
+		t.Errorf("%s %s: unreplayable %q, tensor %+v", s.ID, s.Op, s.Unreplayable, s.Tensor)
+		return 0
 	}
-	trig := 0
-	for _, s := range set.Signatures {
-		if TritonKind(s.Op) == "" {
-			continue
-		}
-		if s.Unreplayable != "" || s.Tensor == nil || s.Tensor.Bytes <= 0 {
-			t.Errorf("%s %s: unreplayable %q, tensor %+v", s.ID, s.Op, s.Unreplayable, s.Tensor)
-			continue
-		}
-		if TritonStandIn(s) == "" {
-			t.Errorf("%s: no stand-in note", s.Op)
-		}
-		if strings.HasSuffix(s.Op, "_mul_silu_9") && s.Tensor.Bytes != 2*2*elems(4, 512, 8192) {
-			t.Errorf("%s: %d bytes, want %d", s.Op, s.Tensor.Bytes, 2*2*elems(4, 512, 8192))
-		}
-		if s.Tensor.Bytes > mib(64) {
-			t.Errorf("%s: %d bytes: more than the prefill's activations", s.Op, s.Tensor.Bytes)
-		}
-		if slices.Contains(s.Tensor.Math, "sin") {
-			trig++
-		}
+	if TritonStandIn(s) == "" {
+		t.Errorf("%s: no stand-in note", s.Op)
 	}
-	if trig != 2 {
-		t.Errorf("%d Triton signatures evaluate sin, want 2", trig)
+	if strings.HasSuffix(s.Op, "_mul_silu_9") && s.Tensor.Bytes != silu {
+		t.Errorf("%s: %d bytes, want %d", s.Op, s.Tensor.Bytes, silu)
 	}
+	if s.Tensor.Bytes > maxBytes {
+		t.Errorf("%s: %d bytes: more than the prefill's activations", s.Op, s.Tensor.Bytes)
+	}
+	if TritonKind(s.Op) == "poi" && !slices.ContainsFunc(s.Inputs, func(in Input) bool {
+		return in.IsTensor() && in.Numel() == s.Tensor.Numel
+	}) {
+		t.Errorf("%s: iterates over %d elements, which no tensor argument holds", s.Op, s.Tensor.Numel)
+	}
+	if slices.Contains(s.Tensor.Math, "sin") {
+		return 1
+	}
+	return 0
 }
