@@ -79,9 +79,10 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 			return PlanOwnFaithful, why
 		}
 		return PlanOwn, why
-	case sig.Tier == signatures.TierKernel && signatures.TritonStandIn(sig) != "":
-		return PlanStandIn, signatures.TritonStandIn(sig)
 	case sig.Tier == signatures.TierKernel:
+		if why := signatures.TritonStandIn(sig); why != "" {
+			return PlanStandIn, why
+		}
 		return PlanStandIn, fmt.Sprintf("no kreplay kernel for %s yet", planOp(sig))
 	}
 	return PlanUnreplayable, fmt.Sprintf("tier %d class %s", sig.Tier, sig.Class)

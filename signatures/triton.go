@@ -57,8 +57,12 @@ func deriveTriton(kind, op string, ins []Input) (*TensorParams, error) {
 		want = 2
 	}
 	if len(sizes) < want {
-		return nil, fmt.Errorf("%s: want %d integer size argument(s) (xnumel%s) after its tensors, the trace gives %d",
-			op, want, map[bool]string{true: " and r0_numel", false: ""}[want == 2], len(sizes))
+		names := "xnumel"
+		if want == 2 {
+			names = "xnumel and r0_numel"
+		}
+		return nil, fmt.Errorf("%s: want %d integer size argument(s) (%s) after its tensors, the trace gives %d",
+			op, want, names, len(sizes))
 	}
 	sizes = sizes[len(sizes)-want:]
 	iter := sizes[0]
@@ -138,31 +142,25 @@ func tritonMath(op string, angles bool) []string {
 	if !ok {
 		return nil
 	}
-	var has [6]bool
-	order := [6]string{"sin", "cos", "exp", "log", "tanh", "erf"}
-	idx := map[string][]int{
-		"sin": {0}, "cos": {1}, "exp": {2}, "sigmoid": {2}, "silu": {2}, "softmax": {2},
-		"log": {3}, "log_softmax": {2, 3}, "tanh": {4}, "erf": {5}, "gelu": {5},
-	}
-	words := strings.Split(names, "_")
-	for i, w := range words {
-		if i+1 < len(words) && w == "log" && words[i+1] == "softmax" {
-			w = "log_softmax"
-		}
-		for _, j := range idx[w] {
-			has[j] = true
+	has := map[string]bool{}
+	for _, w := range strings.Split(names, "_") { // log_softmax: "log" and "softmax"
+		if f := tritonFuncs[w]; f != "" && (angles || f != "sin" && f != "cos") {
+			has[f] = true
 		}
 	}
 	var out []string
-	if !angles {
-		has[0], has[1] = false, false
-	}
-	for j, h := range has {
-		if h {
-			out = append(out, order[j])
+	for _, f := range []string{"sin", "cos", "exp", "log", "tanh", "erf"} {
+		if has[f] {
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// tritonFuncs maps a fused op's name to the transcendental it evaluates.
+var tritonFuncs = map[string]string{
+	"sin": "sin", "cos": "cos", "exp": "exp", "sigmoid": "exp", "silu": "exp", "softmax": "exp",
+	"log": "log", "tanh": "tanh", "erf": "erf", "gelu": "erf",
 }
 
 // TritonStandIn says how a plain trace's Inductor kernel is stood in for

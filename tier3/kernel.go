@@ -114,10 +114,11 @@ func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stre
 	switch {
 	case sig.Unreplayable != "":
 		k.approx = sig.Unreplayable
-	case b == nil && signatures.TritonStandIn(sig) != "":
-		k.approx = signatures.TritonStandIn(sig)
 	case b == nil:
-		k.approx = fmt.Sprintf("no kreplay kernel for %s yet", opName(sig))
+		k.approx = signatures.TritonStandIn(sig)
+		if k.approx == "" {
+			k.approx = fmt.Sprintf("no kreplay kernel for %s yet", opName(sig))
+		}
 	}
 	budget := opt.FreeBytes
 	for i := 0; i < max(opt.Sets, 1); i++ {
@@ -357,20 +358,7 @@ func approxMath(p *signatures.TensorParams) (uint32, int64) {
 	}
 	var fns uint32
 	for _, m := range p.Math {
-		switch m {
-		case "sin":
-			fns |= 1
-		case "cos":
-			fns |= 2
-		case "exp":
-			fns |= 4
-		case "log":
-			fns |= 8
-		case "tanh":
-			fns |= 16
-		case "erf":
-			fns |= 32
-		}
+		fns |= approxMathBits[m]
 	}
 	n := int64(1)
 	for _, d := range p.Shape {
@@ -378,6 +366,9 @@ func approxMath(p *signatures.TensorParams) (uint32, int64) {
 	}
 	return fns, n
 }
+
+// approxMathBits are kr_approx_math's function bits.
+var approxMathBits = map[string]uint32{"sin": 1, "cos": 2, "exp": 4, "log": 8, "tanh": 16, "erf": 32}
 
 func firstDType(d []string) string {
 	if len(d) == 0 {
