@@ -241,4 +241,11 @@ type TensorParams struct {
 	// stand-in evaluates once per element of the iteration space (Shape's
 	// product): a guess from the name, for plain traces only.
 	Math []string `json:"math,omitempty"`
+	// Passes is 2 for an Inductor looped reduction (a "red" kernel) that
+	// writes a tensor as large as its iteration space (as its arguments
+	// suggest): its epilogue, which needs the finished reduction, loops
+	// over the rows it reduced a second time, so its stand-in reads them
+	// twice, the second time from the L2 after the block's reduction (a
+	// guess, for plain traces only); 0 otherwise.
+	Passes int `json:"passes,omitempty"`
 }

@@ -88,8 +88,28 @@ func deriveTriton(kind, op string, ins []Input) (*TensorParams, error) {
 		}
 		p.Bytes += min(n, iter) * size
 	}
+	if kind == "red" && writesRows(tensors, iter) {
+		p.Passes = 2
+	}
 	p.Math = tritonMath(op, readsAngles(tensors, iter))
 	return p, nil
+}
+
+// writesRows guesses whether a looped reduction writes a tensor of its
+// iteration space, which its epilogue computes from the finished
+// reduction in a second loop over the rows (an RMSNorm's normalized
+// output): its last tensor argument (Inductor passes out_ptr arguments
+// last) has the iteration space's size, or two of its tensors have (a
+// kernel that updates its in_out_ptr, first, in place reads a second).
+// A plain reduction reads one such tensor and writes a row per xnumel.
+func writesRows(tensors []Input, iter int64) bool {
+	full := 0
+	for _, t := range tensors {
+		if t.Numel() == iter {
+			full++
+		}
+	}
+	return full >= 2 || tensors[len(tensors)-1].Numel() == iter
 }
 
 // tiled2D reports whether a pointwise kernel's last two size arguments
@@ -172,6 +192,9 @@ func TritonStandIn(sig *Signature) string {
 		return ""
 	}
 	what := "moves each tensor argument's bytes once"
+	if p := sig.Tensor; p != nil && p.Passes == 2 {
+		what += ", its rows a second time after each block's reduction (a looped reduction's epilogue)"
+	}
 	if p := sig.Tensor; p != nil && len(p.Math) > 0 {
 		what += " and evaluates " + strings.Join(p.Math, ", ") + " per element"
 	}

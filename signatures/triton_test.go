@@ -37,6 +37,7 @@ func TestDeriveTriton(t *testing.T) {
 		ins            []Input
 		numel, bytes   int64
 		math           []string
+		passes         int
 		err            string
 	}{
 		{name: "pointwise in place", kind: "poi", op: "triton_poi_fused_mul_silu_9",
@@ -44,7 +45,7 @@ func TestDeriveTriton(t *testing.T) {
 			numel: 16777216, bytes: 2 * 2 * 16777216, math: []string{"exp"}},
 		{name: "a gather reads no more than it indexes", kind: "red", op: "triton_red_fused_embedding_mean_pow_rsqrt_0",
 			ins:   []Input{long(4, 512), half(128256, 2048), half(2048), half(4, 512, 2048), scalar("2048"), scalar("2048")},
-			numel: 2048, bytes: 8*2048 + 2*2048*2048 + 2*2048 + 2*2048*2048},
+			numel: 2048, bytes: 8*2048 + 2*2048*2048 + 2*2048 + 2*2048*2048, passes: 2},
 		{name: "rotary kernel that reads the angles", kind: "poi", op: "triton_poi_fused_cat_cos_mul_sin_5",
 			ins:   []Input{half(2048, 512), f32(32, 512), half(4, 32, 512, 64), scalar("4194304")},
 			numel: 4194304, bytes: 2*2048*512 + 4*32*512 + 2*4194304, math: []string{"sin", "cos"}},
@@ -53,7 +54,14 @@ func TestDeriveTriton(t *testing.T) {
 			numel: 4194304, bytes: 2*2048*512 + 2*4194304},
 		{name: "log_softmax", kind: "per", op: "triton_per_fused__log_softmax_3",
 			ins:   []Input{f32(8, 1000), f32(8, 1000), scalar("8"), scalar("1000")},
-			numel: 8, bytes: 2 * 4 * 8000, math: []string{"exp", "log"}},
+			numel: 8, bytes: 2 * 4 * 8000, math: []string{"exp", "log"}}, // persistent: one pass
+		{name: "plain looped reduction: one pass", kind: "red", op: "triton_red_fused_sum_2",
+			ins:   []Input{half(4, 8192), f32(4, 1), scalar("4"), scalar("8192")},
+			numel: 4, bytes: 2*4*8192 + 4*4},
+		{name: "in-place RMSNorm, weight last (the compiled prefill's final norm)", kind: "red",
+			op:    "triton_red_fused__to_copy__unsafe_view_add_mean_mul_pow_rsqrt_16",
+			ins:   []Input{half(4, 512, 2048), half(2048, 2048), half(2048), scalar("2048"), scalar("2048")},
+			numel: 2048, bytes: 2*2*2048*2048 + 2*2048, passes: 2},
 		{name: "size variables before the numels", kind: "poi", op: "triton_poi_fused_add_1",
 			ins:   []Input{half(4, 7), half(4, 7), scalar("7"), scalar("28")},
 			numel: 28, bytes: 2 * 2 * 28},
@@ -81,8 +89,9 @@ func TestDeriveTriton(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Numel != c.numel || p.Bytes != c.bytes || !slices.Equal(p.Math, c.math) {
-				t.Errorf("numel %d bytes %d math %v, want %d %d %v", p.Numel, p.Bytes, p.Math, c.numel, c.bytes, c.math)
+			if p.Numel != c.numel || p.Bytes != c.bytes || !slices.Equal(p.Math, c.math) || p.Passes != c.passes {
+				t.Errorf("numel %d bytes %d math %v passes %d, want %d %d %v %d",
+					p.Numel, p.Bytes, p.Math, p.Passes, c.numel, c.bytes, c.math, c.passes)
 			}
 		})
 	}
@@ -135,15 +144,30 @@ func TestTritonPlainTrace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			trig := 0
+			trig, twice, red := 0, 0, 0
 			for _, s := range set.Signatures {
-				if TritonKind(s.Op) == "" {
+				kind := TritonKind(s.Op)
+				if kind == "" {
 					continue
 				}
 				trig += checkTritonStandIn(t, s, c.silu, c.maxBytes)
+				if kind == "red" {
+					red++
+				}
+				if s.Tensor.Passes == 2 {
+					twice++
+					if kind != "red" || !strings.Contains(s.Op, "rsqrt") {
+						t.Errorf("%s: two passes, want them only for the RMSNorm reductions", s.Op)
+					}
+				}
 			}
 			if trig != 2 {
 				t.Errorf("%d Triton signatures evaluate sin, want 2", trig)
+			}
+			// Every looped reduction of these models is an RMSNorm that
+			// writes its normalized rows.
+			if twice != red || red == 0 {
+				t.Errorf("%d of %d looped reductions read their rows twice", twice, red)
 			}
 		})
 	}

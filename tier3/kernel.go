@@ -325,7 +325,10 @@ func approximate(e *Env, sig *signatures.Signature) (*Instance, error) {
 	}
 	fns, elems := approxMath(sig.Tensor)
 	name := "kr_approx"
-	if fns != 0 {
+	switch {
+	case sig.Tensor != nil && sig.Tensor.Passes == 2:
+		name = "kr_approx_2pass"
+	case fns != 0:
 		name = "kr_approx_math"
 	}
 	f, err := e.Function(Util, name)
@@ -341,7 +344,7 @@ func approximate(e *Env, sig *signatures.Signature) (*Instance, error) {
 	return &Instance{
 		Inputs: []*Tensor{src}, Outputs: []*Tensor{dst},
 		Launch: func(s *cuda.Stream) error {
-			if fns != 0 {
+			if name != "kr_approx" {
 				return f.Launch(grid, block, 0, s, src.Ptr, uint64(in/16), dst.Ptr, uint64(out/16), uint64(elems), fns)
 			}
 			return f.Launch(grid, block, 0, s, src.Ptr, uint64(in/16), dst.Ptr, uint64(out/16))

@@ -55,8 +55,9 @@ func plainTriton(t *testing.T) []*signatures.Signature {
 }
 
 // Every Inductor kernel of a plain trace builds and runs as its stand-in
-// (kr_approx, or kr_approx_math where its name and arguments call for
-// transcendentals) with the traced launch shape, and says it is one.
+// (kr_approx; kr_approx_math where its name and arguments call for
+// transcendentals; kr_approx_2pass for a looped reduction that writes its
+// rows) with the traced launch shape, and says it is one.
 func TestGPUTritonStandIns(t *testing.T) {
 	sigs := plainTriton(t)
 	gpuEnv(t, func(dev Device, s *cuda.Stream) {

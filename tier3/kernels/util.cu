@@ -43,6 +43,24 @@ __device__ __forceinline__ void kr_approx_write(uint4 *out, u64 out16, u64 tid, 
 	}
 }
 
+// kr_approx_fns evaluates the functions fns selects (kr_approx_math) for
+// elements from, from+step, ... below to, on arguments drawn from seed, and
+// returns the bits of their sum.
+__device__ __forceinline__ unsigned kr_approx_fns(unsigned seed, u64 from, u64 to, u64 step, unsigned fns) {
+	float base = __uint_as_float((seed & 0x007fffffu) | 0x3f800000u) - 1.0f;
+	float r = 0.0f;
+	for (u64 i = from; i < to; i += step) {
+		float x = base + (float)(i & 4095) * 0.0123f;
+		if (fns & 1u) r += sinf(x);
+		if (fns & 2u) r += cosf(x);
+		if (fns & 4u) r += expf(-x);
+		if (fns & 8u) r += logf(x + 1.0f);
+		if (fns & 16u) r += tanhf(x);
+		if (fns & 32u) r += erff(x);
+	}
+	return __float_as_uint(r);
+}
+
 // kr_approx reads in_bytes and writes out_bytes (both multiples of 16) with
 // whatever launch shape it is given: the stand-in for an op kreplay has no
 // kernel for, moving the op's bytes with the traced grid and block.
@@ -62,19 +80,33 @@ extern "C" __global__ void kr_approx_math(const uint4 *in, u64 in16, uint4 *out,
 	u64 tid, stride;
 	kr_approx_thread(tid, stride);
 	uint4 acc = kr_approx_read(in, in16, tid, stride);
-	float base = __uint_as_float((acc.x & 0x007fffffu) | 0x3f800000u) - 1.0f;
-	float r = 0.0f;
-	for (u64 i = tid; i < n; i += stride) {
-		float x = base + (float)(i & 4095) * 0.0123f;
-		if (fns & 1u) r += sinf(x);
-		if (fns & 2u) r += cosf(x);
-		if (fns & 4u) r += expf(-x);
-		if (fns & 8u) r += logf(x + 1.0f);
-		if (fns & 16u) r += tanhf(x);
-		if (fns & 32u) r += erff(x);
-	}
-	acc.y ^= __float_as_uint(r);
+	acc.y ^= kr_approx_fns(acc.x, tid, n, stride, fns);
 	kr_approx_write(out, out16, tid, stride, acc);
+}
+
+// kr_approx_2pass is the stand-in of a looped reduction whose epilogue
+// needs the finished reduction (Inductor's "red" kernels that normalize the
+// rows they reduce): each block owns a contiguous share of the input, as a
+// program owns its rows, reads it, reduces it across the block, then reads
+// it again (from the L2) and writes its share of the output. With fns != 0
+// it also evaluates kr_approx_math's functions on its share of n elements.
+extern "C" __global__ void kr_approx_2pass(const uint4 *in, u64 in16, uint4 *out, u64 out16, u64 n, unsigned fns) {
+	__shared__ unsigned red;
+	u64 blocks = (u64)gridDim.x * gridDim.y * gridDim.z;
+	u64 b = ((u64)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+	u64 threads = (u64)blockDim.x * blockDim.y * blockDim.z;
+	u64 t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+	u64 lo = in16 * b / blocks, hi = in16 * (b + 1) / blocks;
+	if (t == 0) red = 0;
+	__syncthreads();
+	uint4 acc = kr_approx_read(in + lo, hi - lo, t, threads);
+	atomicXor(&red, acc.x ^ acc.y ^ acc.z ^ acc.w);
+	__syncthreads();
+	uint4 again = kr_approx_read(in + lo, hi - lo, t, threads);
+	again.x ^= red;
+	if (fns != 0) again.y ^= kr_approx_fns(again.x, n * b / blocks + t, n * (b + 1) / blocks, threads, fns);
+	u64 olo = out16 * b / blocks, ohi = out16 * (b + 1) / blocks;
+	kr_approx_write(out + olo, ohi - olo, t, threads, again);
 }
 
 // kr_touch writes n bytes at dst from src (flip is 0, which the compiler
