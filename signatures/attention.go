@@ -351,3 +351,22 @@ func (p *Attention) parseBias(in Input) error {
 	p.Bias, p.BiasDType = true, dt
 	return nil
 }
+
+// Pairs is the number of (query, key) pairs one head computes: all of
+// them, or the visible ones of a causal mask.
+func (p *Attention) Pairs() int64 {
+	if !p.Causal {
+		return p.Sq * p.Sk
+	}
+	var n int64
+	for i := int64(0); i < p.Sq; i++ {
+		n += min(max(i+p.Offset+1, 0), p.Sk)
+	}
+	return n
+}
+
+// FLOPs is the FLOP count of the op: two matrix products (Q K^T and P V)
+// of 2 * D FLOPs per visible (query, key) pair, per batch and head;
+// masked pairs (half of a square causal attention) are not counted. A
+// bias masks nothing that is known: its pairs all count.
+func (p *Attention) FLOPs() int64 { return 4 * p.D * p.Pairs() * p.B * p.Hq }

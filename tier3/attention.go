@@ -72,22 +72,10 @@ func parseAttention(sig *signatures.Signature) (*attnParams, error) {
 }
 
 // attnPairs is the number of (query, key) pairs one head computes.
-func attnPairs(p *attnParams) int64 {
-	if !p.Causal {
-		return p.Sq * p.Sk
-	}
-	var n int64
-	for i := int64(0); i < p.Sq; i++ {
-		n += min(max(i+p.Offset+1, 0), p.Sk)
-	}
-	return n
-}
+func attnPairs(p *attnParams) int64 { return p.Pairs() }
 
-// attnFLOPs is the FLOP count of the op: two matrix products (Q K^T and
-// P V) of 2 * D FLOPs per visible (query, key) pair, per batch and head;
-// masked pairs (half of a square causal attention) are not counted. A
-// bias masks nothing that is known: its pairs all count.
-func attnFLOPs(p *attnParams) int64 { return 4 * p.D * attnPairs(p) * p.B * p.Hq }
+// attnFLOPs is the FLOP count of the op (signatures.Attention.FLOPs).
+func attnFLOPs(p *attnParams) int64 { return p.FLOPs() }
 
 // attnConfig is the kernel's tiling.
 type attnConfig struct {
