@@ -320,6 +320,13 @@ func (k *Attention) Work() launch.Work {
 	return launch.Work{FLOPs: k.a.FLOPs(), Bytes: k.Footprint()}
 }
 
+// AuxMemset is true: cuDNN's fused SDPA plan clears 4 bytes of its
+// workspace before its kernel, a memset the trace records as a signature
+// of its own ("Memset 4 B in _cudnn_attention_forward").
+func (k *Attention) AuxMemset() bool { return true }
+
+var _ launch.AuxMemset = (*Attention)(nil)
+
 // Capturable is true: PyTorch captures cuDNN SDPA in CUDA graphs.
 func (k *Attention) Capturable() bool { return true }
 
