@@ -43,6 +43,10 @@ type Device struct {
 	compErr error
 	flush   cuda.DevicePtr // L2 flush buffer, allocated on first use
 	flushN  int
+	// fallback is why the last build (prepare, inside Do) replayed a
+	// signature planned for cuDNN SDPA with tier 3's kernel; "" if it did
+	// not fall back.
+	fallback string
 	// The clean flush (cleanL2), set up on first use.
 	cleanFn  *cuda.Function
 	cleanBuf cuda.DevicePtr

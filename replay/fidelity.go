@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier2"
 )
 
 // Fidelities: how close a replay is to what was traced.
@@ -35,7 +36,8 @@ func fidelity(sig *signatures.Signature, r *Result) string {
 		return FidelityStandIn
 	case sig.Tier == signatures.TierMemory:
 		return FidelityMemory
-	case sig.Tier == signatures.TierKernel && r.Path != PathCaptured && !strings.HasPrefix(r.Path, PathWith):
+	case sig.Tier == signatures.TierKernel && r.Path != PathCaptured && !strings.HasPrefix(r.Path, PathWith) &&
+		r.Path != string(tier2.APICuDNNSDPA):
 		if strings.HasPrefix(r.Path, "kreplay:") {
 			return FidelityOwn
 		}

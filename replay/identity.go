@@ -28,9 +28,11 @@ type recorder struct {
 	kinds []cupti.Kind
 	// skip names kernels whose records are not the signature's (the
 	// primed mode's primers, the clean flush); skipMemcpy drops copies, which a captured
-	// binary's restores make (launch.AuxMemcpy).
+	// binary's restores make (launch.AuxMemcpy); skipMemset drops memsets
+	// the trace records as signatures of their own (launch.AuxMemset).
 	skip       []string
 	skipMemcpy bool
+	skipMemset bool
 }
 
 func startRecording(d *Device) (*recorder, error) {
@@ -71,8 +73,9 @@ func (c *recorder) flush(k *kernelTimes, samples int) error {
 		if !ok || (x.Kind == "memset" && c.d.flushN > 0 && x.Bytes == uint64(c.d.flushN)) {
 			continue // the L2 flush of cold mode is not the signature's
 		}
-		if x.Kind == "kernel" && slices.Contains(c.skip, x.Name) || c.skipMemcpy && x.Kind == "memcpy" {
-			continue // nor are the primers of the primed mode, or restores
+		if x.Kind == "kernel" && slices.Contains(c.skip, x.Name) || c.skipMemcpy && x.Kind == "memcpy" ||
+			c.skipMemset && x.Kind == "memset" {
+			continue // nor are the primers of the primed mode, restores, or a library's own memsets
 		}
 		recs = append(recs, x)
 	}

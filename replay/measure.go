@@ -219,6 +219,9 @@ type Result struct {
 	// Approximate says why the replay only moves the op's bytes; "" when
 	// it computes the real op.
 	Approximate string `json:"approximate,omitempty"`
+	// Fallback says why a signature planned for a vendor library (cuDNN
+	// SDPA) replayed with kreplay's own kernel instead; "" when it did not.
+	Fallback string `json:"fallback,omitempty"`
 	// Fidelity says how close the replay is to the trace: the same
 	// kernel, another one, kreplay's own, a stand-in (Fidelities).
 	Fidelity string `json:"fidelity,omitempty"`
@@ -328,7 +331,7 @@ func (r *Result) TFLOPs() float64 {
 // the method) and returns per-invocation statistics.
 func (d *Device) Measure(p *Prepared, o Options) (*Result, error) {
 	o.defaults()
-	r := &Result{ID: p.Sig.ID, Label: p.Sig.Label, Path: p.Path, Approximate: p.Approximate, Cache: p.Cache.String(), Confidence: o.Confidence}
+	r := &Result{ID: p.Sig.ID, Label: p.Sig.Label, Path: p.Path, Approximate: p.Approximate, Fallback: p.Fallback, Cache: p.Cache.String(), Confidence: o.Confidence}
 	err := d.Do(func() error { return d.measure(p, o, r) })
 	if err != nil {
 		return nil, sigErr(p.Sig, "measure", err)
@@ -486,6 +489,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			}
 			if a, ok := k.(launch.AuxMemcpy); ok && a.AuxMemcpy() {
 				rec.skipMemcpy = true
+			}
+			if a, ok := k.(launch.AuxMemset); ok && a.AuxMemset() {
+				rec.skipMemset = true
 			}
 			defer func() {
 				if rec != nil {

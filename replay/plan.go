@@ -24,8 +24,13 @@ const (
 	PlanMemory       = "CUDA memory op"
 )
 
+// PlanWhyCuDNNSDPA begins the reason PlanPath gives for a cuDNN SDPA op
+// of a plain trace, replayed through cuDNN (tier2.NewAttention).
+const PlanWhyCuDNNSDPA = "cuDNN SDPA"
+
 // PlanPath says, without a GPU, how a signature will replay: by its
-// captured binary, a vendor library (cuBLAS, cuBLASLt, NCCL), kreplay's
+// captured binary, a vendor library (cuBLAS, cuBLASLt, NCCL, cuDNN's
+// SDPA, which falls back to kreplay's flash kernel where cuDNN fails), kreplay's
 // own kernel (which falls back to the stand-in for inputs it does not
 // handle, as the replay then says; "faithful" where the op's family says
 // it reproduces the traced PyTorch kernel and launch, tier3.FaithfulFor),
@@ -65,6 +70,12 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 		return PlanUnreplayable, why
 	case sig.Tier == signatures.TierKernel && sig.Unreplayable != "":
 		return PlanStandIn, sig.Unreplayable
+	case sig.Tier == signatures.TierKernel && tier2.PlanCuDNNSDPA(sig):
+		why = PlanWhyCuDNNSDPA
+		if h := tier3.Heuristics(sig); len(h) > 0 {
+			why += "; inputs: " + strings.Join(h, ", ") + " (a guess: the trace records no values)"
+		}
+		return PlanLibrary, why + "; kreplay's kernel where cuDNN does not load or its graph does not build"
 	case sig.Tier == signatures.TierKernel && tier3.Has(sig.Op):
 		why = strings.TrimPrefix(sig.Op, "aten::")
 		if h := tier3.Heuristics(sig); len(h) > 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier2"
 	"github.com/kreplay/kreplay/tier3"
 )
 
@@ -64,6 +65,9 @@ func TestFidelity(t *testing.T) {
 	gemm := &signatures.Signature{Activity: signatures.ActivityKernel, Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Kernel: k}
 	add := &signatures.Signature{Activity: signatures.ActivityKernel, Tier: signatures.TierKernel, Class: signatures.ClassElementwise, Kernel: "triton_poi_fused_add_0"}
 	fused := &signatures.Signature{Activity: signatures.ActivityKernel, Tier: signatures.TierKernel, Class: signatures.ClassNorm, Kernel: "rmsnorm_fused"}
+	sdpaK := "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0"
+	sdpa := &signatures.Signature{Activity: signatures.ActivityKernel, Tier: signatures.TierKernel, Class: signatures.ClassAttention, Kernel: sdpaK}
+	cudnnSDPA := string(tier2.APICuDNNSDPA)
 	for _, tc := range []struct {
 		sig  *signatures.Signature
 		r    Result
@@ -79,6 +83,10 @@ func TestFidelity(t *testing.T) {
 		// A kernel given by the caller (PrepareWith) is the kernel when CUPTI saw it run.
 		{fused, Result{Path: PathWith + "rmsnorm_fused", Ran: []Ran{{Kind: "kernel", Name: "rmsnorm_fused"}}}, FidelitySame},
 		{fused, Result{Path: PathWith + "rmsnorm_fused"}, FidelityUnchecked},
+		// cuDNN's SDPA on a tier-3 signature is the traced kernel when cuDNN chose it.
+		{sdpa, Result{Path: cudnnSDPA, Ran: []Ran{{Kind: "kernel", Name: sdpaK}}}, FidelitySame},
+		{sdpa, Result{Path: cudnnSDPA, Ran: []Ran{{Kind: "kernel", Name: "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x64_4x1x1_cga1x1x1_kernel0_0"}}}, FidelityOther},
+		{sdpa, Result{Path: "kreplay:_cudnn_attention_forward", Fallback: "cuDNN SDPA: no cuDNN"}, FidelityOwn},
 	} {
 		if got := fidelity(tc.sig, &tc.r); got != tc.want {
 			t.Errorf("%s by %s: %s, want %s", tc.sig.Kernel, tc.r.Path, got, tc.want)
@@ -128,7 +136,8 @@ func rmsNorm(kernel string) signatures.Signature {
 
 // The l1b compiled prefill's attention with an additive bias
 // f16[4,1,512,512] (imported without the workload's binaries) replays
-// with kreplay's kernel, its bias values labelled a guess.
+// through cuDNN's SDPA, with kreplay's kernel as the fallback, its bias
+// values labelled a guess.
 func TestPlanPathAttentionBias(t *testing.T) {
 	f, err := os.Open("../workload/testdata/l1b-compiled_prefill/trace.json.gz")
 	if err != nil {
@@ -144,7 +153,8 @@ func TestPlanPathAttentionBias(t *testing.T) {
 			continue
 		}
 		path, why := PlanPath(s)
-		if path != PlanOwn || !strings.Contains(why, "_cudnn_attention_forward; inputs: "+tier3.HeuristicAttnBias+" (a guess") {
+		if path != PlanLibrary || !strings.HasPrefix(why, PlanWhyCuDNNSDPA+"; inputs: "+tier3.HeuristicAttnBias+" (a guess") ||
+			!strings.Contains(why, "kreplay's kernel where cuDNN") {
 			t.Errorf("%s: planned %q (%s)", s.Label, path, why)
 		}
 		t.Logf("%s: %s: %s", s.Label, path, why)

@@ -31,6 +31,10 @@ type Prepared struct {
 	// Approximate says why the replay only moves the op's bytes instead of
 	// computing it (tier 3 without a kernel for the op); "" when exact.
 	Approximate string
+	// Fallback says why a signature planned for a vendor library (cuDNN
+	// SDPA) replays with kreplay's own kernel instead; "" when it did not
+	// fall back.
+	Fallback string
 	// Cache is the cache mode the buffers were allocated for.
 	Cache CacheMode
 	dev   *Device
@@ -110,6 +114,7 @@ func (d *Device) PrepareWith(sig *signatures.Signature, cache CacheMode, b tier3
 func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, build func(launch.Options) (launch.Kernel, string, error)) (*Prepared, error) {
 	p := &Prepared{Sig: sig, Cache: cache, dev: d}
 	err := d.Do(func() error {
+		d.fallback = ""
 		free, _, err := cuda.MemGetInfo()
 		if err != nil {
 			return err
@@ -130,7 +135,7 @@ func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, build func(
 				}
 			}
 		}
-		p.Kernel, p.Path = k, path
+		p.Kernel, p.Path, p.Fallback = k, path, d.fallback
 		if t3, ok := k.(*tier3.Kernel); ok {
 			p.Approximate = t3.Approximate()
 		}
@@ -183,22 +188,45 @@ func (d *Device) build(sig *signatures.Signature, opt launch.Options, cache Cach
 		return k, string(k.API()), nil
 	case sig.Class == signatures.ClassCollective:
 		return nil, "", errCollectiveOnDevice
+	case sig.Tier == signatures.TierKernel && tier2.PlanCuDNNSDPA(sig):
+		k, err := d.buildCuDNNSDPA(sig, opt)
+		if err == nil {
+			return k, string(tier2.APICuDNNSDPA), nil
+		}
+		// kreplay's flash kernel replays it; the result says why.
+		d.fallback = "cuDNN SDPA: " + err.Error()
+		return d.buildTier3(sig, opt)
 	case sig.Tier == signatures.TierKernel:
-		comp, err := d.compiler()
-		if err != nil {
-			return nil, "", err
-		}
-		k, err := tier3.New(sig, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes}, opt, d.stream)
-		if err != nil {
-			return nil, "", err
-		}
-		path := "kreplay:" + strings.TrimPrefix(sig.Op, "aten::")
-		if k.Approximate() != "" {
-			path = "approximate"
-		}
-		return k, path, nil
+		return d.buildTier3(sig, opt)
 	}
 	return nil, "", fmt.Errorf("%w: tier %d class %s", ErrNotImplemented, sig.Tier, sig.Class)
+}
+
+// buildCuDNNSDPA builds a cuDNN SDPA signature's tier-2 replay. Call
+// inside Do.
+func (d *Device) buildCuDNNSDPA(sig *signatures.Signature, opt launch.Options) (launch.Kernel, error) {
+	libs, err := d.libraries()
+	if err != nil {
+		return nil, err
+	}
+	return tier2.NewAttention(sig, libs, opt, d.stream)
+}
+
+// buildTier3 builds a tier-3 signature's kernel. Call inside Do.
+func (d *Device) buildTier3(sig *signatures.Signature, opt launch.Options) (launch.Kernel, string, error) {
+	comp, err := d.compiler()
+	if err != nil {
+		return nil, "", err
+	}
+	k, err := tier3.New(sig, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes}, opt, d.stream)
+	if err != nil {
+		return nil, "", err
+	}
+	path := "kreplay:" + strings.TrimPrefix(sig.Op, "aten::")
+	if k.Approximate() != "" {
+		path = "approximate"
+	}
+	return k, path, nil
 }
 
 // seedOf derives the random-data seed from a signature ID, so that a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier2"
 )
 
 // SuiteOptions tune RunSet.
@@ -175,8 +176,9 @@ func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) {
 	}
 	e.Result = r
 	// Tier 3 runs kreplay's own kernels in place of PyTorch's: the traced
-	// kernel is never the one that runs, unless it is the captured binary.
-	if len(r.Ran) > 0 && (s.Tier != signatures.TierKernel || r.Path == PathCaptured) {
+	// kernel is never the one that runs, unless it is the captured binary
+	// or cuDNN's SDPA chose it.
+	if len(r.Ran) > 0 && (s.Tier != signatures.TierKernel || r.Path == PathCaptured || r.Path == string(tier2.APICuDNNSDPA)) {
 		same := sameActivity(s, r.Ran)
 		e.SameKernel = &same
 	}
@@ -202,6 +204,9 @@ func (e *Entry) line() string {
 		float64(e.TracedMedianNS)/1e3, e.ReplayNS()/1e3, e.Ratio(), e.Result.MedianNS/1e3)
 	if e.SameKernel != nil && !*e.SameKernel {
 		s += " OTHER KERNEL"
+	}
+	if e.Result.Fallback != "" {
+		s += " (kreplay's kernel; " + e.Result.Fallback + ")"
 	}
 	if n := e.Result.ThrottleNote(); n != "" {
 		s += " " + n

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/cublas"
 	"github.com/kreplay/kreplay/internal/cublaslt"
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/cudnn"
 )
 
 // DefaultWorkspace is the cuBLAS workspace PyTorch sets on Hopper (32 MiB),
@@ -38,6 +40,40 @@ type Libraries struct {
 	wsN, ltWSN  int
 	stream      *cuda.Stream
 	BlasVersion int
+	// dnn is the cuDNN handle, created on first use (cuDNN); dnnOn is the
+	// stream it was last set to.
+	dnn    *cudnn.Handle
+	dnnErr error
+	dnnOn  *cuda.Stream
+}
+
+// cuDNN returns the cuDNN handle, created on the first call (loading
+// cuDNN then, so that a machine without it replays everything else) and
+// bound to the libraries' stream.
+func (l *Libraries) cuDNN() (*cudnn.Handle, error) {
+	if l.dnn == nil && l.dnnErr == nil {
+		l.dnn, l.dnnErr = cudnn.Create()
+		if l.dnnErr == nil {
+			l.dnnErr = l.dnnStream(l.stream)
+		}
+	}
+	return l.dnn, l.dnnErr
+}
+
+// dnnStream binds the cuDNN handle to s where it is bound to another.
+func (l *Libraries) dnnStream(s *cuda.Stream) error {
+	if l.dnn == nil || l.dnnOn == s {
+		return nil
+	}
+	var h unsafe.Pointer
+	if s != nil {
+		h = s.Handle()
+	}
+	if err := l.dnn.SetStream(h); err != nil {
+		return err
+	}
+	l.dnnOn = s
+	return nil
 }
 
 func envInt(name string, def int) (int, error) {
@@ -108,6 +144,9 @@ func (l *Libraries) Close() error {
 	}
 	if l.lt != nil {
 		errs = append(errs, l.lt.Destroy())
+	}
+	if l.dnn != nil {
+		errs = append(errs, l.dnn.Destroy())
 	}
 	for _, p := range []cuda.DevicePtr{l.ws, l.ltWS} {
 		if p != 0 {

@@ -302,16 +302,16 @@ func TestAttentionBiasGPUPaths(t *testing.T) {
 		}
 		path := "scalar"
 		switch {
-		case p.biasSmem():
+		case biasSmem(p):
 			path = "smem"
-		case p.biasPairs():
+		case biasPairs(p):
 			path = "pairs"
 		}
 		if p.BiasDType == "f32" {
 			path = "f32 " + path
 		}
 		paths[path]++
-		if p.biasSmem() && p.Sk%64 != 0 {
+		if biasSmem(p) && p.Sk%64 != 0 {
 			paths["smem ragged keys"]++
 		}
 		t.Logf("%s: %s", c.name(), path)
@@ -338,11 +338,11 @@ func TestAttentionBiasPairs(t *testing.T) {
 		{[4]int64{262144, 0, 1, 512}, 512, false},
 	} {
 		p := &attnParams{Bias: true, BiasStr: c.st, Sk: c.sk}
-		if got := p.biasPairs(); got != c.want {
+		if got := biasPairs(p); got != c.want {
 			t.Errorf("strides %v, %d keys: pairs %v, want %v", c.st, c.sk, got, c.want)
 		}
 	}
-	if (&attnParams{BiasStr: [4]int64{0, 0, 0, 1}, Sk: 2}).biasPairs() {
+	if biasPairs(&attnParams{BiasStr: [4]int64{0, 0, 0, 1}, Sk: 2}) {
 		t.Error("pairs without a bias")
 	}
 }
@@ -372,10 +372,10 @@ func TestAttentionBiasSmem(t *testing.T) {
 		{"f16", [4]int64{262144, 0, 512, 2}, 512, false},
 	} {
 		p := &attnParams{D: 64, DType: "f16", Bias: true, BiasDType: c.dt, BiasStr: c.st, Sk: c.sk}
-		if got := p.biasSmem(); got != c.want {
+		if got := biasSmem(p); got != c.want {
 			t.Errorf("%s strides %v, %d keys: smem %v, want %v", c.dt, c.st, c.sk, got, c.want)
 		}
-		if c.want && !p.biasPairs() {
+		if c.want && !biasPairs(p) {
 			t.Errorf("%s strides %v, %d keys: smem but not pairs", c.dt, c.st, c.sk)
 		}
 		src := attnDefault(p, 90).source(p)
@@ -383,7 +383,7 @@ func TestAttentionBiasSmem(t *testing.T) {
 			t.Errorf("%s strides %v, %d keys: defines %v", c.dt, c.st, c.sk, src.Defines)
 		}
 	}
-	if (&attnParams{BiasDType: "f16", BiasStr: [4]int64{0, 0, 0, 1}, Sk: 8}).biasSmem() {
+	if biasSmem(&attnParams{BiasDType: "f16", BiasStr: [4]int64{0, 0, 0, 1}, Sk: 8}) {
 		t.Error("smem without a bias")
 	}
 

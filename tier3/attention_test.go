@@ -188,7 +188,7 @@ func TestAttentionOpsRegistered(t *testing.T) {
 		if !slices.Contains(ops, op) {
 			t.Errorf("%s has no builder", op)
 		}
-		if _, ok := attnSpecs[op]; !ok {
+		if !signatures.IsAttentionOp(op) {
 			t.Errorf("%s has no argument spec", op)
 		}
 	}
@@ -605,7 +605,7 @@ func TestAttentionKernelCompiles(t *testing.T) {
 					p := &attnParams{D: d, DType: dt, Bias: bias != "", BiasDType: bias, Sk: 64}
 					if bias == "smem" {
 						p.BiasDType, p.BiasStr = dt, [4]int64{0, 0, 64, 1}
-						if !p.biasSmem() {
+						if !biasSmem(p) {
 							t.Fatalf("%+v: not staged in shared memory", p)
 						}
 					}

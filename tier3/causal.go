@@ -110,7 +110,7 @@ func Heuristics(sig *signatures.Signature) []string {
 	switch sig.Op {
 	case "aten::_softmax", "aten::softmax", "aten::_log_softmax", "aten::log_softmax":
 	default:
-		if _, ok := attnSpecs[sig.Op]; ok {
+		if signatures.IsAttentionOp(sig.Op) {
 			if p, err := parseAttention(sig); err == nil && p.Bias {
 				return []string{HeuristicAttnBias}
 			}

@@ -4,10 +4,17 @@
 // only fails when it first calls into the library, with an error that
 // wraps [ErrNotFound] and names every library it tried.
 //
-// kreplay makes no cuDNN call of its own (a captured cuDNN kernel replays
-// from its binary, package captured); the binding says which cuDNN a
-// process loads, for the "cudnn" configuration line of benchmark output
-// (replay.Device.Config). [Version] needs no GPU.
+// The binding says which cuDNN a process loads, for the "cudnn"
+// configuration line of benchmark output (replay.Device.Config; [Version]
+// needs no GPU), and it builds and runs cuDNN's scaled dot-product
+// attention through the backend (graph) API as cudnn-frontend builds it
+// for PyTorch (sdpa.go): [Handle] (handle.go), backend descriptors
+// (backend.go) and their enumerators (types.go). A captured cuDNN kernel
+// replays from its binary instead (package captured).
+//
+// Like cuBLAS, cuDNN works in the CUDA context current on the calling OS
+// thread: call it from a goroutine locked to the thread where that
+// context is current.
 package cudnn
 
 /*
@@ -48,6 +55,17 @@ var lib = dl.Library{
 	Table:    C.kr_cudnn_fn[:],
 	Symbols: []dl.Symbol{
 		{Slot: C.KR_CUDNN_cudnnGetVersion, Name: "cudnnGetVersion"},
+		{Slot: C.KR_CUDNN_cudnnGetErrorString, Name: "cudnnGetErrorString"},
+		{Slot: C.KR_CUDNN_cudnnGetLastErrorString, Name: "cudnnGetLastErrorString", Optional: true},
+		{Slot: C.KR_CUDNN_cudnnCreate, Name: "cudnnCreate"},
+		{Slot: C.KR_CUDNN_cudnnDestroy, Name: "cudnnDestroy"},
+		{Slot: C.KR_CUDNN_cudnnSetStream, Name: "cudnnSetStream"},
+		{Slot: C.KR_CUDNN_cudnnBackendCreateDescriptor, Name: "cudnnBackendCreateDescriptor"},
+		{Slot: C.KR_CUDNN_cudnnBackendDestroyDescriptor, Name: "cudnnBackendDestroyDescriptor"},
+		{Slot: C.KR_CUDNN_cudnnBackendFinalize, Name: "cudnnBackendFinalize"},
+		{Slot: C.KR_CUDNN_cudnnBackendSetAttribute, Name: "cudnnBackendSetAttribute"},
+		{Slot: C.KR_CUDNN_cudnnBackendGetAttribute, Name: "cudnnBackendGetAttribute"},
+		{Slot: C.KR_CUDNN_cudnnBackendExecute, Name: "cudnnBackendExecute"},
 	},
 }
 

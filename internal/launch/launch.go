@@ -49,6 +49,16 @@ type AuxMemcpy interface {
 	AuxMemcpy() bool
 }
 
+// AuxMemset is a Kernel whose Launch also sets memory that the trace
+// records as a signature of its own (cuDNN's SDPA plan clears 4 bytes of
+// its workspace before its kernel: "Memset 4 B in
+// _cudnn_attention_forward"): a replay leaves its memsets out of the
+// kernel time, so that the memset is not counted twice.
+type AuxMemset interface {
+	Kernel
+	AuxMemset() bool
+}
+
 // Work is what one invocation moves and computes.
 type Work struct {
 	Bytes int64 // device-memory bytes read plus written
