@@ -39,6 +39,8 @@ inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 using std::exp; using std::log;
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return uint4{a, b, c, d}; }
+// The fibers of a block share one OS thread: an atomic is a plain update.
+inline unsigned atomicXor(unsigned *p, unsigned v) { unsigned o = *p; *p = o ^ v; return o; }
 
 inline float emu_h2f(unsigned short h) { return (float)*reinterpret_cast<_Float16 *>(&h); }
 inline unsigned short emu_f2h(float f) { _Float16 h = (_Float16)f; unsigned short u; memcpy(&u, &h, 2); return u; }
