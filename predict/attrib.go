@@ -114,9 +114,9 @@ func diffConfig(wo, wn *WorkloadResults) (changed []Cause, note string) {
 // The GPU, the driver, the power limit, kreplay's build and the trace bear
 // on every replay; a library's line on the replays that call it: cuBLAS's
 // on cuBLAS GEMMs, cuBLASLt's on every GEMM (cuBLAS runs its GEMMs on
-// cuBLASLt), NCCL's on collectives, NVRTC's on kreplay's own kernels.
-// cuDNN's on none: kreplay calls no cuDNN (a captured cuDNN kernel runs
-// from its binary).
+// cuBLASLt), NCCL's on collectives, NVRTC's on kreplay's own kernels,
+// cuDNN's on a plain trace's cuDNN attention that kreplay runs through
+// cuDNN (a captured cuDNN kernel runs from its binary).
 func configBears(key string, paths []string) bool {
 	var uses func(path string) bool
 	switch key {
@@ -129,7 +129,7 @@ func configBears(key string, paths []string) bool {
 	case "nvrtc":
 		uses = func(p string) bool { return strings.HasPrefix(p, "kreplay:") || p == "approximate" }
 	case "cudnn":
-		return false
+		uses = func(p string) bool { return strings.HasPrefix(p, "cudnn") }
 	default:
 		return true
 	}

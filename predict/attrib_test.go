@@ -102,7 +102,7 @@ func TestDiffAttribution(t *testing.T) {
 		{name: "NVRTC version bears on kreplay's kernels only", oldCfg: cfgH100, newCfg: cfgWith(map[string]string{"nvrtc": "13.1"}),
 			oldFid: sameKernel, newFid: sameKernel, factor: tier(signatures.TierKernel, 0.9), changed: signatures.TierKernel,
 			causes: []string{"config nvrtc"}, configs: []string{"nvrtc"}},
-		{name: "cuDNN bears on no replay", oldCfg: cfgH100, newCfg: cfgWith(map[string]string{"cudnn": "9.16.0 (libcudnn.so.9)"}),
+		{name: "cuDNN bears on no GEMM", oldCfg: cfgH100, newCfg: cfgWith(map[string]string{"cudnn": "9.16.0 (libcudnn.so.9)"}),
 			oldFid: sameKernel, newFid: sameKernel, factor: tier(signatures.TierLibrary, 1.1), changed: signatures.TierLibrary,
 			causes: nil, configs: []string{"cudnn"}},
 		{name: "throttled on one side", oldCfg: cfgH100, newCfg: cfgH100, oldFid: sameKernel, newFid: throttledTop,
@@ -112,7 +112,7 @@ func TestDiffAttribution(t *testing.T) {
 			causes: []string{"config gpu"}, configs: []string{"gpu", "gpu-sms"}},
 		{name: "no fidelity lines: every library may bear", oldCfg: cfgH100, newCfg: cfgWith(map[string]string{"cublas": "13.1.0 (libcublas.so.13)", "nvrtc": "13.1", "cudnn": "9.16.0 (libcudnn.so.9)"}),
 			factor: tier(signatures.TierLibrary, 1.1), changed: signatures.TierLibrary,
-			causes: []string{"config cublas", "config nvrtc"}, configs: []string{"cublas", "cudnn", "nvrtc"}},
+			causes: []string{"config cublas", "config cudnn", "config nvrtc"}, configs: []string{"cublas", "cudnn", "nvrtc"}},
 		{name: "old output without configuration lines", newCfg: cfgWith(map[string]string{"cublas": "13.1.0 (libcublas.so.13)"}),
 			oldFid: sameKernel, newFid: byTier, factor: tier(signatures.TierLibrary, 1.1), changed: signatures.TierLibrary,
 			causes: []string{"kernel kernel"}, note: "the old output has no configuration lines"},
@@ -259,6 +259,28 @@ func TestCauseString(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.c.String(); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.c, got, tt.want)
+		}
+	}
+}
+
+func TestConfigBears(t *testing.T) {
+	for _, c := range []struct {
+		key   string
+		paths []string
+		want  bool
+	}{
+		{"cudnn", []string{"cudnnBackendExecute+SDPA"}, true},
+		{"cudnn", []string{"cublasLtMatmul"}, false},
+		{"cudnn", []string{"captured"}, false},
+		{"cudnn", nil, true},
+		{"cublas", []string{"cublasLtMatmul"}, false},
+		{"cublaslt", []string{"cublasGemmEx"}, true},
+		{"nvrtc", []string{"approximate"}, true},
+		{"nccl", []string{"kreplay:softmax"}, false},
+		{"gpu", []string{"captured"}, true},
+	} {
+		if got := configBears(c.key, c.paths); got != c.want {
+			t.Errorf("configBears(%q, %q) = %v, want %v", c.key, c.paths, got, c.want)
 		}
 	}
 }

@@ -26,9 +26,9 @@ type ConfigItem struct {
 // NVRTC, NCCL and cuDNN as this process loads them (a library that does
 // not load is left out), and kreplay's version. Call it outside Do.
 //
-// kreplay makes no cuDNN call: its "cudnn" line says which cuDNN the
-// loader finds (libcudnn.so.9, or KREPLAY_CUDNN_LIB), which is not
-// necessarily the one PyTorch loads from its wheel.
+// The "cudnn" line says which cuDNN the loader finds (libcudnn.so.9, or
+// KREPLAY_CUDNN_LIB), which is not necessarily the one PyTorch loads from
+// its wheel: the one a plain trace's cuDNN attention runs through.
 func (d *Device) Config() []ConfigItem {
 	c := []ConfigItem{
 		{"gpu", d.Name},
