@@ -270,10 +270,13 @@ func parseQKV(sig *Signature, bshd bool) (*Attention, error) {
 		return nil, attnErr("k %v and v %v differ", k, v)
 	case k[3] != p.D || v[3] != p.D:
 		return nil, attnErr("head dims differ: q %d, k %d, v %d", p.D, k[3], v[3])
-	case p.Hk == 0 || p.Hq%p.Hk != 0:
+	case min(p.B, p.Hq, p.Hk, p.Sq, p.Sk, p.D) < 1:
+		return nil, attnErr("empty or negative attention %v x %v", q, k)
+	case p.Hq%p.Hk != 0:
 		return nil, attnErr("%d query heads over %d key heads", p.Hq, p.Hk)
-	case p.B*p.Hq*p.Sq*p.Sk == 0:
-		return nil, attnErr("empty attention %v x %v", q, k)
+	case !boundedProduct(p.B, p.Hq, p.Sq, p.Sk) || !boundedProduct(p.B, p.Hq, p.Sq, p.D) ||
+		!boundedProduct(p.B, p.Hk, p.Sk, p.D):
+		return nil, attnErr("attention %v x %v: %v", q, k, errAbsurd)
 	}
 	for i, name := range []string{"q", "k", "v"} {
 		st := strides[i]
@@ -358,11 +361,25 @@ func (p *Attention) Pairs() int64 {
 	if !p.Causal {
 		return p.Sq * p.Sk
 	}
-	var n int64
-	for i := int64(0); i < p.Sq; i++ {
-		n += min(max(i+p.Offset+1, 0), p.Sk)
+	// Query i sees min(max(i+Offset+1, 0), Sk) keys: none below lo, all
+	// from hi on, i+Offset+1 in between.
+	lo := min(max(-p.Offset, 0), p.Sq)
+	hi := min(max(p.Sk-p.Offset-1, lo), p.Sq)
+	n := hi - lo
+	return n*(lo+p.Offset+1) + n*(n-1)/2 + (p.Sq-hi)*p.Sk
+}
+
+// boundedProduct reports whether the product of positive xs stays within
+// maxNumel.
+func boundedProduct(xs ...int64) bool {
+	prod := int64(1)
+	for _, x := range xs {
+		if x > maxNumel/prod {
+			return false
+		}
+		prod *= x
 	}
-	return n
+	return true
 }
 
 // FLOPs is the FLOP count of the op: two matrix products (Q K^T and P V)

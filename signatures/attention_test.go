@@ -76,3 +76,62 @@ func TestParseAttentionRefuses(t *testing.T) {
 		t.Errorf("head dim 96: %+v, %v", p, err)
 	}
 }
+
+// FuzzParseAttention feeds ParseAttention the cuDNN SDPA op with fuzzed
+// shapes, strides, flags and scale: it returns an error or parameters that
+// hold together, never panics, and their pair count stays within the
+// score matrix.
+func FuzzParseAttention(f *testing.F) {
+	f.Add(int64(2), int64(14), int64(14), int64(1024), int64(1024), int64(64), int64(0), "True", "0.125", true)
+	f.Add(int64(1), int64(32), int64(8), int64(1), int64(71), int64(128), int64(5), "False", "", false)
+	f.Add(int64(4), int64(3), int64(2), int64(7), int64(9), int64(80), int64(-3), "1", "-1", true)
+	f.Fuzz(func(t *testing.T, b, h, hk, sq, sk, d, skew int64, causal, scale string, bias bool) {
+		q := Input{Type: "c10::Half", Shape: []int64{b, h, sq, d}}
+		k := Input{Type: "c10::Half", Shape: []int64{b, hk, sk, d}}
+		v := Input{Type: "c10::Half", Shape: []int64{b, hk, sk, d}}
+		for _, in := range []*Input{&q, &k, &v} {
+			in.Strides = rowMajor(in.Shape)
+			in.Strides[0] += skew // a padded or overlapping batch stride
+		}
+		mask := Input{Value: "None"}
+		if bias {
+			mask = Input{Type: "c10::Half", Shape: []int64{b, 1, sq, sk}}
+			mask.Strides = rowMajor(mask.Shape)
+		}
+		sig := &Signature{Op: "aten::_scaled_dot_product_cudnn_attention", Inputs: []Input{
+			q, k, v, mask, {Type: "Scalar", Value: "False"}, {Type: "Scalar", Value: "0.0"},
+			{Type: "Scalar", Value: causal}, {Type: "Scalar", Value: "False"}, {Type: "Scalar", Value: scale}}}
+		p, err := ParseAttention(sig)
+		if err != nil {
+			if !errors.Is(err, ErrAttention) {
+				t.Fatalf("error %v does not wrap ErrAttention", err)
+			}
+			return
+		}
+		if p.B <= 0 || p.Hq <= 0 || p.Hk <= 0 || p.Sq <= 0 || p.Sk <= 0 || p.D <= 0 || p.Hq%p.Hk != 0 {
+			t.Fatalf("accepted %+v", *p)
+		}
+		if !(p.Scale > 0) {
+			t.Fatalf("scale %g", p.Scale)
+		}
+		if n := p.Pairs(); n < 0 || n > p.Sq*p.Sk {
+			t.Fatalf("%d pairs of %d x %d", n, p.Sq, p.Sk)
+		}
+	})
+}
+
+// Pairs in closed form agrees with counting each query's visible keys.
+func TestAttentionPairs(t *testing.T) {
+	for _, c := range []struct{ sq, sk, off int64 }{
+		{1, 1, 0}, {4, 4, 0}, {1, 71, 70}, {7, 9, 2}, {9, 7, -2}, {5, 5, -10}, {5, 5, 10}, {3, 8, -1}, {2048, 2048, 0},
+	} {
+		p := &Attention{Sq: c.sq, Sk: c.sk, Offset: c.off, Causal: true}
+		var want int64
+		for i := int64(0); i < c.sq; i++ {
+			want += min(max(i+c.off+1, 0), c.sk)
+		}
+		if got := p.Pairs(); got != want {
+			t.Errorf("Pairs(Sq %d, Sk %d, offset %d) = %d, want %d", c.sq, c.sk, c.off, got, want)
+		}
+	}
+}
