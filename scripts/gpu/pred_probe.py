@@ -5,7 +5,9 @@
 # back to back, 13.3 us. Times the GEMV (weights rotating over 4) after each
 # of several predecessors, back to back and with a 20 us host gap; and a
 # short elementwise kernel after a GEMV or after itself.
-# Run on a GPU machine: python3 scripts/gpu/pred_probe.py
+# With `inputs`: the GEMV after a predecessor that writes its input (as the
+# RMSNorm does in the model), or that leaves 1-32 MB of dirty lines in the L2.
+# Run on a GPU machine: python3 scripts/gpu/pred_probe.py [inputs]
 import json, os, statistics, tempfile, time, torch
 import torch.nn.functional as F
 from torch.profiler import profile, ProfilerActivity
@@ -61,6 +63,23 @@ def timed(pred, target, key, gap, n=300):
     return statistics.median(d), len(d)
 
 
+import sys
+if sys.argv[1:] == ['inputs']:
+    xo = torch.empty_like(x)
+    dirty = {mb: torch.empty(mb * 2**19, device=dev, dtype=f16) for mb in (1, 4, 16, 32)}
+    print('GEMV F.linear([2,2048], [8192,2048]), weights rotating over 4, after ...')
+    cases = {
+        'nothing': (lambda i: None, lambda i: F.linear(x, ws[i % 4])),
+        'RMSNorm that writes its input': (lambda i: torch.mul(rms(h, nw), 1.0, out=xo), lambda i: F.linear(xo, ws[i % 4])),
+    }
+    for mb, t in dirty.items():
+        cases[f'a fill leaving {mb} MB dirty'] = ((lambda t: lambda i: t.fill_(i))(t), lambda i: F.linear(x, ws[i % 4]))
+    is_gemv = lambda n: 'nvjet' in n or 'gemv' in n or 'gemm' in n
+    for gap in (0, 20):
+        for name, (pred, tgt) in cases.items():
+            m, c = timed(pred, tgt, is_gemv, gap)
+            print(f'  gap {gap:2d} us  {name:32s} {m:6.2f} us (n={c})', flush=True)
+    sys.exit(0)
 gemv = lambda i: F.linear(x, ws[i % 4])
 is_gemv = lambda n: 'nvjet' in n or 'gemv' in n or 'gemm' in n
 preds = {
