@@ -36,7 +36,7 @@ const (
 	// is measured again duty-cycled under the cap.
 	EnvEnergyDuty = "KREPLAY_ENERGY_DUTY"
 	// EnvCache names the L2 cache mode: auto (default), rotating, warm,
-	// cold or primed (see replay.CacheMode).
+	// cold, primed or context (see replay.CacheMode).
 	EnvCache = "KREPLAY_CACHE"
 	// EnvCausalScores=0 feeds a softmax over square scores uniform
 	// inputs instead of causally masked ones (tier3.CausalScores, a guess

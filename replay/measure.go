@@ -69,11 +69,28 @@ const (
 	// them, and the energy is measured without them. Kernels that cannot
 	// be primed, or a run without CUPTI, run Rotating instead.
 	Primed
+	// Context is Auto, except that a signature replayed by its captured
+	// binary, GEMMs included, runs Primed after its context: the launches
+	// recorded just before it, whatever memory they touched
+	// (signatures.Binary.Context), each with its own buffers where it
+	// shares none. What they write is in the L2, dirty, when the kernel
+	// starts, as in the real run: a GEMV that streams its weight from
+	// device memory writes those lines back while it runs (the compiled
+	// decode's gate GEMV, H100: 13.34 µs alone, 13.70 after a fill that
+	// leaves 1 MB dirty, 14.21 after 4 MB, 14.53 traced after the
+	// attention block; scripts/gpu/pred_probe.py).
+	Context
 )
 
 // For returns the cache mode Auto picks for a signature; other modes
 // return themselves.
 func (c CacheMode) For(sig *signatures.Signature) CacheMode {
+	if c == Context {
+		if b := sig.Binary; b != nil && len(b.Context) > 0 {
+			return Primed
+		}
+		c = Auto
+	}
 	if c != Auto {
 		return c
 	}
@@ -105,18 +122,21 @@ func (c CacheMode) String() string {
 		return "auto"
 	case Primed:
 		return "primed"
+	case Context:
+		return "context"
 	}
 	return fmt.Sprintf("CacheMode(%d)", int(c))
 }
 
-// ParseCacheMode parses "rotating", "warm", "cold", "primed" or "auto".
+// ParseCacheMode parses "rotating", "warm", "cold", "primed", "auto" or
+// "context".
 func ParseCacheMode(s string) (CacheMode, error) {
-	for _, c := range []CacheMode{Rotating, Warm, Cold, Primed, Auto} {
+	for _, c := range []CacheMode{Rotating, Warm, Cold, Primed, Auto, Context} {
 		if c.String() == s {
 			return c, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown cache mode %q (want rotating, warm, cold, primed or auto)", s)
+	return 0, fmt.Errorf("unknown cache mode %q (want rotating, warm, cold, primed, auto or context)", s)
 }
 
 // Options tune Measure. The zero value gives the defaults.

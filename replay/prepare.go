@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreplay/kreplay/captured"
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/tier1"
@@ -69,14 +70,20 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 	case sig.PartOf != "":
 		return nil, sigErr(sig, "prepare", fmt.Errorf("%w %s", ErrPartOf, sig.PartOf))
 	}
+	var prods []*inject.Producer // what primes a captured binary
 	switch c := cache.For(sig); {
-	case cache == Auto && sig.Binary != nil && c != Rotating:
-		cache = Primed // its producer, if any, primes it
+	case cache == Context && c == Primed && sig.Binary != nil:
+		prods, cache = sig.Binary.Context, Primed // the launches recorded just before it
+	case (cache == Auto || cache == Context) && sig.Binary != nil && c != Rotating:
+		prods, cache = sig.Binary.Producers, Primed // its producer, if any, primes it
 	default:
 		cache = c
+		if cache == Primed && sig.Binary != nil {
+			prods = sig.Binary.Producers
+		}
 	}
 	return d.prepare(sig, cache, func(opt launch.Options) (launch.Kernel, string, error) {
-		return d.build(sig, opt, cache)
+		return d.build(sig, opt, prods)
 	})
 }
 
@@ -151,18 +158,15 @@ func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, build func(
 // binary (package captured).
 const PathCaptured = "captured"
 
-// build dispatches: a signature with a captured binary replays it (with
-// its producer in the primed cache mode), the others by tier. Call inside
-// Do.
-func (d *Device) build(sig *signatures.Signature, opt launch.Options, cache CacheMode) (launch.Kernel, string, error) {
+// build dispatches: a signature with a captured binary replays it (after
+// prods, its primers in the primed cache mode), the others by tier. Call
+// inside Do.
+func (d *Device) build(sig *signatures.Signature, opt launch.Options, prods []*inject.Producer) (launch.Kernel, string, error) {
 	if b := sig.Binary; b != nil {
 		if b.FS == nil {
 			return nil, "", fmt.Errorf("captured binary of %s: the set was read without its kernels directory", sig.ID)
 		}
-		co := captured.Options{Options: opt, Work: d.work(sig)}
-		if cache == Primed {
-			co.Producers = b.Producers
-		}
+		co := captured.Options{Options: opt, Work: d.work(sig), Producers: prods}
 		k, err := captured.New(b.Launch, b.FS, co, d.stream)
 		if err != nil {
 			return nil, "", err

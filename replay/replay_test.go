@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/signatures"
 )
 
 func TestParseCacheMode(t *testing.T) {
-	for _, c := range []CacheMode{Rotating, Warm, Cold, Auto, Primed} {
+	for _, c := range []CacheMode{Rotating, Warm, Cold, Auto, Primed, Context} {
 		got, err := ParseCacheMode(c.String())
 		if err != nil || got != c {
 			t.Errorf("ParseCacheMode(%q) = %v, %v", c, got, err)
@@ -46,6 +47,16 @@ func TestAutoCacheMode(t *testing.T) {
 		}
 		if got := Cold.For(sig); got != Cold {
 			t.Errorf("Cold.For = %v", got)
+		}
+		// Without a captured binary, context is auto.
+		if got := Context.For(sig); got != tc.want {
+			t.Errorf("Context.For(%s %s) = %v, want %v", tc.op, tc.class, got, tc.want)
+		}
+		// With one and the launches recorded before it, it runs primed,
+		// a GEMM too.
+		sig.Binary = &signatures.Binary{Context: []*inject.Producer{{Context: true}}}
+		if got := Context.For(sig); got != Primed {
+			t.Errorf("Context.For(%s %s with its context) = %v, want primed", tc.op, tc.class, got)
 		}
 	}
 }

@@ -26,6 +26,13 @@ type Binary struct {
 	// recorded (the list most calls have): the primed cache mode runs
 	// them before each launch (package captured).
 	Producers []*inject.Producer `json:"producers,omitempty"`
+	// Context, where the capture recorded call pointers, are the launches
+	// recorded just before its calls, within the producerWindow launches
+	// before each and whatever memory they touched, oldest first (the list
+	// most calls have; launches of its own function left out): the
+	// context cache mode runs them before each launch, so that the L2
+	// holds what they wrote, dirty, as in the real run.
+	Context []*inject.Producer `json:"context,omitempty"`
 	// PartOf and Unreplayable are the signature's as a plain trace gives
 	// them, which its binary overrides (see Set.WithoutBinaries).
 	PartOf       string `json:"plain_part_of,omitempty"`
@@ -113,6 +120,7 @@ func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signatu
 		}
 		s.Binary = &Binary{Launch: x.Launch(best), Matched: total, Keys: len(c), FS: fsys}
 		s.Binary.Producers = producers(x, best, calls[s])
+		s.Binary.Context = mostCommon(x, best, calls[s], contextOf)
 		m.Signatures++
 	}
 	// A signature with its binary replays by it, on its own: a split-K
@@ -154,6 +162,13 @@ const producerWindow = 8
 // launch of the same function is passed over: the replay tells the
 // producers' activities from the signature's by name.
 func producers(x *inject.Index, key string, calls []int) []*inject.Producer {
+	return mostCommon(x, key, calls, touchers)
+}
+
+// mostCommon returns, of the lists that of gives for the calls of key, the
+// one most calls have (with the aliases of its first call); nil when the
+// index has no call pointers or every list is empty.
+func mostCommon(x *inject.Index, key string, calls []int, of func(*inject.Index, *inject.Launch, int) []*inject.Producer) []*inject.Producer {
 	if x.CallPtrs == nil {
 		return nil
 	}
@@ -164,7 +179,7 @@ func producers(x *inject.Index, key string, calls []int) []*inject.Producer {
 		if x.Calls[cj] != key {
 			continue
 		}
-		list := touchers(x, cons, cj)
+		list := of(x, cons, cj)
 		if len(list) == 0 {
 			continue
 		}
@@ -209,6 +224,23 @@ func touchers(x *inject.Index, cons *inject.Launch, cj int) []*inject.Producer {
 		}
 	}
 	slices.Reverse(out)
+	return out
+}
+
+// contextOf returns, for call cj of launch cons, the launches among the
+// producerWindow before it, oldest first, each with its aliases of
+// cons's memory (perhaps none), leaving out launches of cons's function
+// (the replay tells its activities from theirs by name).
+func contextOf(x *inject.Index, cons *inject.Launch, cj int) []*inject.Producer {
+	var out []*inject.Producer
+	for pj := max(cj-producerWindow, 0); pj < cj; pj++ {
+		pk := x.Calls[pj]
+		prod := x.Launch(pk)
+		if pk == "" || prod == nil || prod.Name == cons.Name {
+			continue
+		}
+		out = append(out, &inject.Producer{Launch: prod, Alias: inject.FindAlias(prod, x.CallPtrs[pj], cons, x.CallPtrs[cj]), Context: true})
+	}
 	return out
 }
 

@@ -66,3 +66,56 @@ func TestProducers(t *testing.T) {
 		t.Errorf("without call pointers: %v", got)
 	}
 }
+
+// The context of a call is every launch recorded in the window before it,
+// oldest first, whatever memory it touched (its aliases where it shares
+// some), leaving out launches of the call's own function; the list most
+// calls have wins.
+func TestContext(t *testing.T) {
+	l := func(key, name string) *inject.Launch {
+		return &inject.Launch{Key: key, Name: name, Ptrs: make([]inject.Pointer, 2)}
+	}
+	x := &inject.Index{Launches: []*inject.Launch{ // sorted by key, as Index.Launch needs
+		l("attn", "attention"), l("gate", "gemv"), l("kv", "cat"), l("norm", "rmsnorm"), l("silu", "silu"), l("up", "gemv"),
+	}}
+	const xin, w1, w2, h = 0x10000, 0x20000, 0x30000, 0x40000
+	var gemvs []int
+	for layer := 0; layer < 3; layer++ {
+		for _, c := range []struct {
+			key  string
+			ptrs []uint64
+		}{
+			{"attn", []uint64{0x50000, 0x60000}}, {"kv", []uint64{0x60000, 0x70000}}, {"norm", []uint64{h, xin}},
+			{"gate", []uint64{xin, w1}}, {"up", []uint64{xin, w2}}, {"silu", []uint64{0x80000, 0x90000}},
+		} {
+			if c.key == "gate" {
+				gemvs = append(gemvs, len(x.Calls))
+			}
+			x.Calls = append(x.Calls, c.key)
+			x.CallPtrs = append(x.CallPtrs, c.ptrs)
+		}
+	}
+	got := mostCommon(x, "gate", gemvs, contextOf)
+	var keys []string
+	for _, p := range got {
+		keys = append(keys, p.Launch.Key)
+		if !p.Context {
+			t.Errorf("%s not marked as context", p.Launch.Key)
+		}
+		if err := p.Check(x.Launch("gate")); err != nil {
+			t.Errorf("%s: %v", p.Launch.Key, err)
+		}
+	}
+	// The first call has three launches before it; the later two have
+	// eight, of which the previous layer's gate and up (gemv too) are
+	// left out.
+	if want := []string{"kv", "norm", "silu", "attn", "kv", "norm"}; !reflect.DeepEqual(keys, want) {
+		t.Fatalf("context %v, want %v", keys, want)
+	}
+	if a := got[5].Alias; !reflect.DeepEqual(a, [][3]int64{{1, 0, 0}}) {
+		t.Errorf("the norm's aliases %v, want its output as the GEMV's input", a)
+	}
+	if got[3].Alias != nil {
+		t.Errorf("attention shares no memory, aliases %v", got[3].Alias)
+	}
+}

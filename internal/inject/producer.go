@@ -16,11 +16,16 @@ type Producer struct {
 	// byte distance from the consumer pointer's value}, indexes into
 	// each launch's Ptrs.
 	Alias [][3]int64 `json:"alias"`
+	// Context marks a launch that ran just before the captured one
+	// whether or not it shared its memory (the context cache mode runs
+	// these): what it wrote is in the L2, dirty, when the captured
+	// kernel starts. Its Alias may be empty.
+	Context bool `json:"context,omitempty"`
 }
 
 // Check reports whether p fits the consumer launch c.
 func (p *Producer) Check(c *Launch) error {
-	if p.Launch == nil || len(p.Alias) == 0 {
+	if p.Launch == nil || len(p.Alias) == 0 && !p.Context {
 		return fmt.Errorf("producer without a launch or without shared memory")
 	}
 	for _, a := range p.Alias {
