@@ -143,7 +143,7 @@ func isNone(in Input) bool {
 }
 
 // rowMajor returns row-major strides for shape.
-func rowMajor(shape []int64) []int64 {
+func RowMajor(shape []int64) []int64 {
 	st := make([]int64, len(shape))
 	acc := int64(1)
 	for i := len(shape) - 1; i >= 0; i-- {
@@ -161,7 +161,7 @@ func attnView(in Input, bshd bool) (shape, strides [4]int64, err error) {
 	}
 	st := in.Strides
 	if len(st) != 4 {
-		st = rowMajor(in.Shape)
+		st = RowMajor(in.Shape)
 	}
 	perm := [4]int{0, 1, 2, 3}
 	if bshd {
@@ -336,7 +336,7 @@ func (p *Attention) parseBias(in Input) error {
 	}
 	st := in.Strides
 	if len(st) != 4 {
-		st = rowMajor(in.Shape)
+		st = RowMajor(in.Shape)
 	}
 	want := [4]int64{p.B, p.Hq, p.Sq, p.Sk}
 	for i, n := range in.Shape {

@@ -90,13 +90,13 @@ func FuzzParseAttention(f *testing.F) {
 		k := Input{Type: "c10::Half", Shape: []int64{b, hk, sk, d}}
 		v := Input{Type: "c10::Half", Shape: []int64{b, hk, sk, d}}
 		for _, in := range []*Input{&q, &k, &v} {
-			in.Strides = rowMajor(in.Shape)
+			in.Strides = RowMajor(in.Shape)
 			in.Strides[0] += skew // a padded or overlapping batch stride
 		}
 		mask := Input{Value: "None"}
 		if bias {
 			mask = Input{Type: "c10::Half", Shape: []int64{b, 1, sq, sk}}
-			mask.Strides = rowMajor(mask.Shape)
+			mask.Strides = RowMajor(mask.Shape)
 		}
 		sig := &Signature{Op: "aten::_scaled_dot_product_cudnn_attention", Inputs: []Input{
 			q, k, v, mask, {Type: "Scalar", Value: "False"}, {Type: "Scalar", Value: "0.0"},

@@ -67,16 +67,9 @@ func span(shape, strides []int64) int64 {
 	return s
 }
 
-// ContiguousStrides returns row-major strides for shape.
-func ContiguousStrides(shape []int64) []int64 {
-	st := make([]int64, len(shape))
-	acc := int64(1)
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = acc
-		acc *= max(shape[i], 1)
-	}
-	return st
-}
+// ContiguousStrides returns row-major strides for shape
+// (signatures.RowMajor).
+func ContiguousStrides(shape []int64) []int64 { return signatures.RowMajor(shape) }
 
 // Env is what a Builder allocates and compiles with. Its methods run with
 // the device's context current.
