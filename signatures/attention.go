@@ -142,7 +142,8 @@ func isNone(in Input) bool {
 	return v == "" || v == "None" || v == "-1"
 }
 
-// rowMajor returns row-major strides for shape.
+// RowMajor returns row-major strides for shape (a dimension of 0 counts
+// as 1).
 func RowMajor(shape []int64) []int64 {
 	st := make([]int64, len(shape))
 	acc := int64(1)
