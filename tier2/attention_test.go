@@ -3,35 +3,20 @@ package tier2
 import (
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cudnn"
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/signatures"
 )
 
 // tracedSignature imports the trace at rel (from the repository root) and
-// returns its signature id; the path is found from the package directory,
-// the repository root or this file's directory.
+// returns its signature id.
 func tracedSignature(tb testing.TB, rel, id string) *signatures.Signature {
 	tb.Helper()
-	paths := []string{filepath.Join("..", rel), rel}
-	if _, file, _, ok := runtime.Caller(0); ok {
-		paths = append(paths, filepath.Join(filepath.Dir(file), "..", rel))
-	}
-	var f *os.File
-	var err error
-	for _, p := range paths {
-		if f, err = os.Open(p); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		tb.Fatalf("no trace at %q: %v", paths, err)
-	}
+	f := gputest.OpenRepoFile(tb, rel)
 	defer f.Close()
 	set, err := signatures.Import(f, filepath.Base(rel), signatures.Options{})
 	if err != nil {

@@ -2,9 +2,6 @@ package tier3
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -156,26 +153,11 @@ func TestParseAttentionBiasUnsupported(t *testing.T) {
 // without the workload's captured binaries.
 const l1bAttentionID = "81ea02cfcc54"
 
-// l1bAttention returns that signature from the workload's test trace,
-// found from the package directory (go test), the repository root (a test
-// binary run there) or this file's directory.
+// l1bAttention returns that signature from the workload's test trace
+// (gputest.OpenRepoFile).
 func l1bAttention(tb testing.TB) *signatures.Signature {
 	tb.Helper()
-	const rel = "workload/testdata/l1b-compiled_prefill/trace.json.gz"
-	paths := []string{filepath.Join("..", rel), rel}
-	if _, file, _, ok := runtime.Caller(0); ok {
-		paths = append(paths, filepath.Join(filepath.Dir(file), "..", rel))
-	}
-	var f *os.File
-	var err error
-	for _, p := range paths {
-		if f, err = os.Open(p); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		tb.Fatalf("the l1b trace is not at %q: %v", paths, err)
-	}
+	f := gputest.OpenRepoFile(tb, "workload/testdata/l1b-compiled_prefill/trace.json.gz")
 	defer f.Close()
 	set, err := signatures.Import(f, "l1b-compiled_prefill", signatures.Options{})
 	if err != nil {
