@@ -61,14 +61,17 @@ func normDim(d int64, rank int) (int64, bool) {
 	return d, d >= 0 && d < int64(max(rank, 1))
 }
 
-// broadcastOf is the broadcast shape of the tensors.
-func broadcastOf(tensors []Input) ([]int64, bool) {
+// shapesOf lists the tensors' shapes.
+func shapesOf(tensors []Input) [][]int64 {
 	shapes := make([][]int64, len(tensors))
 	for i, t := range tensors {
 		shapes[i] = t.Shape
 	}
-	return BroadcastShape(shapes...)
+	return shapes
 }
+
+// broadcastOf is the broadcast shape of the tensors.
+func broadcastOf(tensors []Input) ([]int64, bool) { return BroadcastShape(shapesOf(tensors)...) }
 
 // deriveTensor computes the replay parameters of a tier-3 op from its
 // inputs. The error says why they cannot be derived.
@@ -99,15 +102,11 @@ func deriveTensor(class Class, op string, ins []Input) (*TensorParams, error) {
 		if !ok {
 			// An empty out= tensor (abs(x, out=torch.empty(0))) is
 			// resized to the result, not broadcast with the operands.
-			all := slices.Clone(tensors)
-			tensors = slices.DeleteFunc(tensors, func(t Input) bool { return len(t.Shape) > 0 && t.Numel() == 0 })
-			if out, ok = broadcastOf(tensors); !ok || len(tensors) == 0 {
-				shapes := make([][]int64, len(all))
-				for i, t := range all {
-					shapes[i] = t.Shape
-				}
-				return nil, fmt.Errorf("%s inputs %v do not broadcast", op, shapes)
+			operands := slices.DeleteFunc(slices.Clone(tensors), func(t Input) bool { return len(t.Shape) > 0 && t.Numel() == 0 })
+			if out, ok = broadcastOf(operands); !ok || len(operands) == 0 {
+				return nil, fmt.Errorf("%s inputs %v do not broadcast", op, shapesOf(tensors))
 			}
+			tensors = operands
 		}
 		p.Shape, p.Numel = out, numel(out)
 		for _, t := range tensors {
