@@ -47,9 +47,14 @@ type Launch struct {
 	Module string `json:"module,omitempty"`
 	// Alternatives are other modules that define a function of the same
 	// name, which the replay tries when Module's is not the launched one.
-	Alternatives []string  `json:"alternatives,omitempty"`
-	Grid         [3]uint32 `json:"grid"`
-	Block        [3]uint32 `json:"block"`
+	Alternatives []string `json:"alternatives,omitempty"`
+	// Loaded is the hash of the image the launched function came from,
+	// where the recorder saw it loaded (its handle, cuFuncGetModule, mapped
+	// to the image loaded by the call that returned the handle): then
+	// Module is Loaded and there are no alternatives.
+	Loaded string    `json:"module_hash,omitempty"`
+	Grid   [3]uint32 `json:"grid"`
+	Block  [3]uint32 `json:"block"`
 	// Smem is the dynamic shared memory of the launch.
 	Smem uint32 `json:"smem"`
 	// The function's attributes at the launch: registers per thread,

@@ -45,13 +45,37 @@ func Functions(cubin []byte) (map[string]bool, error) {
 // for the function; Regs is 0 when no attribute names it.
 type Resources struct {
 	Regs, StaticSmem int
-	Ok               bool
+	// MaxThreads and ReqThreads are the block shape the function was
+	// built for at most (EIATTR_MAX_THREADS, PTX .maxntid) and exactly
+	// (EIATTR_REQNTID, .reqntid: Triton's kernels carry it), zero where
+	// the image says nothing. The driver refuses a launch outside them.
+	MaxThreads, ReqThreads [3]int
+	Ok                     bool
+}
+
+// Admits reports whether a block of shape b may launch the function.
+func (r Resources) Admits(b [3]uint32) bool {
+	n := int(b[0]) * int(b[1]) * int(b[2])
+	if r.ReqThreads != [3]int{} && r.ReqThreads != [3]int{int(b[0]), int(b[1]), int(b[2])} {
+		return false
+	}
+	if m := r.MaxThreads; m != [3]int{} && n > max(m[0], 1)*max(m[1], 1)*max(m[2], 1) {
+		return false
+	}
+	return true
 }
 
 // eiattrRegcount is the .nv.info attribute that holds a function's
 // register count: format EIFMT_SVAL (4), then a 16-bit size (8), the
 // function's symbol index and the count, 32 bits each.
 const eiattrRegcount = 0x2f
+
+// eiattrMaxThreads and eiattrReqntid hold a function's block bounds, in
+// the same format: the symbol index, then x, y and z, 32 bits each.
+const (
+	eiattrMaxThreads = 0x05
+	eiattrReqntid    = 0x10
+)
 
 // FunctionResources reads a function's Resources from a cubin.
 func FunctionResources(cubin []byte, name string) Resources {
@@ -80,13 +104,49 @@ func FunctionResources(cubin []byte, name string) Resources {
 			break
 		}
 	}
-	info := f.Section(".nv.info")
-	if sym < 0 || info == nil {
+	if sym < 0 {
 		return r
 	}
-	data, err := info.Data()
+	// The register count is in .nv.info, after the function's symbol
+	// index; the thread bounds in the function's own .nv.info.<name>
+	// (x, y, z), or after its index in .nv.info.
+	threads := func(attr byte, v []byte) {
+		b := [3]int{int(binary.LittleEndian.Uint32(v)), int(binary.LittleEndian.Uint32(v[4:])), int(binary.LittleEndian.Uint32(v[8:]))}
+		if attr == eiattrMaxThreads {
+			r.MaxThreads = b
+		} else {
+			r.ReqThreads = b
+		}
+	}
+	nvInfo(f.Section(".nv.info"), func(attr byte, body []byte) {
+		if len(body) < 8 || int(binary.LittleEndian.Uint32(body)) != sym {
+			return
+		}
+		switch {
+		case attr == eiattrRegcount:
+			r.Regs = int(binary.LittleEndian.Uint32(body[4:]))
+		case (attr == eiattrMaxThreads || attr == eiattrReqntid) && len(body) >= 16:
+			threads(attr, body[4:])
+		}
+	})
+	nvInfo(f.Section(".nv.info."+name), func(attr byte, body []byte) {
+		if (attr == eiattrMaxThreads || attr == eiattrReqntid) && len(body) == 12 {
+			threads(attr, body)
+		}
+	})
+	return r
+}
+
+// nvInfo calls fn with each EIFMT_SVAL attribute of an .nv.info section
+// (format 4, the attribute, a 16-bit size, then the value); it stops at
+// the first malformed entry.
+func nvInfo(sec *elf.Section, fn func(attr byte, body []byte)) {
+	if sec == nil {
+		return
+	}
+	data, err := sec.Data()
 	if err != nil {
-		return r
+		return
 	}
 	for i := 0; i+4 <= len(data); {
 		format, attr := data[i], data[i+1]
@@ -99,23 +159,22 @@ func FunctionResources(cubin []byte, name string) Resources {
 			continue
 		case 4: // EIFMT_SVAL
 		default:
-			return r
+			return
 		}
 		size := int(binary.LittleEndian.Uint16(data[i+2:]))
-		body := data[i+4 : min(len(data), i+4+size)]
-		if attr == eiattrRegcount && len(body) >= 8 && int(binary.LittleEndian.Uint32(body)) == sym {
-			r.Regs = int(binary.LittleEndian.Uint32(body[4:]))
-		}
+		fn(attr, data[i+4:min(len(data), i+4+size)])
 		i += 4 + size
 	}
-	return r
 }
 
-// ResolveModules finds the module image of each launch's function among
-// the modules loaded before the launch whose image defines it. Where
+// ResolveModules finds the module image of each launch's function. A
+// launch that names the image it came from (Loaded) takes it. Otherwise
+// it is sought among the modules loaded before the launch whose image
+// defines it. Where
 // several differing images define it (Triton compiles one image per
-// autotuning configuration, all with the kernel's name), those whose
-// registers (FunctionResources) match the launch's come first, then the
+// autotuning configuration or argument specialization, all with the
+// kernel's name), those whose registers (FunctionResources) match the
+// launch's and whose thread bounds admit its block come first, then the
 // one loaded last before the launch (lazy loading loads a module right
 // before its first launch), then any loaded after it: Module is the first,
 // Alternatives the others, which the replay tries in turn when the first
@@ -168,6 +227,7 @@ func (c *Capture) ResolveModules() ([]string, error) {
 		return d
 	}
 	resources := map[[2]string]Resources{}
+	exact, total := 0, len(c.Launches)
 	var order []string
 	count := map[string]int{}
 	note := func(n string) {
@@ -192,6 +252,14 @@ func (c *Capture) ResolveModules() ([]string, error) {
 			}
 		}
 		l.Module, l.Alternatives = "", nil
+		if l.Loaded != "" && slices.Contains(cands, l.Loaded) {
+			l.Module = l.Loaded // the very image, by its handle
+			exact++
+			continue
+		}
+		if l.Loaded != "" {
+			note(fmt.Sprintf("the image %s recorded for %s does not define it", l.Loaded, l.Name))
+		}
 		if len(cands) == 0 {
 			note(fmt.Sprintf("no loaded module defines %s", l.Name))
 			continue
@@ -202,7 +270,7 @@ func (c *Capture) ResolveModules() ([]string, error) {
 				r = FunctionResources(images[h], l.Name)
 				resources[[2]string{h, l.Name}] = r
 			}
-			return r.Ok && l.Regs > 0 && r.Regs == l.Regs
+			return r.Ok && l.Regs > 0 && r.Regs == l.Regs && r.Admits(l.Block)
 		}
 		slices.SortStableFunc(cands, func(a, b string) int {
 			ma, mb := matches(a), matches(b)
@@ -227,9 +295,9 @@ func (c *Capture) ResolveModules() ([]string, error) {
 			l.Alternatives = nil
 		}
 	}
-	notes := make([]string, len(order))
-	for i, n := range order {
-		notes[i] = fmt.Sprintf("%d launches: %s", count[n], n)
+	notes := []string{fmt.Sprintf("%d of %d unique launches name the very image they came from (the rest are matched by name, registers and threads)", exact, total)}
+	for _, n := range order {
+		notes = append(notes, fmt.Sprintf("%d launches: %s", count[n], n))
 	}
 	return notes, nil
 }

@@ -56,22 +56,29 @@ func TestProducerCheck(t *testing.T) {
 // Triton cubins (a compiled Llama prefill on an H100): two autotuning
 // configurations of one kernel differ in their registers, and the one the
 // driver reported at the launch (10 registers, recorded) is 5170c6bc.
+// Triton's kernels also require their exact block (.reqntid: num_warps x
+// 32 threads), which a launch of another block shape cannot have.
 func TestFunctionResources(t *testing.T) {
 	for _, tc := range []struct {
 		file, name string
 		regs       int
+		req        [3]int
 	}{
-		{"058d7424611d4bb6.cubin.gz", "triton_poi_fused__unsafe_view_mul_silu_9", 15},
-		{"5170c6bc6be513ac.cubin.gz", "triton_poi_fused__to_copy_add_arange_unsqueeze_2", 10},
-		{"f99d54e889a331f2.cubin.gz", "triton_poi_fused__to_copy_add_arange_unsqueeze_2", 8},
+		{"058d7424611d4bb6.cubin.gz", "triton_poi_fused__unsafe_view_mul_silu_9", 15, [3]int{256, 1, 1}},
+		{"5170c6bc6be513ac.cubin.gz", "triton_poi_fused__to_copy_add_arange_unsqueeze_2", 10, [3]int{128, 1, 1}},
+		{"f99d54e889a331f2.cubin.gz", "triton_poi_fused__to_copy_add_arange_unsqueeze_2", 8, [3]int{128, 1, 1}},
 	} {
 		image, err := ReadModule(os.DirFS("testdata"), strings.TrimSuffix(tc.file, ".cubin.gz"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := FunctionResources(image, tc.name)
-		if !r.Ok || r.Regs != tc.regs {
-			t.Errorf("%s: %+v, want %d registers", tc.file, r, tc.regs)
+		if !r.Ok || r.Regs != tc.regs || r.ReqThreads != tc.req {
+			t.Errorf("%s: %+v, want %d registers and block %v", tc.file, r, tc.regs, tc.req)
+		}
+		block := [3]uint32{uint32(tc.req[0]), 1, 1}
+		if !r.Admits(block) || r.Admits([3]uint32{block[0] / 2, 1, 1}) || r.Admits([3]uint32{block[0] * 2, 1, 1}) {
+			t.Errorf("%s: Admits: want only the block %v", tc.file, tc.req)
 		}
 		if r := FunctionResources(image, "no_such_kernel"); r.Ok || r.Regs != 0 {
 			t.Errorf("%s: a function it lacks: %+v", tc.file, r)

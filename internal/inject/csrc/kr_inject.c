@@ -43,6 +43,8 @@ static kr_CUresult (*p_cuFuncGetName)(const char **, kr_CUfunction);
 static kr_CUresult (*p_cuKernelGetFunction)(kr_CUfunction *, kr_CUkernel);
 static kr_CUresult (*p_cuFuncGetParamInfo)(kr_CUfunction, size_t, size_t *, size_t *);
 static kr_CUresult (*p_cuFuncGetAttribute)(int *, int, kr_CUfunction);
+static kr_CUresult (*p_cuFuncGetModule)(kr_CUmodule *, kr_CUfunction);
+static kr_CUresult (*p_cuKernelGetLibrary)(kr_CUlibrary *, kr_CUkernel);
 static kr_CUresult (*p_cuPointerGetAttribute)(void *, int, kr_CUdeviceptr);
 static kr_CUresult (*p_cuStreamIsCapturing)(kr_CUstream, int *);
 static kr_CUresult (*p_cuCtxSynchronize)(void);
@@ -72,6 +74,17 @@ static size_t seen_cap;
 static size_t seen_n;
 static __thread int busy;
 static int failed;
+/* The module images loaded on this thread since the load call (or launch)
+ * that is under way began: how many, and the last one's hash. */
+static __thread int loaded_n;
+static __thread uint64_t loaded_hash;
+/* handles maps a module or library handle to the hash of its image: an
+ * open-addressing table of pairs, keys 0 when empty. */
+static struct {
+	void *h;
+	uint64_t hash;
+} *handles;
+static size_t handles_cap, handles_n;
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 	const unsigned char *b = p;
@@ -107,6 +120,41 @@ static int seen_add(uint64_t h) {
 	return 1;
 }
 
+/* handles_put maps h to hash. Call with mu held. */
+static void handles_put(void *h, uint64_t hash) {
+	if (!h) return;
+	if (handles_n * 2 >= handles_cap) {
+		size_t ncap = handles_cap ? handles_cap * 2 : 1024;
+		__typeof__(handles) n = calloc(ncap, sizeof *n);
+		if (!n) return;
+		for (size_t i = 0; i < handles_cap; i++) {
+			if (!handles[i].h) continue;
+			size_t j = ((uintptr_t)handles[i].h >> 4) & (ncap - 1);
+			while (n[j].h) j = (j + 1) & (ncap - 1);
+			n[j] = handles[i];
+		}
+		free(handles);
+		handles = n;
+		handles_cap = ncap;
+	}
+	size_t j = ((uintptr_t)h >> 4) & (handles_cap - 1);
+	while (handles[j].h && handles[j].h != h) j = (j + 1) & (handles_cap - 1);
+	if (!handles[j].h) handles_n++;
+	handles[j].h = h;
+	handles[j].hash = hash; /* a handle reused after an unload is remapped */
+}
+
+/* handles_get returns h's image hash, 0 if unknown. Call with mu held. */
+static uint64_t handles_get(void *h) {
+	if (!h || !handles_cap) return 0;
+	size_t j = ((uintptr_t)h >> 4) & (handles_cap - 1);
+	while (handles[j].h) {
+		if (handles[j].h == h) return handles[j].hash;
+		j = (j + 1) & (handles_cap - 1);
+	}
+	return 0;
+}
+
 static void write_file(const char *sub, uint64_t h, const char *ext, const void *p, size_t n) {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s/%016llx.%s", outdir, sub, (unsigned long long)h, ext);
@@ -133,6 +181,8 @@ static void hex(FILE *f, const unsigned char *p, size_t n) {
 static void on_module(const kr_ModuleResourceData *m) {
 	if (!m || !m->pCubin || m->cubinSize == 0) return;
 	uint64_t h = fnv(FNV0, m->pCubin, m->cubinSize);
+	loaded_n++;
+	loaded_hash = h;
 	pthread_mutex_lock(&mu);
 	if (seen_add(h ^ 0x6d6f64756c65ULL)) write_file("modules", h, "cubin", m->pCubin, m->cubinSize);
 	fprintf(events, "{\"t\":\"M\",\"seq\":%llu,\"id\":%u,\"hash\":\"%016llx\",\"size\":%zu}\n",
@@ -149,6 +199,7 @@ typedef struct {
 	void **params, **extra;
 	const kr_CUlaunchAttribute *attrs;
 	unsigned nattrs;
+	uint64_t module; /* the image's hash, 0 if unknown (module_of) */
 } launch;
 
 typedef struct {
@@ -160,6 +211,28 @@ typedef struct {
 	uint64_t snap;     /* snapshot hash, 0 if none */
 	size_t snaplen;
 } ptrinfo;
+
+/* module_of returns the hash of the image fn was loaded from (f as the
+ * launch passed it: fn itself or the kernel fn was resolved from), or 0
+ * when the recorder did not see that image loaded. The handle is mapped
+ * at the end of the load call that returned it (on_load) or, for a module
+ * the driver loads lazily, here, when loading it was this thread's doing
+ * since the launch's callback began (resolve may load it). */
+static uint64_t module_of(kr_CUfunction fn, kr_CUfunction f) {
+	kr_CUmodule m = NULL;
+	kr_CUlibrary lib = NULL;
+	if (p_cuFuncGetModule && p_cuFuncGetModule(&m, fn) != 0) m = NULL;
+	if (p_cuKernelGetLibrary && fn != f && p_cuKernelGetLibrary(&lib, (kr_CUkernel)f) != 0) lib = NULL;
+	pthread_mutex_lock(&mu);
+	uint64_t h = handles_get(m);
+	if (!h) h = handles_get(lib);
+	if (!h && m && loaded_n == 1) {
+		h = loaded_hash;
+		handles_put(m, h);
+	}
+	pthread_mutex_unlock(&mu);
+	return h;
+}
 
 static kr_CUfunction resolve(kr_CUfunction f, const char **name) {
 	*name = NULL;
@@ -260,6 +333,7 @@ static uint64_t key(const char *name, const launch *l, const unsigned char *blob
 	h = fnv(h, l->block, sizeof l->block);
 	h = fnv(h, &l->smem, sizeof l->smem);
 	for (unsigned i = 0; i < l->nattrs; i++) h = fnv(h, &l->attrs[i], sizeof l->attrs[i]);
+	if (l->module) h = fnv(h, &l->module, sizeof l->module);
 	return fnv(h, tmp, nb);
 }
 
@@ -320,6 +394,7 @@ static void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, 
 	        l->block[1], l->block[2], l->smem);
 	fprintf(events, "\"regs\":%d,\"static_smem\":%d,\"local\":%d,\"max_dyn_smem\":%d,\"non_portable_cluster\":%d,", regs, ssh,
 	        local, maxdyn, nonport);
+	if (l->module) fprintf(events, "\"module_hash\":\"%016llx\",", (unsigned long long)l->module);
 	fprintf(events, "\"params\":[");
 	for (int i = 0; i < np; i++) fprintf(events, "%s[%zu,%zu]", i ? "," : "", offs[i], sizes[i]);
 	fprintf(events, "],\"blob\":\"");
@@ -341,8 +416,9 @@ static void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, 
 	fprintf(events, "]}\n");
 }
 
-static void on_launch(const launch *l) {
+static void on_launch(launch *l) {
 	const char *name;
+	loaded_n = 0;
 	kr_CUfunction fn = resolve(l->f, &name);
 	if (!fn) {
 		pthread_mutex_lock(&mu);
@@ -354,6 +430,7 @@ static void on_launch(const launch *l) {
 	static __thread unsigned char blob[KR_MAX_BLOB];
 	static __thread size_t offs[KR_MAX_PARAMS], sizes[KR_MAX_PARAMS];
 	static __thread ptrinfo ptrs[KR_MAX_PTRS];
+	l->module = module_of(fn, l->f);
 	int np = 0;
 	size_t nb = params_blob(l, fn, blob, offs, sizes, &np);
 	int nptr = nb ? scan(blob, offs, sizes, np, ptrs) : 0;
@@ -414,6 +491,44 @@ static void on_driver(const kr_CallbackData *cd) {
 	on_launch(&l);
 }
 
+/* on_load maps the handle a module or library load returned to the image
+ * loaded during the call, when exactly one was, and forgets what an
+ * earlier handle of the same value was mapped to otherwise (a lazy load
+ * loads later: then cuModuleGetFunction or the launch maps it). An unload
+ * forgets its handle. It runs armed or not: most images load before the
+ * recorded inference. */
+static void on_load(const kr_CallbackData *cd) {
+	const char *fn = cd->functionName;
+	if (cd->callbackSite == KR_API_ENTER) {
+		loaded_n = 0;
+		if (strstr(fn, "Unload") && cd->functionParams) {
+			pthread_mutex_lock(&mu);
+			handles_put(((const kr_unload_params *)cd->functionParams)->handle, 0);
+			pthread_mutex_unlock(&mu);
+		}
+		return;
+	}
+	if (cd->callbackSite != KR_API_EXIT || !cd->functionParams || strstr(fn, "Unload")) return;
+	if (cd->functionReturnValue && *(const kr_CUresult *)cd->functionReturnValue != 0) return;
+	void *h = NULL;
+	if (!strcmp(fn, "cuModuleGetFunction")) {
+		if (loaded_n != 1) return; /* nothing loaded here: keep what is known */
+		h = ((const kr_cuModuleGetFunction_params *)cd->functionParams)->hmod;
+	} else {
+		void **out = ((const kr_load_params *)cd->functionParams)->handle;
+		h = out ? *out : NULL;
+	}
+	pthread_mutex_lock(&mu);
+	handles_put(h, loaded_n == 1 ? loaded_hash : 0);
+	pthread_mutex_unlock(&mu);
+}
+
+static int is_load(const char *fn) {
+	return fn && (strncmp(fn, "cuModuleLoad", 12) == 0 || strncmp(fn, "cuLibraryLoad", 13) == 0 ||
+	              strcmp(fn, "cuModuleGetFunction") == 0 || strcmp(fn, "cuModuleUnload") == 0 ||
+	              strcmp(fn, "cuLibraryUnload") == 0);
+}
+
 static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
 	(void)ud;
 	if (detached) return;
@@ -425,6 +540,10 @@ static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
 		return;
 	}
 	if (domain != KR_CB_DOMAIN_DRIVER_API || busy) return;
+	if (is_load(((const kr_CallbackData *)data)->functionName)) {
+		on_load(data);
+		return;
+	}
 	busy = 1;
 	on_driver(data);
 	busy = 0;
@@ -527,21 +646,24 @@ int InitializeInjection(void) {
 	SYM(cupti, p_cuptiSubscribe, "cuptiSubscribe");
 	SYM(cupti, p_cuptiEnableDomain, "cuptiEnableDomain");
 	*(void **)(&p_cuKernelGetFunction) = dlsym(cu, "cuKernelGetFunction");
+	*(void **)(&p_cuFuncGetModule) = dlsym(cu, "cuFuncGetModule");
+	*(void **)(&p_cuKernelGetLibrary) = dlsym(cu, "cuKernelGetLibrary");
 	*(void **)(&p_cuStreamIsCapturing) = dlsym(cu, "cuStreamIsCapturing");
 	SYM(cupti, p_cuptiUnsubscribe, "cuptiUnsubscribe");
 	kr_CUpti_SubscriberHandle sub;
 	if (p_cuptiSubscribe(&sub, callback, NULL) != 0) return fail("cuptiSubscribe failed (another CUPTI client?)");
 	subscriber = sub;
 	if (p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_RESOURCE) != 0) return fail("cuptiEnableDomain failed");
-	/* Only the launch calls of the driver API: a callback on every driver
-	 * call slows a framework down. Without cuptiGetCallbackName, all. */
+	/* Only the launch and load calls of the driver API: a callback on
+	 * every driver call slows a framework down. Without
+	 * cuptiGetCallbackName, all. */
 	int enabled = 0;
 	*(void **)(&p_cuptiEnableCallback) = dlsym(cupti, "cuptiEnableCallback");
 	*(void **)(&p_cuptiGetCallbackName) = dlsym(cupti, "cuptiGetCallbackName");
 	for (uint32_t id = 1; p_cuptiEnableCallback && p_cuptiGetCallbackName && id < 4096; id++) {
 		const char *name = NULL;
 		if (p_cuptiGetCallbackName(KR_CB_DOMAIN_DRIVER_API, id, &name) != 0 || !name) continue;
-		if (strncmp(name, "cuLaunchKernel", 14) == 0 || strncmp(name, "cuLaunchCooperativeKernel", 25) == 0)
+		if (strncmp(name, "cuLaunchKernel", 14) == 0 || strncmp(name, "cuLaunchCooperativeKernel", 25) == 0 || is_load(name))
 			enabled += p_cuptiEnableCallback(1, sub, KR_CB_DOMAIN_DRIVER_API, id) == 0;
 	}
 	if (enabled == 0 && p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_DRIVER_API) != 0) return fail("cuptiEnableDomain failed");

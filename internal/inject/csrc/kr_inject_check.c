@@ -49,6 +49,17 @@ EQ(KR_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_DRIVER_API);
 EQ(KR_CB_DOMAIN_RESOURCE, CUPTI_CB_DOMAIN_RESOURCE);
 EQ(KR_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_MODULE_LOADED);
 EQ(KR_API_ENTER, CUPTI_API_ENTER);
+EQ(KR_API_EXIT, CUPTI_API_EXIT);
+_Static_assert(offsetof(cuModuleLoad_params, module) == offsetof(kr_load_params, handle), "cuModuleLoad");
+_Static_assert(offsetof(cuModuleLoadData_params, module) == offsetof(kr_load_params, handle), "cuModuleLoadData");
+_Static_assert(offsetof(cuModuleLoadDataEx_params, module) == offsetof(kr_load_params, handle), "cuModuleLoadDataEx");
+_Static_assert(offsetof(cuModuleLoadFatBinary_params, module) == offsetof(kr_load_params, handle), "cuModuleLoadFatBinary");
+_Static_assert(offsetof(cuLibraryLoadData_params, library) == offsetof(kr_load_params, handle), "cuLibraryLoadData");
+_Static_assert(offsetof(cuLibraryLoadFromFile_params, library) == offsetof(kr_load_params, handle), "cuLibraryLoadFromFile");
+SAME(kr_cuModuleGetFunction_params, cuModuleGetFunction_params);
+OFF(kr_cuModuleGetFunction_params, cuModuleGetFunction_params, hmod);
+_Static_assert(offsetof(cuModuleUnload_params, hmod) == offsetof(kr_unload_params, handle), "cuModuleUnload");
+_Static_assert(offsetof(cuLibraryUnload_params, library) == offsetof(kr_unload_params, handle), "cuLibraryUnload");
 EQ(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 4);
 EQ(CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION, 11);
 

@@ -18,6 +18,8 @@ typedef struct CUfunc_st *kr_CUfunction;
 typedef struct CUkern_st *kr_CUkernel;
 typedef struct CUstream_st *kr_CUstream;
 typedef struct CUctx_st *kr_CUcontext;
+typedef struct CUmod_st *kr_CUmodule;
+typedef struct CUlib_st *kr_CUlibrary;
 
 typedef struct {
 	int id; /* CUlaunchAttributeID */
@@ -51,6 +53,26 @@ typedef struct {
 	void **extra;
 } kr_cuLaunchKernelEx_params;
 
+/* The parameters of cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx,
+ * cuModuleLoadFatBinary, cuLibraryLoadData and cuLibraryLoadFromFile all
+ * begin with the pointer the new handle is written to. */
+typedef struct {
+	void **handle;
+} kr_load_params;
+
+/* cuModuleGetFunction's parameters: a lazily loaded module loads there. */
+typedef struct {
+	kr_CUfunction *hfunc;
+	kr_CUmodule hmod;
+	const char *name;
+} kr_cuModuleGetFunction_params;
+
+/* cuModuleUnload's and cuLibraryUnload's: the handle, which a later load
+ * may reuse. */
+typedef struct {
+	void *handle;
+} kr_unload_params;
+
 #define KR_POINTER_ATTRIBUTE_MEMORY_TYPE 2
 #define KR_POINTER_ATTRIBUTE_RANGE_START_ADDR 11
 #define KR_POINTER_ATTRIBUTE_RANGE_SIZE 12
@@ -72,6 +94,7 @@ typedef void (*kr_CUpti_CallbackFunc)(void *, int, uint32_t, const void *);
 #define KR_CB_DOMAIN_RESOURCE 3
 #define KR_CBID_RESOURCE_MODULE_LOADED 6
 #define KR_API_ENTER 0
+#define KR_API_EXIT 1
 
 typedef struct {
 	int callbackSite;
