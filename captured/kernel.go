@@ -67,11 +67,11 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if l.Module == "" {
 		return nil, fmt.Errorf("%w: no recorded module defines %s", ErrNoBinary, l.Name)
 	}
-	fn, err := function(fsys, l)
+	fns, err := functions(fsys, l)
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{l: l, fn: fn, work: o.Work}
+	k := &Kernel{l: l, fn: fns[0], work: o.Work}
 	if err := k.configure(); err != nil {
 		return nil, err
 	}
@@ -94,6 +94,12 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if err := k.findRestores(fsys, s); err != nil {
 		k.Close()
 		return nil, err
+	}
+	if len(fns) > 1 {
+		if err := k.launchable(fns, s); err != nil {
+			k.Close()
+			return nil, err
+		}
 	}
 	for _, p := range o.Producers {
 		pk, err := k.newProducer(p, fsys, s)
@@ -129,6 +135,27 @@ func (k *Kernel) configure() error {
 		k.cfg.Attrs = append(k.cfg.Attrs, cuda.LaunchAttr{ID: a.ID, Value: v})
 	}
 	return nil
+}
+
+// launchable keeps the first of fns that the driver launches with the
+// recorded configuration, and launches it once: a module whose launch the
+// driver refuses is not the launched binary (a Triton kernel built for
+// other arguments that no attribute tells apart).
+func (k *Kernel) launchable(fns []*cuda.Function, s *cuda.Stream) error {
+	var first error
+	for _, fn := range fns {
+		k.fn = fn
+		err := k.configure()
+		if err == nil {
+			if err = k.Launch(s, 0); err == nil {
+				return s.Synchronize() // an error here is the kernel's own
+			}
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return fmt.Errorf("%s: none of the %d modules that define it launches as recorded: %w", k.l.Name, len(fns), first)
 }
 
 func (k *Kernel) groupPointers() {

@@ -12,31 +12,42 @@ import (
 var (
 	modMu   sync.Mutex
 	modules = map[cuda.ContextKey]map[string]*cuda.Module{} // loaded once per context
+	// bounds caches the block bounds each image gives a function.
+	bounds = map[[2]string]inject.Resources{}
 )
 
-// function loads l's module (once per context) and returns its function,
+// functions loads l's module (once per context) and returns its function,
 // checked against what was recorded: the same parameters and, where
 // recorded, the same registers per thread and static shared memory. When the module is not the
 // launched binary, the alternatives (other modules that define a function
 // of the name) are tried in turn.
-func function(fsys fs.FS, l *inject.Launch) (*cuda.Function, error) {
+//
+// It returns every function that passes, in that order: the replay
+// launches the first the driver accepts (Kernel.launchable).
+func functions(fsys fs.FS, l *inject.Launch) ([]*cuda.Function, error) {
 	var first error
+	var fns []*cuda.Function
 	for _, hash := range append([]string{l.Module}, l.Alternatives...) {
-		fn, err := checkedFunction(fsys, l, hash)
+		fn, err := checkedFunction(fsys, l, hash, len(l.Alternatives) > 0)
 		if err == nil {
-			return fn, nil
-		}
-		if first == nil {
+			fns = append(fns, fn)
+		} else if first == nil {
 			first = err
 		}
 	}
-	if len(l.Alternatives) > 0 {
+	switch {
+	case len(fns) > 0:
+		return fns, nil
+	case len(l.Alternatives) > 0:
 		return nil, fmt.Errorf("%w (nor is any of %d other modules that define it)", first, len(l.Alternatives))
 	}
 	return nil, first
 }
 
-func checkedFunction(fsys fs.FS, l *inject.Launch, hash string) (*cuda.Function, error) {
+// checkedFunction loads hash's function for l and checks it against l;
+// choosing (other modules define the name too) also checks the block
+// bounds the image gives it, which reads the image once more.
+func checkedFunction(fsys fs.FS, l *inject.Launch, hash string, choosing bool) (*cuda.Function, error) {
 	mod, err := module(fsys, hash)
 	if err != nil {
 		return nil, err
@@ -57,8 +68,16 @@ func checkedFunction(fsys fs.FS, l *inject.Launch, hash string) (*cuda.Function,
 		}
 	}
 	// A kernel compiled for fewer threads per block (Triton's num_warps,
-	// CUDA's __launch_bounds__) fails to launch with more: then it is not
-	// the launched binary, though its parameters and registers may match.
+	// CUDA's __launch_bounds__) fails to launch with more, one that
+	// requires its block shape (Triton's .reqntid) with another: then it
+	// is not the launched binary, though its parameters and registers may
+	// match.
+	if choosing {
+		if r := resources(fsys, hash, l.Name); r.Ok && !r.Admits(l.Block) {
+			return nil, fmt.Errorf("module %s's %s is built for blocks of %v (at most %v), the launch had %v: not the same binary",
+				hash, l.Name, r.ReqThreads, r.MaxThreads, l.Block)
+		}
+	}
 	if threads := int(l.Block[0]) * int(l.Block[1]) * int(l.Block[2]); threads > 0 {
 		if most, err := fn.Attribute(cuda.FuncAttrMaxThreadsPerBlock); err == nil && most < threads {
 			return nil, fmt.Errorf("module %s's %s allows %d threads per block, the launch had %d: not the same binary", hash, l.Name, most, threads)
@@ -98,4 +117,22 @@ func module(fsys fs.FS, hash string) (*cuda.Module, error) {
 	}
 	modules[ctx][hash] = m
 	return m, nil
+}
+
+// resources reads what the image hash says of the function name (its
+// block bounds), once per image and function.
+func resources(fsys fs.FS, hash, name string) inject.Resources {
+	modMu.Lock()
+	r, ok := bounds[[2]string{hash, name}]
+	modMu.Unlock()
+	if ok {
+		return r
+	}
+	if image, err := inject.ReadModule(fsys, hash); err == nil {
+		r = inject.FunctionResources(image, name)
+	}
+	modMu.Lock()
+	bounds[[2]string{hash, name}] = r
+	modMu.Unlock()
+	return r
 }
