@@ -51,7 +51,7 @@ var Measure replay.Options
 
 // Cache is the L2 cache mode of the measurements, as `kreplay run`
 // defaults to; EnvCache overrides it.
-var Cache = replay.Auto
+var Cache = replay.Context
 
 // The device is opened once per test binary, on first use, and shared by
 // all its benchmarks. It is not closed: the process's exit releases it.

@@ -154,8 +154,8 @@ func TestSignatureBenchmark(t *testing.T) {
 						t.Errorf("%s = %g, want %g", unit, f.metrics[unit], want)
 					}
 				}
-				if fr.cache != replay.Auto || fr.opt.Energy {
-					t.Errorf("cache %v energy %v, want auto and no energy", fr.cache, fr.opt.Energy)
+				if fr.cache != replay.Context || fr.opt.Energy {
+					t.Errorf("cache %v energy %v, want context and no energy", fr.cache, fr.opt.Energy)
 				}
 			}
 		})
@@ -193,14 +193,14 @@ func TestOptionsFromEnvironment(t *testing.T) {
 		wantCache            replay.CacheMode
 		err                  string
 	}{
-		{"", "", "", false, 0, replay.Auto, ""},
+		{"", "", "", false, 0, replay.Context, ""},
 		{"1", "", "warm", true, 0, replay.Warm, ""},
-		{"1", "21", "", true, 21, replay.Auto, ""},
+		{"1", "21", "", true, 21, replay.Context, ""},
 		{"0", "", "rotating", false, 0, replay.Rotating, ""},
-		{"maybe", "", "", false, 0, replay.Auto, EnvEnergy},
-		{"1", "1", "", false, 0, replay.Auto, EnvEnergyTicks},
-		{"1", "many", "", false, 0, replay.Auto, EnvEnergyTicks},
-		{"", "", "lukewarm", false, 0, replay.Auto, "unknown cache mode"},
+		{"maybe", "", "", false, 0, replay.Context, EnvEnergy},
+		{"1", "1", "", false, 0, replay.Context, EnvEnergyTicks},
+		{"1", "many", "", false, 0, replay.Context, EnvEnergyTicks},
+		{"", "", "lukewarm", false, 0, replay.Context, "unknown cache mode"},
 	} {
 		t.Setenv(EnvEnergy, tc.energy)
 		t.Setenv(EnvEnergyTicks, tc.ticks)

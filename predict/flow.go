@@ -24,7 +24,7 @@ type FlowOptions struct {
 	// NoBinaries replays the set as its plain trace would, by tier
 	// (signatures.Set.WithoutBinaries, applied to set).
 	NoBinaries bool
-	// Cache is the L2 cache mode of the signature replays (replay.Auto
+	// Cache is the L2 cache mode of the signature replays (replay.Context
 	// when zero).
 	Cache replay.CacheMode
 	// Measure are the measurement options (Energy among them).
@@ -93,7 +93,7 @@ type FlowResult struct {
 // result with WriteBench and read it back with ReadResults or Report.
 func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	if o.Cache == 0 {
-		o.Cache = replay.Auto
+		o.Cache = replay.Context
 	}
 	progress := o.Progress
 	if progress == nil {

@@ -70,23 +70,46 @@ const (
 	// be primed, or a run without CUPTI, run Rotating instead.
 	Primed
 	// Context is Auto, except that a signature replayed by its captured
-	// binary, GEMMs included, runs Primed after its context: the launches
-	// recorded just before it, whatever memory they touched
+	// binary, memory-bound GEMMs included, runs Primed after its context:
+	// the launches recorded just before it, whatever memory they touched
 	// (signatures.Binary.Context), each with its own buffers where it
 	// shares none. What they write is in the L2, dirty, when the kernel
 	// starts, as in the real run: a GEMV that streams its weight from
 	// device memory writes those lines back while it runs (the compiled
 	// decode's gate GEMV, H100: 13.34 µs alone, 13.70 after a fill that
 	// leaves 1 MB dirty, 14.21 after 4 MB, 14.53 traced after the
-	// attention block; scripts/gpu/pred_probe.py).
+	// attention block; scripts/gpu/pred_probe.py). A compute-bound GEMM
+	// (ComputeBound) rotates as in Auto: its time is the SM clock's, not
+	// the L2's, and a prefill at the power limit runs its GEMMs back to
+	// back as the rotating batches do, where one launch after its context
+	// runs between pauses (a compiled Llama prefill captured at the 700 W
+	// limit, H100: its GEMMs +0.2% rotating, -2.4% after their context).
 	Context
 )
+
+// ComputeBoundAI is the arithmetic intensity (FLOPs per byte of operands
+// and result) from which the Context mode takes a GEMM for compute-bound.
+// A guess, set at about half the ridge point of an H100's 16-bit tensor
+// cores over its DRAM bandwidth (989 TFLOP/s over 3.35 TB/s by the data
+// sheet, 295 FLOP/B): decode GEMMs of a few rows lie far below it (4-16),
+// prefill GEMMs of thousands of tokens far above (about 900).
+const ComputeBoundAI = 128
+
+// ComputeBound reports whether sig is a GEMM of at least ComputeBoundAI.
+func ComputeBound(sig *signatures.Signature) bool {
+	g := sig.GEMM
+	if g == nil || sig.Class != signatures.ClassGEMM {
+		return false
+	}
+	b := gemmBytes(g)
+	return b > 0 && float64(2*g.M*g.N*g.K*max(g.Batch, 1))/float64(b) >= ComputeBoundAI
+}
 
 // For returns the cache mode Auto picks for a signature; other modes
 // return themselves.
 func (c CacheMode) For(sig *signatures.Signature) CacheMode {
 	if c == Context {
-		if b := sig.Binary; b != nil && len(b.Context) > 0 {
+		if b := sig.Binary; b != nil && len(b.Context) > 0 && !ComputeBound(sig) {
 			return Primed
 		}
 		c = Auto

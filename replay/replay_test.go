@@ -61,6 +61,33 @@ func TestAutoCacheMode(t *testing.T) {
 	}
 }
 
+// A captured GEMM runs after its context in the Context mode when it is
+// memory-bound (a decode GEMV of few rows), and rotates as in Auto when it
+// is compute-bound (a prefill GEMM of thousands of tokens).
+func TestContextComputeBound(t *testing.T) {
+	ctx := &signatures.Binary{Context: []*inject.Producer{{Context: true}}}
+	for _, tc := range []struct {
+		name  string
+		g     signatures.GEMM
+		bound bool
+		want  CacheMode
+	}{
+		{"decode GEMV 2x2048x8192", signatures.GEMM{M: 2, N: 8192, K: 2048, Batch: 1, AType: "f16", BType: "f16", OutType: "f16"}, false, Primed},
+		{"decode batch 64", signatures.GEMM{M: 64, N: 4864, K: 896, Batch: 1, AType: "bf16", BType: "bf16", OutType: "bf16"}, false, Primed},
+		{"prefill 2048x2048x8192", signatures.GEMM{M: 2048, N: 8192, K: 2048, Batch: 1, AType: "f16", BType: "f16", OutType: "f16"}, true, Rotating},
+		{"unknown dtype", signatures.GEMM{M: 2048, N: 8192, K: 2048, Batch: 1, AType: "?", BType: "f16", OutType: "f16"}, false, Primed},
+	} {
+		g := tc.g
+		sig := &signatures.Signature{Op: "aten::mm", Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, GEMM: &g, Binary: ctx}
+		if got := ComputeBound(sig); got != tc.bound {
+			t.Errorf("%s: ComputeBound = %v, want %v", tc.name, got, tc.bound)
+		}
+		if got := Context.For(sig); got != tc.want {
+			t.Errorf("%s: Context.For = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestClampBatch(t *testing.T) {
 	for _, tc := range []struct {
 		target, per time.Duration

@@ -28,7 +28,7 @@ func init() {
 	commands = []command{
 		{"capture", "SPEC -o DIR [-force] [-ticks N] [-no-binaries] [-python PYTHON]", "run a workload spec: its unprofiled run metered, one profiled inference, its\n           environment, into a bundle directory", cmdCapture},
 		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
-		{"run", "[-tiers 1,2,3] [-cache auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-energy [-ticks N]]\n           [-measured measured.json] [-json FILE] [-out FILE.jsonl [-resume]] [-binaries=false] [-roofline] [TRACE|SET.json|BUNDLE ...]",
+		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-energy [-ticks N]]\n           [-measured measured.json] [-json FILE] [-out FILE.jsonl [-resume]] [-binaries=false] [-roofline] [TRACE|SET.json|BUNDLE ...]",
 			"replay each signature alone on the GPU and compare with the trace; with one trace per rank\n           and -devices, the collectives across GPUs and a prediction per rank", cmdRun},
 		{"inspect", "[-top N] [-json] [TRACE|SET.json|BUNDLE ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded bundle " + traces.DefaultBundle + ")", cmdInspect},
 		{"gen", "[-o DIR] [-pkg NAME] SET.json|TRACE|BUNDLE|embedded:NAME", "write a Go benchmark package of a signature set, with a bundle's workload spec\n           (default DIR: bench/WORKLOAD)", cmdGen},
