@@ -10,7 +10,8 @@
 #   KREPLAY=path/to/kreplay bash scripts/gpu/context-check.sh SPEC...
 # Default specs: a compiled prefill (compute-bound GEMMs) and two decodes
 # not tuned on. BUDGET (default 50ms) is each signature's; RUN_TIMEOUT
-# (default 150) bounds each run in seconds. Writes under ${OUT:-out}/context/.
+# (default 150) bounds each run in seconds; KEEP=1 keeps the bundles. Writes
+# under ${OUT:-out}/context/.
 set -uo pipefail
 K=${KREPLAY:-}
 if [ -z "$K" ]; then
@@ -32,5 +33,5 @@ for s in "${specs[@]}"; do
     echo "== $s: run -cache $m exit $?"
   done
   python3 scripts/gpu/modes.py "$O/$s.auto.jsonl" "$O/$s.context.jsonl" | tee "$O/$s.modes.md"
-  rm -rf "$b"
+  [ -n "${KEEP:-}" ] || rm -rf "$b"
 done
