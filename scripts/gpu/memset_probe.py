@@ -1,4 +1,4 @@
-# Probe (issue 14, 2026-11-25): why do 4-byte memsets replay at 0.85-0.88 us
+# Probe (issue 14, 2026-11-25): why do 4-byte memsets (and 8-byte copies) replay at 0.85-0.88 us
 # where the FP8 prefill traced them at 0.77 us? Times a 4-byte memset by its
 # CUPTI record (torch.profiler) as PyTorch issues it (zero_, and inside a full
 # max reduction), and through the driver as kreplay's tier 1 does
@@ -13,6 +13,9 @@ cu = ctypes.CDLL("libcuda.so.1")
 x = torch.zeros(1, dtype=torch.int32, device="cuda")
 w = torch.randn(2048, 2048, device="cuda", dtype=torch.bfloat16)
 a = torch.randn(1024, device="cuda")
+ids = torch.zeros(1, dtype=torch.int64, device="cuda")
+host = torch.ones(1, dtype=torch.int64)
+pinned = torch.ones(1, dtype=torch.int64).pin_memory()
 stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 ptr = ctypes.c_uint64(x.data_ptr())
 
@@ -41,6 +44,12 @@ cases = {
     # the model runs them.
     "queued 20 back to back: D8 x4 0x5a": lambda: (torch.cuda._sleep(100000), [d8(0x5A) for _ in range(20)]),
     "queued 20 after an add each: D8 x4 0x5a": lambda: (torch.cuda._sleep(100000), [(torch.add(a, 1.0), d8(0x5A)) for _ in range(20)]),
+    # An 8-byte host-to-device copy from pageable memory, as a decode step
+    # copies its ids: one at a time, after an add, and queued.
+    "memcpy HtoD 8 B pageable": lambda: ids.copy_(host),
+    "memcpy HtoD 8 B after an add": lambda: (torch.add(a, 1.0), ids.copy_(host)),
+    "queued 20 memcpy HtoD 8 B pinned": lambda: (torch.cuda._sleep(100000), [ids.copy_(pinned, non_blocking=True) for _ in range(20)]),
+    "queued 20 memcpy HtoD 8 B pinned after an add each": lambda: (torch.cuda._sleep(100000), [(torch.add(a, 1.0), ids.copy_(pinned, non_blocking=True)) for _ in range(20)]),
 }
 
 
@@ -54,7 +63,7 @@ def memsets(fn, n):
         torch.cuda.synchronize()
     f = tempfile.mktemp(suffix=".json")
     p.export_chrome_trace(f)
-    d = [e["dur"] for e in json.load(open(f))["traceEvents"] if e.get("cat") == "gpu_memset"]
+    d = [e["dur"] for e in json.load(open(f))["traceEvents"] if e.get("cat") in ("gpu_memset", "gpu_memcpy")]
     os.remove(f)
     return d
 
@@ -62,7 +71,7 @@ def memsets(fn, n):
 for name, fn in cases.items():
     d = memsets(fn, 40 if name.startswith("queued") else 400)
     if not d:
-        print(f"{name:40s} no memset records")
+        print(f"{name:40s} no memset or memcpy records")
         continue
     q = statistics.quantiles(d, n=4)
     print(f"{name:40s} median {statistics.median(d):.3f} us  q1 {q[0]:.3f}  q3 {q[2]:.3f}  n={len(d)}", flush=True)
