@@ -53,8 +53,6 @@ type Device struct {
 	cleanN   int
 	// The clock probe (probeClock), set up on first use.
 	probe *clockProbe
-	// The spacer kernel (spacer.go), compiled on first use.
-	spacerFn *cuda.Function
 }
 
 // Open opens CUDA device index: it loads the driver at run time, retains

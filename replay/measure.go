@@ -396,8 +396,6 @@ type timer struct {
 	prime launch.Primer
 	// clean flushes the L2 clean (cleanL2) instead of dirty (flushL2).
 	clean bool
-	// spacer, when set, runs before each launch (spacer.go).
-	spacer *cuda.Function
 }
 
 func (t *timer) close() {
@@ -426,11 +424,6 @@ func (t *timer) launchN(n int) error {
 	for i := 0; i < n; i++ {
 		if t.prime != nil {
 			if err := t.prime.Prime(t.d.stream, t.next); err != nil {
-				return err
-			}
-		}
-		if t.spacer != nil {
-			if err := launchSpacer(t.spacer, t.d.stream); err != nil {
 				return err
 			}
 		}
@@ -543,13 +536,6 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			if a, ok := k.(launch.AuxMemset); ok && a.AuxMemset() {
 				rec.skipMemset = true
 			}
-			if spaced(p.Sig) {
-				// Without a spacer (no NVRTC), the memsets run back to back.
-				if fn, err := d.spacer(); err == nil {
-					t.spacer = fn
-					rec.skip = append(rec.skip, spacerName)
-				}
-			}
 			defer func() {
 				if rec != nil {
 					rec.stop()
@@ -604,7 +590,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		d.probeReplayClock(t, batch, cold, r)
 	}
 	if o.Energy {
-		t.prime, t.spacer = nil, nil // the primers' and spacers' energy is not the op's
+		t.prime = nil // the primers' energy is not the op's
 		e, err := d.measureEnergy(t, r, o)
 		if err != nil {
 			r.EnergyErr = err.Error()

@@ -187,25 +187,3 @@ func TestReuse(t *testing.T) {
 		t.Errorf("part-of entry reused")
 	}
 }
-
-// Memsets and small memcpys, and only they, run each launch after a
-// spacer.
-func TestSpaced(t *testing.T) {
-	for _, tc := range []struct {
-		tier  signatures.Tier
-		class signatures.Class
-		bytes int64
-		want  bool
-	}{
-		{signatures.TierMemory, signatures.ClassMemset, 4, true},
-		{signatures.TierMemory, signatures.ClassMemcpy, 8, true},
-		{signatures.TierMemory, signatures.ClassMemcpy, 64 << 20, false},
-		{signatures.TierKernel, signatures.ClassFill, 4, false},
-		{signatures.TierLibrary, signatures.ClassGEMM, 4, false},
-	} {
-		sig := &signatures.Signature{Tier: tc.tier, Class: tc.class, Memory: &signatures.MemoryOp{Bytes: tc.bytes}}
-		if got := spaced(sig); got != tc.want {
-			t.Errorf("spaced(%v %v) = %v, want %v", tc.tier, tc.class, got, tc.want)
-		}
-	}
-}
