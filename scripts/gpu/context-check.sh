@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The context cache mode against auto, by captured binaries (issue 14): for
+# The context cache mode (the default) against auto, by captured binaries
+# (issue 14): for
 # each spec named (scripts/gpu/specs/NAME.json), kreplay capture writes a
 # bundle, then kreplay run replays it with -cache auto and -cache context,
 # each writing its results as they come (-out, so that a run cut short by
@@ -8,8 +9,8 @@
 #
 # Run from the project root on the GPU machine:
 #   KREPLAY=path/to/kreplay bash scripts/gpu/context-check.sh SPEC...
-# Default specs: a compiled prefill (compute-bound GEMMs) and two decodes
-# not tuned on. BUDGET (default 50ms) is each signature's; RUN_TIMEOUT
+# Default specs: a compiled prefill (compute-bound GEMMs), a compiled decode
+# not tuned on and the one tuned on. BUDGET (default 50ms) is each signature's; RUN_TIMEOUT
 # (default 150) bounds each run in seconds; KEEP=1 keeps the bundles. Writes
 # under ${OUT:-out}/context/.
 set -uo pipefail
@@ -22,7 +23,7 @@ O=${OUT:-out}/context
 mkdir -p "$O"
 export KREPLAY_REQUIRE_GPU=1
 specs=("$@")
-[ ${#specs[@]} -gt 0 ] || specs=(l1b-compile-prefill qwen05b-decode l3b-decode)
+[ ${#specs[@]} -gt 0 ] || specs=(l1b-compile-prefill qwen05b-compile-decode l1b-compile-decode)
 for s in "${specs[@]}"; do
   b="$O/bundles/$s"
   timeout 300 "$K" capture "scripts/gpu/specs/$s.json" -o "$b" -force >"$O/$s.capture.out" 2>"$O/$s.capture.err" ||
