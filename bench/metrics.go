@@ -47,7 +47,8 @@ func TimelineMetrics(r *replay.TimelineResult) []benchfmt.Value {
 }
 
 // ModelMetrics are a full-model run's: the wall time of one inference as
-// ns/op, its energy as J/op with the average power, and the idle power.
+// ns/op, its energy as J/op with the average power, the idle power, and
+// the spread of its inferences' spans where the runner measured it.
 func ModelMetrics(r *runner.Result) []benchfmt.Value {
 	v := []benchfmt.Value{{Value: r.WallSPerInference * 1e9, Unit: "ns/op"}}
 	if r.EnergyJPerInference > 0 && r.WallSPerInference > 0 {
@@ -56,6 +57,10 @@ func ModelMetrics(r *runner.Result) []benchfmt.Value {
 	}
 	if r.IdleW > 0 {
 		v = append(v, benchfmt.Value{Value: r.IdleW, Unit: UnitIdleWatts})
+	}
+	if len(r.SpanMS) == 3 {
+		v = append(v, benchfmt.Value{Value: r.SpanMS[0] * 1e6, Unit: UnitSpanP10},
+			benchfmt.Value{Value: r.SpanMS[2] * 1e6, Unit: UnitSpanP90})
 	}
 	return v
 }

@@ -284,6 +284,11 @@ const (
 	UnitWatts  = "W"
 	// UnitIdleWatts is the idle power a model benchmark may report.
 	UnitIdleWatts = "idle-W"
+	// UnitSpanP10 and UnitSpanP90 are a model benchmark's spread: the
+	// 10th and 90th percentiles of an inference's span on the GPU, in ns
+	// (runner.Result.SpanMS), to hold ns/op against its noise.
+	UnitSpanP10 = "p10-ns"
+	UnitSpanP90 = "p90-ns"
 	// UnitSMMHz is the mean SM clock NVML sampled during a signature's
 	// replay (replay.Result.GPU), at which kreplay report takes the
 	// hardware roof's compute peak (package roofline).

@@ -10,6 +10,7 @@ import (
 	"github.com/kreplay/kreplay/energy"
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/tier3"
@@ -253,6 +254,35 @@ func TestEnvCausalScores(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), EnvCausalScores) {
 			t.Errorf("error %q does not name %s", err, EnvCausalScores)
+		}
+	}
+}
+
+// A model run's metrics: wall time, energy and power, idle power, and the
+// spread of its inferences where the runner measured it.
+func TestModelMetrics(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    runner.Result
+		want map[string]float64
+	}{
+		{"wall only", runner.Result{WallSPerInference: 0.01}, map[string]float64{"ns/op": 1e7}},
+		{"with energy, idle and spread", runner.Result{WallSPerInference: 0.01, EnergyJPerInference: 5, IdleW: 70, SpanMS: []float64{9, 10, 12}},
+			map[string]float64{"ns/op": 1e7, UnitJoules: 5, UnitWatts: 500, UnitIdleWatts: 70, UnitSpanP10: 9e6, UnitSpanP90: 12e6}},
+		{"a spread not of three", runner.Result{WallSPerInference: 0.01, SpanMS: []float64{10}}, map[string]float64{"ns/op": 1e7}},
+	} {
+		got := map[string]float64{}
+		for _, v := range ModelMetrics(&tc.r) {
+			got[v.Unit] = v.Value
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+			continue
+		}
+		for u, w := range tc.want {
+			if !near(got[u], w, 1e-12) {
+				t.Errorf("%s: %s = %g, want %g", tc.name, u, got[u], w)
+			}
 		}
 	}
 }

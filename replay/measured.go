@@ -32,6 +32,10 @@ type MeasuredRun struct {
 	// IdleW is the GPU's idle power measured right after the run (0 when
 	// the file has none; kreplay capture records it).
 	IdleW float64 `json:"idle_w,omitempty"`
+	// SpanMS is the run's spread, where kreplay capture recorded it: the
+	// 10th, 50th and 90th percentiles of an inference's span on the GPU,
+	// in ms.
+	SpanMS []float64 `json:"span_ms_per_iter,omitempty"`
 }
 
 // Measured is a file of measured runs (the format of measured.json, next
@@ -166,6 +170,9 @@ func parseRuns(fail func(field, format string, args ...any) error, machine, fiel
 				return nil, fail(f+".iters", "%v", err)
 			}
 		}
+		if r.SpanMS, err = spanField(run["span_ms_per_iter"]); err != nil {
+			return nil, fail(f+".span_ms_per_iter", "%v", err)
+		}
 		out = append(out, r)
 	}
 	return out, nil
@@ -242,4 +249,20 @@ func short(raw json.RawMessage) string {
 		s = s[:40] + "..."
 	}
 	return s
+}
+
+// spanField reads a run's spread (MeasuredRun.SpanMS), if it has one:
+// three positive times in ms, in increasing order.
+func spanField(raw json.RawMessage) ([]float64, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var v []float64
+	if err := json.Unmarshal(raw, &v); err != nil || len(v) != 3 {
+		return nil, fmt.Errorf("want three times in ms (10th, 50th and 90th percentiles), got %s", raw)
+	}
+	if !(v[0] > 0 && v[0] <= v[1] && v[1] <= v[2]) {
+		return nil, fmt.Errorf("percentiles %v are not positive and increasing", v)
+	}
+	return v, nil
 }

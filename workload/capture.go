@@ -225,6 +225,9 @@ func (c *capture) run() error {
 		return fmt.Errorf("measuring it (%s): %w", c.where(), err)
 	}
 	fmt.Fprintf(p, "capture: %.4g ms and %.4g J per inference, idle %.1f W\n", res.WallSPerInference*1e3, res.EnergyJPerInference, res.IdleW)
+	if sp := res.SpanMS; len(sp) == 3 {
+		fmt.Fprintf(p, "capture: inferences' spans on the GPU: median %.4g ms, 10%% under %.4g, 10%% over %.4g\n", sp[1], sp[0], sp[2])
+	}
 	if res.Clocks != nil {
 		fmt.Fprintf(p, "capture: measured run at %s\n", res.Clocks)
 	}
@@ -340,6 +343,9 @@ type measuredRun struct {
 	IdleW   float64 `json:"idle_w,omitempty"`
 	Ticks   int     `json:"ticks"`
 	Inside  float64 `json:"inside"`
+	// SpanMS: the 10th, 50th and 90th percentiles of an inference's span
+	// on the GPU (runner.Result.SpanMS).
+	SpanMS []float64 `json:"span_ms_per_iter,omitempty"`
 	// Clocks: the SM clock and throttling inside the energy window.
 	Clocks *runner.Clocks `json:"clocks,omitempty"`
 }
@@ -355,7 +361,8 @@ type measuredMachine struct {
 // measuredFile is measured.json: the run, under the machine's key.
 func measuredFile(workload string, info *runner.Info, res *runner.Result) map[string]measuredMachine {
 	run := measuredRun{Iters: res.Inferences, WallS: res.WallSPerInference, EventMS: res.EventMSPerInference,
-		EnergyJ: res.EnergyJPerInference, WindowS: res.WindowS, IdleW: res.IdleW, Ticks: res.Ticks, Inside: res.Inside, Clocks: res.Clocks}
+		EnergyJ: res.EnergyJPerInference, WindowS: res.WindowS, IdleW: res.IdleW, Ticks: res.Ticks, Inside: res.Inside,
+		SpanMS: res.SpanMS, Clocks: res.Clocks}
 	return map[string]measuredMachine{MachineKey(info.GPU): {GPU: info.GPU, Torch: info.Torch, CUDA: info.CUDA,
 		Driver: info.Driver, Runs: map[string]measuredRun{workload: run}}}
 }

@@ -85,6 +85,7 @@ import ctypes
 import gc
 import gzip
 import json
+import math
 import os
 import platform
 import shutil
@@ -176,6 +177,14 @@ def _clock_summary(states, ta, tb):
                 throttled=sum(1 for s in st if s[2] & _THROTTLE) / len(st), clock_samples=len(st))
 
 
+def _percentiles(xs, ps):
+    """The ps-th percentiles of xs (nearest rank); [] for no xs."""
+    xs = sorted(xs)
+    if not xs:
+        return []
+    return [xs[min(len(xs) - 1, max(0, math.ceil(p / 100.0 * len(xs)) - 1))] for p in ps]
+
+
 def _measure(min_ticks, max_s, fn):
     """Runs fn back to back with no host synchronization between
     inferences, so the CPU launches the next inference while the GPU runs
@@ -224,7 +233,8 @@ def _measure(min_ticks, max_s, fn):
     k = len(spans)
     r = dict(inferences=k, inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1,
              energy_j=(eb - ea) / 1000.0, wall_s_per_inference=host_s / k,
-             event_ms_per_inference=(ends[-1] - ends[0]) * 1000.0 / k)
+             event_ms_per_inference=(ends[-1] - ends[0]) * 1000.0 / k,
+             span_ms=_percentiles([(b - a) * 1000.0 for a, b in spans], (10, 50, 90)))
     r.update(_clock_summary(p.states, ta, tb))
     return r
 

@@ -393,7 +393,11 @@ type Result struct {
 	// inferences' span on the GPU's clock (CUDA events), over the count.
 	WallSPerInference   float64 `json:"wall_s_per_inference"`
 	EventMSPerInference float64 `json:"event_ms_per_inference"`
-	EnergyJPerInference float64 `json:"energy_j_per_inference"`
+	// SpanMS is the run's spread: the 10th, 50th and 90th percentiles of
+	// the time between consecutive inferences' ends on the GPU, in ms (a
+	// launch-bound run's host sets it). Empty from an older runner.
+	SpanMS              []float64 `json:"span_ms,omitempty"`
+	EnergyJPerInference float64   `json:"energy_j_per_inference"`
 	// WindowS and Ticks are the energy window: every whole counter tick
 	// inside the inferences' span on the GPU.
 	WindowS float64 `json:"window_s"`

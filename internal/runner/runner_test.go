@@ -73,7 +73,7 @@ func TestHelperProtocol(t *testing.T) {
 	}
 	// The fake counter ticks every 20 ms at 100 W.
 	if res.Ticks < 5 || res.WindowS < 0.08 || res.EnergyJPerInference <= 0 || res.IdleW < 90 || res.IdleW > 110 ||
-		res.WallSPerInference < 0.002 || res.Inferences < 10 {
+		res.WallSPerInference < 0.002 || res.Inferences < 10 || !spread(res.SpanMS) {
 		t.Errorf("run: %+v", res)
 	}
 	path := filepath.Join(t.TempDir(), "t.json.gz")
@@ -299,7 +299,7 @@ func TestGPURunAndCapture(t *testing.T) {
 	}
 	t.Logf("%+v", res)
 	if res.WallSPerInference <= 0 || res.WallSPerInference > 1 || res.EnergyJPerInference <= 0 ||
-		res.WindowS < 0.8 || res.Inside <= 0 || res.IdleW < 20 || res.IdleW > 400 {
+		res.WindowS < 0.8 || res.Inside <= 0 || res.IdleW < 20 || res.IdleW > 400 || !spread(res.SpanMS) {
 		t.Errorf("implausible run %+v", res)
 	}
 	path := filepath.Join(t.TempDir(), "bloom-560m_prefill.trace.json.gz")
@@ -330,4 +330,10 @@ func TestGPURunAndCapture(t *testing.T) {
 	if err := r.call(map[string]any{"cmd": "frobnicate"}, nil); err == nil {
 		t.Error("unknown command: no error")
 	}
+}
+
+// spread reports whether s is a run's spread: three positive, increasing
+// times.
+func spread(s []float64) bool {
+	return len(s) == 3 && s[0] > 0 && s[0] <= s[1] && s[1] <= s[2]
 }
