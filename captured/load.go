@@ -12,8 +12,6 @@ import (
 var (
 	modMu   sync.Mutex
 	modules = map[cuda.ContextKey]map[string]*cuda.Module{} // loaded once per context
-	// bounds caches the block bounds each image gives a function.
-	bounds = map[[2]string]inject.Resources{}
 )
 
 // functions loads l's module (once per context) and returns its function,
@@ -28,7 +26,7 @@ func functions(fsys fs.FS, l *inject.Launch) ([]*cuda.Function, error) {
 	var first error
 	var fns []*cuda.Function
 	for _, hash := range append([]string{l.Module}, l.Alternatives...) {
-		fn, err := checkedFunction(fsys, l, hash, len(l.Alternatives) > 0)
+		fn, err := checkedFunction(fsys, l, hash)
 		if err == nil {
 			fns = append(fns, fn)
 		} else if first == nil {
@@ -44,10 +42,10 @@ func functions(fsys fs.FS, l *inject.Launch) ([]*cuda.Function, error) {
 	return nil, first
 }
 
-// checkedFunction loads hash's function for l and checks it against l;
-// choosing (other modules define the name too) also checks the block
-// bounds the image gives it, which reads the image once more.
-func checkedFunction(fsys fs.FS, l *inject.Launch, hash string, choosing bool) (*cuda.Function, error) {
+// checkedFunction loads hash's function for l and checks it against l.
+// An image built for another block shape (Triton's .reqntid) passes: the
+// driver refuses its launch, and Kernel.launchable moves on.
+func checkedFunction(fsys fs.FS, l *inject.Launch, hash string) (*cuda.Function, error) {
 	mod, err := module(fsys, hash)
 	if err != nil {
 		return nil, err
@@ -68,16 +66,8 @@ func checkedFunction(fsys fs.FS, l *inject.Launch, hash string, choosing bool) (
 		}
 	}
 	// A kernel compiled for fewer threads per block (Triton's num_warps,
-	// CUDA's __launch_bounds__) fails to launch with more, one that
-	// requires its block shape (Triton's .reqntid) with another: then it
-	// is not the launched binary, though its parameters and registers may
-	// match.
-	if choosing {
-		if r := resources(fsys, hash, l.Name); r.Ok && !r.Admits(l.Block) {
-			return nil, fmt.Errorf("module %s's %s is built for blocks of %v (at most %v), the launch had %v: not the same binary",
-				hash, l.Name, r.ReqThreads, r.MaxThreads, l.Block)
-		}
-	}
+	// CUDA's __launch_bounds__) fails to launch with more: then it is not
+	// the launched binary, though its parameters and registers may match.
 	if threads := int(l.Block[0]) * int(l.Block[1]) * int(l.Block[2]); threads > 0 {
 		if most, err := fn.Attribute(cuda.FuncAttrMaxThreadsPerBlock); err == nil && most < threads {
 			return nil, fmt.Errorf("module %s's %s allows %d threads per block, the launch had %d: not the same binary", hash, l.Name, most, threads)
@@ -117,22 +107,4 @@ func module(fsys fs.FS, hash string) (*cuda.Module, error) {
 	}
 	modules[ctx][hash] = m
 	return m, nil
-}
-
-// resources reads what the image hash says of the function name (its
-// block bounds), once per image and function.
-func resources(fsys fs.FS, hash, name string) inject.Resources {
-	modMu.Lock()
-	r, ok := bounds[[2]string{hash, name}]
-	modMu.Unlock()
-	if ok {
-		return r
-	}
-	if image, err := inject.ReadModule(fsys, hash); err == nil {
-		r = inject.FunctionResources(image, name)
-	}
-	modMu.Lock()
-	bounds[[2]string{hash, name}] = r
-	modMu.Unlock()
-	return r
 }
