@@ -141,8 +141,11 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 func (fr *FlowResult) model(o FlowOptions, progress io.Writer, start time.Time) {
 	if o.Measured != nil {
 		fr.Model, fr.ModelFrom = o.Measured, o.MeasuredFrom
-		fmt.Fprintf(progress, "model: the run measured before, from %s: %.4g ms, %.4g J per inference%s\n",
-			o.MeasuredFrom, o.Measured.WallSPerInference*1e3, o.Measured.EnergyJPerInference, spread(o.Measured))
+		fmt.Fprintf(progress, "model: the run measured before, from %s: %.4g ms, %.4g J per inference\n",
+			o.MeasuredFrom, o.Measured.WallSPerInference*1e3, o.Measured.EnergyJPerInference)
+		if sp := o.Measured.Spread(); sp != "" {
+			fmt.Fprintf(progress, "model: its inferences' spans on the GPU: %s\n", sp)
+		}
 		return
 	}
 	fmt.Fprintf(progress, "model: the real inference (%s so far)\n", time.Since(start).Round(time.Second))
@@ -256,13 +259,4 @@ func timelineGap(set *signatures.Set, measured *runner.Result) time.Duration {
 		busy += d.BusyNS
 	}
 	return max(0, time.Duration(measured.WallSPerInference*1e9)-time.Duration(busy))
-}
-
-// spread says how far a measured run's inferences spread, where it was
-// recorded: ", spans 10% under A ms, 10% over B ms" (runner.Result.SpanMS).
-func spread(r *runner.Result) string {
-	if len(r.SpanMS) != 3 {
-		return ""
-	}
-	return fmt.Sprintf(" (inferences' spans on the GPU: 10%% under %.4g ms, 10%% over %.4g ms)", r.SpanMS[0], r.SpanMS[2])
 }

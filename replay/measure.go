@@ -101,8 +101,8 @@ func ComputeBound(sig *signatures.Signature) bool {
 	if g == nil || sig.Class != signatures.ClassGEMM {
 		return false
 	}
-	b := gemmBytes(g)
-	return b > 0 && float64(2*g.M*g.N*g.K*max(g.Batch, 1))/float64(b) >= ComputeBoundAI
+	w := gemmWork(g)
+	return w.Bytes > 0 && float64(w.FLOPs)/float64(w.Bytes) >= ComputeBoundAI
 }
 
 // For returns the cache mode Auto picks for a signature; other modes

@@ -273,6 +273,11 @@ func setsFor(sig *signatures.Signature, fp int64, isCaptured bool, l2, budget in
 
 // gemmBytes is the bytes of a GEMM's operands and output, 0 where a dtype
 // is unknown.
+// gemmWork is a GEMM's FLOPs and the bytes of its operands and result.
+func gemmWork(g *signatures.GEMM) launch.Work {
+	return launch.Work{FLOPs: 2 * g.M * g.N * g.K * max(g.Batch, 1), Bytes: gemmBytes(g)}
+}
+
 func gemmBytes(g *signatures.GEMM) int64 {
 	a, b, c := signatures.DTypeSize(g.AType), signatures.DTypeSize(g.BType), signatures.DTypeSize(g.OutType)
 	if a == 0 || b == 0 || c == 0 {
@@ -288,7 +293,7 @@ func gemmBytes(g *signatures.GEMM) int64 {
 // into bound them only loosely.
 func (d *Device) work(sig *signatures.Signature) launch.Work {
 	if g := sig.GEMM; g != nil {
-		return launch.Work{FLOPs: 2 * g.M * g.N * g.K * max(g.Batch, 1), Bytes: gemmBytes(g)}
+		return gemmWork(g)
 	}
 	return launch.Work{}
 }

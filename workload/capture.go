@@ -225,8 +225,8 @@ func (c *capture) run() error {
 		return fmt.Errorf("measuring it (%s): %w", c.where(), err)
 	}
 	fmt.Fprintf(p, "capture: %.4g ms and %.4g J per inference, idle %.1f W\n", res.WallSPerInference*1e3, res.EnergyJPerInference, res.IdleW)
-	if sp := res.SpanMS; len(sp) == 3 {
-		fmt.Fprintf(p, "capture: inferences' spans on the GPU: median %.4g ms, 10%% under %.4g, 10%% over %.4g\n", sp[1], sp[0], sp[2])
+	if sp := res.Spread(); sp != "" {
+		fmt.Fprintf(p, "capture: inferences' spans on the GPU: %s\n", sp)
 	}
 	if res.Clocks != nil {
 		fmt.Fprintf(p, "capture: measured run at %s\n", res.Clocks)

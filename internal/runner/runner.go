@@ -393,11 +393,11 @@ type Result struct {
 	// inferences' span on the GPU's clock (CUDA events), over the count.
 	WallSPerInference   float64 `json:"wall_s_per_inference"`
 	EventMSPerInference float64 `json:"event_ms_per_inference"`
+	EnergyJPerInference float64 `json:"energy_j_per_inference"`
 	// SpanMS is the run's spread: the 10th, 50th and 90th percentiles of
 	// the time between consecutive inferences' ends on the GPU, in ms (a
 	// launch-bound run's host sets it). Empty from an older runner.
-	SpanMS              []float64 `json:"span_ms,omitempty"`
-	EnergyJPerInference float64   `json:"energy_j_per_inference"`
+	SpanMS []float64 `json:"span_ms,omitempty"`
 	// WindowS and Ticks are the energy window: every whole counter tick
 	// inside the inferences' span on the GPU.
 	WindowS float64 `json:"window_s"`
@@ -407,6 +407,15 @@ type Result struct {
 	// Clocks is what NVML said of the SM clock and throttling inside the
 	// energy window (nil where the runner did not sample it).
 	Clocks *Clocks `json:"clocks,omitempty"`
+}
+
+// Spread says how far the inferences' spans spread, where the runner
+// measured it: "median A ms, 10% under B, 10% over C"; "" otherwise.
+func (r *Result) Spread() string {
+	if len(r.SpanMS) != 3 {
+		return ""
+	}
+	return fmt.Sprintf("median %.4g ms, 10%% under %.4g, 10%% over %.4g", r.SpanMS[1], r.SpanMS[0], r.SpanMS[2])
 }
 
 // Clocks summarises the SM clock and NVML's clocks-event reasons sampled

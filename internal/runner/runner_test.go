@@ -337,3 +337,18 @@ func TestGPURunAndCapture(t *testing.T) {
 func spread(s []float64) bool {
 	return len(s) == 3 && s[0] > 0 && s[0] <= s[1] && s[1] <= s[2]
 }
+
+func TestResultSpread(t *testing.T) {
+	for _, tc := range []struct {
+		span []float64
+		want string
+	}{
+		{nil, ""},
+		{[]float64{1, 2}, ""},
+		{[]float64{15.2, 16, 17.9}, "median 16 ms, 10% under 15.2, 10% over 17.9"},
+	} {
+		if got := (&Result{SpanMS: tc.span}).Spread(); got != tc.want {
+			t.Errorf("Spread(%v) = %q, want %q", tc.span, got, tc.want)
+		}
+	}
+}
