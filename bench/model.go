@@ -28,9 +28,10 @@ func ModelBenchName(workload string) string { return WorkloadKey + "=" + workloa
 // spec is then the built-in one its workload's name gives, if any, see
 // workload.FromName). The workload is loaded, warmed up, and inferences
 // run back to back until an energy window of whole NVML counter ticks
-// closes. It reports the wall time of one inference as ns/op, its energy
-// as J/op, and the GPU's idle power right after as idle-W, which the
-// report uses for the energy of the idle gaps. It runs once per benchmark
+// closes. It reports the wall time of one inference as ns/op (the median
+// inference's, with the mean as mean-ns: see ModelMetrics), its energy as
+// J/op, and the GPU's idle power right after as idle-W, which the report
+// uses for the energy of the idle gaps. It runs once per benchmark
 // invocation.
 //
 // When the model cannot run (no spec, a spec the runner does not run, no

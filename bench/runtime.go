@@ -289,6 +289,10 @@ const (
 	// (runner.Result.SpanMS), to hold ns/op against its noise.
 	UnitSpanP10 = "p10-ns"
 	UnitSpanP90 = "p90-ns"
+	// UnitMeanNS is a model benchmark's mean wall time per inference,
+	// reported beside ns/op when ns/op is the median span (ModelMetrics):
+	// the time the energy per inference and the idle gaps belong to.
+	UnitMeanNS = "mean-ns"
 	// UnitSMMHz is the mean SM clock NVML sampled during a signature's
 	// replay (replay.Result.GPU), at which kreplay report takes the
 	// hardware roof's compute peak (package roofline).

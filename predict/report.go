@@ -238,9 +238,24 @@ type WorkloadPrediction struct {
 
 // ModelResult summarises the whole-model benchmark.
 type ModelResult struct {
-	WallNS Summary  `json:"wall_ns"`
-	J      *Summary `json:"j,omitempty"`
-	IdleW  *Summary `json:"idle_w,omitempty"`
+	// WallNS summarises ns/op: the median inference's span where the run
+	// measured its spread, the mean wall time otherwise
+	// (bench.ModelMetrics). MeanWallNS summarises the mean wall time
+	// (mean-ns) where ns/op is the median; the idle gaps' energy and the
+	// power limit's bound take it (ModelResult.EnergyWallNS).
+	WallNS     Summary  `json:"wall_ns"`
+	MeanWallNS *Summary `json:"mean_wall_ns,omitempty"`
+	J          *Summary `json:"j,omitempty"`
+	IdleW      *Summary `json:"idle_w,omitempty"`
+}
+
+// EnergyWallNS is the wall time per inference the energy per inference
+// belongs to: the mean where the run reported it, ns/op otherwise.
+func (m *ModelResult) EnergyWallNS() float64 {
+	if m.MeanWallNS != nil {
+		return m.MeanWallNS.Center
+	}
+	return m.WallNS.Center
 }
 
 // TimelineResult summarises the timeline benchmark: the replay of the
@@ -407,6 +422,10 @@ func (wp *WorkloadPrediction) model(w *WorkloadResults, opt ReportOptions) {
 		return
 	}
 	wp.Model = &ModelResult{WallNS: Summarize(m.NS, opt.Confidence)}
+	if len(m.MeanNS) > 0 {
+		s := Summarize(m.MeanNS, opt.Confidence)
+		wp.Model.MeanWallNS = &s
+	}
 	if len(m.Joules) > 0 {
 		s := Summarize(m.Joules, opt.Confidence)
 		wp.Model.J = &s
@@ -425,7 +444,7 @@ func (wp *WorkloadPrediction) model(w *WorkloadResults, opt ReportOptions) {
 	if iw := wp.Model.IdleW; iw != nil {
 		// The GPU idles between kernels for the wall time not covered by
 		// the trace's busy time.
-		gapS := max(0, wp.Model.WallNS.Center-float64(wp.BusyNS)) / 1e9
+		gapS := max(0, wp.Model.EnergyWallNS()-float64(wp.BusyNS)) / 1e9
 		idle := iw.Center * gapS
 		wp.IdleJ = &idle
 		traceIdle := iw.Center * float64(max(0, wp.TraceWallNS-wp.BusyNS)) / 1e9
@@ -433,10 +452,10 @@ func (wp *WorkloadPrediction) model(w *WorkloadResults, opt ReportOptions) {
 		tot.add(Interval{idle, iw.Lo * gapS, iw.Hi * gapS})
 	}
 	wp.PowerLimitW = w.PowerLimitW
-	if lim := w.PowerLimitW; lim > 0 && wp.Model.WallNS.Center > 0 {
+	if lim := w.PowerLimitW; lim > 0 && wp.Model.EnergyWallNS() > 0 {
 		// The power limiter holds the average power at or under the
 		// limit: an inference cannot spend more than limit x wall time.
-		capJ := lim * wp.Model.WallNS.Center / 1e9
+		capJ := lim * wp.Model.EnergyWallNS() / 1e9
 		if tot.Center > capJ {
 			wp.CapJ = &capJ
 			tot = Interval{capJ, min(tot.Lo, capJ), min(tot.Hi, capJ)}

@@ -334,6 +334,38 @@ func TestReportModelAndEnergy(t *testing.T) {
 	}
 }
 
+// A model run with its spread: ns/op is the median inference, which the
+// prediction is compared with, and mean-ns the mean wall time, which the
+// idle gaps' energy takes.
+func TestReportModelMedianAndMean(t *testing.T) {
+	set := prefillSet(t)
+	m := measuredRun(t, "bloom-560m_prefill")
+	const idleW = 70.0 // synthetic
+	median, mean := 0.96*m.WallS*1e9, m.WallS*1e9
+	o := synth{runs: 6, jitter: jitter6, modelNS: median, modelMeanNS: mean, modelJ: m.EnergyJ, idleW: idleW,
+		joules: func(s *signatures.Signature) float64 { return 300e-9 * float64(s.TracedNS.Median) }}
+	wp := report(t, set, o, ReportOptions{})
+	if wp.Model == nil || wp.Model.MeanWallNS == nil {
+		t.Fatalf("model %+v", wp.Model)
+	}
+	if !near(wp.Model.WallNS.Center, median, 1e-6) || !near(wp.Model.MeanWallNS.Center, mean, 1e-6) || !near(wp.Model.EnergyWallNS(), mean, 1e-6) {
+		t.Errorf("model wall %g, mean %g; want %g and %g", wp.Model.WallNS.Center, wp.Model.MeanWallNS.Center, median, mean)
+	}
+	if wp.ErrModel == nil || !near(*wp.ErrModel, wp.PredictedNS.Center/median-1, 1e-7) {
+		t.Errorf("error against the model %v, want against the median", wp.ErrModel)
+	}
+	if idle := idleW * (mean - float64(wp.BusyNS)) / 1e9; wp.IdleJ == nil || !near(*wp.IdleJ, idle, 1e-7) {
+		t.Errorf("idle energy %v, want %g (over the mean wall time)", wp.IdleJ, idle)
+	}
+	var text bytes.Buffer
+	if err := (&Prediction{Confidence: 0.95, Workloads: []*WorkloadPrediction{wp}}).WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "the median inference (mean ") {
+		t.Errorf("text does not say the model wall time is the median:\n%s", text.String())
+	}
+}
+
 // Runs split over several files, workloads with no set and sets with no
 // results, top lists, and the text and JSON outputs.
 func TestReportSeveralFilesAndWorkloads(t *testing.T) {

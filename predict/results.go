@@ -199,6 +199,9 @@ type Samples struct {
 	// GapNS its idle gap after each launch (gap-ns).
 	SkippedNS []float64
 	GapNS     []float64
+	// MeanNS is a model run's mean wall time per inference (mean-ns),
+	// where its ns/op is the median span (bench.ModelMetrics).
+	MeanNS []float64
 }
 
 // Runs is the number of runs with a time.
@@ -232,6 +235,8 @@ func (s *Samples) add(r *benchfmt.Result) bool {
 			s.SkippedNS = append(s.SkippedNS, v.OrigValue)
 		case v.OrigUnit == bench.UnitGapNS:
 			s.GapNS = append(s.GapNS, v.OrigValue)
+		case v.OrigUnit == bench.UnitMeanNS:
+			s.MeanNS = append(s.MeanNS, v.OrigValue)
 		}
 	}
 	return ok

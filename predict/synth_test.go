@@ -70,6 +70,9 @@ type synth struct {
 	// model prints a model benchmark: wall ns/op, J/op and idle-W (zero
 	// values are left out).
 	modelNS, modelJ, idleW float64
+	// modelMeanNS adds mean-ns to the model benchmark (its ns/op is then
+	// the median span).
+	modelMeanNS float64
 	// procs is the GOMAXPROCS suffix (0: none).
 	procs int
 }
@@ -129,6 +132,9 @@ func (o synth) output(set *signatures.Set) string {
 	if o.modelNS > 0 {
 		for r := 0; r < max(o.runs, 1); r++ {
 			fmt.Fprintf(&b, "Benchmark%s/%s=%s/model%s \t       1\t%.6f ns/op", bench.ModelName, bench.WorkloadKey, w, suffix, o.modelNS)
+			if o.modelMeanNS > 0 {
+				fmt.Fprintf(&b, "\t%g %s", o.modelMeanNS, bench.UnitMeanNS)
+			}
 			if o.modelJ > 0 {
 				fmt.Fprintf(&b, "\t%g J/op", o.modelJ)
 			}

@@ -75,7 +75,11 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 		fmt.Fprintf(tw, "model\tnot run\t%s\n", bench.OneLine(wp.NoModel, 200))
 	}
 	if m := wp.Model; m != nil {
-		fmt.Fprintf(tw, "model wall time\t%s\t%s%s\n", bench.FormatNS(m.WallNS.Center), nsBounds(m.WallNS.Interval, m.WallNS.Runs), errText(wp.ErrModel))
+		what := ""
+		if m.MeanWallNS != nil {
+			what = fmt.Sprintf(", the median inference (mean %s)", bench.FormatNS(m.MeanWallNS.Center))
+		}
+		fmt.Fprintf(tw, "model wall time\t%s\t%s%s%s\n", bench.FormatNS(m.WallNS.Center), nsBounds(m.WallNS.Interval, m.WallNS.Runs), what, errText(wp.ErrModel))
 	}
 	if pj := wp.PredictedJ; pj != nil {
 		fmt.Fprintf(tw, "predicted kernel energy\t%.4g J\t%s, %d signatures, %.1f%% of the traced time\n",

@@ -31,6 +31,13 @@ var warmupTime = WarmupTime
 // window when none is given (about 2 s).
 const DefaultTicks = 20
 
+// MinInferences is the fewest inferences a measured run times, whatever
+// its energy window: the median of their spans (the model benchmark's
+// ns/op) needs more than the 4 or 5 that a 20-tick window holds of a
+// decode of half a second (qwen05b-decode, H100: medians 549 and 505 ms
+// in two runs of 5 inferences, the capture's 509 ms).
+const MinInferences = 20
+
 // maxRunTime bounds a measured run.
 const maxRunTime = 5 * time.Minute
 
@@ -94,7 +101,8 @@ func warmup(r *runner.Runner, log io.Writer, prefix string) error {
 
 // measure warms the loaded workload up, then runs it back to back until
 // an energy window of ticks NVML counter ticks (default DefaultTicks)
-// closes, then measures the idle power (the runner's run request).
+// closes and MinInferences ran, then measures the idle power (the
+// runner's run request).
 func measure(r *runner.Runner, ticks int, log io.Writer, prefix string) (*runner.Result, error) {
 	if ticks == 0 {
 		ticks = DefaultTicks
@@ -102,7 +110,7 @@ func measure(r *runner.Runner, ticks int, log io.Writer, prefix string) (*runner
 	if err := warmup(r, log, prefix); err != nil {
 		return nil, err
 	}
-	res, err := r.Run(ticks, maxRunTime)
+	res, err := r.Run(ticks, MinInferences, maxRunTime)
 	if err != nil {
 		return nil, err
 	}

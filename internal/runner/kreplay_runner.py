@@ -38,7 +38,7 @@ request by request:
   {"cmd": "warmup", "n": 3, "min_s": 3}
       -> {"ok": true, "inferences": k, "s": ...}
          at least n inferences and min_s seconds (torch.compile compiles here).
-  {"cmd": "run", "min_ticks": 20, "max_s": 300}
+  {"cmd": "run", "min_ticks": 20, "max_s": 300, "min_inferences": 20}
       -> {"ok": true, "inferences": k, "inside": ..., "wall_s_per_inference": ...,
           "event_ms_per_inference": ..., "energy_j_per_inference": ...,
           "energy_j": ..., "window_s": ..., "ticks": ..., "idle_w": ...,
@@ -185,10 +185,11 @@ def _percentiles(xs, ps):
     return [xs[min(len(xs) - 1, max(0, math.ceil(p / 100.0 * len(xs)) - 1))] for p in ps]
 
 
-def _measure(min_ticks, max_s, fn):
+def _measure(min_ticks, max_s, fn, min_n=1):
     """Runs fn back to back with no host synchronization between
     inferences, so the CPU launches the next inference while the GPU runs
-    the last. A CUDA event after each inference places it on the GPU's
+    the last, until the energy counter changed min_ticks + 2 times and at
+    least min_n inferences ran (or max_s passed). A CUDA event after each inference places it on the GPU's
     timeline, mapped to host time through an event recorded on an idle
     GPU; the energy window spans the counter changes inside the
     inferences' span."""
@@ -212,7 +213,8 @@ def _measure(min_ticks, max_s, fn):
             ev = torch.cuda.Event(enable_timing=True)
             ev.record()
             evs.append(ev)
-            if sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2 or time.perf_counter() > t_end:
+            enough = len(evs) > min_n and sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2
+            if enough or time.perf_counter() > t_end:
                 break
         evs[-1].synchronize()
         host_s = time.perf_counter() - t_base
@@ -293,7 +295,8 @@ def _warmup(req):
 
 
 def _run(req):
-    r = _measure(int(req.get("min_ticks", 20)), float(req.get("max_s", 120)), _state["run"])
+    r = _measure(int(req.get("min_ticks", 20)), float(req.get("max_s", 120)), _state["run"],
+                 int(req.get("min_inferences", 1)))
     r["energy_j_per_inference"] = r["energy_j"] / r["inside"] if r["inside"] > 0 else None
     # Idle power over whole ticks, for the idle-gap energy term.
     time.sleep(0.5)

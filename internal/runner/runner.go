@@ -438,15 +438,16 @@ func (c *Clocks) String() string {
 }
 
 // Run runs inferences back to back until an energy window of at least
-// minTicks counter ticks fits inside them (at most maxWait).
-func (r *Runner) Run(minTicks int, maxWait time.Duration) (*Result, error) {
+// minTicks counter ticks fits inside them and at least minInferences ran
+// (at most maxWait).
+func (r *Runner) Run(minTicks, minInferences int, maxWait time.Duration) (*Result, error) {
 	var res Result
 	var c Clocks
 	reply := struct {
 		*Result
 		*Clocks
 	}{&res, &c}
-	err := r.call(map[string]any{"cmd": "run", "min_ticks": minTicks, "max_s": maxWait.Seconds()}, &reply)
+	err := r.call(map[string]any{"cmd": "run", "min_ticks": minTicks, "min_inferences": minInferences, "max_s": maxWait.Seconds()}, &reply)
 	if err == nil && c.Samples > 0 {
 		res.Clocks = &c
 	}

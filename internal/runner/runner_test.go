@@ -67,7 +67,7 @@ func TestHelperProtocol(t *testing.T) {
 	if n, err := r.Warmup(3, 50*time.Millisecond); err != nil || n < 3 {
 		t.Errorf("warm-up: %d, %v", n, err)
 	}
-	res, err := r.Run(5, 10*time.Second)
+	res, err := r.Run(5, 1, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +75,11 @@ func TestHelperProtocol(t *testing.T) {
 	if res.Ticks < 5 || res.WindowS < 0.08 || res.EnergyJPerInference <= 0 || res.IdleW < 90 || res.IdleW > 110 ||
 		res.WallSPerInference < 0.002 || res.Inferences < 10 || !spread(res.SpanMS) {
 		t.Errorf("run: %+v", res)
+	}
+	// min_inferences keeps a run going past its energy window: 2 ticks
+	// take about 60 ms, 150 inferences at least 300.
+	if res, err := r.Run(2, 150, 10*time.Second); err != nil || res.Inferences < 150 {
+		t.Errorf("run of at least 150 inferences: %d, %v", res.Inferences, err)
 	}
 	path := filepath.Join(t.TempDir(), "t.json.gz")
 	if err := r.Capture(path); err != nil {
@@ -293,7 +298,7 @@ func TestGPURunAndCapture(t *testing.T) {
 	if n, err := r.Warmup(3, 500*time.Millisecond); err != nil || n < 3 {
 		t.Fatalf("warm-up: %d inferences, %v", n, err)
 	}
-	res, err := r.Run(10, time.Minute)
+	res, err := r.Run(10, 1, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

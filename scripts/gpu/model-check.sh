@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Issue 13's wall-time check, all on one GPU machine: for each spec named
+# (scripts/gpu/specs/NAME.json), kreplay capture writes a bundle (its
+# measured run), kreplay predict replays it (with PREDICT=1), then kreplay
+# gen writes a package from the bundle, go test -c builds it and its
+# BenchmarkModel runs N times (default 3). The summary holds the capture's
+# median inference against BenchmarkModel's ns/op (the median inference of
+# each run; their median is what benchstat centres on).
+#
+# Run from the project root on the GPU machine, with go on PATH:
+#   KREPLAY=path/to/kreplay N=3 bash scripts/gpu/model-check.sh SPEC...
+# Writes under ${OUT:-out}/ (summary.txt, logs/, bundles/ without their
+# kernels directories). NOBIN=1 captures without kernel binaries;
+# PREDICT_FLAGS are passed to kreplay predict; DEADLINE=SECONDS (default 540)
+# starts no new step after that many seconds.
+set -uo pipefail
+OUT=${OUT:-out}
+N=${N:-3}
+DEADLINE=${DEADLINE:-540}
+mkdir -p "$OUT/logs" "$OUT/bundles"
+S="$OUT/summary.txt"
+t0=$(date +%s)
+say() { echo "$*" | tee -a "$S"; }
+late() { [ $(( $(date +%s) - t0 )) -ge "$DEADLINE" ]; }
+K=${KREPLAY:-}
+if [ -z "$K" ]; then
+  go build -o /tmp/kreplay ./cmd/kreplay || exit 1
+  K=/tmp/kreplay
+fi
+K=$(realpath "$K")
+export KREPLAY_REQUIRE_GPU=1
+nobin=(); [ "${NOBIN:-0}" = 1 ] && nobin=(-no-binaries)
+
+for s in "$@"; do
+  if late; then say "== $s: not started (deadline)"; continue; fi
+  log="$OUT/logs/$s" b="$OUT/bundles/$s"
+  t=$(date +%s)
+  timeout "${CAPTURE_TIMEOUT:-300}" "$K" capture "scripts/gpu/specs/$s.json" -o "$b" -force "${nobin[@]}" >"$log.capture.out" 2>"$log.capture.err"
+  rc=$?
+  say "== $s: capture exit $rc in $(( $(date +%s) - t )) s"
+  grep -E 'per inference|spans on|measured run at' "$log.capture.err" | tee -a "$S"
+  [ $rc -eq 0 ] || continue
+  if [ "${PREDICT:-0}" = 1 ] && ! late; then
+    t=$(date +%s)
+    # shellcheck disable=SC2086
+    timeout "${PREDICT_TIMEOUT:-600}" "$K" predict ${PREDICT_FLAGS:-} -o "$log.bench" "$b" >"$log.predict.txt" 2>"$log.predict.err"
+    say "predict exit $? in $(( $(date +%s) - t )) s"
+    grep -E '^(predicted|trace GPU busy|model|total energy|prediction)' "$log.predict.txt" | tee -a "$S"
+  fi
+  rm -rf "$b/kernels"
+  if late; then continue; fi
+  p=zz_$(echo "$s" | tr -- '-.' '__')
+  rm -rf "bench/$p"
+  if ! "$K" gen -o "bench/$p" -pkg "$p" "$b" >"$log.gen.txt" 2>&1 || ! go test -c -o "$OUT/$p.test" "./bench/$p" >"$log.build.txt" 2>&1; then
+    say "gen or build failed: $(tail -2 "$log.gen.txt" "$log.build.txt" | tr '\n' ' ')"
+    continue
+  fi
+  t=$(date +%s)
+  (cd "bench/$p" && "$OUT/$p.test" -test.run '^$' -test.bench Model -test.benchtime 1x -test.count "$N") >"$log.model.txt" 2>&1
+  say "BenchmarkModel x$N exit $? in $(( $(date +%s) - t )) s"
+  rm -rf "bench/$p" "$OUT/$p.test"
+  python3 - "$b/measured.json" "$log.model.txt" <<'PY' | tee -a "$S"
+import json, statistics, sys
+m = json.load(open(sys.argv[1]))
+run = next(iter(next(iter(m.values()))["runs"].values()))
+cap, mean = run.get("span_ms_per_iter", [0, 0, 0])[1], run["wall_s_per_iter"] * 1e3
+ns = []
+for line in open(sys.argv[2]):
+    if line.startswith("BenchmarkModel"):
+        f = line.split()
+        ns.append(float(f[f.index("ns/op") - 1]) / 1e6)
+if ns and cap:
+    med = statistics.median(ns)
+    print(f"wall: capture median {cap:.4g} ms (mean {mean:.4g}); BenchmarkModel ns/op {', '.join(f'{x:.4g}' for x in ns)} ms, "
+          f"median {med:.4g}: {100 * (med / cap - 1):+.1f}% (runs {', '.join(f'{100 * (x / cap - 1):+.1f}%' for x in ns)})")
+else:
+    print(f"wall: no comparison (capture median {cap}, {len(ns)} BenchmarkModel lines)")
+PY
+done
