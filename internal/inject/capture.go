@@ -51,7 +51,8 @@ type Launch struct {
 	// Loaded is the hash of the image the launched function came from,
 	// where the recorder saw it loaded (its handle, cuFuncGetModule, mapped
 	// to the image loaded by the call that returned the handle): then
-	// Module is Loaded and there are no alternatives.
+	// Module is Loaded and there are no alternatives, unless the image's
+	// registers for the function differ from the launch's.
 	Loaded string    `json:"module_hash,omitempty"`
 	Grid   [3]uint32 `json:"grid"`
 	Block  [3]uint32 `json:"block"`

@@ -315,3 +315,59 @@ func FuzzReadEvents(f *testing.F) {
 		}
 	})
 }
+
+// A launch whose recorded image (module_hash) defines its function with
+// other registers than the launch's is matched as one without: the image
+// whose registers match comes first, the recorded one after it. Real
+// Triton cubins: two autotuning configurations of one kernel, 10 and 8
+// registers.
+func TestResolveLoadedRegisters(t *testing.T) {
+	const name = "triton_poi_fused__to_copy_add_arange_unsqueeze_2"
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "modules"), 0o755)
+	ten, eight := "5170c6bc6be513ac", "f99d54e889a331f2"
+	for _, h := range []string{ten, eight} {
+		image, err := ReadModule(os.DirFS("testdata"), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "modules", h+".cubin"), image, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	launch := func(key string, seq, regs int, loaded string) line {
+		l := launchLine(key, seq, name)
+		l["regs"], l["module_hash"] = regs, loaded
+		return l
+	}
+	writeEvents(t, dir,
+		line{"t": "M", "seq": 1, "id": 1, "hash": ten, "size": 1},
+		line{"t": "M", "seq": 2, "id": 2, "hash": eight, "size": 1},
+		line{"t": "A", "seq": 3, "on": 1},
+		launch("aaaa", 4, 10, eight), // recorded with the 8-register image
+		line{"t": "L", "seq": 4, "key": "aaaa", "stream": 7},
+		launch("bbbb", 5, 8, eight),
+		line{"t": "L", "seq": 5, "key": "bbbb", "stream": 7},
+	)
+	c, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, err := c.ResolveModules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]*Launch{}
+	for _, l := range c.Launches {
+		byKey[l.Key] = l
+	}
+	if a := byKey["aaaa"]; a == nil || a.Module != ten || !reflect.DeepEqual(a.Alternatives, []string{eight}) {
+		t.Errorf("launch of 10 registers recorded with the 8-register image: %+v", a)
+	}
+	if b := byKey["bbbb"]; b == nil || b.Module != eight || b.Alternatives != nil {
+		t.Errorf("launch of 8 registers: %+v", b)
+	}
+	if j := strings.Join(notes, "\n"); !strings.Contains(j, "has 8 registers, the launch 10") || !strings.Contains(j, "1 of 2 unique launches name the very image") {
+		t.Errorf("notes:\n%s", j)
+	}
+}

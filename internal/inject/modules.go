@@ -168,7 +168,8 @@ func nvInfo(sec *elf.Section, fn func(attr byte, body []byte)) {
 }
 
 // ResolveModules finds the module image of each launch's function. A
-// launch that names the image it came from (Loaded) takes it. Otherwise
+// launch that names the image it came from (Loaded) takes it, unless that
+// image's registers for the function differ from the launch's. Otherwise
 // it is sought among the modules loaded before the launch whose image
 // defines it. Where
 // several differing images define it (Triton compiles one image per
@@ -252,25 +253,37 @@ func (c *Capture) ResolveModules() ([]string, error) {
 			}
 		}
 		l.Module, l.Alternatives = "", nil
-		if l.Loaded != "" && slices.Contains(cands, l.Loaded) {
-			l.Module = l.Loaded // the very image, by its handle
-			exact++
-			continue
-		}
-		if l.Loaded != "" {
-			note(fmt.Sprintf("the image %s recorded for %s does not define it", l.Loaded, l.Name))
-		}
-		if len(cands) == 0 {
-			note(fmt.Sprintf("no loaded module defines %s", l.Name))
-			continue
-		}
-		matches := func(h string) bool {
+		resOf := func(h string) Resources {
 			r, ok := resources[[2]string{h, l.Name}]
 			if !ok {
 				r = FunctionResources(images[h], l.Name)
 				resources[[2]string{h, l.Name}] = r
 			}
+			return r
+		}
+		matches := func(h string) bool {
+			r := resOf(h)
 			return r.Ok && l.Regs > 0 && r.Regs == l.Regs && r.Admits(l.Block)
+		}
+		if l.Loaded != "" && slices.Contains(cands, l.Loaded) {
+			// The very image, by its handle, unless its registers say
+			// otherwise: Inductor's autotuner loads one image per
+			// configuration, all with the kernel's name, and a compiled
+			// Llama prefill's norm reduction was mapped to one of 40
+			// registers where the launch had 32. Then the others are
+			// sought as for a launch without one.
+			if r := resOf(l.Loaded); !r.Ok || l.Regs == 0 || r.Regs == l.Regs {
+				l.Module = l.Loaded
+				exact++
+				continue
+			}
+			note(fmt.Sprintf("the image %s recorded for %s has %d registers, the launch %d", l.Loaded, l.Name, resOf(l.Loaded).Regs, l.Regs))
+		} else if l.Loaded != "" {
+			note(fmt.Sprintf("the image %s recorded for %s does not define it", l.Loaded, l.Name))
+		}
+		if len(cands) == 0 {
+			note(fmt.Sprintf("no loaded module defines %s", l.Name))
+			continue
 		}
 		slices.SortStableFunc(cands, func(a, b string) int {
 			ma, mb := matches(a), matches(b)
