@@ -47,6 +47,8 @@ type Kernel struct {
 	zeroed    int // groups filled with zeros for want of a snapshot
 	restores  []*restore
 	producers []*Kernel // run by Prime, in order
+	// dropped says which producers could not be made launchable, and why.
+	dropped []string
 }
 
 // Options are what New needs besides the launch.
@@ -58,6 +60,11 @@ type Options struct {
 	// mode (Prime), in order; the kernel then has one buffer set, which
 	// they write into and read.
 	Producers []*inject.Producer
+	// EnergySets keeps Options.Sets buffer sets even with Producers: the
+	// producers and the timed launches use set 0, and the energy windows
+	// rotate through them all (Kernel.Sets), as a GEMM that reads its
+	// weights once per inference streams them from device memory.
+	EnergySets bool
 }
 
 // New loads l's function from the module images in fsys (a bundle's
@@ -84,7 +91,7 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 			l.Name, max(1, o.Sets), k.fp, o.FreeBytes)
 	}
 	sets := max(1, o.Sets)
-	if len(o.Producers) > 0 {
+	if len(o.Producers) > 0 && !o.EnergySets {
 		sets = 1
 	}
 	if err := k.allocate(fsys, sets, s); err != nil {
@@ -104,13 +111,21 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	for _, p := range o.Producers {
 		pk, err := k.newProducer(p, fsys, s)
 		if err != nil {
-			k.Close()
-			return nil, err
+			// The kernel still replays, primed by the others: a producer
+			// whose binary is missing costs its context, not the
+			// signature (a compiled Llama prefill's cuDNN attention, 7.9%
+			// of its time, was lost to its norm reduction's wrong image).
+			k.dropped = append(k.dropped, err.Error())
+			continue
 		}
 		k.producers = append(k.producers, pk)
 	}
 	return k, nil
 }
+
+// Dropped says, one line each, which producers were left out of the
+// priming because they could not be made launchable; nil when none was.
+func (k *Kernel) Dropped() []string { return k.dropped }
 
 // configure sets the function's attributes and the launch configuration.
 func (k *Kernel) configure() error {

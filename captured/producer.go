@@ -64,6 +64,9 @@ func (k *Kernel) addrAt(i int, d int64) (cuda.DevicePtr, bool) {
 	return 0, false
 }
 
+// Producers is how many producers prime k.
+func (k *Kernel) Producers() int { return len(k.producers) }
+
 // Prime implements launch.Primer: the producers' launches, in the order
 // recorded, when k has them (k then has one buffer set); nothing
 // otherwise, so that each sample still starts from a flushed L2.

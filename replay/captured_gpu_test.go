@@ -95,6 +95,40 @@ func TestGPUCapturedReplay(t *testing.T) {
 		t.Log(line)
 	}
 	t.Logf("traced kernel time replayed by the same kernel: %.1f%%", 100*same/traced)
+	droppedProducer(t, d, set)
+}
+
+// droppedProducer checks that a context launch that cannot be made
+// launchable (here: no module) costs the signature its context, not its
+// replay: it prepares, primed by the others, and says so.
+func droppedProducer(t *testing.T, d *Device, set *signatures.Set) {
+	t.Helper()
+	for _, sig := range set.Signatures {
+		b := sig.Binary
+		if b == nil || len(b.Context) == 0 || ComputeBound(sig) {
+			continue
+		}
+		broken := *b.Context[0].Launch
+		broken.Module, broken.Alternatives = "", nil
+		first := *b.Context[0]
+		first.Launch = &broken
+		b2 := *b
+		b2.Context = append([]*inject.Producer{&first}, b.Context[1:]...)
+		s2 := *sig
+		s2.Binary = &b2
+		p, err := d.PrepareFor(&s2, Context)
+		if err != nil {
+			t.Errorf("%s with a context launch that has no module: %v", sig.Label, err)
+			return
+		}
+		defer p.Close()
+		want := fmt.Sprintf("primed without 1 of its %d producers", len(b.Context))
+		if !strings.Contains(p.Note, want) {
+			t.Errorf("%s with a context launch that has no module: note %q, want %q", sig.Label, p.Note, want)
+		}
+		return
+	}
+	t.Error("no signature with a context to check a dropped producer on")
 }
 
 func python(t *testing.T, env []string, args ...string) {

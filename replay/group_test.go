@@ -18,7 +18,7 @@ import (
 func TestDevicePrepareCollectivePointsToGroup(t *testing.T) {
 	sig := &signatures.Signature{ID: "c", Class: signatures.ClassCollective, Tier: signatures.TierLibrary,
 		Collective: &signatures.Collective{Op: "allreduce", Nelems: 8, DType: "f16", Ranks: 2}}
-	_, _, err := (&Device{}).build(sig, launch.Options{}, nil)
+	_, _, err := (&Device{}).build(sig, launch.Options{}, nil, false)
 	if !errors.Is(err, ErrNotImplemented) {
 		t.Fatalf("err = %v, want ErrNotImplemented", err)
 	}

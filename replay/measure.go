@@ -265,6 +265,8 @@ type Result struct {
 	// Fallback says why a signature planned for a vendor library (cuDNN
 	// SDPA) replayed with kreplay's own kernel instead; "" when it did not.
 	Fallback string `json:"fallback,omitempty"`
+	// Note says what else the replay left out (Prepared.Note).
+	Note string `json:"note,omitempty"`
 	// Fidelity says how close the replay is to the trace: the same
 	// kernel, another one, kreplay's own, a stand-in (Fidelities).
 	Fidelity string `json:"fidelity,omitempty"`
@@ -374,7 +376,7 @@ func (r *Result) TFLOPs() float64 {
 // the method) and returns per-invocation statistics.
 func (d *Device) Measure(p *Prepared, o Options) (*Result, error) {
 	o.defaults()
-	r := &Result{ID: p.Sig.ID, Label: p.Sig.Label, Path: p.Path, Approximate: p.Approximate, Fallback: p.Fallback, Cache: p.Cache.String(), Confidence: o.Confidence}
+	r := &Result{ID: p.Sig.ID, Label: p.Sig.Label, Path: p.Path, Approximate: p.Approximate, Fallback: p.Fallback, Note: p.Note, Cache: p.Cache.String(), Confidence: o.Confidence}
 	err := d.Do(func() error { return d.measure(p, o, r) })
 	if err != nil {
 		return nil, sigErr(p.Sig, "measure", err)
@@ -559,6 +561,8 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		}
 		if !c.Producer() {
 			r.Cache = Cold.String()
+		} else {
+			t.sets = 1 // its producers write set 0; more sets serve the energy windows
 		}
 	}
 	// Cold and primed samples are single launches after an L2 flush; a
@@ -591,6 +595,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	}
 	if o.Energy {
 		t.prime = nil // the primers' energy is not the op's
+		if p.Cache != Warm {
+			t.sets, t.next = k.Sets(), 0
+		}
 		e, err := d.measureEnergy(t, r, o)
 		if err != nil {
 			r.EnergyErr = err.Error()

@@ -208,6 +208,9 @@ func (e *Entry) line() string {
 	if e.Result.Fallback != "" {
 		s += " (kreplay's kernel; " + e.Result.Fallback + ")"
 	}
+	if e.Result.Note != "" {
+		s += " (" + e.Result.Note + ")"
+	}
 	if n := e.Result.ThrottleNote(); n != "" {
 		s += " " + n
 	} else if e.Result.Throttled {
