@@ -2,7 +2,8 @@
 # traces have it at 0.70-0.77 us where the GPU was idle before it (decodes,
 # BLOOM-560M prefill) and at 0.97-1.11 us (range 0.70-1.47) right behind
 # Llama-7B prefill's large elementwise kernels. Here a memset
-# (cuMemsetD8Async, 4 bytes, as kreplay's tier 1) follows a kernel that
+# (cuMemsetD8Async, 4 bytes, as kreplay's tier 1) runs back to back, on a stream
+# or in a CUDA graph as kreplay's batches run it, or follows a kernel that
 # writes MB megabytes (fill_) or reads them (sum), either queued right
 # behind it on the GPU, or after the host waited for it (the GPU idle, the
 # kernel's dirty lines still in the L2). CUPTI times the memsets
@@ -62,7 +63,34 @@ def idle(pre):
     return fn
 
 
-cases = {"back to back (kreplay's batches)": lambda n: (torch.cuda._sleep(2000000), [d8() for _ in range(n)]),
+def graphed(n):
+    """n memsets captured in a CUDA graph, as kreplay's batches run them."""
+    gr = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        global stream
+        keep, stream = stream, ctypes.c_void_p(s.cuda_stream)
+        with torch.cuda.graph(gr, stream=s):
+            for _ in range(n):
+                d8()
+        stream = keep
+    return gr
+
+
+_graphs = {}
+
+
+def in_graph(n):
+    if n not in _graphs:
+        _graphs[n] = graphed(n)
+    _graphs[n].replay()
+
+
+_graphs[5], _graphs[40] = graphed(5), graphed(40)  # captured before the profiler runs
+
+
+cases = {"back to back (stream)": lambda n: (torch.cuda._sleep(2000000), [d8() for _ in range(n)]),
+         "back to back in a CUDA graph (kreplay's batches)": in_graph,
          "each alone, GPU idle": idle(lambda: None)}
 small = torch.zeros(16, device="cuda")
 cases["queued behind an add of 64 B"] = queued(lambda: small.add_(1.0))

@@ -10,9 +10,12 @@
 # Run from the project root on the GPU machine, with go on PATH:
 #   KREPLAY=path/to/kreplay N=3 bash scripts/gpu/model-check.sh SPEC...
 # Writes under ${OUT:-out}/ (summary.txt, logs/, bundles/ without their
-# kernels directories). NOBIN=1 captures without kernel binaries;
+# kernels directories). NOBIN=1 captures without kernel binaries; NOMODEL=1
+# leaves out gen and BenchmarkModel;
 # PREDICT_FLAGS are passed to kreplay predict; DEADLINE=SECONDS (default 540)
-# starts no new step after that many seconds.
+# starts no new step after that many seconds; CAPTURE_TIMEOUT,
+# PREDICT_TIMEOUT and MODEL_TIMEOUT bound those steps (seconds; 300, 600,
+# 600).
 set -uo pipefail
 OUT=${OUT:-out}
 N=${N:-3}
@@ -48,7 +51,7 @@ for s in "$@"; do
     grep -E '^(predicted|trace GPU busy|model|total energy|prediction)' "$log.predict.txt" | tee -a "$S"
   fi
   rm -rf "$b/kernels"
-  if late; then continue; fi
+  if late || [ "${NOMODEL:-0}" = 1 ]; then continue; fi
   p=zz_$(echo "$s" | tr -- '-.' '__')
   rm -rf "bench/$p"
   if ! "$K" gen -o "bench/$p" -pkg "$p" "$b" >"$log.gen.txt" 2>&1 || ! go test -c -o "$OUT/$p.test" "./bench/$p" >"$log.build.txt" 2>&1; then
@@ -56,7 +59,7 @@ for s in "$@"; do
     continue
   fi
   t=$(date +%s)
-  (cd "bench/$p" && "$OUT/$p.test" -test.run '^$' -test.bench Model -test.benchtime 1x -test.count "$N") >"$log.model.txt" 2>&1
+  (cd "bench/$p" && timeout "${MODEL_TIMEOUT:-600}" "$OUT/$p.test" -test.run '^$' -test.bench Model -test.benchtime 1x -test.count "$N") >"$log.model.txt" 2>&1
   say "BenchmarkModel x$N exit $? in $(( $(date +%s) - t )) s"
   rm -rf "bench/$p" "$OUT/$p.test"
   python3 - "$b/measured.json" "$log.model.txt" <<'PY' | tee -a "$S"
