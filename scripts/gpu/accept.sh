@@ -24,14 +24,8 @@ DEADLINE=${DEADLINE:-540}
 BUDGET=${BUDGET:-300ms}
 mkdir -p "$OUT/logs"
 S="$OUT/summary.txt"
-t0=$(date +%s)
-say() { echo "$*" | tee -a "$S"; }
-late() { [ $(( $(date +%s) - t0 )) -ge "$DEADLINE" ]; }
-K=${KREPLAY:-}
-if [ -z "$K" ]; then
-  go build -o /tmp/kreplay ./cmd/kreplay || exit 1
-  K=/tmp/kreplay
-fi
+# shellcheck source=scripts/gpu/common.sh
+source "$(dirname "$0")/common.sh"
 B=${BUNDLES:-$OUT/bundles}
 mkdir -p "$B"
 export KREPLAY_REQUIRE_GPU=1

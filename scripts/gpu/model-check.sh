@@ -22,14 +22,8 @@ N=${N:-3}
 DEADLINE=${DEADLINE:-540}
 mkdir -p "$OUT/logs" "$OUT/bundles"
 S="$OUT/summary.txt"
-t0=$(date +%s)
-say() { echo "$*" | tee -a "$S"; }
-late() { [ $(( $(date +%s) - t0 )) -ge "$DEADLINE" ]; }
-K=${KREPLAY:-}
-if [ -z "$K" ]; then
-  go build -o /tmp/kreplay ./cmd/kreplay || exit 1
-  K=/tmp/kreplay
-fi
+# shellcheck source=scripts/gpu/common.sh
+source "$(dirname "$0")/common.sh"
 K=$(realpath "$K")
 export KREPLAY_REQUIRE_GPU=1
 nobin=(); [ "${NOBIN:-0}" = 1 ] && nobin=(-no-binaries)
