@@ -183,10 +183,10 @@ func nvInfo(sec *elf.Section, fn func(attr byte, body []byte)) {
 // note per function no module defines, or whose choice was among
 // differing images, with the number of launches it concerns.
 func (c *Capture) ResolveModules() ([]string, error) {
-	defines := map[string]map[string]bool{} // hash -> function names
-	images := map[string][]byte{}
+	r := &resolver{c: c, defines: map[string]map[string]bool{}, images: map[string][]byte{},
+		definers: map[string][]int{}, resources: map[[2]string]Resources{}, count: map[string]int{}}
 	for _, m := range c.Modules {
-		if _, ok := defines[m.Hash]; ok {
+		if _, ok := r.defines[m.Hash]; ok {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(c.Dir, "modules", m.Hash+".cubin"))
@@ -195,122 +195,146 @@ func (c *Capture) ResolveModules() ([]string, error) {
 		}
 		names, err := Functions(data)
 		if err != nil {
-			names = map[string]bool{} // not an ELF image: see holds below
+			names = map[string]bool{} // not an ELF image: see definedBy
 		}
-		defines[m.Hash], images[m.Hash] = names, data
+		r.defines[m.Hash], r.images[m.Hash] = names, data
 	}
-	// definers lists, per function name, the modules (in load order)
-	// whose symbols define it, or else, as a fallback for images whose
-	// symbols do not list it (cuBLAS's nvjet kernels), whose bytes hold
-	// the name NUL-terminated; the replay checks the parameters and
-	// registers. Computed once per name: a compiled decode has thousands
-	// of launches and hundreds of modules.
-	definers := map[string][]int{}
-	definedBy := func(name string) []int {
-		if d, ok := definers[name]; ok {
-			return d
+	exact := 0
+	for _, l := range sortedLaunches(c.Launches) {
+		if r.resolve(l) {
+			exact++
 		}
-		var d []int
-		for i, m := range c.Modules {
-			if defines[m.Hash][name] {
+	}
+	notes := []string{fmt.Sprintf("%d of %d unique launches name the very image they came from (the rest are matched by name, registers and threads)", exact, len(c.Launches))}
+	for _, n := range r.order {
+		notes = append(notes, fmt.Sprintf("%d launches: %s", r.count[n], n))
+	}
+	return notes, nil
+}
+
+// resolver holds what ResolveModules learns once per image and name.
+type resolver struct {
+	c         *Capture
+	defines   map[string]map[string]bool // hash -> function names
+	images    map[string][]byte
+	definers  map[string][]int // name -> indexes into c.Modules, computed once
+	resources map[[2]string]Resources
+	order     []string // notes, first seen first
+	count     map[string]int
+}
+
+func (r *resolver) note(n string) {
+	if r.count[n] == 0 {
+		r.order = append(r.order, n)
+	}
+	r.count[n]++
+}
+
+// definedBy lists the modules (in load order) whose symbols define name,
+// or else, as a fallback for images whose symbols do not list it
+// (cuBLAS's nvjet kernels), whose bytes hold the name NUL-terminated; the
+// replay checks the parameters and registers. Computed once per name: a
+// compiled decode has thousands of launches and hundreds of modules.
+func (r *resolver) definedBy(name string) []int {
+	if d, ok := r.definers[name]; ok {
+		return d
+	}
+	var d []int
+	for i, m := range r.c.Modules {
+		if r.defines[m.Hash][name] {
+			d = append(d, i)
+		}
+	}
+	if d == nil {
+		needle := append([]byte(name), 0)
+		for i, m := range r.c.Modules {
+			if bytes.Contains(r.images[m.Hash], needle) {
 				d = append(d, i)
 			}
 		}
-		if d == nil {
-			needle := append([]byte(name), 0)
-			for i, m := range c.Modules {
-				if bytes.Contains(images[m.Hash], needle) {
-					d = append(d, i)
-				}
-			}
-		}
-		definers[name] = d
-		return d
 	}
-	resources := map[[2]string]Resources{}
-	exact, total := 0, len(c.Launches)
-	var order []string
-	count := map[string]int{}
-	note := func(n string) {
-		if count[n] == 0 {
-			order = append(order, n)
-		}
-		count[n]++
+	r.definers[name] = d
+	return d
+}
+
+// res is image h's resources for function name.
+func (r *resolver) res(h, name string) Resources {
+	k := [2]string{h, name}
+	x, ok := r.resources[k]
+	if !ok {
+		x = FunctionResources(r.images[h], name)
+		r.resources[k] = x
 	}
-	for _, l := range sortedLaunches(c.Launches) {
-		// Candidates: those loaded before the launch, the last first, then
-		// those loaded after it (a module whose load event came late).
-		var cands []string
-		d := definedBy(l.Name)
-		for j := len(d) - 1; j >= 0; j-- {
-			if m := c.Modules[d[j]]; m.Seq < l.Seq && !slices.Contains(cands, m.Hash) {
-				cands = append(cands, m.Hash)
-			}
-		}
-		for _, j := range d {
-			if m := c.Modules[j]; m.Seq >= l.Seq && !slices.Contains(cands, m.Hash) {
-				cands = append(cands, m.Hash)
-			}
-		}
-		l.Module, l.Alternatives = "", nil
-		resOf := func(h string) Resources {
-			r, ok := resources[[2]string{h, l.Name}]
-			if !ok {
-				r = FunctionResources(images[h], l.Name)
-				resources[[2]string{h, l.Name}] = r
-			}
-			return r
-		}
-		matches := func(h string) bool {
-			r := resOf(h)
-			return r.Ok && l.Regs > 0 && r.Regs == l.Regs && r.Admits(l.Block)
-		}
-		if l.Loaded != "" && slices.Contains(cands, l.Loaded) {
-			// The very image, by its handle, unless its registers say
-			// otherwise: Inductor's autotuner loads one image per
-			// configuration, all with the kernel's name, and a compiled
-			// Llama prefill's norm reduction was mapped to one of 40
-			// registers where the launch had 32. Then the others are
-			// sought as for a launch without one.
-			if r := resOf(l.Loaded); !r.Ok || l.Regs == 0 || r.Regs == l.Regs {
-				l.Module = l.Loaded
-				exact++
-				continue
-			}
-			note(fmt.Sprintf("the image %s recorded for %s has %d registers, the launch %d", l.Loaded, l.Name, resOf(l.Loaded).Regs, l.Regs))
-		} else if l.Loaded != "" {
-			note(fmt.Sprintf("the image %s recorded for %s does not define it", l.Loaded, l.Name))
-		}
-		if len(cands) == 0 {
-			note(fmt.Sprintf("no loaded module defines %s", l.Name))
-			continue
-		}
-		slices.SortStableFunc(cands, func(a, b string) int {
-			ma, mb := matches(a), matches(b)
-			switch {
-			case ma && !mb:
-				return -1
-			case mb && !ma:
-				return 1
-			}
-			return 0
-		})
-		l.Module, l.Alternatives = cands[0], cands[1:]
-		if len(cands) > 1 {
-			how := "the last loaded"
-			if matches(cands[0]) {
-				how = "its registers match the launch's"
-			}
-			note(fmt.Sprintf("%d differing modules define %s; %s is taken (%s), the replay tries the others if it is not the launched one",
-				len(cands), l.Name, cands[0], how))
-		}
-		if len(l.Alternatives) == 0 {
-			l.Alternatives = nil
+	return x
+}
+
+// matches tells whether image h's function has l's registers and admits
+// its block.
+func (r *resolver) matches(h string, l *Launch) bool {
+	x := r.res(h, l.Name)
+	return x.Ok && l.Regs > 0 && x.Regs == l.Regs && x.Admits(l.Block)
+}
+
+// candidates are the images that define l's function: those loaded
+// before the launch, the last first, then those loaded after it (a module
+// whose load event came late).
+func (r *resolver) candidates(l *Launch) []string {
+	var cands []string
+	d := r.definedBy(l.Name)
+	for j := len(d) - 1; j >= 0; j-- {
+		if m := r.c.Modules[d[j]]; m.Seq < l.Seq && !slices.Contains(cands, m.Hash) {
+			cands = append(cands, m.Hash)
 		}
 	}
-	notes := []string{fmt.Sprintf("%d of %d unique launches name the very image they came from (the rest are matched by name, registers and threads)", exact, total)}
-	for _, n := range order {
-		notes = append(notes, fmt.Sprintf("%d launches: %s", count[n], n))
+	for _, j := range d {
+		if m := r.c.Modules[j]; m.Seq >= l.Seq && !slices.Contains(cands, m.Hash) {
+			cands = append(cands, m.Hash)
+		}
 	}
-	return notes, nil
+	return cands
+}
+
+// resolve sets l's Module and Alternatives and reports whether l took the
+// very image it came from.
+func (r *resolver) resolve(l *Launch) bool {
+	cands := r.candidates(l)
+	l.Module, l.Alternatives = "", nil
+	if l.Loaded != "" && slices.Contains(cands, l.Loaded) {
+		// The very image, by its handle, unless its registers say
+		// otherwise: Inductor's autotuner loads one image per
+		// configuration, all with the kernel's name. Then the others are
+		// sought as for a launch without one.
+		if x := r.res(l.Loaded, l.Name); !x.Ok || l.Regs == 0 || x.Regs == l.Regs {
+			l.Module = l.Loaded
+			return true
+		}
+		r.note(fmt.Sprintf("the image %s recorded for %s has %d registers, the launch %d", l.Loaded, l.Name, r.res(l.Loaded, l.Name).Regs, l.Regs))
+	} else if l.Loaded != "" {
+		r.note(fmt.Sprintf("the image %s recorded for %s does not define it", l.Loaded, l.Name))
+	}
+	if len(cands) == 0 {
+		r.note(fmt.Sprintf("no loaded module defines %s", l.Name))
+		return false
+	}
+	slices.SortStableFunc(cands, func(a, b string) int {
+		ma, mb := r.matches(a, l), r.matches(b, l)
+		switch {
+		case ma && !mb:
+			return -1
+		case mb && !ma:
+			return 1
+		}
+		return 0
+	})
+	l.Module = cands[0]
+	if len(cands) > 1 {
+		l.Alternatives = cands[1:]
+		how := "the last loaded"
+		if r.matches(cands[0], l) {
+			how = "its registers match the launch's"
+		}
+		r.note(fmt.Sprintf("%d differing modules define %s; %s is taken (%s), the replay tries the others if it is not the launched one",
+			len(cands), l.Name, cands[0], how))
+	}
+	return false
 }
