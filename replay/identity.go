@@ -95,7 +95,13 @@ type kernelTimes struct {
 	ran    []Ran
 	calls  int
 	values []float64
+	// single holds each invocation's own time (its activities' summed
+	// durations), up to maxSingle of them.
+	single []float64
 }
+
+// maxSingle bounds kernelTimes.single.
+const maxSingle = 1 << 20
 
 // add takes the records of the next samples samples.
 func (k *kernelTimes) add(recs []Ran, samples int) error {
@@ -116,15 +122,35 @@ func (k *kernelTimes) add(recs []Ran, samples int) error {
 	}
 	n := k.batch * k.per
 	for i := 0; i < samples; i++ {
-		var sum uint64
+		var sum, one uint64
 		for j, x := range recs[i*n : (i+1)*n] {
 			sum += x.DurNS
+			one += x.DurNS
 			k.ran[j%k.per].DurNS += x.DurNS
+			if j%k.per == k.per-1 {
+				if len(k.single) < maxSingle {
+					k.single = append(k.single, float64(one))
+				}
+				one = 0
+			}
 		}
 		k.values = append(k.values, float64(sum)/float64(k.batch))
 	}
 	k.calls += calls
 	return nil
+}
+
+// singleMedian is the median of the invocations' own times; 0 for none.
+func (k *kernelTimes) singleMedian() float64 {
+	if len(k.single) == 0 {
+		return 0
+	}
+	v := slices.Clone(k.single)
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
 }
 
 // activities returns the activities of one invocation, each with its mean

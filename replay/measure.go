@@ -325,6 +325,11 @@ type Result struct {
 	KernelLoNS     float64 `json:"kernel_lo_ns,omitempty"`
 	KernelHiNS     float64 `json:"kernel_hi_ns,omitempty"`
 	KernelErr      string  `json:"kernel_error,omitempty"`
+	// SingleMedianNS is the median of single invocations' CUPTI time over
+	// all timed batches. KernelMedianNS is a median of batch means: well
+	// above this, a few invocations ran long (a 4-byte memset: a trace
+	// holds its median, as a profiler records each one).
+	SingleMedianNS float64 `json:"single_median_ns,omitempty"`
 	// Ran lists the GPU activities one invocation ran, from CUPTI.
 	Ran []Ran `json:"ran,omitempty"`
 
@@ -678,6 +683,7 @@ func (d *Device) sampleTimed(t *timer, rec *recorder, batch int, cold bool, o Op
 	setReported(r, s.values, kernel, throttled, o.MinSamples, o.Confidence, o.TargetRelCI)
 	if kernel != nil {
 		r.Ran = rp.kt.activities()
+		r.SingleMedianNS = rp.kt.singleMedian()
 	}
 	return nil
 }
@@ -764,6 +770,9 @@ func (r *Result) String() string {
 	if r.KernelMedianNS > 0 {
 		fmt.Fprintf(&b, " kernel, events %.2fµs", r.MedianNS/1e3)
 	}
+	if n := r.singleNote(); n != "" {
+		b.WriteString(", " + n)
+	}
 	fmt.Fprintf(&b, " (%d samples x %d, %s", r.Samples, r.Batch, r.Cache)
 	if r.Graph {
 		b.WriteString(", graph")
@@ -786,6 +795,15 @@ func (r *Result) String() string {
 		}
 	}
 	return b.String()
+}
+
+// singleNote says "single invocations' median 0.74µs" when that is 5% or
+// more away from the kernel time reported; "" otherwise.
+func (r *Result) singleNote() string {
+	if r.SingleMedianNS <= 0 || r.KernelMedianNS <= 0 || math.Abs(r.SingleMedianNS/r.KernelMedianNS-1) < 0.05 {
+		return ""
+	}
+	return fmt.Sprintf("single invocations' median %.2fµs", r.SingleMedianNS/1e3)
 }
 
 // stopSampler stops an NVML sampler and returns the states it read of

@@ -304,6 +304,10 @@ func TestKernelTimes(t *testing.T) {
 	if want := []float64{15, 15, 15, 30, 30}; !slices.Equal(k.values, want) {
 		t.Errorf("values %v, want %v", k.values, want)
 	}
+	// Each invocation's own time: 6 of 15, 4 of 30; their median 15.
+	if got := k.singleMedian(); got != 15 || len(k.single) != 10 {
+		t.Errorf("single invocations %v, median %g; want 10, median 15", k.single, got)
+	}
 	// Means over 10 invocations: (6x10 + 4x20)/10 and (6x5 + 4x10)/10.
 	want := []Ran{{Kind: "kernel", Name: "k1", DurNS: 14, PerCall: 1}, {Kind: "memset", Name: "Memset", DurNS: 7, PerCall: 1}}
 	if got := k.activities(); !slices.Equal(got, want) {
@@ -362,5 +366,38 @@ func TestReportedJudge(t *testing.T) {
 				t.Errorf("judged %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A batch mean that an outlier lifts: the single invocations' median
+// stays with the many, and the result line says so.
+func TestSingleMedian(t *testing.T) {
+	k := kernelTimes{batch: 4}
+	var recs []Ran
+	for _, d := range []uint64{700, 700, 700, 1500, 740, 700, 760, 700} {
+		recs = append(recs, Ran{Kind: "memset", Name: "Memset", DurNS: d})
+	}
+	if err := k.add(recs, 2); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{900, 725}; !slices.Equal(k.values, want) {
+		t.Errorf("batch means %v, want %v", k.values, want)
+	}
+	if got := k.singleMedian(); got != 700 {
+		t.Errorf("single median %g, want 700", got)
+	}
+	for _, tc := range []struct {
+		single, kernel float64
+		want           string
+	}{
+		{740, 900, "single invocations' median 0.74µs"},
+		{880, 900, ""},
+		{0, 900, ""},
+		{740, 0, ""},
+	} {
+		r := &Result{SingleMedianNS: tc.single, KernelMedianNS: tc.kernel}
+		if got := r.singleNote(); got != tc.want {
+			t.Errorf("single %g, kernel %g: note %q, want %q", tc.single, tc.kernel, got, tc.want)
+		}
 	}
 }

@@ -211,6 +211,9 @@ func (e *Entry) line() string {
 	if e.Result.Note != "" {
 		s += " (" + e.Result.Note + ")"
 	}
+	if n := e.Result.singleNote(); n != "" {
+		s += " (" + n + ")"
+	}
 	if n := e.Result.ThrottleNote(); n != "" {
 		s += " " + n
 	} else if e.Result.Throttled {
