@@ -3,9 +3,11 @@ package inject
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -369,5 +371,51 @@ func TestResolveLoadedRegisters(t *testing.T) {
 	}
 	if j := strings.Join(notes, "\n"); !strings.Contains(j, "has 8 registers, the launch 10") || !strings.Contains(j, "1 of 2 unique launches name the very image") {
 		t.Errorf("notes:\n%s", j)
+	}
+}
+
+// The snapshot policy keeps whole what steers a kernel: indices as well
+// as data that deflates, not random floats.
+func TestSteering(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ints := func(n, size int, below uint64) []byte {
+		b := make([]byte, n*size)
+		for i := 0; i < n; i++ {
+			v := r.Uint64N(below)
+			for j := 0; j < size; j++ {
+				b[i*size+j] = byte(v >> (8 * j))
+			}
+		}
+		return b
+	}
+	random := make([]byte, 32<<10)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	f32 := make([]byte, 32<<10)
+	for i := 0; i < len(f32); i += 4 {
+		binary.LittleEndian.PutUint32(f32[i:], math.Float32bits(float32(r.NormFloat64())))
+	}
+	f16 := make([]byte, 32<<10)
+	for i := 0; i < len(f16); i += 2 {
+		// Half-precision values of magnitude 2^-8 to 2^7: exponent bits set.
+		binary.LittleEndian.PutUint16(f16[i:], uint16(r.Uint32N(0x7800-0x1c00)+0x1c00)|uint16(r.Uint32N(2))<<15)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"int64 token ids under 128256 (2 x 2048)", ints(4096, 8, 128256), true},
+		{"int32 block table under 2^20", ints(8192, 4, 1<<20), true},
+		{"zeros", make([]byte, 32<<10), true},
+		{"random bytes", random, false},
+		{"f32 N(0, 1)", f32, false},
+		{"f16 activations", f16, false},
+		{"int32 ids of 2^24 and more", ints(8192, 4, 1<<31), false},
+	} {
+		if got := steering(tc.data); got != tc.want {
+			t.Errorf("%s: steering %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
