@@ -374,9 +374,9 @@ func TestResolveLoadedRegisters(t *testing.T) {
 	}
 }
 
-// The snapshot policy keeps whole what steers a kernel: indices as well
-// as data that deflates, not random floats.
-func TestSteering(t *testing.T) {
+// The snapshot policy keeps whole what steers a kernel, and the token
+// ids a snapshot begins with, not random floats past a sample.
+func TestSnapshotPolicy(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	ints := func(n, size int, below uint64) []byte {
 		b := make([]byte, n*size)
@@ -388,34 +388,36 @@ func TestSteering(t *testing.T) {
 		}
 		return b
 	}
-	random := make([]byte, 32<<10)
-	for i := range random {
-		random[i] = byte(r.Uint32())
-	}
-	f32 := make([]byte, 32<<10)
-	for i := 0; i < len(f32); i += 4 {
-		binary.LittleEndian.PutUint32(f32[i:], math.Float32bits(float32(r.NormFloat64())))
+	floats := func(n int) []byte { // f32 N(0, 1)
+		b := make([]byte, 4*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(r.NormFloat64())))
+		}
+		return b
 	}
 	f16 := make([]byte, 32<<10)
 	for i := 0; i < len(f16); i += 2 {
 		// Half-precision values of magnitude 2^-8 to 2^7: exponent bits set.
 		binary.LittleEndian.PutUint16(f16[i:], uint16(r.Uint32N(0x7800-0x1c00)+0x1c00)|uint16(r.Uint32N(2))<<15)
 	}
+	cat := func(b ...[]byte) []byte { return bytes.Join(b, nil) }
 	for _, tc := range []struct {
 		name string
 		data []byte
-		want bool
+		keep int
 	}{
-		{"int64 token ids under 128256 (2 x 2048)", ints(4096, 8, 128256), true},
-		{"int32 block table under 2^20", ints(8192, 4, 1<<20), true},
-		{"zeros", make([]byte, 32<<10), true},
-		{"random bytes", random, false},
-		{"f32 N(0, 1)", f32, false},
-		{"f16 activations", f16, false},
-		{"int32 ids of 2^24 and more", ints(8192, 4, 1<<31), false},
+		{"small", floats(4096), 16 << 10},
+		{"zeros", make([]byte, 64<<10), 64 << 10},
+		{"int64 token ids under 128256 (2 x 2048), alone", ints(4096, 8, 128256), 32 << 10},
+		{"int64 token ids, then f32 activations", cat(ints(4096, 8, 128256), floats(8192)), 32 << 10},
+		{"int32 block table under 2^20, then f16", cat(ints(6000, 4, 1<<20), f16), 24000},
+		{"a few ids, then f32: the sample", cat(ints(64, 8, 128256), floats(16384)), 4 << 10},
+		{"f32 activations", floats(16384), 4 << 10},
+		{"f16 activations", f16, 4 << 10},
+		{"int32 values of 2^24 and more", ints(8192, 4, 1<<31), 4 << 10},
 	} {
-		if got := steering(tc.data); got != tc.want {
-			t.Errorf("%s: steering %v, want %v", tc.name, got, tc.want)
+		if got := len(keep(tc.data)); got != tc.keep {
+			t.Errorf("%s (%d bytes): keeps %d, want %d", tc.name, len(tc.data), got, tc.keep)
 		}
 	}
 }

@@ -50,11 +50,11 @@ func (x *Index) Launch(key string) *Launch {
 
 // Snapshot policy (a guess, labelled as one): a buffer whose first bytes
 // are small (16 KiB or less), deflate to at most a quarter (masks, zeros,
-// positions, counters) or read as small non-negative integers (token ids,
-// block tables: smallInts), data that steers a kernel, is kept whole, up
-// to the recorder's limit; otherwise only its first sampleBytes
-// are kept, which the replay tiles over the buffer so that it holds the
-// real run's values. Weights and activations of random or real models
+// positions, counters), data that steers a kernel, is kept whole, up to
+// the recorder's limit. Otherwise its first sampleBytes are kept, or the
+// run of small non-negative integers it begins with (token ids, block
+// tables: intPrefix) where that is longer, and the replay tiles them over
+// the buffer so that it holds the real run's values. Weights and activations of random or real models
 // deflate to a third or more, so they are sampled: keeping them whole
 // made a 1B-parameter FP8 prefill's bundle 117 MB. Snapshots are stored
 // gzip'ed (snaps/HASH.bin.gz).
@@ -148,12 +148,13 @@ func packSnap(src, dst string, p *Pointer, packed map[string]Pointer) error {
 	if len(data) != p.SnapLen {
 		return fmt.Errorf("snapshot %s has %d bytes, the record says %d", p.Snap, len(data), p.SnapLen)
 	}
-	p.Whole = true
-	if len(data) > smallSnap && !steering(data) {
-		data = data[:sampleBytes]
+	if kept := keep(data); len(kept) < len(data) {
 		h := fnv.New64a()
-		h.Write(data)
-		p.Snap, p.SnapLen, p.Whole = fmt.Sprintf("%016x", h.Sum64()), len(data), false
+		h.Write(kept)
+		p.Snap, p.SnapLen, p.Whole = fmt.Sprintf("%016x", h.Sum64()), len(kept), false
+		data = kept
+	} else {
+		p.Whole = true
 	}
 	packed[rec] = *p
 	name := filepath.Join(dst, "snaps", p.Snap+".bin.gz")
@@ -163,14 +164,20 @@ func packSnap(src, dst string, p *Pointer, packed map[string]Pointer) error {
 	return writeGzip(name, data)
 }
 
-// steering reports whether data steers a kernel, judged on its first 64
-// KiB: it deflates to at most a quarter of its size, or it reads as
-// small non-negative integers (indices).
+// keep is what the snapshot policy keeps of a snapshot: all of it, or
+// its first sampleBytes, or more where it begins with a longer run of
+// small non-negative integers (intPrefix).
+func keep(data []byte) []byte {
+	if len(data) <= smallSnap || steering(data) {
+		return data
+	}
+	return data[:max(sampleBytes, intPrefix(data))]
+}
+
+// steering reports whether data deflates to at most a quarter of its
+// size (judged on its first 64 KiB).
 func steering(data []byte) bool {
 	data = data[:min(len(data), 64<<10)]
-	if smallInts(data) {
-		return true
-	}
 	var n countWriter
 	zw, _ := flate.NewWriter(&n, flate.BestSpeed)
 	zw.Write(data)
@@ -268,21 +275,20 @@ func sortedLaunches(m map[string]*Launch) []*Launch {
 	return out
 }
 
-// smallInts reports whether every aligned 4-byte little-endian word of
-// data has a zero top byte: non-negative int32 or int64 values under
-// 2^24, as token ids, positions, block tables and expert indices are.
+// intPrefix is the length of the run of small non-negative integers data
+// begins with, in whole 8-byte words: aligned 4-byte little-endian words
+// whose top byte is zero, as int32 or int64 values under 2^24 are (token
+// ids, positions, block tables, expert indices; float data has sign and
+// exponent bits there). A snapshot runs from the pointer to the end of
+// its allocation, so an index tensor is often followed by other tensors.
 // Random token ids do not deflate to a quarter (int64 ids under 128256:
 // 38%), and a 4 KiB sample tiled over them repeats 512 ids: a 2 x 2048
-// prefill's embedding gather then read an eighth of its rows and replayed
-// at x0.53 (H100). Float data has sign and exponent bits there.
-func smallInts(data []byte) bool {
-	if len(data) < 8 {
-		return false
+// prefill's embedding gather read an eighth of its rows and replayed at
+// x0.53 (H100).
+func intPrefix(data []byte) int {
+	n := 0
+	for n+4 <= len(data) && data[n+3] == 0 {
+		n += 4
 	}
-	for i := 3; i < len(data); i += 4 {
-		if data[i] != 0 {
-			return false
-		}
-	}
-	return true
+	return n &^ 7
 }
