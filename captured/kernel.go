@@ -110,11 +110,17 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	}
 	for _, p := range o.Producers {
 		pk, err := k.newProducer(p, fsys, s)
+		if cuda.IsCode(err, cuda.CodeOutOfMemory) {
+			k.Close()
+			return nil, err
+		}
 		if err != nil {
 			// The kernel still replays, primed by the others: a producer
-			// whose binary is missing costs its context, not the
-			// signature (a compiled Llama prefill's cuDNN attention, 7.9%
-			// of its time, was lost to its norm reduction's wrong image).
+			// whose binary is missing or not the launched one costs its
+			// context, not the signature (a compiled Llama prefill's cuDNN
+			// attention, 7.9% of its time, was lost to its norm
+			// reduction's wrong image). Out of device memory is the
+			// signature's error.
 			k.dropped = append(k.dropped, err.Error())
 			continue
 		}

@@ -326,8 +326,9 @@ type Result struct {
 	KernelHiNS     float64 `json:"kernel_hi_ns,omitempty"`
 	KernelErr      string  `json:"kernel_error,omitempty"`
 	// SingleMedianNS is the median of single invocations' CUPTI time over
-	// all timed batches. KernelMedianNS is a median of batch means: well
-	// above this, a few invocations ran long (a 4-byte memset: a trace
+	// all timed batches, throttled ones included. KernelMedianAllNS is the
+	// median of the same batches' means: well above this, a few
+	// invocations ran long (a 4-byte memset: a trace
 	// holds its median, as a profiler records each one).
 	SingleMedianNS float64 `json:"single_median_ns,omitempty"`
 	// Ran lists the GPU activities one invocation ran, from CUPTI.
@@ -568,6 +569,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			r.Cache = Cold.String()
 		} else {
 			t.sets = 1 // its producers write set 0; more sets serve the energy windows
+			r.Sets = 1
 		}
 	}
 	// Cold and primed samples are single launches after an L2 flush; a
@@ -798,9 +800,14 @@ func (r *Result) String() string {
 }
 
 // singleNote says "single invocations' median 0.74µs" when that is 5% or
-// more away from the kernel time reported; "" otherwise.
+// more away from the median of all batch means (the same samples: the
+// kernel time reported may leave throttled ones out); "" otherwise.
 func (r *Result) singleNote() string {
-	if r.SingleMedianNS <= 0 || r.KernelMedianNS <= 0 || math.Abs(r.SingleMedianNS/r.KernelMedianNS-1) < 0.05 {
+	all := r.KernelMedianAllNS
+	if all <= 0 {
+		all = r.KernelMedianNS
+	}
+	if r.SingleMedianNS <= 0 || all <= 0 || math.Abs(r.SingleMedianNS/all-1) < 0.05 {
 		return ""
 	}
 	return fmt.Sprintf("single invocations' median %.2fµs", r.SingleMedianNS/1e3)

@@ -387,17 +387,20 @@ func TestSingleMedian(t *testing.T) {
 		t.Errorf("single median %g, want 700", got)
 	}
 	for _, tc := range []struct {
-		single, kernel float64
-		want           string
+		single, kernel, all float64
+		want                string
 	}{
-		{740, 900, "single invocations' median 0.74µs"},
-		{880, 900, ""},
-		{0, 900, ""},
-		{740, 0, ""},
+		{740, 900, 0, "single invocations' median 0.74µs"},
+		{880, 900, 0, ""},
+		{0, 900, 0, ""},
+		{740, 0, 0, ""},
+		// Held against the median of all batches, as the singles are.
+		{740, 745, 900, "single invocations' median 0.74µs"},
+		{740, 900, 745, ""},
 	} {
-		r := &Result{SingleMedianNS: tc.single, KernelMedianNS: tc.kernel}
+		r := &Result{SingleMedianNS: tc.single, KernelMedianNS: tc.kernel, KernelMedianAllNS: tc.all}
 		if got := r.singleNote(); got != tc.want {
-			t.Errorf("single %g, kernel %g: note %q, want %q", tc.single, tc.kernel, got, tc.want)
+			t.Errorf("single %g, kernel %g, all %g: note %q, want %q", tc.single, tc.kernel, tc.all, got, tc.want)
 		}
 	}
 }

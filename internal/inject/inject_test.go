@@ -411,6 +411,7 @@ func TestSnapshotPolicy(t *testing.T) {
 		{"int64 token ids under 128256 (2 x 2048), alone", ints(4096, 8, 128256), 32 << 10},
 		{"int64 token ids, then f32 activations", cat(ints(4096, 8, 128256), floats(8192)), 32 << 10},
 		{"int32 block table under 2^20, then f16", cat(ints(6000, 4, 1<<20), f16), 24000},
+		{"int32 ids alone, an odd count", ints(5001, 4, 1<<20), 20004},
 		{"a few ids, then f32: the sample", cat(ints(64, 8, 128256), floats(16384)), 4 << 10},
 		{"f32 activations", floats(16384), 4 << 10},
 		{"f16 activations", f16, 4 << 10},

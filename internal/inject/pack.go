@@ -279,8 +279,10 @@ func sortedLaunches(m map[string]*Launch) []*Launch {
 // begins with, in whole 8-byte words: aligned 4-byte little-endian words
 // whose top byte is zero, as int32 or int64 values under 2^24 are (token
 // ids, positions, block tables, expert indices; float data has sign and
-// exponent bits there). A snapshot runs from the pointer to the end of
-// its allocation, so an index tensor is often followed by other tensors.
+// exponent bits there; zeros count, so a run may reach the recorder's
+// limit, as a snapshot that deflates does). A snapshot runs from the
+// pointer to the end of its allocation, so an index tensor is often
+// followed by other tensors.
 // Random token ids do not deflate to a quarter (int64 ids under 128256:
 // 38%), and a 4 KiB sample tiled over them repeats 512 ids: a 2 x 2048
 // prefill's embedding gather read an eighth of its rows and replayed at
@@ -289,6 +291,9 @@ func intPrefix(data []byte) int {
 	n := 0
 	for n+4 <= len(data) && data[n+3] == 0 {
 		n += 4
+	}
+	if n == len(data) {
+		return n
 	}
 	return n &^ 7
 }

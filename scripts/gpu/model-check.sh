@@ -21,6 +21,7 @@ OUT=${OUT:-out}
 N=${N:-3}
 DEADLINE=${DEADLINE:-540}
 mkdir -p "$OUT/logs" "$OUT/bundles"
+OUT=$(realpath "$OUT") # the packages run from their own directory
 S="$OUT/summary.txt"
 # shellcheck source=scripts/gpu/common.sh
 source "$(dirname "$0")/common.sh"
