@@ -527,7 +527,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	if t.end, err = cuda.NewEvent(true); err != nil {
 		return err
 	}
-	r.Sets, r.Work = t.sets, k.Work()
+	r.Work = k.Work()
 	var rec *recorder
 	if !o.NoKernelTime {
 		var err error
@@ -569,9 +569,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			r.Cache = Cold.String()
 		} else {
 			t.sets = 1 // its producers write set 0; more sets serve the energy windows
-			r.Sets = 1
 		}
 	}
+	r.Sets = t.sets
 	// Cold and primed samples are single launches after an L2 flush; a
 	// primed signature that fell back to rotating samples batches.
 	cold := p.Cache == Cold || t.prime != nil
