@@ -10,14 +10,11 @@
 # (torch.profiler). Prints the median and quartiles per case.
 # Run on a GPU machine: python3 scripts/gpu/memset_ctx_probe.py
 import ctypes
-import json
-import os
 import statistics
-import tempfile
 import time
 
 import torch
-from torch.profiler import ProfilerActivity, profile
+from profiled import gpu_events
 
 cu = ctypes.CDLL("libcuda.so.1")
 x = torch.zeros(1, dtype=torch.int32, device="cuda")
@@ -33,14 +30,7 @@ def d8():
 def timed(fn, n):
     fn(5)
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as p:
-        fn(n)
-        torch.cuda.synchronize()
-    f = tempfile.mktemp(suffix=".json")
-    p.export_chrome_trace(f)
-    d = [e["dur"] for e in json.load(open(f))["traceEvents"] if e.get("cat") == "gpu_memset"]
-    os.remove(f)
-    return d
+    return [e["dur"] for e in gpu_events(lambda: fn(n), ("gpu_memset",))]
 
 
 def queued(pre):

@@ -6,8 +6,8 @@
 # time, and queued on the GPU back to back or each after a small kernel.
 # Prints the median per case.
 # Run on a GPU machine: python3 scripts/gpu/memset_probe.py
-import ctypes, json, os, statistics, tempfile, torch
-from torch.profiler import profile, ProfilerActivity
+import ctypes, statistics, torch
+from profiled import gpu_events
 
 cu = ctypes.CDLL("libcuda.so.1")
 x = torch.zeros(1, dtype=torch.int32, device="cuda")
@@ -57,15 +57,8 @@ def memsets(fn, n):
     for _ in range(50):
         fn()
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as p:
-        for _ in range(n):
-            fn()
-        torch.cuda.synchronize()
-    f = tempfile.mktemp(suffix=".json")
-    p.export_chrome_trace(f)
-    d = [e["dur"] for e in json.load(open(f))["traceEvents"] if e.get("cat") in ("gpu_memset", "gpu_memcpy")]
-    os.remove(f)
-    return d
+    ev = gpu_events(lambda: [fn() for _ in range(n)], ("gpu_memset", "gpu_memcpy"))
+    return [e["dur"] for e in ev]
 
 
 for name, fn in cases.items():

@@ -11,15 +11,12 @@
 # of a 1.2B f16 model). Prints the median per case.
 # With "idle": after a flush and 0-1000 ms of the GPU idle instead.
 # Run on a GPU machine: python3 scripts/gpu/tlb_probe.py [idle]
-import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 
 import torch
-from torch.profiler import ProfilerActivity, profile
+from profiled import gpu_events
 
 dev = torch.device("cuda")
 g = torch.Generator(device=dev).manual_seed(1)
@@ -71,15 +68,7 @@ def timed(pre, n=30):
         pre()
         gather()
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as p:
-        for _ in range(n):
-            pre()
-            gather()
-        torch.cuda.synchronize()
-    f = tempfile.mktemp(suffix=".json")
-    p.export_chrome_trace(f)
-    ev = [e for e in json.load(open(f))["traceEvents"] if e.get("cat") == "kernel"]
-    os.remove(f)
+    ev = gpu_events(lambda: [(pre(), gather()) for _ in range(n)])
     # The gather is the kernel whose name says index or embedding.
     d = [e["dur"] for e in ev if "ndex" in e["name"] or "mbedding" in e["name"] or "gather" in e["name"]]
     return d, sorted({e["name"][:60] for e in ev})
