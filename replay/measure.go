@@ -331,6 +331,11 @@ type Result struct {
 	// invocations ran long (a 4-byte memset: a trace
 	// holds its median, as a profiler records each one).
 	SingleMedianNS float64 `json:"single_median_ns,omitempty"`
+	// ReportsSingles is true when KernelMedianNS (with KernelLoNS and
+	// KernelHiNS) is the median of single invocations, for a kernel the
+	// framework issues one at a time on its stream (launch.Streamed: CUDA
+	// memory operations), whose batches run as direct launches.
+	ReportsSingles bool `json:"reports_singles,omitempty"`
 	// Ran lists the GPU activities one invocation ran, from CUPTI.
 	Ran []Ran `json:"ran,omitempty"`
 
@@ -635,7 +640,7 @@ func (t *timer) warmUp(o Options, cold bool) (int, error) {
 	if !cold {
 		batch = clampBatch(o.MinBatchTime, est, o.MaxBatch)
 	}
-	if o.NoGraph || cold || !t.k.Capturable() {
+	if o.NoGraph || cold || !t.k.Capturable() || launch.IsStreamed(t.k) {
 		return batch, nil
 	}
 	if err := t.capture(batch); err != nil {
@@ -686,6 +691,9 @@ func (d *Device) sampleTimed(t *timer, rec *recorder, batch int, cold bool, o Op
 	if kernel != nil {
 		r.Ran = rp.kt.activities()
 		r.SingleMedianNS = rp.kt.singleMedian()
+		if launch.IsStreamed(t.k) {
+			reportSingles(r, rp.kt.single, o.Confidence, o.TargetRelCI)
+		}
 	}
 	return nil
 }
@@ -799,6 +807,21 @@ func (r *Result) String() string {
 	return b.String()
 }
 
+// reportSingles makes the median of single invocations (with its
+// interval) the kernel time r reports, for a launch.Streamed kernel; the
+// batch means' median stays in KernelMedianAllNS.
+func reportSingles(r *Result, single []float64, confidence, target float64) {
+	if len(single) == 0 {
+		return
+	}
+	sum := summarize(single, confidence)
+	r.KernelMedianNS, r.KernelLoNS, r.KernelHiNS = sum.Center, sum.Lo, sum.Hi
+	r.SingleMedianNS = sum.Center
+	r.RelCI = relCI(sum)
+	r.Converged = r.RelCI <= target
+	r.ReportsSingles = true
+}
+
 // singleNote says "single invocations' median 0.74µs" when that is 5% or
 // more away from the median of all batch means (the same samples: the
 // kernel time reported may leave throttled ones out); "" otherwise.
@@ -809,6 +832,9 @@ func (r *Result) singleNote() string {
 	}
 	if r.SingleMedianNS <= 0 || all <= 0 || math.Abs(r.SingleMedianNS/all-1) < 0.05 {
 		return ""
+	}
+	if r.ReportsSingles {
+		return fmt.Sprintf("single invocations' median (batch means' %.2fµs)", all/1e3)
 	}
 	return fmt.Sprintf("single invocations' median %.2fµs", r.SingleMedianNS/1e3)
 }

@@ -404,3 +404,49 @@ func TestSingleMedian(t *testing.T) {
 		}
 	}
 }
+
+// TestReportSingles: a streamed kernel (a memset) reports the median of its
+// single invocations, not of its batch means, which a tail of slow
+// invocations lifts; the note then names the batch means' median.
+func TestReportSingles(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		single    []float64
+		wantMed   float64
+		converged bool
+	}{
+		{"tail", append(repeat(768, 90), repeat(1800, 10)...), 768, true},
+		{"even count", []float64{700, 800}, 750, false},
+		{"none", nil, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Result{KernelMedianNS: 871, KernelMedianAllNS: 871}
+			reportSingles(r, tc.single, 0.95, 0.01)
+			if tc.single == nil {
+				if r.ReportsSingles || r.KernelMedianNS != 871 {
+					t.Fatalf("no singles changed the result: %+v", r)
+				}
+				return
+			}
+			if !r.ReportsSingles || r.KernelMedianNS != tc.wantMed || r.SingleMedianNS != tc.wantMed {
+				t.Fatalf("kernel %g, single %g, reports singles %v; want %g", r.KernelMedianNS, r.SingleMedianNS, r.ReportsSingles, tc.wantMed)
+			}
+			if r.KernelLoNS > r.KernelMedianNS || r.KernelHiNS < r.KernelMedianNS || r.Converged != tc.converged {
+				t.Errorf("interval [%g, %g] around %g, converged %v (want %v)", r.KernelLoNS, r.KernelHiNS, r.KernelMedianNS, r.Converged, tc.converged)
+			}
+			if tc.name == "tail" {
+				if want := "single invocations' median (batch means' 0.87µs)"; r.singleNote() != want {
+					t.Errorf("note %q, want %q", r.singleNote(), want)
+				}
+			}
+		})
+	}
+}
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}

@@ -134,6 +134,10 @@ func (k *Kernel) Capturable() bool {
 	return k.kind == "" || k.kind == signatures.DtoD || k.sig.Memory.Host != "pageable"
 }
 
+// Streamed is true: frameworks issue memory operations directly on a
+// stream (launch.Streamed).
+func (k *Kernel) Streamed() bool { return true }
+
 // Close frees the buffers.
 func (k *Kernel) Close() error {
 	var errs []error
