@@ -53,8 +53,9 @@ request by request:
          one inference with the kernel recorder armed: the library named by
          $KREPLAY_INJECT_LIB (loaded through CUDA_INJECTION64_PATH) gets
          kr_inject_arm(1) before and kr_inject_arm(0), kr_inject_flush() after;
-         with "detach", kr_inject_detach() last, which lets go of CUPTI so that
-         the profiler can trace this process afterwards.
+         with "detach", kr_inject_detach() last, which lets go of CUPTI
+         (unsubscribes and finalizes it) so that the measured run is not
+         slowed by it and the profiler can trace this process afterwards.
   {"cmd": "env"}
       -> {"ok": true, "gpu": ..., "sm_count": ..., "memory_bytes": ...,
           "driver": ..., "cuda_runtime": ..., "cublas": ..., "cublaslt": ...,
@@ -340,7 +341,7 @@ def _record(req):
     if lib.kr_inject_flush() != 0:
         raise RuntimeError("record: the kernel recorder could not write its files (see its stderr)")
     if req.get("detach") and lib.kr_inject_detach() != 0:
-        raise RuntimeError("record: the kernel recorder could not let go of CUPTI (cuptiUnsubscribe failed), "
+        raise RuntimeError("record: the kernel recorder could not let go of CUPTI (cuptiUnsubscribe or cuptiFinalize failed), "
                            "so the profiler cannot trace this process")
     return {}
 
