@@ -38,12 +38,13 @@ type CaptureOptions struct {
 	// Progress receives a line per step.
 	Progress io.Writer
 	// Kernels, when set, records the binaries of the kernels the workload
-	// runs: the runner starts with the recorder loaded, and after the
-	// warm-up one inference runs with it armed, then it lets go of CUPTI,
-	// so that the measured run and the profiled inference that follow in
-	// the same process run the very kernels recorded (a second process
-	// may autotune its Triton kernels differently). An error fails the
-	// capture.
+	// runs. The measured run then has a runner of its own, without the
+	// recorder, which slows launches in its process. A second runner
+	// starts with the recorder loaded, and after the warm-up one
+	// inference runs with it armed, then it lets go of CUPTI, so that the
+	// profiled inference that follows in the same process runs the very
+	// kernels recorded (another process may autotune its Triton kernels
+	// differently). An error fails the capture.
 	Kernels KernelRecorder
 }
 
@@ -209,6 +210,24 @@ func (c *capture) run() error {
 			return fmt.Errorf("the kernel recorder: %w", err)
 		}
 	}
+	var res *runner.Result
+	if c.o.Kernels != nil {
+		// The recorder slows the launches of the process it was loaded
+		// into, even after it let go of CUPTI (an FP8 prefill: a median
+		// 23.7-24.0 ms per inference in four such captures, 21.6 ms
+		// without it, 21.4-22.8 in BenchmarkModel; H100, 2026-11-26), so
+		// the measured run has a process of its own, as BenchmarkModel
+		// does.
+		fmt.Fprintf(p, "capture: loading, to measure it without the kernel recorder (%s)\n", c.where())
+		r0, _, err := c.start(nil, "capture")
+		if err != nil {
+			return err
+		}
+		if res, err = c.measure(r0); err != nil {
+			return err
+		}
+		c.closeRunners()
+	}
 	fmt.Fprintf(p, "capture: loading (%s)\n", c.where())
 	r, info, err := c.start(env, "capture")
 	if err != nil {
@@ -218,18 +237,8 @@ func (c *capture) run() error {
 		if err := c.record(r); err != nil {
 			return err
 		}
-	}
-	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, warmupTime)
-	res, err := measure(r, c.o.Ticks, p, "capture")
-	if err != nil {
-		return fmt.Errorf("measuring it (%s): %w", c.where(), err)
-	}
-	fmt.Fprintf(p, "capture: %.4g ms and %.4g J per inference, idle %.1f W\n", res.WallSPerInference*1e3, res.EnergyJPerInference, res.IdleW)
-	if sp := res.Spread(); sp != "" {
-		fmt.Fprintf(p, "capture: inferences' spans on the GPU: %s\n", sp)
-	}
-	if res.Clocks != nil {
-		fmt.Fprintf(p, "capture: measured run at %s\n", res.Clocks)
+	} else if res, err = c.measure(r); err != nil {
+		return err
 	}
 	fmt.Fprintf(p, "capture: profiling one inference\n")
 	trace := filepath.Join(c.dir, TraceFile)
@@ -252,6 +261,24 @@ func (c *capture) run() error {
 	}
 	fmt.Fprintf(p, "capture: writing the bundle\n")
 	return c.write(info, res, env2)
+}
+
+// measure warms the workload up and measures it unprofiled.
+func (c *capture) measure(r *runner.Runner) (*runner.Result, error) {
+	p := c.o.Progress
+	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, warmupTime)
+	res, err := measure(r, c.o.Ticks, p, "capture")
+	if err != nil {
+		return nil, fmt.Errorf("measuring it (%s): %w", c.where(), err)
+	}
+	fmt.Fprintf(p, "capture: %.4g ms and %.4g J per inference, idle %.1f W\n", res.WallSPerInference*1e3, res.EnergyJPerInference, res.IdleW)
+	if sp := res.Spread(); sp != "" {
+		fmt.Fprintf(p, "capture: inferences' spans on the GPU: %s\n", sp)
+	}
+	if res.Clocks != nil {
+		fmt.Fprintf(p, "capture: measured run at %s\n", res.Clocks)
+	}
+	return res, nil
 }
 
 // record warms the workload up and runs one inference with the kernel

@@ -144,6 +144,12 @@ func TestCapture(t *testing.T) {
 			t.Errorf("progress lacks %q", want)
 		}
 	}
+	// With a recorder, the measured run has a runner of its own, before
+	// the one that records and profiles.
+	pr := progress.String()
+	if m, r := strings.Index(pr, "energy window of"), strings.Index(pr, "recording the kernels"); !strings.Contains(pr, "to measure it without the kernel recorder") || m < 0 || r < m {
+		t.Errorf("the measured run is not in a runner of its own, before the recording one:\n%s", pr)
+	}
 	if l := leftovers(t, parent, "out"); len(l) > 0 {
 		t.Errorf("left beside the bundle: %v", l)
 	}
