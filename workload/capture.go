@@ -37,10 +37,15 @@ type CaptureOptions struct {
 	Python string
 	// Progress receives a line per step.
 	Progress io.Writer
+	// Processes is how many runners, each a process of its own, measure
+	// the workload before the one that is traced (default
+	// DefaultProcesses); the measured run is the median one's. One, with
+	// no Kernels, measures in the traced runner.
+	Processes int
 	// Kernels, when set, records the binaries of the kernels the workload
-	// runs. The measured run then has a runner of its own, without the
-	// recorder, which slows launches in its process. A second runner
-	// starts with the recorder loaded, and after the warm-up one
+	// runs. The measured runs are then always in runners of their own,
+	// without the recorder, which slows launches in its process. The
+	// traced runner starts with the recorder loaded, and after the warm-up one
 	// inference runs with it armed, then it lets go of CUPTI, so that the
 	// profiled inference that follows in the same process runs the very
 	// kernels recorded (another process may autotune its Triton kernels
@@ -59,15 +64,16 @@ type KernelRecorder interface {
 	Pack(raw, dir string, progress io.Writer) error
 }
 
-// Capture runs the workload s and writes its bundle into dir: it loads
-// and warms up the workload (at least WarmupInferences and WarmupTime;
-// torch.compile compiles then), measures it unprofiled as Measure does
-// (wall time per inference, NVML energy over whole counter ticks, idle
-// power after), profiles one inference (Kineto trace, record_shapes,
-// gzip), asks the runner for its environment, and records the kernels
-// when o.Kernels is set. It writes into a temporary directory beside
-// dir and renames it to dir at the end: a failure leaves nothing, and an
-// error says what failed and where.
+// Capture runs the workload s and writes its bundle into dir: it measures
+// the workload unprofiled in o.Processes runners of their own (each
+// loads it, warms it up, at least WarmupInferences and WarmupTime, when
+// torch.compile compiles, and measures it as Measure does: wall time per
+// inference, NVML energy over whole counter ticks, idle power after) and
+// keeps the median one's run; then, in one more runner, it records the
+// kernels when o.Kernels is set, profiles one inference (Kineto trace,
+// record_shapes, gzip) and asks for the environment. It writes into a
+// temporary directory beside dir and renames it to dir at the end: a
+// failure leaves nothing, and an error says what failed and where.
 func Capture(ctx context.Context, s *Spec, dir string, o CaptureOptions) (*Bundle, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -210,23 +216,9 @@ func (c *capture) run() error {
 			return fmt.Errorf("the kernel recorder: %w", err)
 		}
 	}
-	var res *runner.Result
-	if c.o.Kernels != nil {
-		// The recorder slows the launches of the process it was loaded
-		// into, even after it let go of CUPTI (an FP8 prefill: a median
-		// 23.7-24.0 ms per inference in four such captures, 21.6 ms
-		// without it, 21.4-22.8 in BenchmarkModel; H100, 2026-11-26), so
-		// the measured run has a process of its own, as BenchmarkModel
-		// does.
-		fmt.Fprintf(p, "capture: loading, to measure it without the kernel recorder (%s)\n", c.where())
-		r0, _, err := c.start(nil, "capture")
-		if err != nil {
-			return err
-		}
-		if res, err = c.measure(r0); err != nil {
-			return err
-		}
-		c.closeRunners()
+	res, procs, err := c.measureApart()
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(p, "capture: loading (%s)\n", c.where())
 	r, info, err := c.start(env, "capture")
@@ -237,8 +229,10 @@ func (c *capture) run() error {
 		if err := c.record(r); err != nil {
 			return err
 		}
-	} else if res, err = c.measure(r); err != nil {
-		return err
+	} else if res == nil {
+		if res, err = c.measure(r); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(p, "capture: profiling one inference\n")
 	trace := filepath.Join(c.dir, TraceFile)
@@ -260,7 +254,7 @@ func (c *capture) run() error {
 		c.spec.Attention = info.Attention // what transformers chose
 	}
 	fmt.Fprintf(p, "capture: writing the bundle\n")
-	return c.write(info, res, env2)
+	return c.write(info, res, procs, env2)
 }
 
 // measure warms the workload up and measures it unprofiled.
@@ -297,7 +291,7 @@ func (c *capture) record(r *runner.Runner) error {
 
 // write writes the spec, the measured run, the environment and the
 // manifest, and checks that the bundle reads back.
-func (c *capture) write(info *runner.Info, res *runner.Result, env map[string]any) error {
+func (c *capture) write(info *runner.Info, res *runner.Result, procs []float64, env map[string]any) error {
 	specJSON, err := c.spec.JSON()
 	if err != nil {
 		return err
@@ -311,7 +305,7 @@ func (c *capture) write(info *runner.Info, res *runner.Result, env map[string]an
 		name string
 		v    any
 	}{
-		{MeasuredFile, measuredFile(c.spec.Name, info, res)},
+		{MeasuredFile, measuredFile(c.spec.Name, info, res, procs)},
 		{EnvFile, env},
 		{BundleFile, m},
 	}
@@ -375,6 +369,10 @@ type measuredRun struct {
 	SpanMS []float64 `json:"span_ms_per_iter,omitempty"`
 	// Clocks: the SM clock and throttling inside the energy window.
 	Clocks *runner.Clocks `json:"clocks,omitempty"`
+	// Processes: each measured process's median inference (ms, or its
+	// mean where the runner gave no spread), in run order; the run above
+	// is the median process's.
+	Processes []float64 `json:"median_ms_per_process,omitempty"`
 }
 
 type measuredMachine struct {
@@ -386,10 +384,10 @@ type measuredMachine struct {
 }
 
 // measuredFile is measured.json: the run, under the machine's key.
-func measuredFile(workload string, info *runner.Info, res *runner.Result) map[string]measuredMachine {
+func measuredFile(workload string, info *runner.Info, res *runner.Result, procs []float64) map[string]measuredMachine {
 	run := measuredRun{Iters: res.Inferences, WallS: res.WallSPerInference, EventMS: res.EventMSPerInference,
 		EnergyJ: res.EnergyJPerInference, WindowS: res.WindowS, IdleW: res.IdleW, Ticks: res.Ticks, Inside: res.Inside,
-		SpanMS: res.SpanMS, Clocks: res.Clocks}
+		SpanMS: res.SpanMS, Clocks: res.Clocks, Processes: procs}
 	return map[string]measuredMachine{MachineKey(info.GPU): {GPU: info.GPU, Torch: info.Torch, CUDA: info.CUDA,
 		Driver: info.Driver, Runs: map[string]measuredRun{workload: run}}}
 }

@@ -121,12 +121,21 @@ func TestCapture(t *testing.T) {
 	}
 	// The measured run's clocks, as the runner sampled them.
 	var raw map[string]struct {
-		Runs map[string]struct{ Clocks *runner.Clocks } `json:"runs"`
+		Runs map[string]struct {
+			Clocks    *runner.Clocks
+			SpanMS    []float64 `json:"span_ms_per_iter"`
+			WallS     float64   `json:"wall_s_per_iter"`
+			Processes []float64 `json:"median_ms_per_process"`
+		} `json:"runs"`
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, MeasuredFile)); err != nil || json.Unmarshal(data, &raw) != nil {
 		t.Fatalf("measured.json: %v", err)
 	}
-	if c := raw["fake-gpu"].Runs[b.Manifest.Workload].Clocks; c == nil || c.MeanMHz != 1980 || c.Samples == 0 || c.PowerCapped < 0 || c.PowerCapped > 1 {
+	kept := raw["fake-gpu"].Runs[b.Manifest.Workload]
+	if ps := kept.Processes; len(ps) != 3 || !slices.Contains(ps, medianMS(&runner.Result{SpanMS: kept.SpanMS, WallSPerInference: kept.WallS})) {
+		t.Errorf("measured per process %v, the run kept %v", ps, kept.SpanMS)
+	}
+	if c := kept.Clocks; c == nil || c.MeanMHz != 1980 || c.Samples == 0 || c.PowerCapped < 0 || c.PowerCapped > 1 {
 		t.Errorf("measured run's clocks %+v", c)
 	}
 	env, err := b.Env()
@@ -147,18 +156,20 @@ func TestCapture(t *testing.T) {
 	// With a recorder, the measured run has a runner of its own, before
 	// the one that records and profiles.
 	pr := progress.String()
-	if m, r := strings.Index(pr, "energy window of"), strings.Index(pr, "recording the kernels"); !strings.Contains(pr, "to measure it without the kernel recorder") || m < 0 || r < m {
-		t.Errorf("the measured run is not in a runner of its own, before the recording one:\n%s", pr)
+	if m, r := strings.LastIndex(pr, "energy window of"), strings.Index(pr, "recording the kernels"); !strings.Contains(pr, "process 3 of 3, without the profiler or the kernel recorder") ||
+		!strings.Contains(pr, "median inference per process") || m < 0 || r < m {
+		t.Errorf("the measured runs are not in three runners of their own, before the recording one:\n%s", pr)
 	}
+
 	if l := leftovers(t, parent, "out"); len(l) > 0 {
 		t.Errorf("left beside the bundle: %v", l)
 	}
 
 	// An existing bundle is kept unless forced; forced, it is replaced.
-	if _, err := Capture(context.Background(), spec, dir, CaptureOptions{Ticks: 5}); err == nil || !strings.Contains(err.Error(), dir+" exists (-force replaces a bundle)") {
+	if _, err := Capture(context.Background(), spec, dir, CaptureOptions{Ticks: 5, Processes: 1}); err == nil || !strings.Contains(err.Error(), dir+" exists (-force replaces a bundle)") {
 		t.Errorf("second capture: %v", err)
 	}
-	if _, err := Capture(context.Background(), spec, dir, CaptureOptions{Ticks: 5, Force: true}); err != nil {
+	if _, err := Capture(context.Background(), spec, dir, CaptureOptions{Ticks: 5, Force: true, Processes: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := ReadBundle(dir); err != nil || b.Manifest.Kernels != "" {
@@ -226,7 +237,7 @@ func TestCaptureFailures(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			parent := t.TempDir()
-			_, err := Capture(context.Background(), commandSpec(t, tc.argv, tc.mode), filepath.Join(parent, "b"), CaptureOptions{Ticks: 5})
+			_, err := Capture(context.Background(), commandSpec(t, tc.argv, tc.mode), filepath.Join(parent, "b"), CaptureOptions{Ticks: 5, Processes: 1})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -274,7 +285,7 @@ func TestMachineKey(t *testing.T) {
 
 // measured.json as capture writes it is what replay reads.
 func TestMeasuredFileFormat(t *testing.T) {
-	f := measuredFile("w_prefill", &runnerInfo, &runnerResult)
+	f := measuredFile("w_prefill", &runnerInfo, &runnerResult, []float64{16.4, 16.0, 15.9})
 	b, err := json.Marshal(f)
 	if err != nil {
 		t.Fatal(err)
@@ -288,6 +299,9 @@ func TestMeasuredFileFormat(t *testing.T) {
 		!slices.Equal(r.SpanMS, []float64{15.2, 16.0, 17.9}) {
 		t.Errorf("%+v, %v", r, err)
 	}
+	if !strings.Contains(string(b), `"median_ms_per_process":[16.4,16,15.9]`) {
+		t.Errorf("measured.json lacks the processes' medians: %s", b)
+	}
 }
 
 var (
@@ -295,3 +309,20 @@ var (
 	runnerResult = runner.Result{Inferences: 130, Inside: 124.6, WallSPerInference: 0.0161, EventMSPerInference: 16.1,
 		EnergyJPerInference: 7.4, WindowS: 2.01, Ticks: 20, IdleW: 70, SpanMS: []float64{15.2, 16.0, 17.9}}
 )
+
+func TestMedianIndex(t *testing.T) {
+	for _, tc := range []struct {
+		v    []float64
+		want int
+	}{
+		{[]float64{23.2, 21.7, 22.1}, 2},
+		{[]float64{21.7, 23.2}, 0},
+		{[]float64{5}, 0},
+		{[]float64{3, 3, 3}, 1},
+		{[]float64{4, 1, 3, 2}, 3},
+	} {
+		if got := medianIndex(tc.v); got != tc.want {
+			t.Errorf("medianIndex(%v) = %d, want %d", tc.v, got, tc.want)
+		}
+	}
+}

@@ -22,6 +22,7 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	force := fs.Bool("force", false, "replace DIR when it is a bundle already")
 	ticks := fs.Int("ticks", workload.DefaultTicks, "NVML energy-counter `TICKS` of the measured run's energy window (about 0.1 s each)")
 	noBinaries := fs.Bool("no-binaries", false, "do not record the kernels' binaries")
+	procs := fs.Int("processes", workload.DefaultProcesses, "measure the workload in `N` processes of its own and keep the median one's run (1 without binaries: in the traced process)")
 	python := fs.String("python", "python3", "run kreplay's runner with `PYTHON`")
 	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
@@ -33,11 +34,14 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	if *ticks < 2 {
 		return fmt.Errorf("-ticks %d: want 2 or more", *ticks)
 	}
+	if *procs < 1 {
+		return fmt.Errorf("-processes %d: want 1 or more", *procs)
+	}
 	spec, err := workload.ReadSpec(pos[0])
 	if err != nil {
 		return err
 	}
-	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Python: *python, Progress: workload.Elapsed(stderr)}
+	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Processes: *procs, Python: *python, Progress: workload.Elapsed(stderr)}
 	switch {
 	case *noBinaries:
 		fmt.Fprintln(stderr, "capture: the kernels' binaries are not recorded (-no-binaries)")
