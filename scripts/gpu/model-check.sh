@@ -36,7 +36,7 @@ for s in "$@"; do
   timeout "${CAPTURE_TIMEOUT:-300}" "$K" capture "scripts/gpu/specs/$s.json" -o "$b" -force "${nobin[@]}" >"$log.capture.out" 2>"$log.capture.err"
   rc=$?
   say "== $s: capture exit $rc in $(( $(date +%s) - t )) s"
-  grep -E 'per inference|spans on|measured run at' "$log.capture.err" | tee -a "$S"
+  grep -E 'per inference|spans on|measured run at|per process' "$log.capture.err" | tee -a "$S"
   [ $rc -eq 0 ] || continue
   if [ "${PREDICT:-0}" = 1 ] && ! late; then
     t=$(date +%s)
