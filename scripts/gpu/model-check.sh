@@ -11,7 +11,8 @@
 #   KREPLAY=path/to/kreplay N=3 bash scripts/gpu/model-check.sh SPEC...
 # Writes under ${OUT:-out}/ (summary.txt, logs/, bundles/ without their
 # kernels directories). NOBIN=1 captures without kernel binaries; NOMODEL=1
-# leaves out gen and BenchmarkModel;
+# leaves out gen and BenchmarkModel; NOCAPTURE=1 takes the bundle an earlier
+# run left in OUT (run on the same machine);
 # PREDICT_FLAGS are passed to kreplay predict; DEADLINE=SECONDS (default 540)
 # starts no new step after that many seconds; CAPTURE_TIMEOUT,
 # PREDICT_TIMEOUT and MODEL_TIMEOUT bound those steps (seconds; 300, 600,
@@ -32,12 +33,17 @@ nobin=(); [ "${NOBIN:-0}" = 1 ] && nobin=(-no-binaries)
 for s in "$@"; do
   if late; then say "== $s: not started (deadline)"; continue; fi
   log="$OUT/logs/$s" b="$OUT/bundles/$s"
-  t=$(date +%s)
-  timeout "${CAPTURE_TIMEOUT:-300}" "$K" capture "scripts/gpu/specs/$s.json" -o "$b" -force "${nobin[@]}" >"$log.capture.out" 2>"$log.capture.err"
-  rc=$?
-  say "== $s: capture exit $rc in $(( $(date +%s) - t )) s"
-  grep -E 'per inference|spans on|measured run at|per process' "$log.capture.err" | tee -a "$S"
-  [ $rc -eq 0 ] || continue
+  if [ "${NOCAPTURE:-0}" = 1 ]; then
+    [ -f "$b/measured.json" ] || { say "== $s: no bundle at $b (NOCAPTURE=1)"; continue; }
+    say "== $s: the bundle of an earlier run ($b)"
+  else
+    t=$(date +%s)
+    timeout "${CAPTURE_TIMEOUT:-300}" "$K" capture "scripts/gpu/specs/$s.json" -o "$b" -force "${nobin[@]}" >"$log.capture.out" 2>"$log.capture.err"
+    rc=$?
+    say "== $s: capture exit $rc in $(( $(date +%s) - t )) s"
+    grep -E 'per inference|spans on|measured run at|per process' "$log.capture.err" | tee -a "$S"
+    [ $rc -eq 0 ] || continue
+  fi
   if [ "${PREDICT:-0}" = 1 ] && ! late; then
     t=$(date +%s)
     # shellcheck disable=SC2086
