@@ -31,7 +31,10 @@ type Kernel struct {
 	sets  []memSet
 }
 
-var _ launch.Kernel = (*Kernel)(nil)
+var (
+	_ launch.Kernel   = (*Kernel)(nil)
+	_ launch.Streamed = (*Kernel)(nil)
+)
 
 // New allocates the buffers of a tier-1 signature and fills them with
 // random data. It must run with the device's context current.
