@@ -225,13 +225,19 @@ func (c *capture) run() error {
 	if err != nil {
 		return err
 	}
-	if c.o.Kernels != nil {
+	switch {
+	case c.o.Kernels != nil:
 		if err := c.record(r); err != nil {
 			return err
 		}
-	} else if res == nil {
+	case res == nil:
 		if res, err = c.measure(r); err != nil {
 			return err
+		}
+	default: // measured apart: warm up for the profiled inference
+		fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then profiling\n", WarmupInferences, warmupTime)
+		if err := warmup(r, p, "capture"); err != nil {
+			return fmt.Errorf("warming it up (%s): %w", c.where(), err)
 		}
 	}
 	fmt.Fprintf(p, "capture: profiling one inference\n")

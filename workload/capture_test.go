@@ -175,6 +175,15 @@ func TestCapture(t *testing.T) {
 	if b, err := ReadBundle(dir); err != nil || b.Manifest.Kernels != "" {
 		t.Errorf("replaced bundle %+v, %v", b, err)
 	}
+	// Measured apart without a recorder, the traced runner still warms up
+	// before it profiles: a warm-up in each of the three runners.
+	progress.Reset()
+	if _, err := Capture(context.Background(), spec, dir, CaptureOptions{Ticks: 5, Force: true, Processes: 2, Progress: &progress}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(progress.String(), "warm-up inferences"); n != 3 || !strings.Contains(progress.String(), "then profiling") {
+		t.Errorf("%d warm-ups in three runners, two measuring and one profiling:\n%s", n, progress.String())
+	}
 	if l := leftovers(t, parent, "out"); len(l) > 0 {
 		t.Errorf("left beside the bundle: %v", l)
 	}
