@@ -29,7 +29,8 @@ type Binary struct {
 	// Context, where the capture recorded call pointers, are the launches
 	// recorded just before its calls, within the producerWindow launches
 	// before each and whatever memory they touched, oldest first (the list
-	// most calls have; launches of its own function left out): the
+	// most calls have; launches of its own function left out; for the
+	// first calls of the inference, the window goes on at its end): the
 	// context cache mode runs them before each launch, so that the L2
 	// holds what they wrote, dirty, as in the real run.
 	Context []*inject.Producer `json:"context,omitempty"`
@@ -230,16 +231,28 @@ func touchers(x *inject.Index, cons *inject.Launch, cj int) []*inject.Producer {
 // contextOf returns, for call cj of launch cons, the launches among the
 // producerWindow before it, oldest first, each with its aliases of
 // cons's memory (perhaps none), leaving out launches of cons's function
-// (the replay tells its activities from theirs by name).
+// (the replay tells its activities from theirs by name). A call near the
+// start of the recorded inference takes the rest of its window from the
+// inference's end: inferences run back to back, and the one recorded
+// came after warm-up inferences of its own kind, so what ran just before
+// its first kernels was the previous inference's last (an LM head's
+// logits, dirty in the L2, before the embedding gather).
 func contextOf(x *inject.Index, cons *inject.Launch, cj int) []*inject.Producer {
 	var out []*inject.Producer
-	for pj := max(cj-producerWindow, 0); pj < cj; pj++ {
-		pk := x.Calls[pj]
+	for pj := cj - producerWindow; pj < cj; pj++ {
+		j := pj
+		if j < 0 {
+			j += len(x.Calls)
+			if j <= cj {
+				continue // a recorded inference shorter than the window
+			}
+		}
+		pk := x.Calls[j]
 		prod := x.Launch(pk)
 		if pk == "" || prod == nil || prod.Name == cons.Name {
 			continue
 		}
-		out = append(out, &inject.Producer{Launch: prod, Alias: inject.FindAlias(prod, x.CallPtrs[pj], cons, x.CallPtrs[cj]), Context: true})
+		out = append(out, &inject.Producer{Launch: prod, Alias: inject.FindAlias(prod, x.CallPtrs[j], cons, x.CallPtrs[cj]), Context: true})
 	}
 	return out
 }

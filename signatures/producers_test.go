@@ -106,11 +106,23 @@ func TestContext(t *testing.T) {
 			t.Errorf("%s: %v", p.Launch.Key, err)
 		}
 	}
-	// The first call has three launches before it; the later two have
-	// eight, of which the previous layer's gate and up (gemv too) are
-	// left out.
+	// Each call has eight launches before it, of which the previous
+	// layer's gate and up (gemv too) are left out; the first call's window
+	// goes on at the inference's end (its last layer), as inferences run
+	// back to back.
 	if want := []string{"kv", "norm", "silu", "attn", "kv", "norm"}; !reflect.DeepEqual(keys, want) {
 		t.Fatalf("context %v, want %v", keys, want)
+	}
+	first := contextOf(x, x.Launch("gate"), gemvs[0])
+	if len(first) != 6 || first[0].Launch.Key != "kv" || first[2].Launch.Key != "silu" || first[3].Launch.Key != "attn" {
+		t.Fatalf("the first call's context %+v, want the last layer's kv, norm and silu, then this layer's attn, kv and norm", first)
+	}
+	if a := first[1].Alias; !reflect.DeepEqual(a, [][3]int64{{1, 0, 0}}) {
+		t.Errorf("the last layer's norm writes the first GEMV's input buffer: aliases %v", a)
+	}
+	short := &inject.Index{Launches: x.Launches, Calls: x.Calls[:2], CallPtrs: x.CallPtrs[:2]}
+	if got := contextOf(short, x.Launch("kv"), 1); len(got) != 1 || got[0].Launch.Key != "attn" {
+		t.Errorf("an inference shorter than the window: context %+v, want only the attention before it", got)
 	}
 	if a := got[5].Alias; !reflect.DeepEqual(a, [][3]int64{{1, 0, 0}}) {
 		t.Errorf("the norm's aliases %v, want its output as the GEMV's input", a)
