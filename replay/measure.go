@@ -690,9 +690,10 @@ func (d *Device) sampleTimed(t *timer, rec *recorder, batch int, cold bool, o Op
 	setReported(r, s.values, kernel, throttled, o.MinSamples, o.Confidence, o.TargetRelCI)
 	if kernel != nil {
 		r.Ran = rp.kt.activities()
-		r.SingleMedianNS = rp.kt.singleMedian()
 		if launch.IsStreamed(t.k) {
 			reportSingles(r, rp.kt.single, o.Confidence, o.TargetRelCI)
+		} else {
+			r.SingleMedianNS = rp.kt.singleMedian()
 		}
 	}
 	return nil

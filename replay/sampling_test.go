@@ -415,7 +415,7 @@ func TestReportSingles(t *testing.T) {
 		wantMed   float64
 		converged bool
 	}{
-		{"tail", append(repeat(768, 90), repeat(1800, 10)...), 768, true},
+		{"tail", append(slices.Repeat([]float64{768}, 90), slices.Repeat([]float64{1800}, 10)...), 768, true},
 		{"even count", []float64{700, 800}, 750, false},
 		{"none", nil, 0, false},
 	} {
@@ -441,12 +441,4 @@ func TestReportSingles(t *testing.T) {
 			}
 		})
 	}
-}
-
-func repeat(v float64, n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = v
-	}
-	return out
 }

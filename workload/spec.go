@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -181,7 +182,7 @@ func (s *Spec) Summary() string {
 		fmt.Fprintf(&b, "model %s", modelType(s.Model.Config))
 	}
 	if s.Model != nil {
-		fmt.Fprintf(&b, ", %s weights, %s", cmp(s.Model.Weights, "random"), s.DType)
+		fmt.Fprintf(&b, ", %s weights, %s", cmp.Or(s.Model.Weights, "random"), s.DType)
 		if s.Attention != "" {
 			fmt.Fprintf(&b, ", %s attention", s.Attention)
 		}
@@ -200,13 +201,6 @@ func (s *Spec) Summary() string {
 	}
 	fmt.Fprintf(&b, "; device %d", s.Device())
 	return b.String()
-}
-
-func cmp(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // specParser reads a spec strictly: every error names the file and the
