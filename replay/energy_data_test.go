@@ -1,0 +1,79 @@
+package replay
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// readProgress reads the entries of a run's progress file (one JSON object
+// with an "entry" per line), gzipped.
+func readProgress(t *testing.T, path string) []Entry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Entry
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		var line struct {
+			Entry *Entry `json:"entry"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if line.Entry != nil {
+			out = append(out, *line.Entry)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEstimateEnergyRealRun estimates the energy of the signatures that an
+// FP8 prefill's predict run (H100, 2026-11-26, -energy-share 0.95, the
+// context cache mode) left unmeasured: their energy may not exceed what
+// they would draw at the 700 W power limit for their kernel time, which
+// the primers' time counted in did by far (1.44 J for 0.70 ms).
+func TestEstimateEnergyRealRun(t *testing.T) {
+	entries := readProgress(t, "testdata/l1b-fp8-prefill.progress.jsonl.gz")
+	var measured, kernelS float64
+	var unmeasured int
+	for _, e := range entries {
+		switch {
+		case e.Result == nil:
+		case e.Result.Energy != nil:
+			measured += e.Result.Energy.JoulesPerOp * float64(e.Count)
+		default:
+			unmeasured++
+			kernelS += e.Result.ReportedNS() * 1e-9 * float64(e.Count)
+		}
+	}
+	if n := EstimateEnergy(entries); n != unmeasured || n == 0 {
+		t.Fatalf("estimated %d entries, want the %d without an energy", n, unmeasured)
+	}
+	var est float64
+	for _, e := range entries {
+		if r := e.Result; r != nil && r.Energy != nil && r.Energy.Method == EstimatedMethod {
+			est += r.Energy.JoulesPerOp * float64(e.Count)
+			if r.Energy.Watts <= 0 || r.Energy.Watts > 1200 {
+				t.Errorf("%s (%s): estimated at %.0f W", e.ID, e.Class, r.Energy.Watts)
+			}
+		}
+	}
+	if limit := 700 * kernelS; est <= 0 || est > limit {
+		t.Errorf("the %d unmeasured signatures (%.3f ms of kernel time) estimated at %.3f J, want (0, %.3f]", unmeasured, kernelS*1e3, est, limit)
+	}
+	t.Logf("measured %.3f J, estimated %.3f J for %d signatures of %.3f ms", measured, est, unmeasured, kernelS*1e3)
+}
