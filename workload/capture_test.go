@@ -335,3 +335,24 @@ func TestMedianIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestSpreadWarning(t *testing.T) {
+	for _, tc := range []struct {
+		v    []float64
+		want string // a substring; "" for no warning
+	}{
+		{[]float64{183.6, 142.8, 163.9}, "spread by 29% (142.8 to 183.6 ms)"},
+		{[]float64{486.6, 480.5, 487.2}, ""},
+		{[]float64{10.28, 10.33, 10.27}, ""},
+		{[]float64{21.0, 22.1}, "spread by 5%"},
+		{[]float64{21.0, 22.0}, ""},
+		{[]float64{22.88}, ""},
+		{nil, ""},
+		{[]float64{0, 5}, ""},
+	} {
+		got := spreadWarning(tc.v)
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("spreadWarning(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
