@@ -29,6 +29,9 @@ source "$(dirname "$0")/common.sh"
 K=$(realpath "$K")
 export KREPLAY_REQUIRE_GPU=1
 nobin=(); [ "${NOBIN:-0}" = 1 ] && nobin=(-no-binaries)
+# The lent machines ran launch-bound workloads slow for their first ~150 s
+# (results/h100/capture, ninth session): the summary says when each step began.
+uptime_s() { cut -d. -f1 /proc/uptime; }
 
 for s in "$@"; do
   if late; then say "== $s: not started (deadline)"; continue; fi
@@ -38,10 +41,11 @@ for s in "$@"; do
     say "== $s: the bundle of an earlier run ($b)"
   else
     t=$(date +%s)
+    say "$s: capture starts $(uptime_s) s after the machine booted"
     timeout "${CAPTURE_TIMEOUT:-300}" "$K" capture "scripts/gpu/specs/$s.json" -o "$b" -force "${nobin[@]}" >"$log.capture.out" 2>"$log.capture.err"
     rc=$?
     say "== $s: capture exit $rc in $(( $(date +%s) - t )) s"
-    grep -E 'per inference|spans on|measured run at|per process' "$log.capture.err" | tee -a "$S"
+    grep -E 'per inference|spans on|measured run at|per process|warning' "$log.capture.err" | tee -a "$S"
     [ $rc -eq 0 ] || continue
   fi
   if [ "${PREDICT:-0}" = 1 ] && ! late; then
@@ -60,6 +64,7 @@ for s in "$@"; do
     continue
   fi
   t=$(date +%s)
+  say "BenchmarkModel starts $(uptime_s) s after the machine booted"
   (cd "bench/$p" && timeout "${MODEL_TIMEOUT:-600}" "$OUT/$p.test" -test.run '^$' -test.bench Model -test.benchtime 1x -test.count "$N") >"$log.model.txt" 2>&1
   say "BenchmarkModel x$N exit $? in $(( $(date +%s) - t )) s"
   rm -rf "bench/$p" "$OUT/$p.test"
