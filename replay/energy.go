@@ -195,7 +195,7 @@ const EstimatedMethod = "estimated"
 // for the first launches of an inference that context runs to its end. On
 // an FP8 prefill (H100, 2026-11-26) MedianNS made 31 unmeasured signatures
 // of 0.70 ms of kernel time cost 1.44 J, over 2000 W; the kernel time gives
-// 0.32 J, and the prediction moved from +9.3% to -1.5% of the measured
+// 0.32 J, and the prediction moved from +9.3% to -1.6% of the measured
 // energy (results/h100/capture).
 func EstimateEnergy(entries []Entry) int {
 	type acc struct {
