@@ -60,12 +60,8 @@ func TimelineMetrics(r *replay.TimelineResult) []benchfmt.Value {
 // spread, ns/op is the mean.
 func ModelMetrics(r *runner.Result) []benchfmt.Value {
 	mean := r.WallSPerInference * 1e9
-	ns := mean
-	spread := len(r.SpanMS) == 3 && r.SpanMS[1] > 0
-	if spread {
-		ns = r.SpanMS[1] * 1e6
-	}
-	v := []benchfmt.Value{{Value: ns, Unit: "ns/op"}}
+	ms, spread := r.MedianMS()
+	v := []benchfmt.Value{{Value: ms * 1e6, Unit: "ns/op"}}
 	if spread && mean > 0 {
 		v = append(v, benchfmt.Value{Value: mean, Unit: UnitMeanNS})
 	}

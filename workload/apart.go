@@ -52,7 +52,8 @@ func (c *capture) measureApart() (*runner.Result, []float64, error) {
 			return nil, nil, err
 		}
 		runs = append(runs, res)
-		medians = append(medians, medianMS(res))
+		m, _ := res.MedianMS()
+		medians = append(medians, m)
 	}
 	pick := medianIndex(medians)
 	if n > 1 {
@@ -89,15 +90,6 @@ func spreadWarning(medians []float64) string {
 	}
 	return fmt.Sprintf("the processes' median inferences spread by %.0f%% (%.4g to %.4g ms): this host's speed moved "+
 		"between them, and a later run of the workload (BenchmarkModel) may differ from the measured run by as much", 100*(hi/lo-1), lo, hi)
-}
-
-// medianMS is a run's median inference in ms, or its mean where the
-// runner measured no spread.
-func medianMS(r *runner.Result) float64 {
-	if len(r.SpanMS) == 3 {
-		return r.SpanMS[1]
-	}
-	return r.WallSPerInference * 1e3
 }
 
 // medianIndex returns the index of the median of v (the lower median of

@@ -418,6 +418,16 @@ func (r *Result) Spread() string {
 	return fmt.Sprintf("median %.4g ms, 10%% under %.4g, 10%% over %.4g", r.SpanMS[1], r.SpanMS[0], r.SpanMS[2])
 }
 
+// MedianMS is the run's median inference in ms (the middle of SpanMS) and
+// true, or its mean wall time per inference and false where the runner
+// measured no spread.
+func (r *Result) MedianMS() (float64, bool) {
+	if len(r.SpanMS) == 3 && r.SpanMS[1] > 0 {
+		return r.SpanMS[1], true
+	}
+	return r.WallSPerInference * 1e3, false
+}
+
 // Clocks summarises the SM clock and NVML's clocks-event reasons sampled
 // every 10 ms inside a measured run's energy window.
 type Clocks struct {
