@@ -140,19 +140,6 @@ func (k *kernelTimes) add(recs []Ran, samples int) error {
 	return nil
 }
 
-// singleMedian is the median of the invocations' own times; 0 for none.
-func (k *kernelTimes) singleMedian() float64 {
-	if len(k.single) == 0 {
-		return 0
-	}
-	v := slices.Clone(k.single)
-	slices.Sort(v)
-	if n := len(v); n%2 == 0 {
-		return (v[n/2-1] + v[n/2]) / 2
-	}
-	return v[len(v)/2]
-}
-
 // activities returns the activities of one invocation, each with its mean
 // duration.
 func (k *kernelTimes) activities() []Ran {

@@ -693,7 +693,7 @@ func (d *Device) sampleTimed(t *timer, rec *recorder, batch int, cold bool, o Op
 		if launch.IsStreamed(t.k) {
 			reportSingles(r, rp.kt.single, o.Confidence, o.TargetRelCI)
 		} else {
-			r.SingleMedianNS = rp.kt.singleMedian()
+			r.SingleMedianNS = median(rp.kt.single, o.Confidence)
 		}
 	}
 	return nil

@@ -305,7 +305,7 @@ func TestKernelTimes(t *testing.T) {
 		t.Errorf("values %v, want %v", k.values, want)
 	}
 	// Each invocation's own time: 6 of 15, 4 of 30; their median 15.
-	if got := k.singleMedian(); got != 15 || len(k.single) != 10 {
+	if got := median(k.single, 0.95); got != 15 || len(k.single) != 10 {
 		t.Errorf("single invocations %v, median %g; want 10, median 15", k.single, got)
 	}
 	// Means over 10 invocations: (6x10 + 4x20)/10 and (6x5 + 4x10)/10.
@@ -383,7 +383,7 @@ func TestSingleMedian(t *testing.T) {
 	if want := []float64{900, 725}; !slices.Equal(k.values, want) {
 		t.Errorf("batch means %v, want %v", k.values, want)
 	}
-	if got := k.singleMedian(); got != 700 {
+	if got := median(k.single, 0.95); got != 700 {
 		t.Errorf("single median %g, want 700", got)
 	}
 	for _, tc := range []struct {
