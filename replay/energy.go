@@ -87,14 +87,26 @@ func sumEnergy(es []Energy) *Energy {
 // ErrNoMeter is returned for energy measurements on a device without NVML.
 var ErrNoMeter = errors.New("no NVML energy meter on this device")
 
+// energyOpNS is the time of one invocation as the energy window launches
+// it, which sizes its batches and the duty-cycled gaps: the timed samples'
+// median, but for a primed replay the kernel time, since the window runs
+// the kernel without the launches that primed each timed invocation (in
+// the context mode about 1.5 ms of them before a kernel of a few µs,
+// which made batches of a handful of launches and a window mostly idle).
+func energyOpNS(r *Result, primed bool) float64 {
+	if primed && r.KernelMedianNS > 0 {
+		return r.KernelMedianNS
+	}
+	return r.MedianNS
+}
+
 // measureEnergy runs batches of the signature back to back (a CUDA graph
-// of about 5 ms of launches per call) until the energy window closes. Call
-// inside Do, after the timed samples.
-func (d *Device) measureEnergy(t *timer, r *Result, o Options) (*Energy, error) {
+// of about 5 ms of launches per call, per being one launch's time in ns)
+// until the energy window closes. Call inside Do, after the timed samples.
+func (d *Device) measureEnergy(t *timer, r *Result, per float64, o Options) (*Energy, error) {
 	if d.Meter == nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoMeter, d.NVMLErr)
 	}
-	per := r.MedianNS
 	if per <= 0 {
 		return nil, errors.New("no time per invocation to size the energy batches")
 	}

@@ -77,3 +77,25 @@ func TestEstimateEnergyRealRun(t *testing.T) {
 	}
 	t.Logf("measured %.3f J, estimated %.3f J for %d signatures of %.3f ms", measured, est, unmeasured, kernelS*1e3)
 }
+
+// TestEnergyOpNS: a primed replay's energy window runs its kernel alone,
+// so it is sized by the kernel time (in the FP8 prefill's run of
+// testdata, 13 primed signatures had timed medians 10-20 times their
+// kernels', and their windows ran at 245-544 W with host syncs between
+// batches of a few dozen launches).
+func TestEnergyOpNS(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		r      Result
+		primed bool
+		want   float64
+	}{
+		{"unprimed: the timed median", Result{MedianNS: 1200, KernelMedianNS: 1000}, false, 1200},
+		{"primed: the kernel time", Result{MedianNS: 1.5e6, KernelMedianNS: 2100}, true, 2100},
+		{"primed without CUPTI: the timed median", Result{MedianNS: 1.5e6}, true, 1.5e6},
+	} {
+		if got := energyOpNS(&c.r, c.primed); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -606,11 +606,12 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		d.probeReplayClock(t, batch, cold, r)
 	}
 	if o.Energy {
+		per := energyOpNS(r, t.prime != nil)
 		t.prime = nil // the primers' energy is not the op's
 		if p.Cache != Warm {
 			t.sets, t.next = k.Sets(), 0
 		}
-		e, err := d.measureEnergy(t, r, o)
+		e, err := d.measureEnergy(t, r, per, o)
 		if err != nil {
 			r.EnergyErr = err.Error()
 		}
