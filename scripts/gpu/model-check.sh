@@ -12,7 +12,8 @@
 # Writes under ${OUT:-out}/ (summary.txt, logs/, bundles/ without their
 # kernels directories). NOBIN=1 captures without kernel binaries; NOMODEL=1
 # leaves out gen and BenchmarkModel; NOCAPTURE=1 takes the bundle an earlier
-# run left in OUT (run on the same machine);
+# run left in OUT (run on the same machine); KEEP_KERNELS=1 keeps the
+# bundle's kernel binaries (for a later run's NOCAPTURE=1 predict);
 # PREDICT_FLAGS are passed to kreplay predict; DEADLINE=SECONDS (default 540)
 # starts no new step after that many seconds; CAPTURE_TIMEOUT,
 # PREDICT_TIMEOUT and MODEL_TIMEOUT bound those steps (seconds; 300, 600,
@@ -55,7 +56,7 @@ for s in "$@"; do
     say "predict exit $? in $(( $(date +%s) - t )) s"
     grep -E '^(predicted|trace GPU busy|model|total energy|prediction)' "$log.predict.txt" | tee -a "$S"
   fi
-  rm -rf "$b/kernels"
+  [ "${KEEP_KERNELS:-0}" = 1 ] || rm -rf "$b/kernels"
   if late || [ "${NOMODEL:-0}" = 1 ]; then continue; fi
   p=zz_$(echo "$s" | tr -- '-.' '__')
   rm -rf "bench/$p"
