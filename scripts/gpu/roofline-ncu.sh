@@ -61,7 +61,7 @@
 # when it ends (the BLOOM softmax: 22.3 of its 67.1 MB), which ncu's DRAM
 # counters of that launch do not see and kreplay's operand bytes count.
 # In steady state every launch also writes back what the one before left:
-# CACHE=rotating NCU_CACHE=none NCU_REPLAY=application SKIP=40 compares
+# CACHE=rotating NCU_CACHE=none NCU_REPLAY=application SKIP=40 BUDGET=1s compares
 # the same launch of a rotating replay, deep in its run, on both sides
 # (application replay: each of ncu's passes reruns the replay, so no pass
 # starts from memory ncu restored).
@@ -86,6 +86,7 @@ CACHE=${CACHE:-cold}
 NCU_CACHE=${NCU_CACHE:-all}
 SKIP=${SKIP:-5}
 NCU_REPLAY=${NCU_REPLAY:-kernel}
+BUDGET=${BUDGET:-200ms} # each profiled replay's sampling budget: it must launch more than SKIP times
 METRICS=${METRICS:-gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_elapsed.avg.per_second}
 
 mkdir -p "$OUT"
@@ -122,7 +123,7 @@ while read -r id kernel; do
   rx=$(python3 -c 'import re, sys; print(re.escape(sys.argv[1]))' "$kernel")
   "$NCU" --target-processes all --clock-control none --cache-control "$NCU_CACHE" --replay-mode "$NCU_REPLAY" --kernel-name-base mangled -k "regex:^${rx}\$" \
     --launch-skip "$SKIP" --launch-count 1 --metrics "$METRICS" -f -o "$OUT/ncu-$id" \
-    "$OUT/kreplay" run -cache "$CACHE" -kernels=false -budget 200ms -ids "$id" "$TRACE" \
+    "$OUT/kreplay" run -cache "$CACHE" -kernels=false -budget "$BUDGET" -ids "$id" "$TRACE" \
     < /dev/null > "$OUT/ncu-$id.log" 2>&1 || { echo "ncu failed for $id:"; tail -5 "$OUT/ncu-$id.log"; continue; }
   "$NCU" -i "$OUT/ncu-$id.ncu-rep" --csv --page raw --print-units base > "$OUT/ncu-$id.csv" 2>> "$OUT/ncu-$id.log"
 done < "$OUT/kernels.txt"
