@@ -35,7 +35,7 @@
 #          ncu holds it against;
 #   2. per signature, the same replay alone under
 #      ncu --clock-control none --cache-control $NCU_CACHE, profiling one
-#      launch (after $SKIP of them) of the longest kernel it ran, by its
+#      launch (after $SKIP of them, or half the timed launches where fewer) of the longest kernel it ran, by its
 #      mangled name; CUPTI is off in that run (-kernels=false), since ncu
 #      holds the counters;
 #   3. a table: kreplay's shares (measured and hw) and the clock its hw
@@ -104,25 +104,30 @@ echo "== kreplay run -roofline -cache $CACHE -ids $ids_csv $TRACE"
 "$OUT/kreplay" run -roofline -cache "$CACHE" -ids "$ids_csv" -json "$OUT/kreplay.json" "$TRACE" \
   > "$OUT/kreplay.txt" 2> "$OUT/kreplay.log" || { tail -5 "$OUT/kreplay.log"; exit 1; }
 
-# The longest kernel each signature's replay ran, by mangled name.
-python3 - "$OUT/kreplay.json" > "$OUT/kernels.txt" <<'EOF' || exit 1
+# The longest kernel each signature's replay ran, by mangled name, and the
+# launches ncu skips: SKIP, or for a replay that converged in fewer timed
+# launches (the LM-head GEMM: 20 of 1.5 ms), half of them.
+python3 - "$OUT/kreplay.json" "$SKIP" > "$OUT/kernels.txt" <<'EOF' || exit 1
 import json, sys
+skip = int(sys.argv[2])
 for out in json.load(open(sys.argv[1])):
     for e in out["entries"]:
-        ran = [r for r in (e.get("result") or {}).get("ran") or [] if r["kind"] == "kernel"]
+        res = e.get("result") or {}
+        ran = [r for r in res.get("ran") or [] if r["kind"] == "kernel"]
         if ran:
             k = max(ran, key=lambda r: r["dur_ns"] * r["per_call"])
-            print(e["id"], k["name"])
+            timed = (res.get("samples") or 0) * (res.get("batch") or 0)
+            print(e["id"], k["name"], min(skip, max(1, timed // 2)) if timed else skip)
         else:
-            print(e["id"], "-")
+            print(e["id"], "-", skip)
 EOF
 
-while read -r id kernel; do
+while read -r id kernel skip; do
   if [ "$kernel" = "-" ]; then echo "== $id: no kernel recorded by CUPTI, not profiled"; continue; fi
-  echo "== ncu $id: ${kernel:0:80}"
+  echo "== ncu $id: ${kernel:0:80}, after $skip launches"
   rx=$(python3 -c 'import re, sys; print(re.escape(sys.argv[1]))' "$kernel")
   "$NCU" --target-processes all --clock-control none --cache-control "$NCU_CACHE" --replay-mode "$NCU_REPLAY" --kernel-name-base mangled -k "regex:^${rx}\$" \
-    --launch-skip "$SKIP" --launch-count 1 --metrics "$METRICS" -f -o "$OUT/ncu-$id" \
+    --launch-skip "$skip" --launch-count 1 --metrics "$METRICS" -f -o "$OUT/ncu-$id" \
     "$OUT/kreplay" run -cache "$CACHE" -kernels=false -budget "$BUDGET" -ids "$id" "$TRACE" \
     < /dev/null > "$OUT/ncu-$id.log" 2>&1 || { echo "ncu failed for $id:"; tail -5 "$OUT/ncu-$id.log"; continue; }
   "$NCU" -i "$OUT/ncu-$id.ncu-rep" --csv --page raw --print-units base > "$OUT/ncu-$id.csv" 2>> "$OUT/ncu-$id.log"
