@@ -34,7 +34,7 @@
 #          maximum is assumed. It is the one that holds work against what
 #          ncu holds it against;
 #   2. per signature, the same replay alone under
-#      ncu --clock-control none --cache-control $NCU_CACHE, profiling one
+#      ncu --clock-control none --cache-control $NCU_CACHE --replay-mode $NCU_REPLAY, profiling one
 #      launch (after $SKIP of them, or half the timed launches where fewer) of the longest kernel it ran, by its
 #      mangled name; CUPTI is off in that run (-kernels=false), since ncu
 #      holds the counters;
@@ -52,19 +52,23 @@
 #      again from what an earlier run left in the folder (columns an
 #      older run lacks print "-").
 #
-# Both runs use the L2 mode CACHE (default cold: every sample after an L2
-# flush), and ncu flushes the caches before each pass by default
-# (NCU_CACHE=all), so both sides read their operands from device memory.
-# Set CACHE=auto NCU_CACHE=none to compare in kreplay's default modes.
+# By default both sides measure in steady state: kreplay replays each
+# signature in the L2 mode CACHE (default rotating: back to back through
+# buffer sets larger than the L2, so each launch reads its operands from
+# device memory and writes back what the launch before it left), and ncu
+# profiles one launch of that same replay after SKIP of them (default 40,
+# or half the timed launches where fewer), without touching the caches
+# (NCU_CACHE=none), each of its passes rerunning the whole replay
+# (NCU_REPLAY=application), so no pass starts from memory ncu restored.
+# BUDGET (default 1s) is each profiled replay's sampling budget.
 #
-# A write-heavy kernel after a flush leaves part of its writes in the L2
-# when it ends (the BLOOM softmax: 22.3 of its 67.1 MB), which ncu's DRAM
-# counters of that launch do not see and kreplay's operand bytes count.
-# In steady state every launch also writes back what the one before left:
-# CACHE=rotating NCU_CACHE=none NCU_REPLAY=application SKIP=40 BUDGET=1s compares
-# the same launch of a rotating replay, deep in its run, on both sides
-# (application replay: each of ncu's passes reruns the replay, so no pass
-# starts from memory ncu restored).
+# The flush protocol, CACHE=cold NCU_CACHE=all NCU_REPLAY=kernel SKIP=5
+# BUDGET=200ms (the default before 2026-11-26), starts every launch from
+# an empty L2. A write-heavy kernel then leaves part of its writes in the
+# L2 when it ends (the BLOOM softmax: 22.3 of its 67.1 MB), which ncu's
+# DRAM counters of that launch do not see and kreplay's operand bytes
+# count: that softmax came out 11-12 points over ncu's DRAM share, against
+# 3 in steady state (results/h100/roofline-whatif/).
 #
 # kreplay's measured share holds throughput against what this GPU measured
 # (a device copy, a cuBLAS GEMM), ncu against the hardware's own peaks, per
@@ -82,11 +86,11 @@ TRACE=${1:-embedded:h100_bloom-560m_prefill.trace.json.gz}
 shift $(( $# > 0 ? 1 : 0 ))
 IDS=("$@")
 [ ${#IDS[@]} -gt 0 ] || IDS=(f400919612b9 0699fe07516f ae0c7f8bfabe df084478313f 0672c4674565)
-CACHE=${CACHE:-cold}
-NCU_CACHE=${NCU_CACHE:-all}
-SKIP=${SKIP:-5}
-NCU_REPLAY=${NCU_REPLAY:-kernel}
-BUDGET=${BUDGET:-200ms} # each profiled replay's sampling budget: it must launch more than SKIP times
+CACHE=${CACHE:-rotating}
+NCU_CACHE=${NCU_CACHE:-none}
+SKIP=${SKIP:-40}
+NCU_REPLAY=${NCU_REPLAY:-application}
+BUDGET=${BUDGET:-1s}
 METRICS=${METRICS:-gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_elapsed.avg.per_second}
 
 mkdir -p "$OUT"
