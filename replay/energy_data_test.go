@@ -1,15 +1,12 @@
 package replay
 
 import (
-	"bufio"
 	"compress/gzip"
-	"encoding/json"
 	"os"
 	"testing"
 )
 
-// readProgress reads the entries of a run's progress file (one JSON object
-// with an "entry" per line), gzipped.
+// readProgress reads the entries of a run's gzipped progress file.
 func readProgress(t *testing.T, path string) []Entry {
 	t.Helper()
 	f, err := os.Open(path)
@@ -21,22 +18,13 @@ func readProgress(t *testing.T, path string) []Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []Entry
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<22)
-	for sc.Scan() {
-		var line struct {
-			Entry *Entry `json:"entry"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if line.Entry != nil {
-			out = append(out, *line.Entry)
-		}
-	}
-	if err := sc.Err(); err != nil {
+	lines, err := ReadProgress(zr, path)
+	if err != nil {
 		t.Fatal(err)
+	}
+	out := make([]Entry, len(lines))
+	for i, l := range lines {
+		out[i] = l.Entry
 	}
 	return out
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"sync"
@@ -12,15 +10,6 @@ import (
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
-
-// progressLine is one line of `kreplay run -out`: an entry as soon as it
-// is measured, with the set it belongs to, so that an interrupted run
-// keeps every result and `-resume` continues from it.
-type progressLine struct {
-	File     string       `json:"file"`
-	Workload string       `json:"workload"`
-	Entry    replay.Entry `json:"entry"`
-}
 
 // progressFile appends entries to a JSON-lines file, one line per entry,
 // synced to disk as they come.
@@ -38,7 +27,7 @@ func openProgress(path string) (*progressFile, error) {
 }
 
 func (p *progressFile) add(src signatures.Source, e replay.Entry) error {
-	b, err := json.Marshal(progressLine{File: src.File, Workload: src.Workload, Entry: e})
+	b, err := json.Marshal(replay.ProgressLine{File: src.File, Workload: src.Workload, Entry: e})
 	if err != nil {
 		return err
 	}
@@ -54,8 +43,8 @@ func (p *progressFile) Close() error { return p.f.Close() }
 
 // readProgress reads the entries of an earlier run's -out file, by set
 // file and signature ID; a missing file is an empty run. A torn last line
-// (the run was killed while writing it) is ignored; any other bad line is
-// an error naming the line.
+// is ignored; any other bad line is an error naming the line
+// (replay.ReadProgress).
 func readProgress(path string) (map[string]map[string]replay.Entry, error) {
 	out := map[string]map[string]replay.Entry{}
 	f, err := os.Open(path)
@@ -66,22 +55,15 @@ func readProgress(path string) (map[string]map[string]replay.Entry, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var bad error
-	for n := 1; sc.Scan(); n++ {
-		if bad != nil {
-			return nil, bad // a bad line that was not the last
-		}
-		var l progressLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.Entry.ID == "" {
-			bad = fmt.Errorf("%s:%d: not a kreplay run line", path, n)
-			continue
-		}
+	lines, err := replay.ReadProgress(f, path)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
 		if out[l.File] == nil {
 			out[l.File] = map[string]replay.Entry{}
 		}
 		out[l.File][l.Entry.ID] = l.Entry
 	}
-	return out, sc.Err()
+	return out, nil
 }
