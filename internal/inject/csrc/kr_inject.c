@@ -13,7 +13,13 @@
  *                         buffer, pointers), "L" a launch while armed (its
  *                         key and the values of its pointers), "D" the end.
  * Launches are recorded only between kr_inject_arm(1) and kr_inject_arm(0),
- * which the runner calls around one inference (ctypes); kr_inject_detach()
+ * which the runner calls around one inference (ctypes). A kernel captured
+ * into a CUDA graph (torch.compile's reduce-overhead mode captures while it
+ * warms up) is kept when captured, armed or not, and each armed launch of
+ * the graph's executable records one call per kernel captured, in capture
+ * order, its buffers snapshotted at the graph's first armed launch, with the
+ * memsets captured before it applied.
+ * kr_inject_detach()
  * then unsubscribes from CUPTI, so that the profiler can subscribe in the
  * same process and trace the very kernels recorded. Every process that
  * initializes CUDA with the variable set (PyTorch's compile workers too)
@@ -47,6 +53,8 @@ static kr_CUresult (*p_cuFuncGetModule)(kr_CUmodule *, kr_CUfunction);
 static kr_CUresult (*p_cuKernelGetLibrary)(kr_CUlibrary *, kr_CUkernel);
 static kr_CUresult (*p_cuPointerGetAttribute)(void *, int, kr_CUdeviceptr);
 static kr_CUresult (*p_cuStreamIsCapturing)(kr_CUstream, int *);
+static kr_CUresult (*p_cuStreamGetCaptureInfo)(kr_CUstream, int *, uint64_t *, void **, const void **, size_t *);
+static kr_CUresult (*p_cuStreamGetCaptureInfo3)(kr_CUstream, int *, uint64_t *, void **, const void **, const void **, size_t *);
 static kr_CUresult (*p_cuCtxSynchronize)(void);
 static kr_CUresult (*p_cuMemcpyDtoH)(void *, kr_CUdeviceptr, size_t);
 static kr_CUptiResult (*p_cuptiSubscribe)(kr_CUpti_SubscriberHandle *, kr_CUpti_CallbackFunc, void *);
@@ -340,7 +348,12 @@ static uint64_t key(const char *name, const launch *l, const unsigned char *blob
 
 /* snapshot copies the first bytes of each distinct pointer's buffer, as
  * the kernel will find them, after the work queued before it. */
-static void snapshot(const launch *l, ptrinfo *ptrs, int nptr) {
+struct gcapture;
+static void apply_memsets(const struct gcapture *c, size_t upto, kr_CUdeviceptr at, unsigned char *buf, size_t n);
+
+/* snapshot's bytes are, with a capture c, what the memsets captured
+ * before its kernel upto (capture order) leave in them (apply_memsets). */
+static void snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gcapture *c, size_t upto) {
 	int capturing = 0;
 	if (p_cuStreamIsCapturing && p_cuStreamIsCapturing(l->stream, &capturing) == 0 && capturing) return;
 	if (p_cuCtxSynchronize() != 0) return;
@@ -359,6 +372,7 @@ static void snapshot(const launch *l, ptrinfo *ptrs, int nptr) {
 		size_t n = ptrs[i].base + ptrs[i].range - ptrs[i].value;
 		if (n > snapcap) n = snapcap;
 		if (n == 0 || p_cuMemcpyDtoH(buf, ptrs[i].value, n) != 0) continue;
+		if (c) apply_memsets(c, upto, ptrs[i].value, buf, n);
 		uint64_t h = fnv(FNV0, buf, n);
 		ptrs[i].snap = h;
 		ptrs[i].snaplen = n;
@@ -417,7 +431,119 @@ static void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, 
 	fprintf(events, "]}\n");
 }
 
-static void on_launch(launch *l) {
+/* gcapture is one stream capture (CUDA graphs): the launches captured
+ * into it, each with all that write_key needs, since the graph's launches
+ * write them again with snapshots (graph_launch). */
+typedef struct {
+	uint64_t key;
+	char *name;
+	launch l;
+	kr_CUlaunchAttribute *attrs;
+	fattrs fa;
+	unsigned char *blob;
+	size_t nb, *offs, *sizes;
+	int np, nptr;
+	ptrinfo *ptrs;
+} gkernel;
+
+/* gmemset is a memset captured into a graph after pos of its kernels. */
+typedef struct {
+	size_t pos;
+	kr_CUdeviceptr dst;
+	uint32_t value;
+	unsigned width; /* bytes per element: 1, 2 or 4 */
+	size_t n;       /* elements */
+} gmemset;
+
+typedef struct gcapture {
+	uint64_t id;  /* the capture sequence's id */
+	void *graph;  /* the graph it builds */
+	gkernel *k;
+	size_t n, cap;
+	gmemset *m;
+	size_t nm, capm;
+} gcapture;
+
+static gcapture **captures; /* under mu */
+static size_t ncaptures, capcaptures;
+static struct {
+	void *exec;
+	size_t capture;
+} *execs; /* graph executables, by the capture they were instantiated from; under mu */
+static size_t nexecs, capexecs;
+
+static void *dup_bytes(const void *p, size_t n) {
+	void *d = malloc(n ? n : 1);
+	if (d && n) memcpy(d, p, n);
+	return d;
+}
+
+/* keep appends a captured launch to c. Call with mu held. */
+static void keep(gcapture *c, uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob, size_t nb,
+                 const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? 2 * c->cap : 64;
+		gkernel *nk = realloc(c->k, ncap * sizeof *nk);
+		if (!nk) {
+			failed = 1;
+			return;
+		}
+		c->k = nk;
+		c->cap = ncap;
+	}
+	gkernel *g = &c->k[c->n++];
+	g->key = k;
+	g->name = strdup(name);
+	g->l = *l;
+	g->l.api = strdup(l->api);
+	g->attrs = dup_bytes(l->attrs, l->nattrs * sizeof *l->attrs);
+	g->l.attrs = g->attrs;
+	g->fa = fa;
+	g->blob = dup_bytes(blob, nb);
+	g->nb = nb;
+	g->offs = dup_bytes(offs, np * sizeof *offs);
+	g->sizes = dup_bytes(sizes, np * sizeof *sizes);
+	g->np = np;
+	g->ptrs = dup_bytes(ptrs, nptr * sizeof *ptrs);
+	g->nptr = nptr;
+	if (!g->name || !g->l.api || !g->attrs || !g->blob || !g->offs || !g->sizes || !g->ptrs) failed = 1, c->n--;
+}
+
+/* capture_of returns the capture that stream s is in, creating its record
+ * on the capture's first launch; NULL when s is not capturing. */
+static gcapture *capture_of(kr_CUstream s) {
+	int status = 0;
+	uint64_t id = 0;
+	void *graph = NULL;
+	kr_CUresult r = p_cuStreamGetCaptureInfo    ? p_cuStreamGetCaptureInfo(s, &status, &id, &graph, NULL, NULL)
+	                : p_cuStreamGetCaptureInfo3 ? p_cuStreamGetCaptureInfo3(s, &status, &id, &graph, NULL, NULL, NULL)
+	                                            : 1;
+	if (r != 0 || status != 1) return NULL;
+	pthread_mutex_lock(&mu);
+	gcapture *c = NULL;
+	for (size_t i = ncaptures; i-- > 0;)
+		if (captures[i]->id == id) {
+			c = captures[i];
+			break;
+		}
+	if (!c && ncaptures == capcaptures) {
+		size_t ncap = capcaptures ? 2 * capcaptures : 16;
+		gcapture **n = realloc(captures, ncap * sizeof *n);
+		if (n) captures = n, capcaptures = ncap;
+	}
+	if (!c && ncaptures < capcaptures && (c = calloc(1, sizeof *c))) {
+		c->id = id;
+		c->graph = graph;
+		captures[ncaptures++] = c;
+	}
+	pthread_mutex_unlock(&mu);
+	return c ? c : (gcapture *)-1; /* -1: capturing, but no memory to keep it */
+}
+
+/* on_launch records a launch: its unique record (K) the first time its
+ * key is seen and, armed, the call (L); a launch into a stream under
+ * capture (c) is kept for the graph's launches instead. */
+static void on_launch(launch *l, gcapture *c) {
 	const char *name;
 	loaded_n = 0;
 	kr_CUfunction fn = resolve(l->f, &name);
@@ -440,23 +566,139 @@ static void on_launch(launch *l) {
 	int fresh = seen_add(k);
 	pthread_mutex_unlock(&mu);
 	fattrs fa = {0};
-	if (fresh) {
-		snapshot(l, ptrs, nptr);
-		fa = attributes(fn);
-	}
+	if (fresh || c) fa = attributes(fn);
+	if (fresh) snapshot(l, ptrs, nptr, NULL, 0); /* none under capture: graph_launch takes them */
 	pthread_mutex_lock(&mu);
 	++seq;
 	if (fresh) write_key(k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr);
-	fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"%016llx\",\"stream\":%llu,\"p\":[", (unsigned long long)seq,
-	        (unsigned long long)k, (unsigned long long)(uintptr_t)l->stream);
-	for (int i = 0; i < nptr; i++) fprintf(events, "%s%llu", i ? "," : "", (unsigned long long)ptrs[i].value);
-	fprintf(events, "]}\n");
+	if (c && c != (gcapture *)-1) {
+		keep(c, k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr);
+	} else if (c) {
+		fprintf(events, "{\"t\":\"E\",\"error\":\"no memory to keep a captured launch\"}\n");
+	} else {
+		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"%016llx\",\"stream\":%llu,\"p\":[", (unsigned long long)seq,
+		        (unsigned long long)k, (unsigned long long)(uintptr_t)l->stream);
+		for (int i = 0; i < nptr; i++) fprintf(events, "%s%llu", i ? "," : "", (unsigned long long)ptrs[i].value);
+		fprintf(events, "]}\n");
+	}
 	pthread_mutex_unlock(&mu);
 }
 
+/* on_memset keeps a memset captured into a graph: a kernel captured
+ * after it finds its bytes set (a counter or semaphore that cuDNN's
+ * attention or a cuBLAS kernel consumes), whatever the graph's previous
+ * run left there when the graph's launch is snapshotted. */
+static void on_memset(const char *fn, const kr_CallbackData *cd) {
+	const kr_cuMemsetAsync_params *p = cd->functionParams;
+	if (!p || strstr(fn, "2D")) return;
+	gcapture *c = capture_of(p->stream);
+	if (!c || c == (gcapture *)-1) return;
+	gmemset m = {.dst = p->dst, .n = p->n, .width = fn[9] == '8' ? 1 : fn[9] == '1' ? 2 : 4};
+	memcpy(&m.value, &p->value, m.width);
+	pthread_mutex_lock(&mu);
+	m.pos = c->n;
+	if (c->nm == c->capm) {
+		size_t ncap = c->capm ? 2 * c->capm : 16;
+		gmemset *n = realloc(c->m, ncap * sizeof *n);
+		if (n) c->m = n, c->capm = ncap;
+	}
+	if (c->nm < c->capm) c->m[c->nm++] = m;
+	else failed = 1;
+	pthread_mutex_unlock(&mu);
+}
+
+/* apply_memsets writes into buf (n bytes at device address at) what the
+ * memsets captured into c before its kernel upto set there, in order. */
+static void apply_memsets(const struct gcapture *c, size_t upto, kr_CUdeviceptr at, unsigned char *buf, size_t n) {
+	for (size_t i = 0; i < c->nm && c->m[i].pos <= upto; i++) {
+		const gmemset *m = &c->m[i];
+		kr_CUdeviceptr lo = m->dst > at ? m->dst : at;
+		kr_CUdeviceptr end = m->dst + m->n * m->width, hi = end < at + n ? end : at + n;
+		for (kr_CUdeviceptr a = lo; a < hi; a++) buf[a - at] = ((const unsigned char *)&m->value)[(a - m->dst) % m->width];
+	}
+}
+
+/* on_instantiate maps the executable an instantiation made (API exit) to
+ * the newest capture that built its graph. */
+static void on_instantiate(const kr_CallbackData *cd) {
+	if (cd->callbackSite != KR_API_EXIT || !cd->functionParams) return;
+	if (cd->functionReturnValue && *(const kr_CUresult *)cd->functionReturnValue != 0) return;
+	const kr_instantiate_params *p = cd->functionParams;
+	if (!p->exec || !*p->exec) return;
+	pthread_mutex_lock(&mu);
+	for (size_t i = ncaptures; i-- > 0;) {
+		if (captures[i]->graph != p->graph) continue;
+		if (nexecs == capexecs) {
+			size_t ncap = capexecs ? 2 * capexecs : 16;
+			__typeof__(execs) n = realloc(execs, ncap * sizeof *n);
+			if (!n) break;
+			execs = n, capexecs = ncap;
+		}
+		execs[nexecs].exec = *p->exec;
+		execs[nexecs++].capture = i;
+		break;
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+/* graph_launch records an armed launch of a graph executable: one call
+ * (L) per kernel captured into it, in capture order. The first time a
+ * captured launch's key runs, its buffers are snapshotted as the graph
+ * found them at its launch (what the work queued before it left, and
+ * whatever the previous run left in the graph's own intermediates) and
+ * its record (K) is written again with them. */
+static void graph_launch(void *exec, kr_CUstream stream) {
+	pthread_mutex_lock(&mu);
+	gcapture *c = NULL;
+	for (size_t i = nexecs; i-- > 0;)
+		if (execs[i].exec == exec) {
+			c = captures[execs[i].capture];
+			break;
+		}
+	size_t n = c ? c->n : 0;
+	pthread_mutex_unlock(&mu);
+	if (!c) {
+		pthread_mutex_lock(&mu);
+		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"stream\":%llu,\"error\":\"a graph not captured while the recorder was loaded\"}\n",
+		        (unsigned long long)++seq, (unsigned long long)(uintptr_t)stream);
+		pthread_mutex_unlock(&mu);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		gkernel *g = &c->k[i];
+		pthread_mutex_lock(&mu);
+		int first = seen_add(g->key ^ 0x67726170ULL);
+		pthread_mutex_unlock(&mu);
+		if (first) {
+			launch l = g->l;
+			l.stream = stream;
+			snapshot(&l, g->ptrs, g->nptr, c, i);
+		}
+		pthread_mutex_lock(&mu);
+		++seq;
+		if (first) write_key(g->key, g->name, &g->l, g->fa, g->blob, g->nb, g->offs, g->sizes, g->np, g->ptrs, g->nptr);
+		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"%016llx\",\"stream\":%llu,\"graph\":1,\"p\":[",
+		        (unsigned long long)seq, (unsigned long long)g->key, (unsigned long long)(uintptr_t)stream);
+		for (int j = 0; j < g->nptr; j++) fprintf(events, "%s%llu", j ? "," : "", (unsigned long long)g->ptrs[j].value);
+		fprintf(events, "]}\n");
+		pthread_mutex_unlock(&mu);
+	}
+}
+
 static void on_driver(const kr_CallbackData *cd) {
-	if (cd->callbackSite != KR_API_ENTER || !armed || !cd->functionName) return;
+	if (cd->callbackSite != KR_API_ENTER || !cd->functionName) return;
 	const char *fn = cd->functionName;
+	if (strncmp(fn, "cuGraphLaunch", 13) == 0) {
+		if (armed && cd->functionParams) {
+			const kr_cuGraphLaunch_params *p = cd->functionParams;
+			graph_launch(p->exec, p->stream);
+		}
+		return;
+	}
+	if (strncmp(fn, "cuMemsetD", 9) == 0) {
+		on_memset(fn, cd);
+		return;
+	}
 	if (strncmp(fn, "cuLaunch", 8) != 0) return;
 	launch l = {0};
 	l.api = fn;
@@ -485,11 +727,16 @@ static void on_driver(const kr_CallbackData *cd) {
 		l.nattrs = c->numAttrs;
 	} else {
 		pthread_mutex_lock(&mu);
-		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"error\":\"%s is not recorded\"}\n", (unsigned long long)++seq, fn);
+		if (armed) fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"error\":\"%s is not recorded\"}\n", (unsigned long long)++seq, fn);
 		pthread_mutex_unlock(&mu);
 		return;
 	}
-	on_launch(&l);
+	/* A launch into a stream under capture runs in the graph's launches,
+	 * armed or not (torch.compile's CUDA graphs are captured while it
+	 * warms up); otherwise only armed launches are recorded. */
+	gcapture *c = capture_of(l.stream);
+	if (!armed && !c) return;
+	on_launch(&l, c);
 }
 
 /* on_load maps the handle a module or library load returned to the image
@@ -541,8 +788,13 @@ static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
 		return;
 	}
 	if (domain != KR_CB_DOMAIN_DRIVER_API || busy) return;
-	if (is_load(((const kr_CallbackData *)data)->functionName)) {
+	const char *name = ((const kr_CallbackData *)data)->functionName;
+	if (is_load(name)) {
 		on_load(data);
+		return;
+	}
+	if (name && strncmp(name, "cuGraphInstantiate", 18) == 0) {
+		on_instantiate(data);
 		return;
 	}
 	busy = 1;
@@ -661,6 +913,8 @@ int InitializeInjection(void) {
 	*(void **)(&p_cuFuncGetModule) = dlsym(cu, "cuFuncGetModule");
 	*(void **)(&p_cuKernelGetLibrary) = dlsym(cu, "cuKernelGetLibrary");
 	*(void **)(&p_cuStreamIsCapturing) = dlsym(cu, "cuStreamIsCapturing");
+	*(void **)(&p_cuStreamGetCaptureInfo) = dlsym(cu, "cuStreamGetCaptureInfo_v2");
+	if (!p_cuStreamGetCaptureInfo) *(void **)(&p_cuStreamGetCaptureInfo3) = dlsym(cu, "cuStreamGetCaptureInfo_v3");
 	SYM(cupti, p_cuptiUnsubscribe, "cuptiUnsubscribe");
 	*(void **)(&p_cuptiFinalize) = dlsym(cupti, "cuptiFinalize");
 	kr_CUpti_SubscriberHandle sub;
@@ -676,7 +930,9 @@ int InitializeInjection(void) {
 	for (uint32_t id = 1; p_cuptiEnableCallback && p_cuptiGetCallbackName && id < 4096; id++) {
 		const char *name = NULL;
 		if (p_cuptiGetCallbackName(KR_CB_DOMAIN_DRIVER_API, id, &name) != 0 || !name) continue;
-		if (strncmp(name, "cuLaunchKernel", 14) == 0 || strncmp(name, "cuLaunchCooperativeKernel", 25) == 0 || is_load(name))
+		if (strncmp(name, "cuLaunchKernel", 14) == 0 || strncmp(name, "cuLaunchCooperativeKernel", 25) == 0 || is_load(name) ||
+		    strncmp(name, "cuGraphLaunch", 13) == 0 || strncmp(name, "cuGraphInstantiate", 18) == 0 ||
+		    (strncmp(name, "cuMemsetD", 9) == 0 && strstr(name, "Async") && !strstr(name, "2D")))
 			enabled += p_cuptiEnableCallback(1, sub, KR_CB_DOMAIN_DRIVER_API, id) == 0;
 	}
 	if (enabled == 0 && p_cuptiEnableDomain(1, sub, KR_CB_DOMAIN_DRIVER_API) != 0) return fail("cuptiEnableDomain failed");

@@ -60,6 +60,18 @@ SAME(kr_cuModuleGetFunction_params, cuModuleGetFunction_params);
 OFF(kr_cuModuleGetFunction_params, cuModuleGetFunction_params, hmod);
 _Static_assert(offsetof(cuModuleUnload_params, hmod) == offsetof(kr_unload_params, handle), "cuModuleUnload");
 _Static_assert(offsetof(cuLibraryUnload_params, library) == offsetof(kr_unload_params, handle), "cuLibraryUnload");
+SAME(kr_cuGraphLaunch_params, cuGraphLaunch_params);
+_Static_assert(offsetof(cuGraphLaunch_params, hStream) == offsetof(kr_cuGraphLaunch_params, stream), "cuGraphLaunch");
+_Static_assert(offsetof(cuMemsetD8Async_params, uc) == offsetof(kr_cuMemsetAsync_params, value), "cuMemsetD8Async");
+_Static_assert(offsetof(cuMemsetD16Async_params, us) == offsetof(kr_cuMemsetAsync_params, value), "cuMemsetD16Async");
+_Static_assert(offsetof(cuMemsetD32Async_params, ui) == offsetof(kr_cuMemsetAsync_params, value), "cuMemsetD32Async");
+_Static_assert(offsetof(cuMemsetD8Async_params, N) == offsetof(kr_cuMemsetAsync_params, n), "cuMemsetD8Async");
+_Static_assert(offsetof(cuMemsetD32Async_params, hStream) == offsetof(kr_cuMemsetAsync_params, stream), "cuMemsetD32Async");
+SAME(kr_cuMemsetAsync_params, cuMemsetD8Async_params);
+_Static_assert(offsetof(cuGraphInstantiateWithFlags_params, phGraphExec) == offsetof(kr_instantiate_params, exec), "cuGraphInstantiateWithFlags");
+_Static_assert(offsetof(cuGraphInstantiateWithFlags_params, hGraph) == offsetof(kr_instantiate_params, graph), "cuGraphInstantiateWithFlags");
+_Static_assert(offsetof(cuGraphInstantiateWithParams_params, hGraph) == offsetof(kr_instantiate_params, graph), "cuGraphInstantiateWithParams");
+EQ(CU_STREAM_CAPTURE_STATUS_ACTIVE, 1);
 EQ(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 4);
 EQ(CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION, 11);
 

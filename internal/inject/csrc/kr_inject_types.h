@@ -73,6 +73,30 @@ typedef struct {
 	void *handle;
 } kr_unload_params;
 
+/* The parameters of cuGraphInstantiate, cuGraphInstantiateWithFlags and
+ * cuGraphInstantiateWithParams begin with the executable's handle's
+ * address and the graph. */
+typedef struct {
+	void **exec;
+	void *graph;
+} kr_instantiate_params;
+
+/* cuGraphLaunch's parameters (and cuGraphLaunch_ptsz's). */
+typedef struct {
+	void *exec;
+	kr_CUstream stream;
+} kr_cuGraphLaunch_params;
+
+/* cuMemsetD8Async's, cuMemsetD16Async's and cuMemsetD32Async's
+ * parameters: the value is an unsigned char, short or int at the same
+ * offset (read as wide as the call's name says). */
+typedef struct {
+	kr_CUdeviceptr dst;
+	uint32_t value;
+	size_t n;
+	kr_CUstream stream;
+} kr_cuMemsetAsync_params;
+
 #define KR_POINTER_ATTRIBUTE_MEMORY_TYPE 2
 #define KR_POINTER_ATTRIBUTE_RANGE_START_ADDR 11
 #define KR_POINTER_ATTRIBUTE_RANGE_SIZE 12
