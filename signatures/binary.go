@@ -71,11 +71,18 @@ func (s *Set) AttachKernels(fsys fs.FS) {
 // trace's kernels with the recorded launches after a mismatch.
 const alignWindow = 64
 
-// attachBinaries matches the trace's kernels, in launch order, to the
-// recorded launches, in order, and gives each signature the launch most
-// of its invocations matched. sigOf maps each activity to its signature.
-func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signature) *KernelMatch {
-	var kern []int // activity indexes of kernels, in launch order
+// kernelOrder is the trace's kernels in launch order, each paired with
+// the recorded launch it matched (matchKernels).
+type kernelOrder struct {
+	kern  []int // activity indexes of kernels, in launch order
+	match []int // per kernel, its index in the index's calls, or -1
+}
+
+// matchKernels matches the trace's kernels, in launch order, to the
+// recorded launches, in order, and gives each matched activity the key of
+// its launch (activity.bin).
+func (im *importer) matchKernels(x *inject.Index) kernelOrder {
+	var kern []int
 	for i := range im.acts {
 		if im.acts[i].act == ActivityKernel {
 			kern = append(kern, i)
@@ -96,6 +103,19 @@ func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signatu
 		return kernelMatches(&im.acts[kern[ti]], x.Launch(k))
 	}
 	match := align(len(kern), len(x.Calls), compat)
+	for ti, cj := range match {
+		if cj >= 0 {
+			im.acts[kern[ti]].bin = x.Calls[cj]
+		}
+	}
+	return kernelOrder{kern: kern, match: match}
+}
+
+// attachBinaries gives each signature the recorded launch most of its
+// invocations matched (matchKernels). sigOf maps each activity to its
+// signature.
+func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signature, ko kernelOrder) *KernelMatch {
+	kern, match := ko.kern, ko.match
 	m := &KernelMatch{Traced: len(kern), Recorded: len(x.Calls), Notes: slices.Clone(x.Notes)}
 	counts := map[*Signature]map[string]int{}
 	calls := map[*Signature][]int{}

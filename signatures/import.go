@@ -82,6 +82,9 @@ type activity struct {
 	coll     *Collective
 	op       int32 // linked op, -1 if none
 	linkedBy string
+	// bin is the key of the recorded launch the kernel matched (a bundle
+	// with its kernels), "" if none.
+	bin string
 }
 
 type importer struct {
@@ -121,9 +124,13 @@ func Import(r io.Reader, name string, opt Options) (*Set, error) {
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}
+	var ko kernelOrder
+	if opt.Kernels != nil {
+		ko = im.matchKernels(opt.Kernels)
+	}
 	set := im.build()
 	if opt.Kernels != nil {
-		set.Kernels = im.attachBinaries(opt.Kernels, opt.KernelsFS, im.sigOf)
+		set.Kernels = im.attachBinaries(opt.Kernels, opt.KernelsFS, im.sigOf, ko)
 	}
 	set.Version = FormatVersion
 	set.Source = sourceOf(name, rd.Header(), opt)
@@ -342,6 +349,10 @@ func (im *importer) build() *Set {
 		launch Launch
 		bytes  int64
 		coll   collKey
+		// bin, the matched launch's key, tells apart the kernels of an op
+		// that records no shapes: those a CUDA graph runs link to the
+		// compiled region around its launch, whatever they compute.
+		bin string
 	}
 	groups := map[key]*group{}
 	var order []*group
@@ -351,6 +362,9 @@ func (im *importer) build() *Set {
 		k := key{act: a.act, name: a.name, inputs: -1, launch: a.launch, bytes: a.bytes}
 		if a.op >= 0 {
 			k.op, k.inputs = im.ops[a.op].name, im.ops[a.op].inputs
+		}
+		if k.inputs < 0 || len(im.inputs[k.inputs]) == 0 {
+			k.bin = a.bin
 		}
 		if c := a.coll; c != nil {
 			k.coll = collKey{c.Op, c.Nelems, c.OutNelems, c.DType, c.Ranks, c.Reduction, c.Algorithm, c.Protocol, c.Group}
@@ -377,6 +391,21 @@ func (im *importer) build() *Set {
 	}
 	for _, g := range order {
 		g.sig.TracedNS = stats(g.durs)
+	}
+	// Groups that only their launches' keys tell apart get IDs and labels
+	// of their own; a group alone keeps the ID it has without binaries.
+	apart := map[key]int{}
+	for k := range groups {
+		k.bin = ""
+		apart[k]++
+	}
+	for k, g := range groups {
+		if b := k.bin; b != "" {
+			if k.bin = ""; apart[k] > 1 {
+				g.sig.ID = launchID(g.sig.ID, b)
+				g.sig.Label += " [launch " + b[:min(8, len(b))] + "]"
+			}
+		}
 	}
 	// Split-K reduce kernels, and memsets that cuBLAS issues inside a GEMM
 	// op, belong to the GEMM kernel of the same op call: they are replayed
@@ -470,6 +499,13 @@ func identityHash(a *activity, op string, ins []Input) string {
 		fmt.Fprintf(&b, "\x00%d", a.bytes)
 	}
 	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:6])
+}
+
+// launchID is the ID of the signature id whose invocations a recorded
+// launch's key tells apart from others of the same identity.
+func launchID(id, key string) string {
+	sum := sha256.Sum256([]byte(id + "\x00launch\x00" + key))
 	return hex.EncodeToString(sum[:6])
 }
 
