@@ -128,12 +128,28 @@ def build(spec):
     if w["kind"] == "generate":
         ids = torch.randint(0, vocab, (int(w.get("batch", 1)), int(w["prompt"])), device=dev, generator=g)
         n = int(w["new_tokens"])
-        if c:
+        gen = {}
+        if c and c.get("mode") in ("reduce-overhead", "max-autotune"):
+            # CUDA graphs: the one way that ran on the lent H200 (PyTorch
+            # 2.11, transformers 5.17; scripts/gpu/cudagraph_decode_probe.py)
+            # is transformers' own: a static KV cache, which the graphs
+            # update in place, and generate compiling the decode steps
+            # itself (the prefill runs eager). Compiling model.forward
+            # ourselves failed with either cache, or crashed.
+            from transformers import CompileConfig
+            kw = dict(mode=c["mode"])
+            if c.get("fullgraph"):
+                kw["fullgraph"] = True
+            if c.get("dynamic") is not None:
+                kw["dynamic"] = bool(c["dynamic"])
+            gen = dict(cache_implementation="static", compile_config=CompileConfig(**kw))
+            info["compile"] = "by transformers' generate (static KV cache; the prefill eager)"
+        elif c:
             model.forward = compiled(model.forward, c, True)
 
         def run():
             with torch.no_grad():
-                model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0)
+                model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0, **gen)
         return run, info
     ids = torch.randint(0, vocab, (int(w.get("batch", 1)), int(w["seq"])), device=dev, generator=g)
     fwd = compiled(model, c, False) if c else model
