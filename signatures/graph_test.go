@@ -56,6 +56,18 @@ func TestGraphKernelsByLaunch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, s := range plain.Signatures {
+		if s.Activity != ActivityKernel {
+			continue
+		}
+		// The graph's static inputs are copied in by a kernel of its own.
+		if inRegion := strings.HasPrefix(s.Op, "Torch-Compiled Region"); s.Graph != inRegion {
+			t.Errorf("%s %s: graph %v", s.ID, s.Label, s.Graph)
+		}
+		if s.Graph && s.Unreplayable != "" && !strings.Contains(s.Unreplayable, "kreplay capture") {
+			t.Errorf("%s %s: %q does not say what would replay it", s.ID, s.Label, s.Unreplayable)
+		}
+	}
 	m := set.Kernels
 	if m.Traced < 200 || m.Matched != m.Traced {
 		t.Fatalf("%d of %d traced kernels matched the %d recorded launches", m.Matched, m.Traced, m.Recorded)

@@ -63,6 +63,7 @@ type call struct {
 	hasExt bool
 	tid    int64
 	ts     int64
+	graph  bool // a CUDA graph's launch (cudaGraphLaunch, cuGraphLaunch)
 }
 
 // activity is one GPU activity with what its signature needs.
@@ -161,7 +162,8 @@ func (im *importer) add(ev *Event) error {
 		}
 	case "cuda_runtime", "cuda_driver":
 		if ev.HasCorr {
-			im.calls[ev.Correlation] = call{ext: ev.ExternalID, hasExt: ev.HasExternal, tid: ev.TID, ts: ev.TS}
+			im.calls[ev.Correlation] = call{ext: ev.ExternalID, hasExt: ev.HasExternal, tid: ev.TID, ts: ev.TS,
+				graph: strings.Contains(ev.Name, "GraphLaunch")}
 		}
 	case "kernel", "gpu_memcpy", "gpu_memset":
 		return im.addActivity(ev)
@@ -381,6 +383,9 @@ func (im *importer) build() *Set {
 				s.Launch = &l
 			}
 			describe(s, a)
+			if c, ok := im.calls[a.corr]; ok && a.hasCorr && c.graph {
+				inGraph(s)
+			}
 			g = &group{sig: s}
 			groups[k] = g
 			order = append(order, g)
@@ -592,6 +597,19 @@ func describe(s *Signature, a *activity) {
 			return
 		}
 		s.Tensor = p
+	}
+}
+
+// inGraph marks a signature whose kernels a CUDA graph's launch ran. The
+// trace links them to the op around the launch (torch.compile's region),
+// which records no shapes: replay parameters derived from it are none, and
+// the reason says what would replay them.
+func inGraph(s *Signature) {
+	s.Graph = true
+	if s.Unreplayable != "" && len(s.Inputs) == 0 {
+		s.Unreplayable = "unreplayable: ran in a CUDA graph, whose kernels the trace links to no op shapes (" +
+			strings.TrimPrefix(s.Unreplayable, "unreplayable: ") +
+			"); kreplay capture records the graph's kernels and replays them as launched"
 	}
 }
 

@@ -100,6 +100,10 @@ type Signature struct {
 	// Unreplayable says why the replay parameters could not be derived,
 	// starting with "unreplayable: "; empty when they were.
 	Unreplayable string `json:"unreplayable,omitempty"`
+	// Graph is set when a CUDA graph's launch ran the signature's kernels
+	// (torch.compile's reduce-overhead mode): the trace records no op
+	// shapes for them.
+	Graph bool `json:"graph,omitempty"`
 }
 
 // Launch is a kernel's launch configuration as traced.
