@@ -2,40 +2,57 @@ package inject
 
 import (
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
-//go:embed csrc/kr_inject.c
-var source []byte
+// sources is the recorder's C source: the recorder (kr_inject.c), its
+// CUDA graphs (kr_inject_graph.c), what they share (kr_inject.h) and the
+// CUDA and CUPTI declarations they use (kr_inject_types.h).
+//
+//go:embed csrc/kr_inject.c csrc/kr_inject_graph.c csrc/kr_inject.h csrc/kr_inject_types.h
+var sources embed.FS
 
-//go:embed csrc/kr_inject_types.h
-var typesHeader []byte
+// units are the sources compiled, in order; the headers come with them.
+var units = []string{"kr_inject.c", "kr_inject_graph.c"}
 
-// Source returns the recorder's C source; it includes TypesHeader as
-// "kr_inject_types.h".
-func Source() []byte { return source }
+// Source returns the recorder's C source file name (kr_inject.c,
+// kr_inject_graph.c, kr_inject.h, kr_inject_types.h), or nil for another.
+func Source(name string) []byte {
+	b, err := sources.ReadFile("csrc/" + name)
+	if err != nil {
+		return nil
+	}
+	return b
+}
 
 // TypesHeader returns the header of CUDA and CUPTI declarations the
 // recorder's source includes.
-func TypesHeader() []byte { return typesHeader }
+func TypesHeader() []byte { return Source("kr_inject_types.h") }
 
 // ErrNoCompiler is wrapped by Build's error when no C compiler is found.
 var ErrNoCompiler = errors.New("no C compiler to build the kernel recorder (set CC)")
 
 // Build compiles the recorder into dir (created if needed) with $CC, cc,
 // gcc or clang, and returns the library's path. The library's name holds
-// the source's hash, so a built library is reused.
+// the sources' hash, so a built library is reused.
 func Build(dir string) (string, error) {
-	sum := sha256.Sum256(append(slices.Clone(source), typesHeader...))
-	lib := filepath.Join(dir, "libkr_inject-"+hex.EncodeToString(sum[:6])+".so")
+	files, err := sources.ReadDir("csrc")
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, f := range files {
+		h.Write([]byte(f.Name()))
+		h.Write(Source(f.Name()))
+	}
+	lib := filepath.Join(dir, "libkr_inject-"+hex.EncodeToString(h.Sum(nil)[:6])+".so")
 	if st, err := os.Stat(lib); err == nil && st.Size() > 0 {
 		return lib, nil
 	}
@@ -46,15 +63,17 @@ func Build(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	src := filepath.Join(dir, "kr_inject.c")
-	if err := os.WriteFile(src, source, 0o644); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "kr_inject_types.h"), typesHeader, 0o644); err != nil {
-		return "", err
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name()), Source(f.Name()), 0o644); err != nil {
+			return "", err
+		}
 	}
 	tmp := lib + ".tmp"
-	out, err := exec.Command(cc, "-O2", "-shared", "-fPIC", "-o", tmp, src, "-ldl", "-lpthread").CombinedOutput()
+	args := []string{"-O2", "-shared", "-fPIC", "-o", tmp}
+	for _, u := range units {
+		args = append(args, filepath.Join(dir, u))
+	}
+	out, err := exec.Command(cc, append(args, "-ldl", "-lpthread")...).CombinedOutput()
 	if err != nil {
 		os.Remove(tmp)
 		return "", fmt.Errorf("building the kernel recorder with %s: %v: %s", cc, err, strings.TrimSpace(string(out)))

@@ -1,7 +1,8 @@
 // Package inject records the kernel binaries a process launches, so that
 // kreplay can replay the very kernels that ran.
 //
-// The recorder is a small C library (csrc/kr_inject.c, embedded) that the
+// The recorder is a small C library (csrc/kr_inject.c and, for the kernels
+// CUDA graphs run, csrc/kr_inject_graph.c; embedded) that the
 // CUDA driver loads at cuInit through CUDA_INJECTION64_PATH. It subscribes
 // to CUPTI's driver-API and resource callbacks and writes, into a
 // directory: every module image the process loads, and for each launch

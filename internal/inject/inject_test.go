@@ -19,8 +19,9 @@ import (
 	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
-// The recorder builds with the system C compiler, exports the entry
-// points the driver and the runner call, and is reused once built.
+// The recorder builds with the system C compiler from its two sources,
+// exports the entry points the driver and the runner call and nothing
+// else, and is reused once built.
 func TestBuild(t *testing.T) {
 	if _, err := compiler(); err != nil {
 		t.Skip(err)
@@ -45,9 +46,16 @@ func TestBuild(t *testing.T) {
 			have[s.Name] = true
 		}
 	}
-	for _, want := range []string{"InitializeInjection", "kr_inject_arm", "kr_inject_flush"} {
+	for _, want := range []string{"InitializeInjection", "kr_inject_arm", "kr_inject_flush", "kr_inject_detach"} {
 		if !have[want] {
 			t.Errorf("%s does not export %s", lib, want)
+		}
+	}
+	// What its two sources share stays inside (a process that loads it
+	// has names of its own).
+	for _, internal := range []string{"mu", "events", "seq", "seen_add", "snapshot", "capture_of", "graph_launch"} {
+		if have[internal] {
+			t.Errorf("%s exports %s", lib, internal)
 		}
 	}
 	st, _ := os.Stat(lib)
@@ -67,7 +75,7 @@ func TestTypesAgainstHeaders(t *testing.T) {
 		t.Skipf("cupti.h or generated_cuda_meta.h not found under %v", dltest.CUDARoots())
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "kr_inject_types.h"), typesHeader, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "kr_inject_types.h"), TypesHeader(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	src, err := os.ReadFile(filepath.Join("csrc", "kr_inject_check.c"))

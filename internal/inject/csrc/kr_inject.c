@@ -13,25 +13,21 @@
  *                         buffer, pointers), "L" a launch while armed (its
  *                         key and the values of its pointers), "D" the end.
  * Launches are recorded only between kr_inject_arm(1) and kr_inject_arm(0),
- * which the runner calls around one inference (ctypes). A kernel captured
- * into a CUDA graph (torch.compile's reduce-overhead mode captures while it
- * warms up) is kept when captured, armed or not, and each armed launch of
- * the graph's executable records one call per kernel captured, in capture
- * order, its buffers snapshotted at the graph's first armed launch, with the
- * memsets captured before it applied.
- * kr_inject_detach()
+ * which the runner calls around one inference (ctypes); the kernels a CUDA
+ * graph runs are kept when captured and recorded at the graph's armed
+ * launches (kr_inject_graph.c). kr_inject_detach()
  * then unsubscribes from CUPTI, so that the profiler can subscribe in the
  * same process and trace the very kernels recorded. Every process that
  * initializes CUDA with the variable set (PyTorch's compile workers too)
  * writes its own events file; module and snapshot files are shared by
  * content hash and written through a per-process temporary name.
  *
- * No CUDA or CUPTI header is needed: the few types are declared below,
- * from cuda.h, cupti_callbacks.h and generated_cuda_meta.h of CUDA 13.0
- * (kreplay's tests compile a check of them against the real headers where
- * those are installed). libcupti and libcuda are opened at run time.
+ * No CUDA or CUPTI header is needed: the few types are declared in
+ * kr_inject_types.h, from cuda.h, cupti_callbacks.h and
+ * generated_cuda_meta.h of CUDA 13.0 (kreplay's tests compile a check of
+ * them against the real headers where those are installed). libcupti and libcuda are opened at run time.
  *
- * Build: cc -O2 -shared -fPIC -o libkr_inject.so kr_inject.c -ldl -lpthread
+ * Build: cc -O2 -shared -fPIC -o libkr_inject.so kr_inject.c kr_inject_graph.c -ldl -lpthread
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -42,7 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kr_inject_types.h"
+#include "kr_inject.h"
 
 /* ---- run-time loaded entry points ---- */
 static kr_CUresult (*p_cuFuncGetName)(const char **, kr_CUfunction);
@@ -53,8 +49,6 @@ static kr_CUresult (*p_cuFuncGetModule)(kr_CUmodule *, kr_CUfunction);
 static kr_CUresult (*p_cuKernelGetLibrary)(kr_CUlibrary *, kr_CUkernel);
 static kr_CUresult (*p_cuPointerGetAttribute)(void *, int, kr_CUdeviceptr);
 static kr_CUresult (*p_cuStreamIsCapturing)(kr_CUstream, int *);
-static kr_CUresult (*p_cuStreamGetCaptureInfo)(kr_CUstream, int *, uint64_t *, void **, const void **, size_t *);
-static kr_CUresult (*p_cuStreamGetCaptureInfo3)(kr_CUstream, int *, uint64_t *, void **, const void **, const void **, size_t *);
 static kr_CUresult (*p_cuCtxSynchronize)(void);
 static kr_CUresult (*p_cuMemcpyDtoH)(void *, kr_CUdeviceptr, size_t);
 static kr_CUptiResult (*p_cuptiSubscribe)(kr_CUpti_SubscriberHandle *, kr_CUpti_CallbackFunc, void *);
@@ -65,24 +59,21 @@ static kr_CUptiResult (*p_cuptiUnsubscribe)(kr_CUpti_SubscriberHandle);
 static kr_CUptiResult (*p_cuptiFinalize)(void);
 
 /* ---- state ---- */
-#define KR_MAX_PARAMS 256
-#define KR_MAX_BLOB 32768
-#define KR_MAX_PTRS 128
 #define KR_SET_BITS 16
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static FILE *events;
+KR_HIDDEN pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+KR_HIDDEN FILE *events;
 static char outdir[3072];
 static int armed;
 static int detached;
 static kr_CUpti_SubscriberHandle subscriber;
-static uint64_t seq;
+KR_HIDDEN uint64_t seq;
 static size_t snapcap = 256 << 10;
 static uint64_t *seen; /* open-addressing set of hashes (modules, keys, snaps) */
 static size_t seen_cap;
 static size_t seen_n;
 static __thread int busy;
-static int failed;
+KR_HIDDEN int failed;
 /* The module images loaded on this thread since the load call (or launch)
  * that is under way began: how many, and the last one's hash. */
 static __thread int loaded_n;
@@ -103,7 +94,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 #define FNV0 14695981039346656037ULL
 
 /* seen_add returns 1 if h was new. Call with mu held. */
-static int seen_add(uint64_t h) {
+KR_HIDDEN int seen_add(uint64_t h) {
 	if (h == 0) h = 1;
 	if (seen_n * 2 >= seen_cap) {
 		size_t ncap = seen_cap ? seen_cap * 2 : (1u << KR_SET_BITS);
@@ -200,27 +191,6 @@ static void on_module(const kr_ModuleResourceData *m) {
 }
 
 /* ---- launches ---- */
-typedef struct {
-	const char *api;
-	kr_CUfunction f; /* as passed: a kr_CUfunction or a kr_CUkernel */
-	unsigned grid[3], block[3], smem;
-	kr_CUstream stream;
-	void **params, **extra;
-	const kr_CUlaunchAttribute *attrs;
-	unsigned nattrs;
-	uint64_t module; /* the image's hash, 0 if unknown (module_of) */
-} launch;
-
-typedef struct {
-	size_t poff;       /* byte offset of the pointer in the parameter buffer */
-	kr_CUdeviceptr value; /* the pointer */
-	kr_CUdeviceptr base;  /* start of the allocation it points into */
-	size_t range;      /* size of that allocation */
-	int group;         /* index of the first pointer into the same allocation */
-	uint64_t snap;     /* snapshot hash, 0 if none */
-	size_t snaplen;
-} ptrinfo;
-
 /* module_of returns the hash of the image fn was loaded from (f as the
  * launch passed it: fn itself or the kernel fn was resolved from), or 0
  * when the recorder did not see that image loaded. The handle is mapped
@@ -348,12 +318,9 @@ static uint64_t key(const char *name, const launch *l, const unsigned char *blob
 
 /* snapshot copies the first bytes of each distinct pointer's buffer, as
  * the kernel will find them, after the work queued before it. */
-struct gcapture;
-static void apply_memsets(const struct gcapture *c, size_t upto, kr_CUdeviceptr at, unsigned char *buf, size_t n);
-
 /* snapshot's bytes are, with a capture c, what the memsets captured
  * before its kernel upto (capture order) leave in them (apply_memsets). */
-static void snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gcapture *c, size_t upto) {
+KR_HIDDEN void snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gcapture *c, size_t upto) {
 	int capturing = 0;
 	if (p_cuStreamIsCapturing && p_cuStreamIsCapturing(l->stream, &capturing) == 0 && capturing) return;
 	if (p_cuCtxSynchronize() != 0) return;
@@ -383,9 +350,6 @@ static void snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gcap
 	free(buf);
 }
 
-typedef struct {
-	int regs, ssh, local, maxdyn, nonport;
-} fattrs;
 
 /* attributes reads a function's attributes. Driver calls are made without
  * mu held: the driver may hold its own lock while it calls on_module,
@@ -400,7 +364,7 @@ static fattrs attributes(kr_CUfunction fn) {
 	return a;
 }
 
-static void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob, size_t nb,
+KR_HIDDEN void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob, size_t nb,
                       const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
 	int regs = fa.regs, ssh = fa.ssh, local = fa.local, maxdyn = fa.maxdyn, nonport = fa.nonport;
 	fprintf(events, "{\"t\":\"K\",\"key\":\"%016llx\",\"seq\":%llu,\"api\":\"%s\",\"name\":\"%s\",", (unsigned long long)k,
@@ -431,119 +395,10 @@ static void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, 
 	fprintf(events, "]}\n");
 }
 
-/* gcapture is one stream capture (CUDA graphs): the launches captured
- * into it, each with all that write_key needs, since the graph's launches
- * write them again with snapshots (graph_launch). */
-typedef struct {
-	uint64_t key;
-	char *name;
-	launch l;
-	kr_CUlaunchAttribute *attrs;
-	fattrs fa;
-	unsigned char *blob;
-	size_t nb, *offs, *sizes;
-	int np, nptr;
-	ptrinfo *ptrs;
-} gkernel;
-
-/* gmemset is a memset captured into a graph after pos of its kernels. */
-typedef struct {
-	size_t pos;
-	kr_CUdeviceptr dst;
-	uint32_t value;
-	unsigned width; /* bytes per element: 1, 2 or 4 */
-	size_t n;       /* elements */
-} gmemset;
-
-typedef struct gcapture {
-	uint64_t id;  /* the capture sequence's id */
-	void *graph;  /* the graph it builds */
-	gkernel *k;
-	size_t n, cap;
-	gmemset *m;
-	size_t nm, capm;
-} gcapture;
-
-static gcapture **captures; /* under mu */
-static size_t ncaptures, capcaptures;
-static struct {
-	void *exec;
-	size_t capture;
-} *execs; /* graph executables, by the capture they were instantiated from; under mu */
-static size_t nexecs, capexecs;
-
-static void *dup_bytes(const void *p, size_t n) {
-	void *d = malloc(n ? n : 1);
-	if (d && n) memcpy(d, p, n);
-	return d;
-}
-
-/* keep appends a captured launch to c. Call with mu held. */
-static void keep(gcapture *c, uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob, size_t nb,
-                 const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? 2 * c->cap : 64;
-		gkernel *nk = realloc(c->k, ncap * sizeof *nk);
-		if (!nk) {
-			failed = 1;
-			return;
-		}
-		c->k = nk;
-		c->cap = ncap;
-	}
-	gkernel *g = &c->k[c->n++];
-	g->key = k;
-	g->name = strdup(name);
-	g->l = *l;
-	g->l.api = strdup(l->api);
-	g->attrs = dup_bytes(l->attrs, l->nattrs * sizeof *l->attrs);
-	g->l.attrs = g->attrs;
-	g->fa = fa;
-	g->blob = dup_bytes(blob, nb);
-	g->nb = nb;
-	g->offs = dup_bytes(offs, np * sizeof *offs);
-	g->sizes = dup_bytes(sizes, np * sizeof *sizes);
-	g->np = np;
-	g->ptrs = dup_bytes(ptrs, nptr * sizeof *ptrs);
-	g->nptr = nptr;
-	if (!g->name || !g->l.api || !g->attrs || !g->blob || !g->offs || !g->sizes || !g->ptrs) failed = 1, c->n--;
-}
-
-/* capture_of returns the capture that stream s is in, creating its record
- * on the capture's first launch; NULL when s is not capturing. */
-static gcapture *capture_of(kr_CUstream s) {
-	int status = 0;
-	uint64_t id = 0;
-	void *graph = NULL;
-	kr_CUresult r = p_cuStreamGetCaptureInfo    ? p_cuStreamGetCaptureInfo(s, &status, &id, &graph, NULL, NULL)
-	                : p_cuStreamGetCaptureInfo3 ? p_cuStreamGetCaptureInfo3(s, &status, &id, &graph, NULL, NULL, NULL)
-	                                            : 1;
-	if (r != 0 || status != 1) return NULL;
-	pthread_mutex_lock(&mu);
-	gcapture *c = NULL;
-	for (size_t i = ncaptures; i-- > 0;)
-		if (captures[i]->id == id) {
-			c = captures[i];
-			break;
-		}
-	if (!c && ncaptures == capcaptures) {
-		size_t ncap = capcaptures ? 2 * capcaptures : 16;
-		gcapture **n = realloc(captures, ncap * sizeof *n);
-		if (n) captures = n, capcaptures = ncap;
-	}
-	if (!c && ncaptures < capcaptures && (c = calloc(1, sizeof *c))) {
-		c->id = id;
-		c->graph = graph;
-		captures[ncaptures++] = c;
-	}
-	pthread_mutex_unlock(&mu);
-	return c ? c : (gcapture *)-1; /* -1: capturing, but no memory to keep it */
-}
-
 /* on_launch records a launch: its unique record (K) the first time its
  * key is seen and, armed, the call (L); a launch into a stream under
  * capture (c) is kept for the graph's launches instead. */
-static void on_launch(launch *l, gcapture *c) {
+static void on_launch(launch *l, struct gcapture *c) {
 	const char *name;
 	loaded_n = 0;
 	kr_CUfunction fn = resolve(l->f, &name);
@@ -571,7 +426,7 @@ static void on_launch(launch *l, gcapture *c) {
 	pthread_mutex_lock(&mu);
 	++seq;
 	if (fresh) write_key(k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr);
-	if (c && c != (gcapture *)-1) {
+	if (c && c != NO_ROOM) {
 		keep(c, k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr);
 	} else if (c) {
 		fprintf(events, "{\"t\":\"E\",\"error\":\"no memory to keep a captured launch\"}\n");
@@ -582,107 +437,6 @@ static void on_launch(launch *l, gcapture *c) {
 		fprintf(events, "]}\n");
 	}
 	pthread_mutex_unlock(&mu);
-}
-
-/* on_memset keeps a memset captured into a graph: a kernel captured
- * after it finds its bytes set (a counter or semaphore that cuDNN's
- * attention or a cuBLAS kernel consumes), whatever the graph's previous
- * run left there when the graph's launch is snapshotted. */
-static void on_memset(const char *fn, const kr_CallbackData *cd) {
-	const kr_cuMemsetAsync_params *p = cd->functionParams;
-	if (!p || strstr(fn, "2D")) return;
-	gcapture *c = capture_of(p->stream);
-	if (!c || c == (gcapture *)-1) return;
-	gmemset m = {.dst = p->dst, .n = p->n, .width = fn[9] == '8' ? 1 : fn[9] == '1' ? 2 : 4};
-	memcpy(&m.value, &p->value, m.width);
-	pthread_mutex_lock(&mu);
-	m.pos = c->n;
-	if (c->nm == c->capm) {
-		size_t ncap = c->capm ? 2 * c->capm : 16;
-		gmemset *n = realloc(c->m, ncap * sizeof *n);
-		if (n) c->m = n, c->capm = ncap;
-	}
-	if (c->nm < c->capm) c->m[c->nm++] = m;
-	else failed = 1;
-	pthread_mutex_unlock(&mu);
-}
-
-/* apply_memsets writes into buf (n bytes at device address at) what the
- * memsets captured into c before its kernel upto set there, in order. */
-static void apply_memsets(const struct gcapture *c, size_t upto, kr_CUdeviceptr at, unsigned char *buf, size_t n) {
-	for (size_t i = 0; i < c->nm && c->m[i].pos <= upto; i++) {
-		const gmemset *m = &c->m[i];
-		kr_CUdeviceptr lo = m->dst > at ? m->dst : at;
-		kr_CUdeviceptr end = m->dst + m->n * m->width, hi = end < at + n ? end : at + n;
-		for (kr_CUdeviceptr a = lo; a < hi; a++) buf[a - at] = ((const unsigned char *)&m->value)[(a - m->dst) % m->width];
-	}
-}
-
-/* on_instantiate maps the executable an instantiation made (API exit) to
- * the newest capture that built its graph. */
-static void on_instantiate(const kr_CallbackData *cd) {
-	if (cd->callbackSite != KR_API_EXIT || !cd->functionParams) return;
-	if (cd->functionReturnValue && *(const kr_CUresult *)cd->functionReturnValue != 0) return;
-	const kr_instantiate_params *p = cd->functionParams;
-	if (!p->exec || !*p->exec) return;
-	pthread_mutex_lock(&mu);
-	for (size_t i = ncaptures; i-- > 0;) {
-		if (captures[i]->graph != p->graph) continue;
-		if (nexecs == capexecs) {
-			size_t ncap = capexecs ? 2 * capexecs : 16;
-			__typeof__(execs) n = realloc(execs, ncap * sizeof *n);
-			if (!n) break;
-			execs = n, capexecs = ncap;
-		}
-		execs[nexecs].exec = *p->exec;
-		execs[nexecs++].capture = i;
-		break;
-	}
-	pthread_mutex_unlock(&mu);
-}
-
-/* graph_launch records an armed launch of a graph executable: one call
- * (L) per kernel captured into it, in capture order. The first time a
- * captured launch's key runs, its buffers are snapshotted as the graph
- * found them at its launch (what the work queued before it left, and
- * whatever the previous run left in the graph's own intermediates) and
- * its record (K) is written again with them. */
-static void graph_launch(void *exec, kr_CUstream stream) {
-	pthread_mutex_lock(&mu);
-	gcapture *c = NULL;
-	for (size_t i = nexecs; i-- > 0;)
-		if (execs[i].exec == exec) {
-			c = captures[execs[i].capture];
-			break;
-		}
-	size_t n = c ? c->n : 0;
-	pthread_mutex_unlock(&mu);
-	if (!c) {
-		pthread_mutex_lock(&mu);
-		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"stream\":%llu,\"error\":\"a graph not captured while the recorder was loaded\"}\n",
-		        (unsigned long long)++seq, (unsigned long long)(uintptr_t)stream);
-		pthread_mutex_unlock(&mu);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		gkernel *g = &c->k[i];
-		pthread_mutex_lock(&mu);
-		int first = seen_add(g->key ^ 0x67726170ULL);
-		pthread_mutex_unlock(&mu);
-		if (first) {
-			launch l = g->l;
-			l.stream = stream;
-			snapshot(&l, g->ptrs, g->nptr, c, i);
-		}
-		pthread_mutex_lock(&mu);
-		++seq;
-		if (first) write_key(g->key, g->name, &g->l, g->fa, g->blob, g->nb, g->offs, g->sizes, g->np, g->ptrs, g->nptr);
-		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"%016llx\",\"stream\":%llu,\"graph\":1,\"p\":[",
-		        (unsigned long long)seq, (unsigned long long)g->key, (unsigned long long)(uintptr_t)stream);
-		for (int j = 0; j < g->nptr; j++) fprintf(events, "%s%llu", j ? "," : "", (unsigned long long)g->ptrs[j].value);
-		fprintf(events, "]}\n");
-		pthread_mutex_unlock(&mu);
-	}
 }
 
 static void on_driver(const kr_CallbackData *cd) {
@@ -734,7 +488,7 @@ static void on_driver(const kr_CallbackData *cd) {
 	/* A launch into a stream under capture runs in the graph's launches,
 	 * armed or not (torch.compile's CUDA graphs are captured while it
 	 * warms up); otherwise only armed launches are recorded. */
-	gcapture *c = capture_of(l.stream);
+	struct gcapture *c = capture_of(l.stream);
 	if (!armed && !c) return;
 	on_launch(&l, c);
 }
@@ -913,8 +667,7 @@ int InitializeInjection(void) {
 	*(void **)(&p_cuFuncGetModule) = dlsym(cu, "cuFuncGetModule");
 	*(void **)(&p_cuKernelGetLibrary) = dlsym(cu, "cuKernelGetLibrary");
 	*(void **)(&p_cuStreamIsCapturing) = dlsym(cu, "cuStreamIsCapturing");
-	*(void **)(&p_cuStreamGetCaptureInfo) = dlsym(cu, "cuStreamGetCaptureInfo_v2");
-	if (!p_cuStreamGetCaptureInfo) *(void **)(&p_cuStreamGetCaptureInfo3) = dlsym(cu, "cuStreamGetCaptureInfo_v3");
+	graph_init(cu);
 	SYM(cupti, p_cuptiUnsubscribe, "cuptiUnsubscribe");
 	*(void **)(&p_cuptiFinalize) = dlsym(cupti, "cuptiFinalize");
 	kr_CUpti_SubscriberHandle sub;
