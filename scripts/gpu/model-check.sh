@@ -14,7 +14,7 @@
 # leaves out gen and BenchmarkModel; NOCAPTURE=1 takes the bundle an earlier
 # run left in OUT (run on the same machine); KEEP_KERNELS=1 keeps the
 # bundle's kernel binaries (for a later run's NOCAPTURE=1 predict);
-# PREDICT_FLAGS are passed to kreplay predict; DEADLINE=SECONDS (default 540)
+# CAPTURE_FLAGS are passed to kreplay capture (-processes 1), PREDICT_FLAGS to kreplay predict; DEADLINE=SECONDS (default 540)
 # starts no new step after that many seconds; CAPTURE_TIMEOUT,
 # PREDICT_TIMEOUT and MODEL_TIMEOUT bound those steps (seconds; 300, 600,
 # 600).
@@ -43,7 +43,8 @@ for s in "$@"; do
   else
     t=$(date +%s)
     say "$s: capture starts $(uptime_s) s after the machine booted"
-    timeout "${CAPTURE_TIMEOUT:-300}" "$K" capture "scripts/gpu/specs/$s.json" -o "$b" -force "${nobin[@]}" >"$log.capture.out" 2>"$log.capture.err"
+    # shellcheck disable=SC2086
+    timeout "${CAPTURE_TIMEOUT:-300}" "$K" capture "scripts/gpu/specs/$s.json" -o "$b" -force "${nobin[@]}" ${CAPTURE_FLAGS:-} >"$log.capture.out" 2>"$log.capture.err"
     rc=$?
     say "== $s: capture exit $rc in $(( $(date +%s) - t )) s"
     grep -E 'per inference|spans on|measured run at|per process|warning' "$log.capture.err" | tee -a "$S"
