@@ -131,3 +131,30 @@ func TestGraphKernelsByLaunch(t *testing.T) {
 		t.Errorf("%d invocations with binaries, %d without", n, pn)
 	}
 }
+
+// Inspect totals what CUDA graphs ran, and says so in its text; a trace
+// without graphs has no such line.
+func TestInspectGraphs(t *testing.T) {
+	set, err := ImportFile(graphBundle+"trace.json.gz", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Inspect(set, 0)
+	if g := in.Graph; g.Signatures < 20 || g.Share < 0.99 || g.Share > 1 {
+		t.Errorf("graph total %+v: want nearly all of the trace", g)
+	}
+	var b strings.Builder
+	if err := in.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "CUDA graphs ran") {
+		t.Errorf("no line on CUDA graphs in:\n%s", b.String())
+	}
+	eager, err := ImportFile("testdata/qwen2-0.5b-bf16-compiled_prefill.trace.json.gz", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := Inspect(eager, 0).Graph; g.Signatures != 0 {
+		t.Errorf("a trace without graphs: %+v", g)
+	}
+}

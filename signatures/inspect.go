@@ -40,8 +40,11 @@ type Inspection struct {
 	Tiers   []Total         `json:"tiers"`
 	Classes []Total         `json:"classes"`
 	// Unreplayable counts signatures whose parameters could not be derived.
-	Unreplayable int          `json:"unreplayable"`
-	Top          []*Signature `json:"top"`
+	Unreplayable int `json:"unreplayable"`
+	// Graph totals the signatures whose kernels CUDA graphs ran
+	// (Signature.Graph); zero when none did.
+	Graph Total        `json:"graph,omitzero"`
+	Top   []*Signature `json:"top"`
 	// Paths, when planned (replay.PlanPaths), total the signatures by the
 	// path each will replay by; PathOf gives each signature's, with why.
 	Paths  []PathTotal       `json:"paths,omitempty"`
@@ -80,6 +83,14 @@ func Inspect(s *Set, top int) *Inspection {
 		if sig.Unreplayable != "" {
 			in.Unreplayable++
 		}
+		if sig.Graph {
+			in.Graph.Signatures++
+			in.Graph.Count += sig.Count
+			in.Graph.TracedNS += sig.TracedNS.Total
+		}
+	}
+	if all > 0 {
+		in.Graph.Share = float64(in.Graph.TracedNS) / float64(all)
 	}
 	for _, t := range tiers {
 		in.Tiers = append(in.Tiers, *t)
@@ -132,6 +143,10 @@ func (in *Inspection) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%.1f%%\t\n", c.Tier, c.Class, c.Signatures, c.Count, dur(c.TracedNS), 100*c.Share)
 	}
 	tw.Flush()
+	if g := in.Graph; g.Signatures > 0 {
+		fmt.Fprintf(ew, "CUDA graphs ran %d signatures (%d invocations, %s, %.1f%% of the traced time): the trace records no op shapes for them; their captured binaries replay them (kreplay capture)\n",
+			g.Signatures, g.Count, dur(g.TracedNS), 100*g.Share)
+	}
 	if in.Unreplayable > 0 {
 		fmt.Fprintf(ew, "%d signatures unreplayable (see -json)\n", in.Unreplayable)
 	}

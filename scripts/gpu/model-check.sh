@@ -14,7 +14,8 @@
 # leaves out gen and BenchmarkModel; NOCAPTURE=1 takes the bundle an earlier
 # run left in OUT (run on the same machine); KEEP_KERNELS=1 keeps the
 # bundle's kernel binaries (for a later run's NOCAPTURE=1 predict);
-# CAPTURE_FLAGS are passed to kreplay capture (-processes 1), PREDICT_FLAGS to kreplay predict; DEADLINE=SECONDS (default 540)
+# CAPTURE_FLAGS are passed to kreplay capture (-processes 1), PREDICT_FLAGS
+# to kreplay predict; DEADLINE=SECONDS (default 540)
 # starts no new step after that many seconds; CAPTURE_TIMEOUT,
 # PREDICT_TIMEOUT and MODEL_TIMEOUT bound those steps (seconds; 300, 600,
 # 600).
