@@ -602,10 +602,18 @@ func describe(s *Signature, a *activity) {
 
 // inGraph marks a signature whose kernels a CUDA graph's launch ran. The
 // trace links them to the op around the launch (torch.compile's region),
-// which records no shapes: replay parameters derived from it are none, and
-// the reason says what would replay them.
+// which records no shapes: the label names the kernel, replay parameters
+// derived from the op are none, and the reason says what would replay
+// them.
 func inGraph(s *Signature) {
 	s.Graph = true
+	if s.Activity == ActivityKernel && s.Op != "" && len(s.Inputs) == 0 {
+		// The op tells nothing apart: the kernel's name does.
+		s.Label = shortKernel(s.Kernel) + " in " + shortOp(s.Op)
+		if isSplitKReduce(s.Kernel) {
+			s.Label += splitKSuffix
+		}
+	}
 	if s.Unreplayable != "" && len(s.Inputs) == 0 {
 		s.Unreplayable = "unreplayable: ran in a CUDA graph, whose kernels the trace links to no op shapes (" +
 			strings.TrimPrefix(s.Unreplayable, "unreplayable: ") +
