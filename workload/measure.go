@@ -85,6 +85,9 @@ func load(s *Spec, python string, env []string, log io.Writer, prefix string) (*
 		return nil, nil, err
 	}
 	fmt.Fprintf(log, "%s: %s on %s, torch %s, CUDA %s, driver %s\n", prefix, s.Name, info.GPU, info.Torch, info.CUDA, info.Driver)
+	if info.Compile != "" {
+		fmt.Fprintf(log, "%s: compiled %s\n", prefix, info.Compile)
+	}
 	return r, info, nil
 }
 

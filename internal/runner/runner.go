@@ -361,6 +361,10 @@ type Info struct {
 	// Attention is the attention implementation the model got (the
 	// built-in runner says; "" otherwise).
 	Attention string `json:"attention,omitempty"`
+	// Compile says how the built-in runner compiled the model where that
+	// is not the spec's plain reading (a generate under CUDA graphs runs
+	// transformers' own compile); "" otherwise.
+	Compile string `json:"compile,omitempty"`
 }
 
 // Load builds the workload on the GPU: spec is the resolved workload spec
