@@ -11,12 +11,12 @@
  * its buffers snapshotted: as the graph found them at its launch, with the
  * memsets captured before the kernel applied.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dlfcn.h>
 
 #include "kr_inject.h"
 
@@ -32,9 +32,9 @@ KR_HIDDEN void graph_init(void *cu) {
 	if (!p_cuStreamGetCaptureInfo) *(void **)(&p_cuStreamGetCaptureInfo3) = dlsym(cu, "cuStreamGetCaptureInfo_v3");
 }
 
-/* gcapture is one stream capture (CUDA graphs): the launches captured
- * into it, each with all that write_key needs, since the graph's launches
- * write them again with snapshots (graph_launch). */
+/* gkernel is a launch captured into a graph, with all that write_key
+ * needs: the graph's first armed launch writes its record again, with
+ * snapshots (graph_launch). */
 typedef struct {
 	uint64_t key;
 	char *name;
@@ -56,6 +56,8 @@ typedef struct {
 	size_t n;       /* elements */
 } gmemset;
 
+/* gcapture is one stream capture: its launches and memsets in capture
+ * order. */
 struct gcapture {
 	uint64_t id;  /* the capture sequence's id */
 	void *graph;  /* the graph it builds */
@@ -81,8 +83,8 @@ static void *dup_bytes(const void *p, size_t n) {
 }
 
 /* keep appends a captured launch to c. Call with mu held. */
-KR_HIDDEN void keep(struct gcapture *c, uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob, size_t nb,
-                 const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
+KR_HIDDEN void keep(struct gcapture *c, uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob,
+                    size_t nb, const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
 	if (c->n == c->cap) {
 		size_t ncap = c->cap ? 2 * c->cap : 64;
 		gkernel *nk = realloc(c->k, ncap * sizeof *nk);
@@ -217,7 +219,9 @@ KR_HIDDEN void graph_launch(void *exec, kr_CUstream stream) {
 	pthread_mutex_unlock(&mu);
 	if (!c) {
 		pthread_mutex_lock(&mu);
-		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"stream\":%llu,\"error\":\"a graph not captured while the recorder was loaded\"}\n",
+		fprintf(events,
+		        "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"stream\":%llu,"
+		        "\"error\":\"a graph not captured while the recorder was loaded\"}\n",
 		        (unsigned long long)++seq, (unsigned long long)(uintptr_t)stream);
 		pthread_mutex_unlock(&mu);
 		return;
