@@ -334,34 +334,57 @@ func (im *importer) enclosing(ids []int32, t int64) int32 {
 	return -1
 }
 
+// group is the activities of one signature.
+type group struct {
+	sig  *Signature
+	durs []int64
+}
+
+// groupKey is what makes activities one signature: activities with equal
+// keys replay identically. It is a comparable struct, so grouping
+// allocates nothing per activity.
+type groupKey struct {
+	act    Activity
+	name   string
+	op     string
+	inputs int32
+	launch Launch
+	bytes  int64
+	coll   collKey
+	// bin, the matched launch's key, tells apart the kernels of an op
+	// that records no shapes: those a CUDA graph runs link to the
+	// compiled region around its launch, whatever they compute.
+	bin string
+}
+
+// apartByLaunch gives the groups that only their launches' keys tell
+// apart IDs and labels of their own; a group alone keeps the ID it has
+// without binaries.
+func apartByLaunch(groups map[groupKey]*group) {
+	apart := map[groupKey]int{}
+	for k := range groups {
+		k.bin = ""
+		apart[k]++
+	}
+	for k, g := range groups {
+		if b := k.bin; b != "" {
+			if k.bin = ""; apart[k] > 1 {
+				g.sig.ID = launchID(g.sig.ID, b)
+				g.sig.Label += " [launch " + b[:min(8, len(b))] + "]"
+			}
+		}
+	}
+}
+
 // build links, dedupes and classifies the activities.
 func (im *importer) build() *Set {
 	im.link()
-	type group struct {
-		sig  *Signature
-		durs []int64
-	}
-	// Activities with equal keys replay identically; the key is a comparable
-	// struct, so grouping allocates nothing per activity.
-	type key struct {
-		act    Activity
-		name   string
-		op     string
-		inputs int32
-		launch Launch
-		bytes  int64
-		coll   collKey
-		// bin, the matched launch's key, tells apart the kernels of an op
-		// that records no shapes: those a CUDA graph runs link to the
-		// compiled region around its launch, whatever they compute.
-		bin string
-	}
-	groups := map[key]*group{}
+	groups := map[groupKey]*group{}
 	var order []*group
 	sigOf := make([]*group, len(im.acts))
 	for i := range im.acts {
 		a := &im.acts[i]
-		k := key{act: a.act, name: a.name, inputs: -1, launch: a.launch, bytes: a.bytes}
+		k := groupKey{act: a.act, name: a.name, inputs: -1, launch: a.launch, bytes: a.bytes}
 		if a.op >= 0 {
 			k.op, k.inputs = im.ops[a.op].name, im.ops[a.op].inputs
 		}
@@ -397,21 +420,7 @@ func (im *importer) build() *Set {
 	for _, g := range order {
 		g.sig.TracedNS = stats(g.durs)
 	}
-	// Groups that only their launches' keys tell apart get IDs and labels
-	// of their own; a group alone keeps the ID it has without binaries.
-	apart := map[key]int{}
-	for k := range groups {
-		k.bin = ""
-		apart[k]++
-	}
-	for k, g := range groups {
-		if b := k.bin; b != "" {
-			if k.bin = ""; apart[k] > 1 {
-				g.sig.ID = launchID(g.sig.ID, b)
-				g.sig.Label += " [launch " + b[:min(8, len(b))] + "]"
-			}
-		}
-	}
+	apartByLaunch(groups)
 	// Split-K reduce kernels, and memsets that cuBLAS issues inside a GEMM
 	// op, belong to the GEMM kernel of the same op call: they are replayed
 	// with it and their time is not counted twice.
