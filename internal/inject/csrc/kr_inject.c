@@ -25,7 +25,8 @@
  * No CUDA or CUPTI header is needed: the few types are declared in
  * kr_inject_types.h, from cuda.h, cupti_callbacks.h and
  * generated_cuda_meta.h of CUDA 13.0 (kreplay's tests compile a check of
- * them against the real headers where those are installed). libcupti and libcuda are opened at run time.
+ * them against the real headers where those are installed). libcupti and
+ * libcuda are opened at run time.
  *
  * Build: cc -O2 -shared -fPIC -o libkr_inject.so kr_inject.c kr_inject_graph.c -ldl -lpthread
  */
@@ -317,9 +318,9 @@ static uint64_t key(const char *name, const launch *l, const unsigned char *blob
 }
 
 /* snapshot copies the first bytes of each distinct pointer's buffer, as
- * the kernel will find them, after the work queued before it. */
-/* snapshot's bytes are, with a capture c, what the memsets captured
- * before its kernel upto (capture order) leave in them (apply_memsets). */
+ * the kernel will find them, after the work queued before it; with a
+ * capture c, with what the memsets captured before its kernel upto
+ * (capture order) set there applied (apply_memsets). */
 KR_HIDDEN void snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gcapture *c, size_t upto) {
 	int capturing = 0;
 	if (p_cuStreamIsCapturing && p_cuStreamIsCapturing(l->stream, &capturing) == 0 && capturing) return;
@@ -350,7 +351,6 @@ KR_HIDDEN void snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct g
 	free(buf);
 }
 
-
 /* attributes reads a function's attributes. Driver calls are made without
  * mu held: the driver may hold its own lock while it calls on_module,
  * which takes mu. */
@@ -365,7 +365,7 @@ static fattrs attributes(kr_CUfunction fn) {
 }
 
 KR_HIDDEN void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob, size_t nb,
-                      const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
+                         const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
 	int regs = fa.regs, ssh = fa.ssh, local = fa.local, maxdyn = fa.maxdyn, nonport = fa.nonport;
 	fprintf(events, "{\"t\":\"K\",\"key\":\"%016llx\",\"seq\":%llu,\"api\":\"%s\",\"name\":\"%s\",", (unsigned long long)k,
 	        (unsigned long long)seq, l->api, name);
@@ -422,7 +422,7 @@ static void on_launch(launch *l, struct gcapture *c) {
 	pthread_mutex_unlock(&mu);
 	fattrs fa = {0};
 	if (fresh || c) fa = attributes(fn);
-	if (fresh) snapshot(l, ptrs, nptr, NULL, 0); /* none under capture: graph_launch takes them */
+	if (fresh && !c) snapshot(l, ptrs, nptr, NULL, 0); /* under capture, graph_launch takes them */
 	pthread_mutex_lock(&mu);
 	++seq;
 	if (fresh) write_key(k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr);
@@ -481,7 +481,9 @@ static void on_driver(const kr_CallbackData *cd) {
 		l.nattrs = c->numAttrs;
 	} else {
 		pthread_mutex_lock(&mu);
-		if (armed) fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"error\":\"%s is not recorded\"}\n", (unsigned long long)++seq, fn);
+		if (armed)
+			fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"\",\"error\":\"%s is not recorded\"}\n",
+			        (unsigned long long)++seq, fn);
 		pthread_mutex_unlock(&mu);
 		return;
 	}
