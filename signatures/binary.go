@@ -71,17 +71,11 @@ func (s *Set) AttachKernels(fsys fs.FS) {
 // trace's kernels with the recorded launches after a mismatch.
 const alignWindow = 64
 
-// kernelOrder is the trace's kernels in launch order, each paired with
-// the recorded launch it matched (matchKernels).
-type kernelOrder struct {
-	kern  []int // activity indexes of kernels, in launch order
-	match []int // per kernel, its index in the index's calls, or -1
-}
-
 // matchKernels matches the trace's kernels, in launch order, to the
-// recorded launches, in order, and gives each matched activity the key of
-// its launch (activity.bin).
-func (im *importer) matchKernels(x *inject.Index) kernelOrder {
+// recorded launches, in order, and gives each matched activity its call
+// (activity.call).
+func (im *importer) matchKernels(x *inject.Index) {
+	im.kernels = x
 	var kern []int
 	for i := range im.acts {
 		if im.acts[i].act == ActivityKernel {
@@ -102,34 +96,47 @@ func (im *importer) matchKernels(x *inject.Index) kernelOrder {
 		}
 		return kernelMatches(&im.acts[kern[ti]], x.Launch(k))
 	}
-	match := align(len(kern), len(x.Calls), compat)
-	for ti, cj := range match {
-		if cj >= 0 {
-			im.acts[kern[ti]].bin = x.Calls[cj]
-		}
+	for ti, cj := range align(len(kern), len(x.Calls), compat) {
+		im.acts[kern[ti]].call = cj
 	}
-	return kernelOrder{kern: kern, match: match}
+}
+
+// launchKey is the key of the recorded launch activity a matched, "" if
+// none (matchKernels).
+func (im *importer) launchKey(a *activity) string {
+	if im.kernels == nil || a.call < 0 {
+		return ""
+	}
+	return im.kernels.Calls[a.call]
 }
 
 // attachBinaries gives each signature the recorded launch most of its
 // invocations matched (matchKernels). sigOf maps each activity to its
 // signature.
-func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signature, ko kernelOrder) *KernelMatch {
-	kern, match := ko.kern, ko.match
-	m := &KernelMatch{Traced: len(kern), Recorded: len(x.Calls), Notes: slices.Clone(x.Notes)}
+func (im *importer) attachBinaries(x *inject.Index, fsys fs.FS, sigOf []*Signature) *KernelMatch {
+	m := &KernelMatch{Recorded: len(x.Calls), Notes: slices.Clone(x.Notes)}
 	counts := map[*Signature]map[string]int{}
 	calls := map[*Signature][]int{}
-	for ti, cj := range match {
-		if cj < 0 || x.Calls[cj] == "" {
+	for i := range im.acts {
+		a := &im.acts[i]
+		if a.act != ActivityKernel {
+			continue
+		}
+		m.Traced++
+		k := im.launchKey(a)
+		if k == "" {
 			continue
 		}
 		m.Matched++
-		s := sigOf[kern[ti]]
+		s := sigOf[i]
 		if counts[s] == nil {
 			counts[s] = map[string]int{}
 		}
-		counts[s][x.Calls[cj]]++
-		calls[s] = append(calls[s], cj)
+		counts[s][k]++
+		calls[s] = append(calls[s], a.call)
+	}
+	for _, c := range calls {
+		slices.Sort(c) // launch order: the alignment pairs in order
 	}
 	for s, c := range counts {
 		best, n, total := "", 0, 0

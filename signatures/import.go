@@ -83,9 +83,9 @@ type activity struct {
 	coll     *Collective
 	op       int32 // linked op, -1 if none
 	linkedBy string
-	// bin is the key of the recorded launch the kernel matched (a bundle
-	// with its kernels), "" if none.
-	bin string
+	// call is the recorded call the kernel matched (an index into the
+	// bundle's calls, matchKernels), -1 if none.
+	call int
 }
 
 type importer struct {
@@ -98,7 +98,8 @@ type importer struct {
 	inputKeys map[string]int32
 	key       []byte
 	lx        lexer
-	sigOf     []*Signature // per activity, set by build
+	sigOf     []*Signature  // per activity, set by build
+	kernels   *inject.Index // the bundle's recorded launches, nil for a plain trace
 }
 
 // Import reads a Kineto trace from r (plain or gzip JSON) and reduces it to
@@ -125,13 +126,12 @@ func Import(r io.Reader, name string, opt Options) (*Set, error) {
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}
-	var ko kernelOrder
 	if opt.Kernels != nil {
-		ko = im.matchKernels(opt.Kernels)
+		im.matchKernels(opt.Kernels)
 	}
 	set := im.build()
 	if opt.Kernels != nil {
-		set.Kernels = im.attachBinaries(opt.Kernels, opt.KernelsFS, im.sigOf, ko)
+		set.Kernels = im.attachBinaries(opt.Kernels, opt.KernelsFS, im.sigOf)
 	}
 	set.Version = FormatVersion
 	set.Source = sourceOf(name, rd.Header(), opt)
@@ -175,7 +175,7 @@ func (im *importer) addActivity(ev *Event) error {
 	a := activity{
 		index: ev.Index, name: ev.Name, ext: ev.ExternalID, hasExt: ev.HasExternal,
 		corr: ev.Correlation, hasCorr: ev.HasCorr, device: ev.Device, stream: ev.Stream,
-		ts: ev.TS, dur: ev.Dur, op: -1,
+		ts: ev.TS, dur: ev.Dur, op: -1, call: -1,
 	}
 	if ev.Name == "" {
 		return fmt.Errorf("%s event has no name", ev.Cat)
@@ -389,7 +389,7 @@ func (im *importer) build() *Set {
 			k.op, k.inputs = im.ops[a.op].name, im.ops[a.op].inputs
 		}
 		if k.inputs < 0 || len(im.inputs[k.inputs]) == 0 {
-			k.bin = a.bin
+			k.bin = im.launchKey(a)
 		}
 		if c := a.coll; c != nil {
 			k.coll = collKey{c.Op, c.Nelems, c.OutNelems, c.DType, c.Ranks, c.Reduction, c.Algorithm, c.Protocol, c.Group}
