@@ -8,35 +8,34 @@ import (
 	"github.com/kreplay/kreplay/internal/inject"
 )
 
-// fill writes a group's buffer: zeros, then each pointer's snapshot tiled
-// from the pointer to the next pointer into the group (the first one also
-// backwards to the buffer's start, in phase); a sampled snapshot is first
-// scrambled into a longer period (see scramble). It reports whether any
-// snapshot was written.
-func fill(fsys fs.FS, l *inject.Launch, g *group, buf cuda.DevicePtr, s *cuda.Stream) (bool, error) {
+// fill writes a group's buffer: zeros, then each view's snapshot tiled
+// from its pointer to the next view's (the first one also backwards to
+// the buffer's start, in phase); a sampled snapshot is first scrambled
+// into a longer period (see scramble). It reports whether any snapshot was
+// written.
+func fill(fsys fs.FS, g *group, views []view, buf cuda.DevicePtr, s *cuda.Stream) (bool, error) {
 	if err := cuda.MemsetD8Async(buf, 0, int(g.size), s); err != nil {
 		return false, err
 	}
 	wrote := false
-	for i, pi := range g.ptrs {
-		p := l.Ptrs[pi]
-		if p.Snap == "" {
+	for i, v := range views {
+		if v.Snap == "" {
 			continue
 		}
-		data, err := inject.ReadSnapshot(fsys, p.Snap)
+		data, err := inject.ReadSnapshot(fsys, v.Snap)
 		if err != nil {
-			return wrote, fmt.Errorf("snapshot of pointer at %d: %w", p.Off, err)
+			return wrote, fmt.Errorf("snapshot of %s: %w", v.what, err)
 		}
-		if len(data) != p.SnapLen || len(data) == 0 {
-			return wrote, fmt.Errorf("snapshot %s has %d bytes, the launch recorded %d", p.Snap, len(data), p.SnapLen)
+		if len(data) != v.SnapLen || len(data) == 0 {
+			return wrote, fmt.Errorf("snapshot %s has %d bytes, the launch recorded %d", v.Snap, len(data), v.SnapLen)
 		}
-		if !p.Whole {
+		if !v.Whole {
 			data = scramble(data, scramblePeriod)
 		}
-		start := int64(p.Value - g.base)
+		start := int64(v.value - g.base)
 		end := g.size
-		if i+1 < len(g.ptrs) {
-			if next := int64(l.Ptrs[g.ptrs[i+1]].Value - g.base); next < end {
+		if i+1 < len(views) {
+			if next := int64(views[i+1].value - g.base); next < end {
 				end = next
 			}
 		}

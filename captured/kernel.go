@@ -30,6 +30,7 @@ type group struct {
 	base  uint64
 	size  int64
 	ptrs  []int // indexes into Launch.Ptrs, by increasing value
+	inner []int // indexes into Launch.Inner
 	bufs  []cuda.DevicePtr
 	noted bool // no snapshot: zeros
 }
@@ -74,6 +75,13 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if l.Module == "" {
 		return nil, fmt.Errorf("%w: no recorded module defines %s", ErrNoBinary, l.Name)
 	}
+	if l.InnerDropped > 0 {
+		// Its replay would read the capturing process's addresses: an
+		// illegal address, and a CUDA context lost for every signature
+		// after it.
+		return nil, fmt.Errorf("%s: %d device pointers stored in its buffers were not recorded (the recorder keeps %d a launch)",
+			l.Name, l.InnerDropped, len(l.Inner))
+	}
 	fns, err := functions(fsys, l)
 	if err != nil {
 		return nil, err
@@ -83,6 +91,7 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		return nil, err
 	}
 	k.groupPointers()
+	k.groupInner()
 	for _, g := range k.groups {
 		k.fp += g.size
 	}
@@ -218,13 +227,16 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 				return fmt.Errorf("%s: allocating %d bytes: %w", k.l.Name, g.size, err)
 			}
 			g.bufs = append(g.bufs, buf)
-			filled, err := fill(fsys, k.l, g, buf, s)
+			filled, err := fill(fsys, g, k.views(g), buf, s)
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.l.Name, err)
 			}
 			if !filled && set == 0 {
 				k.zeroed++
 			}
+		}
+		if err := k.repoint(set, s); err != nil {
+			return fmt.Errorf("%s: inner pointers: %w", k.l.Name, err)
 		}
 		blob := slices.Clone([]byte(k.l.Blob))
 		for _, g := range k.groups {

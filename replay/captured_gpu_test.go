@@ -59,6 +59,7 @@ func TestGPUCapturedReplay(t *testing.T) {
 	for _, n := range x.Notes {
 		t.Logf("note: %s", n)
 	}
+	groupedLaunches(t, x)
 	set, err := signatures.ImportFile(trace, signatures.Options{Kernels: x, KernelsFS: os.DirFS(kdir)})
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +97,22 @@ func TestGPUCapturedReplay(t *testing.T) {
 	}
 	t.Logf("traced kernel time replayed by the same kernel: %.1f%%", 100*same/traced)
 	droppedProducer(t, d, set)
+}
+
+// groupedLaunches checks that a grouped GEMM's launch (torch._grouped_mm,
+// on Hopper) was recorded with the pointers to its operands that it reads
+// from device memory, which its replay re-points.
+func groupedLaunches(t *testing.T, x *inject.Index) {
+	t.Helper()
+	for _, l := range x.Launches {
+		if !strings.Contains(l.Name, "GroupProblemShape") {
+			continue
+		}
+		t.Logf("grouped GEMM %.60s: %d inner pointers", l.Name, len(l.Inner))
+		if len(l.Inner) == 0 {
+			t.Errorf("grouped GEMM %.80s recorded without inner pointers", l.Name)
+		}
+	}
 }
 
 // droppedProducer checks that a context launch that cannot be made

@@ -73,6 +73,39 @@ type Launch struct {
 	Blob   HexBytes  `json:"blob"`
 	Attrs  []Attr    `json:"attrs,omitempty"`
 	Ptrs   []Pointer `json:"ptrs,omitempty"`
+	// Inner are the pointers found in the bytes kept of Ptrs' buffers;
+	// InnerDropped counts those found past the recorder's limit, which
+	// were not recorded.
+	Inner        []Inner `json:"inner,omitempty"`
+	InnerDropped int     `json:"inner_dropped,omitempty"`
+}
+
+// Check reports a launch record that cannot be replayed as it stands: no
+// key or name, a parameter or pointer outside the parameter buffer, an
+// inner pointer in no pointer's buffer or outside its allocation.
+func (l *Launch) Check() error {
+	if l.Key == "" || l.Name == "" {
+		return fmt.Errorf("launch record without key or name")
+	}
+	for _, p := range l.Params {
+		if p[0] < 0 || p[1] < 0 || p[0]+p[1] > len(l.Blob) {
+			return fmt.Errorf("launch %s: parameter (%d, %d) outside its %d-byte buffer", l.Key, p[0], p[1], len(l.Blob))
+		}
+	}
+	for _, p := range l.Ptrs {
+		if p.Off < 0 || p.Off+8 > len(l.Blob) || p.Group < 0 || p.Group >= len(l.Ptrs) {
+			return fmt.Errorf("launch %s: pointer at %d outside its %d-byte buffer", l.Key, p.Off, len(l.Blob))
+		}
+	}
+	for i, q := range l.Inner {
+		if q.In < 0 || q.In >= len(l.Ptrs) || q.At < 0 {
+			return fmt.Errorf("launch %s: inner pointer %d in pointer %d at %d: no such pointer", l.Key, i, q.In, q.At)
+		}
+		if q.Range <= 0 || q.Value < q.Base || q.Value-q.Base >= uint64(q.Range) {
+			return fmt.Errorf("launch %s: inner pointer %d (%#x) outside its allocation [%#x, +%d)", l.Key, i, q.Value, q.Base, q.Range)
+		}
+	}
+	return nil
 }
 
 // Attr is a launch attribute (CUlaunchAttribute: id and 64-byte value).
@@ -92,13 +125,37 @@ type Pointer struct {
 	Range int64  `json:"range"`
 	// Group is the index of the first pointer into the same allocation.
 	Group int `json:"group"`
-	// Snap is the hash of the bytes at Value when the kernel started
-	// (SnapLen of them), "" when none were kept.
+	// Snapshot is what was kept of the bytes at Value.
+	Snapshot
+}
+
+// Snapshot names the bytes a pointer pointed to when the kernel started.
+type Snapshot struct {
+	// Snap is the hash of the bytes kept (SnapLen of them), "" when none
+	// were.
 	Snap    string `json:"snap,omitempty"`
 	SnapLen int    `json:"snap_len,omitempty"`
 	// Whole is set by Pack when the snapshot is every byte recorded, not
 	// a sample of them.
 	Whole bool `json:"whole,omitempty"`
+}
+
+// Inner is a device pointer that the capture found stored in a buffer the
+// launch points to, not among its parameters: an array of pointers (a
+// grouped GEMM's A, B and D of each group), a struct in device memory. The
+// replay re-points it into a buffer of its own allocation's size, as it
+// does a parameter's.
+type Inner struct {
+	// In is the index in Launch.Ptrs of the pointer whose buffer holds
+	// it, and At its byte offset from that pointer.
+	In int   `json:"in"`
+	At int64 `json:"at"`
+	// Value is the pointer; Base and Range the allocation it points into.
+	Value uint64 `json:"value"`
+	Base  uint64 `json:"base"`
+	Range int64  `json:"range"`
+	// Snapshot is what was kept of the bytes at Value.
+	Snapshot
 }
 
 // Call is one launch made while recording was armed.
@@ -213,18 +270,8 @@ func (c *Capture) add(ev *event) error {
 		c.Modules = append(c.Modules, ModuleLoad{Seq: ev.Seq, ID: ev.ID, Hash: ev.Hash, Size: ev.Size})
 	case "K":
 		l := ev.Launch
-		if l.Key == "" || l.Name == "" {
-			return fmt.Errorf("launch record without key or name")
-		}
-		for _, p := range l.Params {
-			if p[0] < 0 || p[1] < 0 || p[0]+p[1] > len(l.Blob) {
-				return fmt.Errorf("launch %s: parameter (%d, %d) outside its %d-byte buffer", l.Key, p[0], p[1], len(l.Blob))
-			}
-		}
-		for _, p := range l.Ptrs {
-			if p.Off < 0 || p.Off+8 > len(l.Blob) || p.Group < 0 || p.Group >= len(l.Ptrs) {
-				return fmt.Errorf("launch %s: pointer at %d outside its %d-byte buffer", l.Key, p.Off, len(l.Blob))
-			}
+		if err := l.Check(); err != nil {
+			return err
 		}
 		c.Launches[l.Key] = &l
 	case "L":

@@ -241,6 +241,10 @@ func TestReadDirErrors(t *testing.T) {
 		{"call of unknown key", []line{{"t": "L", "seq": 1, "key": "feed"}}, "events-1.jsonl:1: launch of unknown key feed"},
 		{"pointer outside", []line{launchLine("k", 1, "f", line{"off": 100, "value": 1, "base": 1, "range": 1, "group": 0})}, "events-1.jsonl:1: launch k: pointer at 100"},
 		{"param outside", []line{{"t": "K", "key": "k", "name": "f", "params": [][2]int{{0, 64}}, "blob": "00"}}, "parameter (0, 64) outside its 1-byte buffer"},
+		{"inner in no pointer", []line{line{"t": "K", "key": "k", "name": "f", "params": [][2]int{{0, 8}}, "blob": "0000000000000000",
+			"ptrs": []line{{"off": 0, "value": 4096, "base": 4096, "range": 64, "group": 0}}, "inner": []line{{"in": 1, "at": 8, "value": 8192, "base": 8192, "range": 64}}}}, "inner pointer 0 in pointer 1 at 8: no such pointer"},
+		{"inner outside its allocation", []line{line{"t": "K", "key": "k", "name": "f", "params": [][2]int{{0, 8}}, "blob": "0000000000000000",
+			"ptrs": []line{{"off": 0, "value": 4096, "base": 4096, "range": 64, "group": 0}}, "inner": []line{{"in": 0, "at": 8, "value": 12288, "base": 4096, "range": 4096}}}}, "inner pointer 0 (0x3000) outside its allocation [0x1000, +4096)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -255,6 +259,44 @@ func TestReadDirErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "events-2.jsonl"), []byte("{\"t\":\"I\"}\n{\"t\":\"M\",\"se"), 0o644)
 	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "events-2.jsonl:2:") {
 		t.Errorf("truncated line: %v", err)
+	}
+}
+
+// An inner pointer's snapshot is packed by the policy as a parameter's, and
+// the launch reads back with it.
+func TestPackInner(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "snaps"), 0o755)
+	random := make([]byte, 64<<10)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	h := fnv.New64a()
+	h.Write(random)
+	rs := fmt.Sprintf("%016x", h.Sum64())
+	os.WriteFile(filepath.Join(dir, "snaps", rs+".bin"), random, 0o644)
+	k := launchLine("aaaa", 2, "grouped_gemm", line{"off": 0, "value": 4096, "base": 4096, "range": 1 << 20, "group": 0})
+	k["inner"] = []line{{"in": 0, "at": 16, "value": 1 << 40, "base": 1 << 40, "range": 1 << 20, "snap": rs, "snap_len": len(random)}}
+	writeEvents(t, dir, line{"t": "A", "seq": 1, "on": 1}, k, line{"t": "L", "seq": 2, "key": "aaaa", "stream": 7, "p": []uint64{4096}})
+	c, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "kernels")
+	if _, err := Pack(c, dst); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadIndex(os.DirFS(dst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := back.Launch("aaaa").Inner
+	if len(in) != 1 || in[0].In != 0 || in[0].At != 16 || in[0].Value != 1<<40 || in[0].SnapLen != sampleBytes || in[0].Whole {
+		t.Fatalf("inner pointers read back as %+v", in)
+	}
+	if got, err := ReadSnapshot(os.DirFS(dst), in[0].Snap); err != nil || !bytes.Equal(got, random[:sampleBytes]) {
+		t.Errorf("inner snapshot: %d bytes, %v", len(got), err)
 	}
 }
 

@@ -98,7 +98,7 @@ func Pack(c *Capture, dst string) (*Index, error) {
 		}
 	}
 	done := map[string]bool{}
-	packed := map[string]Pointer{} // by recorded snapshot: what packSnap made of it
+	packed := map[string]Snapshot{} // by recorded snapshot: what packSnap made of it
 	for _, l := range x.Launches {
 		for _, m := range append([]string{l.Module}, l.Alternatives...) {
 			if m != "" && !done["m"+m] {
@@ -109,8 +109,13 @@ func Pack(c *Capture, dst string) (*Index, error) {
 			}
 		}
 		for i := range l.Ptrs {
-			if err := packSnap(c.Dir, dst, &l.Ptrs[i], packed); err != nil {
+			if err := packSnap(c.Dir, dst, &l.Ptrs[i].Snapshot, packed); err != nil {
 				return nil, fmt.Errorf("launch %s: %w", l.Key, err)
+			}
+		}
+		for i := range l.Inner {
+			if err := packSnap(c.Dir, dst, &l.Inner[i].Snapshot, packed); err != nil {
+				return nil, fmt.Errorf("launch %s: inner pointer %d: %w", l.Key, i, err)
 			}
 		}
 	}
@@ -132,12 +137,12 @@ func copyModule(src, dst, hash string) error {
 // packSnap applies the snapshot policy to one pointer's snapshot, once per
 // recorded snapshot (packed remembers the outcome: a decode's launches
 // share most of theirs).
-func packSnap(src, dst string, p *Pointer, packed map[string]Pointer) error {
+func packSnap(src, dst string, p *Snapshot, packed map[string]Snapshot) error {
 	if p.Snap == "" {
 		return nil
 	}
 	if q, ok := packed[p.Snap]; ok {
-		p.Snap, p.SnapLen, p.Whole = q.Snap, q.SnapLen, q.Whole
+		*p = q
 		return nil
 	}
 	rec := p.Snap
@@ -230,6 +235,11 @@ func ReadIndex(fsys fs.FS) (*Index, error) {
 		}
 		if x.CallPtrs != nil && x.CallPtrs[i] != nil && len(x.CallPtrs[i]) != len(l.Ptrs) {
 			return nil, fmt.Errorf("index.json: call %d of %s has %d pointers, the launch %d", i, k, len(x.CallPtrs[i]), len(l.Ptrs))
+		}
+	}
+	for _, l := range x.Launches {
+		if err := l.Check(); err != nil {
+			return nil, fmt.Errorf("index.json: %w", err)
 		}
 	}
 	return &x, nil

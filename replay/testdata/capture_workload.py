@@ -9,9 +9,11 @@
 After three warm-up steps both steps launch the same kernels: cuBLAS
 GEMMs, PyTorch's embedding, RMSNorm and softmax kernels, cuDNN's fused
 attention (bf16 SDPA), a torch.compile'd Triton kernel, an FP8
-torch._scaled_mm (cuBLASLt) and a CUDA graph (a GEMM and an elementwise
+torch._scaled_mm (cuBLASLt), a CUDA graph (a GEMM and an elementwise
 kernel), captured during the warm-up and only replayed after it, as
-torch.compile's reduce-overhead mode runs a model.
+torch.compile's reduce-overhead mode runs a model, and on Hopper a grouped
+GEMM (torch._grouped_mm, as transformers runs a mixture of experts), whose
+kernel reads its operands' addresses from arrays in device memory.
 """
 import ctypes, gzip, os, shutil, sys
 import torch
@@ -41,6 +43,15 @@ gx = torch.randn(B * S, E, device=dev, dtype=dt)
 gw = torch.randn(E, E, device=dev, dtype=dt) * 0.02
 
 
+# a mixture of experts' grouped GEMM: 4 experts' weights, the rows routed
+# to each ending at offs
+G = 4
+moe_x = torch.randn(B * S, E, device=dev, dtype=dt)
+moe_w = (torch.randn(G, 512, E, device=dev, dtype=dt) * 0.02).transpose(-2, -1)
+moe_offs = torch.tensor([300, 900, 1500, B * S], device=dev, dtype=torch.int32)
+grouped = torch.cuda.get_device_capability() >= (9, 0)
+
+
 def graphed():
     return torch.tanh(F.linear(gx, gw))
 
@@ -66,6 +77,8 @@ def step():
     m_scale = m.abs().amax().float().clamp(min=1e-6) / 448.0
     mq = (m.float() / m_scale).to(torch.float8_e4m3fn)
     y = torch._scaled_mm(mq, w2q.t(), scale_a=m_scale, scale_b=w2_scale, out_dtype=dt)
+    if grouped:
+        torch._grouped_mm(moe_x, moe_w, offs=moe_offs)
     return torch.softmax(y.float(), dim=-1)
 
 

@@ -260,6 +260,15 @@ static size_t params_blob(const launch *l, kr_CUfunction fn, unsigned char *blob
 	return *np == 0 ? 0 : total;
 }
 
+/* device_range tells whether v points into device memory, and where that
+ * allocation starts and how long it is. */
+static int device_range(kr_CUdeviceptr v, kr_CUdeviceptr *base, size_t *range) {
+	unsigned int mt = 0;
+	if (p_cuPointerGetAttribute(&mt, KR_POINTER_ATTRIBUTE_MEMORY_TYPE, v) != 0 || mt != KR_MEMORYTYPE_DEVICE) return 0;
+	if (p_cuPointerGetAttribute(base, KR_POINTER_ATTRIBUTE_RANGE_START_ADDR, v) != 0) return 0;
+	return p_cuPointerGetAttribute(range, KR_POINTER_ATTRIBUTE_RANGE_SIZE, v) == 0;
+}
+
 /* scan finds the device pointers in the parameter buffer. */
 static int scan(const unsigned char *blob, const size_t *offs, const size_t *sizes, int np, ptrinfo *out) {
 	int n = 0;
@@ -269,12 +278,9 @@ static int scan(const unsigned char *blob, const size_t *offs, const size_t *siz
 			kr_CUdeviceptr v;
 			memcpy(&v, blob + o, 8);
 			if (v < 0x10000) continue;
-			unsigned int mt = 0;
 			kr_CUdeviceptr base = 0;
 			size_t range = 0;
-			if (p_cuPointerGetAttribute(&mt, KR_POINTER_ATTRIBUTE_MEMORY_TYPE, v) != 0 || mt != KR_MEMORYTYPE_DEVICE) continue;
-			if (p_cuPointerGetAttribute(&base, KR_POINTER_ATTRIBUTE_RANGE_START_ADDR, v) != 0) continue;
-			if (p_cuPointerGetAttribute(&range, KR_POINTER_ATTRIBUTE_RANGE_SIZE, v) != 0) continue;
+			if (!device_range(v, &base, &range)) continue;
 			ptrinfo *p = &out[n];
 			p->poff = o;
 			p->value = v;
@@ -317,16 +323,70 @@ static uint64_t key(const char *name, const launch *l, const unsigned char *blob
 	return fnv(h, tmp, nb);
 }
 
+/* find_inner adds the device pointers stored in buf (n bytes read at
+ * from, the buffer of parameter pointer in) to inner, once per address;
+ * past KR_MAX_INNER it counts them in *dropped. Only aligned 8-byte words
+ * that look like user-space addresses above 4 GiB are asked of the driver:
+ * data words (floats, indices) almost never do. */
+static int find_inner(const unsigned char *buf, size_t n, kr_CUdeviceptr from, int in, const ptrinfo *ptrs, innerptr *inner,
+                      int ninner, int *dropped) {
+	for (size_t o = (8 - from % 8) % 8; o + 8 <= n; o += 8) {
+		uint64_t v;
+		memcpy(&v, buf + o, 8);
+		if (v < (1ULL << 32) || v >= (1ULL << 47) || v % 2) continue;
+		kr_CUdeviceptr base = 0;
+		size_t range = 0;
+		if (!device_range(v, &base, &range)) continue;
+		int dup = 0;
+		for (int k = 0; k < ninner && !dup; k++) dup = ptrs[inner[k].in].value + inner[k].at == from + o;
+		if (dup) continue;
+		if (ninner == KR_MAX_INNER) {
+			(*dropped)++;
+			continue;
+		}
+		inner[ninner++] = (innerptr){.in = in, .at = o, .value = v, .base = base, .range = range};
+	}
+	return ninner;
+}
+
+/* window is how many of the n bytes kept at pointer i are its own: up to
+ * the next pointer into the same allocation, as the replay fills them. */
+static size_t window(const ptrinfo *ptrs, int nptr, int i, size_t n) {
+	for (int j = 0; j < nptr; j++)
+		if (ptrs[j].base == ptrs[i].base && ptrs[j].value > ptrs[i].value && ptrs[j].value - ptrs[i].value < n)
+			n = ptrs[j].value - ptrs[i].value;
+	return n;
+}
+
+/* keep_snap copies n bytes at v (as the kernel will find them: with the
+ * memsets captured before it applied, given a capture c) and writes them
+ * under their hash, once; false when they could not be read. */
+static int keep_snap(unsigned char *buf, kr_CUdeviceptr v, size_t n, const struct gcapture *c, size_t upto, uint64_t *hash) {
+	if (n == 0 || p_cuMemcpyDtoH(buf, v, n) != 0) return 0;
+	if (c) apply_memsets(c, upto, v, buf, n);
+	uint64_t h = fnv(FNV0, buf, n);
+	*hash = h;
+	pthread_mutex_lock(&mu);
+	if (seen_add(h ^ 0x736e6170ULL)) write_file("snaps", h, "bin", buf, n);
+	pthread_mutex_unlock(&mu);
+	return 1;
+}
+
 /* snapshot copies the first bytes of each distinct pointer's buffer, as
  * the kernel will find them, after the work queued before it; with a
  * capture c, with what the memsets captured before its kernel upto
- * (capture order) set there applied (apply_memsets). */
-KR_HIDDEN void snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gcapture *c, size_t upto) {
-	int capturing = 0;
-	if (p_cuStreamIsCapturing && p_cuStreamIsCapturing(l->stream, &capturing) == 0 && capturing) return;
-	if (p_cuCtxSynchronize() != 0) return;
+ * (capture order) set there applied (apply_memsets). The device pointers
+ * each pointer's own bytes hold (window) go into inner, each with a
+ * snapshot of its own; it returns how many, and how many did not fit in
+ * *dropped. */
+KR_HIDDEN int snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gcapture *c, size_t upto, innerptr *inner,
+                       int *dropped) {
+	int capturing = 0, ninner = 0;
+	*dropped = 0;
+	if (p_cuStreamIsCapturing && p_cuStreamIsCapturing(l->stream, &capturing) == 0 && capturing) return 0;
+	if (p_cuCtxSynchronize() != 0) return 0;
 	unsigned char *buf = malloc(snapcap);
-	if (!buf) return;
+	if (!buf) return 0;
 	for (int i = 0; i < nptr; i++) {
 		int dup = 0;
 		for (int j = 0; j < i; j++)
@@ -339,16 +399,21 @@ KR_HIDDEN void snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct g
 		if (dup) continue;
 		size_t n = ptrs[i].base + ptrs[i].range - ptrs[i].value;
 		if (n > snapcap) n = snapcap;
-		if (n == 0 || p_cuMemcpyDtoH(buf, ptrs[i].value, n) != 0) continue;
-		if (c) apply_memsets(c, upto, ptrs[i].value, buf, n);
-		uint64_t h = fnv(FNV0, buf, n);
-		ptrs[i].snap = h;
+		if (!keep_snap(buf, ptrs[i].value, n, c, upto, &ptrs[i].snap)) continue;
 		ptrs[i].snaplen = n;
-		pthread_mutex_lock(&mu);
-		if (seen_add(h ^ 0x736e6170ULL)) write_file("snaps", h, "bin", buf, n);
-		pthread_mutex_unlock(&mu);
+		ninner = find_inner(buf, window(ptrs, nptr, i, n), ptrs[i].value, i, ptrs, inner, ninner, dropped);
+	}
+	for (int i = 0; i < ninner; i++) {
+		innerptr *q = &inner[i];
+		for (int j = 0; j < i && !q->snap; j++)
+			if (inner[j].value == q->value) q->snap = inner[j].snap, q->snaplen = inner[j].snaplen;
+		if (q->snap) continue;
+		size_t n = q->base + q->range - q->value;
+		if (n > snapcap) n = snapcap;
+		if (keep_snap(buf, q->value, n, c, upto, &q->snap)) q->snaplen = n;
 	}
 	free(buf);
+	return ninner;
 }
 
 /* attributes reads a function's attributes. Driver calls are made without
@@ -365,7 +430,8 @@ static fattrs attributes(kr_CUfunction fn) {
 }
 
 KR_HIDDEN void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob, size_t nb,
-                         const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr) {
+                         const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr,
+                         const innerptr *inner, int ninner, int dropped) {
 	int regs = fa.regs, ssh = fa.ssh, local = fa.local, maxdyn = fa.maxdyn, nonport = fa.nonport;
 	fprintf(events, "{\"t\":\"K\",\"key\":\"%016llx\",\"seq\":%llu,\"api\":\"%s\",\"name\":\"%s\",", (unsigned long long)k,
 	        (unsigned long long)seq, l->api, name);
@@ -392,7 +458,20 @@ KR_HIDDEN void write_key(uint64_t k, const char *name, const launch *l, fattrs f
 		if (p->snap) fprintf(events, ",\"snap\":\"%016llx\",\"snap_len\":%zu", (unsigned long long)p->snap, p->snaplen);
 		fprintf(events, "}");
 	}
-	fprintf(events, "]}\n");
+	fprintf(events, "]");
+	if (ninner > 0) {
+		fprintf(events, ",\"inner\":[");
+		for (int i = 0; i < ninner; i++) {
+			const innerptr *q = &inner[i];
+			fprintf(events, "%s{\"in\":%d,\"at\":%zu,\"value\":%llu,\"base\":%llu,\"range\":%zu", i ? "," : "", q->in, q->at,
+			        (unsigned long long)q->value, (unsigned long long)q->base, q->range);
+			if (q->snap) fprintf(events, ",\"snap\":\"%016llx\",\"snap_len\":%zu", (unsigned long long)q->snap, q->snaplen);
+			fprintf(events, "}");
+		}
+		fprintf(events, "]");
+	}
+	if (dropped > 0) fprintf(events, ",\"inner_dropped\":%d", dropped);
+	fprintf(events, "}\n");
 }
 
 /* on_launch records a launch: its unique record (K) the first time its
@@ -422,10 +501,12 @@ static void on_launch(launch *l, struct gcapture *c) {
 	pthread_mutex_unlock(&mu);
 	fattrs fa = {0};
 	if (fresh || c) fa = attributes(fn);
-	if (fresh && !c) snapshot(l, ptrs, nptr, NULL, 0); /* under capture, graph_launch takes them */
+	static __thread innerptr inner[KR_MAX_INNER];
+	int ninner = 0, dropped = 0;
+	if (fresh && !c) ninner = snapshot(l, ptrs, nptr, NULL, 0, inner, &dropped); /* under capture, graph_launch takes them */
 	pthread_mutex_lock(&mu);
 	++seq;
-	if (fresh) write_key(k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr);
+	if (fresh) write_key(k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr, inner, ninner, dropped);
 	if (c && c != NO_ROOM) {
 		keep(c, k, name, l, fa, blob, nb, offs, sizes, np, ptrs, nptr);
 	} else if (c) {

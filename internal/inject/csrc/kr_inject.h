@@ -39,6 +39,21 @@ typedef struct {
 	size_t snaplen;
 } ptrinfo;
 
+/* innerptr is a device pointer found inside a buffer a launch points to,
+ * not in its parameters: an array of pointers (a grouped GEMM's A, B and D
+ * per group), a struct in device memory. The replay re-points it as it
+ * does a parameter's. */
+#define KR_MAX_INNER 256
+typedef struct {
+	int in;               /* index of the parameter pointer whose buffer holds it */
+	size_t at;            /* its byte offset from that pointer */
+	kr_CUdeviceptr value; /* the pointer */
+	kr_CUdeviceptr base;  /* start of the allocation it points into */
+	size_t range;         /* size of that allocation */
+	uint64_t snap;        /* snapshot hash of the bytes it points to, 0 if none */
+	size_t snaplen;
+} innerptr;
+
 typedef struct {
 	int regs, ssh, local, maxdyn, nonport;
 } fattrs;
@@ -56,9 +71,11 @@ extern KR_HIDDEN int failed;
 
 /* kr_inject.c */
 KR_HIDDEN int seen_add(uint64_t h);
-KR_HIDDEN void snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gcapture *c, size_t upto);
+KR_HIDDEN int snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gcapture *c, size_t upto, innerptr *inner,
+                       int *dropped);
 KR_HIDDEN void write_key(uint64_t k, const char *name, const launch *l, fattrs fa, const unsigned char *blob, size_t nb,
-                         const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr);
+                         const size_t *offs, const size_t *sizes, int np, const ptrinfo *ptrs, int nptr,
+                         const innerptr *inner, int ninner, int dropped);
 
 /* kr_inject_graph.c */
 /* NO_ROOM is capture_of's answer for a stream under capture whose record

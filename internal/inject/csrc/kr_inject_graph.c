@@ -231,14 +231,18 @@ KR_HIDDEN void graph_launch(void *exec, kr_CUstream stream) {
 		pthread_mutex_lock(&mu);
 		int first = seen_add(g->key ^ 0x67726170ULL);
 		pthread_mutex_unlock(&mu);
+		static __thread innerptr inner[KR_MAX_INNER];
+		int ninner = 0, dropped = 0;
 		if (first) {
 			launch l = g->l;
 			l.stream = stream;
-			snapshot(&l, g->ptrs, g->nptr, c, i);
+			ninner = snapshot(&l, g->ptrs, g->nptr, c, i, inner, &dropped);
 		}
 		pthread_mutex_lock(&mu);
 		++seq;
-		if (first) write_key(g->key, g->name, &g->l, g->fa, g->blob, g->nb, g->offs, g->sizes, g->np, g->ptrs, g->nptr);
+		if (first)
+			write_key(g->key, g->name, &g->l, g->fa, g->blob, g->nb, g->offs, g->sizes, g->np, g->ptrs, g->nptr, inner,
+			          ninner, dropped);
 		fprintf(events, "{\"t\":\"L\",\"seq\":%llu,\"key\":\"%016llx\",\"stream\":%llu,\"graph\":1,\"p\":[",
 		        (unsigned long long)seq, (unsigned long long)g->key, (unsigned long long)(uintptr_t)stream);
 		for (int j = 0; j < g->nptr; j++) fprintf(events, "%s%llu", j ? "," : "", (unsigned long long)g->ptrs[j].value);

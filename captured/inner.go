@@ -1,0 +1,120 @@
+package captured
+
+import (
+	"encoding/binary"
+	"slices"
+	"strconv"
+
+	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/inject"
+)
+
+// view is a pointer into a group's allocation whose snapshot fill writes
+// there: a parameter pointer or an inner one.
+type view struct {
+	value uint64
+	inject.Snapshot
+	what string // for errors: "pointer at 24", "inner pointer 3"
+}
+
+// patch is an inner pointer's place in its holder's buffer and the group
+// it points into.
+type patch struct {
+	off    int64 // in the holder's buffer
+	target *group
+	value  uint64 // as recorded
+}
+
+// groupInner puts each inner pointer into the group of its allocation: a
+// parameter's group when one shares its base, else a group of its own.
+func (k *Kernel) groupInner() {
+	for j, q := range k.l.Inner {
+		var g *group
+		for _, h := range k.groups {
+			if h.base == q.Base {
+				g = h
+				break
+			}
+		}
+		if g == nil {
+			g = &group{base: q.Base, size: q.Range}
+			k.groups = append(k.groups, g)
+		}
+		g.inner = append(g.inner, j)
+	}
+}
+
+// groupOf returns the group holding parameter pointer i.
+func (k *Kernel) groupOf(i int) *group {
+	for _, g := range k.groups {
+		if slices.Contains(g.ptrs, i) {
+			return g
+		}
+	}
+	return nil
+}
+
+// patches are the inner pointers stored in g's buffer.
+func (k *Kernel) patches(g *group) []patch {
+	var out []patch
+	for j, q := range k.l.Inner {
+		if k.groupOf(q.In) != g {
+			continue
+		}
+		off := int64(k.l.Ptrs[q.In].Value-g.base) + q.At
+		if off < 0 || off+8 > g.size {
+			continue
+		}
+		var target *group
+		for _, h := range k.groups {
+			if slices.Contains(h.inner, j) {
+				target = h
+			}
+		}
+		out = append(out, patch{off: off, target: target, value: q.Value})
+	}
+	return out
+}
+
+// address is where p's pointer points in buffer set set.
+func (p patch) address(set int) uint64 {
+	return uint64(p.target.bufs[set]) + (p.value - p.target.base)
+}
+
+// repoint writes the inner pointers of every group's buffer of set: the
+// addresses of their allocations' replay buffers.
+func (k *Kernel) repoint(set int, s *cuda.Stream) error {
+	var word [8]byte
+	for _, g := range k.groups {
+		for _, p := range k.patches(g) {
+			binary.LittleEndian.PutUint64(word[:], p.address(set))
+			if err := cuda.CopyHtoD(g.bufs[set].Add(int(p.off)), word[:], s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// views are the pointers into g whose snapshots fill writes, by address.
+func (k *Kernel) views(g *group) []view {
+	var vs []view
+	for _, i := range g.ptrs {
+		p := k.l.Ptrs[i]
+		vs = append(vs, view{value: p.Value, Snapshot: p.Snapshot, what: "pointer at " + strconv.Itoa(p.Off)})
+	}
+	for _, j := range g.inner {
+		q := k.l.Inner[j]
+		vs = append(vs, view{value: q.Value, Snapshot: q.Snapshot, what: "inner pointer " + strconv.Itoa(j)})
+	}
+	slices.SortStableFunc(vs, func(a, b view) int {
+		switch {
+		case a.value < b.value:
+			return -1
+		case a.value > b.value:
+			return 1
+		}
+		return 0
+	})
+	return vs
+}
