@@ -236,6 +236,28 @@ func TestBuiltinSpecs(t *testing.T) {
 	}
 }
 
+// The specs the GPU scripts run (scripts/gpu/specs) parse, each a runnable
+// model spec whose name is its own.
+func TestScriptSpecs(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "scripts", "gpu", "specs", "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no specs: %v", err)
+	}
+	for _, p := range paths {
+		s, err := ReadSpec(p)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if err := s.Runnable(); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		if s.Name == "" || s.Model == nil {
+			t.Errorf("%s: name %q, model %v", p, s.Name, s.Model)
+		}
+	}
+}
+
 func TestSummary(t *testing.T) {
 	s, err := FromName("llama-7b_prefill")
 	if err != nil {
