@@ -472,3 +472,17 @@ func TestSnapshotPolicy(t *testing.T) {
 		}
 	}
 }
+
+// The recorder searches for inner pointers in as many bytes of each buffer
+// as Pack keeps whole: beyond them a bundle keeps a sample, and stale
+// pointers there were never the kernel's.
+func TestInnerScanIsSmallSnap(t *testing.T) {
+	h, err := sources.ReadFile("csrc/kr_inject.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("#define KR_INNER_SCAN (%d << 10)", smallSnap>>10)
+	if !strings.Contains(string(h), want) || smallSnap%(1<<10) != 0 {
+		t.Errorf("kr_inject.h does not say %q", want)
+	}
+}

@@ -349,9 +349,11 @@ static int find_inner(const unsigned char *buf, size_t n, kr_CUdeviceptr from, i
 	return ninner;
 }
 
-/* window is how many of the n bytes kept at pointer i are its own: up to
- * the next pointer into the same allocation, as the replay fills them. */
+/* window is how many of the n bytes kept at pointer i are searched for
+ * pointers: its own (up to the next pointer into the same allocation, as
+ * the replay fills them), at most KR_INNER_SCAN. */
 static size_t window(const ptrinfo *ptrs, int nptr, int i, size_t n) {
+	if (n > KR_INNER_SCAN) n = KR_INNER_SCAN;
 	for (int j = 0; j < nptr; j++)
 		if (ptrs[j].base == ptrs[i].base && ptrs[j].value > ptrs[i].value && ptrs[j].value - ptrs[i].value < n)
 			n = ptrs[j].value - ptrs[i].value;

@@ -43,7 +43,13 @@ typedef struct {
  * not in its parameters: an array of pointers (a grouped GEMM's A, B and D
  * per group), a struct in device memory. The replay re-points it as it
  * does a parameter's. */
-#define KR_MAX_INNER 256
+#define KR_MAX_INNER 512
+/* KR_INNER_SCAN is how many bytes of each pointer's buffer are searched
+ * for pointers: as many as a bundle keeps whole (package inject's
+ * smallSnap). Pointer arrays sit at the pointer; the caching allocator's
+ * block beyond a small tensor holds stale ones from earlier launches (a
+ * MoE prefill's grouped GEMM found 296 past its arrays in 256 KiB). */
+#define KR_INNER_SCAN (16 << 10)
 typedef struct {
 	int in;               /* index of the parameter pointer whose buffer holds it */
 	size_t at;            /* its byte offset from that pointer */
