@@ -58,6 +58,10 @@ type FlowOptions struct {
 	// each entry as soon as it is measured (replay.SuiteOptions).
 	Previous map[string]replay.Entry
 	Done     func(replay.Entry)
+	// Skip leaves signatures out of the replays and the timeline, by ID,
+	// each with the reason their entry and the timeline's skips give
+	// (replay.SuiteOptions.Skip).
+	Skip map[string]string
 }
 
 // FlowResult is what Flow measured. A step that failed has its error and
@@ -74,6 +78,10 @@ type FlowResult struct {
 	Peaks *roofline.Peaks
 	// Entries are the signature replays (replay.Device.RunSet).
 	Entries []replay.Entry
+	// Lost, when not nil, is a *replay.ContextLostError: a replay
+	// faulted and lost the CUDA context (replay.Device.Lost), the
+	// signatures after it were not measured and the timeline did not run.
+	Lost error
 	// Timeline is the timeline replay, or TimelineErr why there is none.
 	Timeline    *replay.TimelineResult
 	TimelineErr error
@@ -89,8 +97,10 @@ type FlowResult struct {
 // (BenchmarkReplay), the whole timeline (BenchmarkTimeline) and the real
 // inference through the PyTorch runner (BenchmarkModel), in that order.
 // It fails only when the GPU cannot be opened; a signature, the timeline
-// or the model that fails is recorded and the rest goes on. Write the
-// result with WriteBench and read it back with ReadResults or Report.
+// or the model that fails is recorded and the rest goes on, except that a
+// replay that loses the CUDA context (FlowResult.Lost) ends the replays
+// and the timeline. Write the result with WriteBench and read it back
+// with ReadResults or Report.
 func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	if o.Cache == 0 {
 		o.Cache = replay.Context
@@ -120,10 +130,16 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	start := time.Now()
 	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), fr.GPU)
 	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
-		Previous: o.Previous, Done: o.Done})
-	if !o.NoTimeline {
+		Previous: o.Previous, Done: o.Done, Skip: o.Skip})
+	fr.Lost = d.Lost()
+	switch {
+	case o.NoTimeline:
+	case fr.Lost != nil:
+		fr.TimelineErr = fmt.Errorf("not run: %w", fr.Lost)
+		fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
+	default:
 		fmt.Fprintf(progress, "timeline: every invocation in order, one CUDA graph (%s so far)\n", time.Since(start).Round(time.Second))
-		fr.Timeline, fr.TimelineErr = d.MeasureTimeline(set, replay.TimelineOptions{Gap: timelineGap(set, o.Measured)}, o.Measure)
+		fr.Timeline, fr.TimelineErr = d.MeasureTimeline(set, replay.TimelineOptions{Gap: timelineGap(set, o.Measured), Skip: o.Skip}, o.Measure)
 		if fr.TimelineErr != nil {
 			fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
 		} else {

@@ -53,6 +53,9 @@ type Device struct {
 	cleanN   int
 	// The clock probe (probeClock), set up on first use.
 	probe *clockProbe
+	// lost is set when a replay hit a sticky CUDA error (Lost).
+	lostMu sync.Mutex
+	lost   *ContextLostError
 }
 
 // Open opens CUDA device index: it loads the driver at run time, retains

@@ -256,14 +256,20 @@ func joinRankErrors(devices []int, errs []error) error {
 // points; recording only while the other GPUs are idle would serialise
 // the suite, which sharding is there to avoid. A one-GPU group records
 // kernels as Device.RunSet does.
+//
+// A GPU whose CUDA context is lost (Device.Lost: a replay on it returned a
+// sticky error) takes no more signatures, and the other GPUs go on with
+// them; the signatures left when every GPU is lost, and the collectives
+// once any is, get the error Device.RunSet gives them.
 func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	parts, todo := o.split(set)
 	out := make([]Entry, len(todo))
-	var single, colls []int
+	var single, colls, now []int
 	for i, s := range todo {
 		out[i] = newEntry(s, parts[s.ID])
 		switch {
-		case s.PartOf != "" || o.reuse(&out[i]):
+		case s.PartOf != "" || o.skip(&out[i]) || o.reuse(&out[i]):
+			now = append(now, i)
 		case s.Class == signatures.ClassCollective:
 			colls = append(colls, i)
 		default:
@@ -289,25 +295,45 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 			fmt.Fprintf(o.Progress, "[%d/%d %s %s] %s\n", finished, len(todo), time.Since(start).Round(time.Second), where, e.line())
 		}
 	}
-	for i, s := range todo {
-		if s.PartOf != "" || out[i].Result != nil {
-			report(i, -1) // part of another, or reused from Previous
-		}
+	for _, i := range now {
+		report(i, -1) // part of another, left out, or reused from Previous
 	}
 	so := o
 	if len(g.Devices) > 1 {
 		so.Measure.NoKernelTime = true
 	}
-	shard(len(g.Devices), single, func(worker, i int) {
-		d := g.Devices[worker]
-		d.runOne(todo[i], so, &out[i])
+	var live []*Device
+	for _, d := range g.Devices {
+		if d.Lost() == nil {
+			live = append(live, d)
+		}
+	}
+	left := shard(len(live), single, func(worker, i int) bool {
+		d := live[worker]
+		d.checkLost(todo[i], d.runOne(todo[i], so, &out[i]), o)
 		report(i, d.Index)
+		return d.Lost() == nil
 	})
-	for _, i := range colls {
-		g.runCollective(todo[i], o, &out[i])
+	// Signatures are left only when every GPU is lost; collectives run
+	// while none is.
+	for _, i := range append(left, colls...) {
+		if lost := g.lost(); lost == nil || !lost.notMeasured(&out[i]) {
+			g.runCollective(todo[i], o, &out[i])
+		}
 		report(i, -1)
 	}
 	return out
+}
+
+// lost returns the first of the group's GPUs whose context is lost, or
+// nil.
+func (g *Group) lost() *Device {
+	for _, d := range g.Devices {
+		if d.Lost() != nil {
+			return d
+		}
+	}
+	return nil
 }
 
 // newEntry starts a signature's Entry as Device.RunSet does.
@@ -336,8 +362,11 @@ func (g *Group) runCollective(s *signatures.Signature, o SuiteOptions, e *Entry)
 }
 
 // shard runs run(worker, item) for every item, with workers goroutines
-// each taking the next item as soon as it is done with one.
-func shard(workers int, items []int, run func(worker, item int)) {
+// each taking the next item as soon as it is done with one. A worker
+// whose run returns false takes no more items; the items left when every
+// worker has stopped (all of them with no workers) are returned, in
+// order.
+func shard(workers int, items []int, run func(worker, item int) bool) (left []int) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -345,13 +374,27 @@ func shard(workers int, items []int, run func(worker, item int)) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				run(w, i)
+				if !run(w, i) {
+					return
+				}
 			}
 		}()
 	}
-	for _, i := range items {
-		next <- i
+	stopped := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(stopped)
+	}()
+	defer func() {
+		close(next)
+		<-stopped
+	}()
+	for k, i := range items {
+		select {
+		case next <- i:
+		case <-stopped:
+			return items[k:]
+		}
 	}
-	close(next)
-	wg.Wait()
+	return nil
 }

@@ -105,7 +105,7 @@ func TestShard(t *testing.T) {
 	runs := make([]int, n)
 	perWorker := make([]int, workers)
 	busy := make([]atomic.Bool, workers)
-	shard(workers, items, func(w, i int) {
+	left := shard(workers, items, func(w, i int) bool {
 		if busy[w].Swap(true) {
 			t.Errorf("worker %d ran two items at once", w)
 		}
@@ -115,7 +115,11 @@ func TestShard(t *testing.T) {
 		runs[i]++
 		perWorker[w]++
 		mu.Unlock()
+		return true
 	})
+	if left != nil {
+		t.Errorf("items left: %v", left)
+	}
 	for i, c := range runs {
 		if c != 1 {
 			t.Errorf("item %d ran %d times", i, c)
@@ -126,7 +130,56 @@ func TestShard(t *testing.T) {
 			t.Errorf("worker %d ran nothing (%v)", w, perWorker)
 		}
 	}
-	shard(2, nil, func(int, int) { t.Error("ran an item of none") })
+	shard(2, nil, func(int, int) bool { t.Error("ran an item of none"); return true })
+}
+
+// A worker whose run returns false takes no more items; the others take
+// the rest, and what is left once every worker has stopped comes back in
+// order.
+func TestShardStop(t *testing.T) {
+	items := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	for _, tt := range []struct {
+		name    string
+		workers int
+		stop    func(w, i int) bool // whether worker w stops after item i
+		ran     int                 // items run
+		left    []int
+	}{
+		{"no workers", 0, nil, 0, items},
+		{"one stops after its first", 1, func(w, i int) bool { return true }, 1, items[1:]},
+		{"one stops after item 3", 1, func(w, i int) bool { return i == 3 }, 4, items[4:]},
+		{"one of two stops", 2, func(w, i int) bool { return w == 0 }, 10, nil},
+		{"both stop at once", 2, func(w, i int) bool { return true }, 2, items[2:]},
+	} {
+		var mu sync.Mutex
+		var ran []int
+		var started sync.WaitGroup
+		started.Add(min(tt.workers, 2))
+		left := shard(tt.workers, items, func(w, i int) bool {
+			mu.Lock()
+			ran = append(ran, i)
+			first := len(ran) <= 2
+			mu.Unlock()
+			if tt.name == "both stop at once" && first {
+				started.Done() // both workers hold an item before either stops
+				started.Wait()
+			}
+			return !tt.stop(w, i)
+		})
+		if len(ran) != tt.ran || fmt.Sprint(left) != fmt.Sprint(tt.left) {
+			t.Errorf("%s: ran %v, left %v; want %d run, %v left", tt.name, ran, left, tt.ran, tt.left)
+		}
+		seen := map[int]bool{}
+		for _, i := range append(ran, left...) {
+			if seen[i] {
+				t.Errorf("%s: item %d ran or was left twice", tt.name, i)
+			}
+			seen[i] = true
+		}
+		if len(seen) != len(items) {
+			t.Errorf("%s: items lost: ran %v, left %v", tt.name, ran, left)
+		}
+	}
 }
 
 // RunSet keeps the set's order and reports every entry, here with entries

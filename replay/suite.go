@@ -29,6 +29,10 @@ type SuiteOptions struct {
 	// set, by signature ID: a signature with a measured result there is
 	// not measured again, and its entry's result is reused.
 	Previous map[string]Entry
+	// Skip leaves signatures unmeasured, by ID, each with the reason its
+	// Entry's Err gets: one that faulted in an earlier run, losing its
+	// CUDA context, say. It wins over Previous.
+	Skip map[string]string
 	// EnergyShare, with Measure.Energy and between 0 and 1, measures the
 	// energy of the signatures that make up this share of the traced time
 	// (the largest first) and estimates the rest's (EstimateEnergy): a
@@ -60,6 +64,17 @@ func (o SuiteOptions) energyFor(todo []*signatures.Signature) map[string]bool {
 		sum += s.TracedNS.Total
 	}
 	return ids
+}
+
+// skip gives e the reason Skip leaves it unmeasured with, reporting
+// whether there was one.
+func (o *SuiteOptions) skip(e *Entry) bool {
+	reason, ok := o.Skip[e.ID]
+	if !ok || e.PartOf != "" {
+		return false
+	}
+	e.Err = cmp.Or(reason, "left out")
+	return true
 }
 
 // reuse copies a previous run's result into e, reporting whether there
@@ -132,8 +147,23 @@ func (o SuiteOptions) split(set *signatures.Set) (parts map[string][]*signatures
 
 // RunSet prepares, measures and (optionally) identifies every signature of
 // a set on the device, in the set's order (by traced time). A signature
-// that fails gets its error in its Entry and the run goes on.
+// that fails gets its error in its Entry and the run goes on, unless the
+// error is sticky (cuda.IsSticky: a kernel faulted on the GPU and the CUDA
+// context is lost): then nothing more is measured on d, in this call or a
+// later one, and Lost says so. Every signature still gets its Entry, in
+// order, with its Done call and progress line: one that would have been
+// measured gets an error that names the signature that faulted and how to
+// go on (a new run with the results so far and that signature left out).
 func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
+	return d.runSet(set, o, d.runOne)
+}
+
+// measureFunc measures signature s into its entry, or sets the entry's
+// error and returns it (Device.runOne; tests fake it).
+type measureFunc func(s *signatures.Signature, o SuiteOptions, e *Entry) error
+
+// runSet is RunSet with its measurement given.
+func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc) []Entry {
 	parts, todo := o.split(set)
 	withEnergy := o.energyFor(todo)
 	var out []Entry
@@ -142,8 +172,8 @@ func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 		e := newEntry(s, parts[s.ID])
 		oi := o
 		oi.Measure.Energy = o.Measure.Energy && (withEnergy == nil || withEnergy[s.ID])
-		if s.PartOf == "" && !o.reuse(&e) {
-			d.runOne(s, oi, &e)
+		if s.PartOf == "" && !o.skip(&e) && !o.reuse(&e) && !d.notMeasured(&e) {
+			d.checkLost(s, measure(s, oi, &e), o)
 		}
 		out = append(out, e)
 		if o.Done != nil {
@@ -162,17 +192,18 @@ func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	return out
 }
 
-func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) {
+// runOne measures s into e; on failure it sets e's error and returns it.
+func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) error {
 	p, err := d.PrepareFor(s, o.Cache)
 	if err != nil {
 		e.Err = errText(err)
-		return
+		return err
 	}
 	defer p.Close()
 	r, err := d.Measure(p, o.Measure)
 	if err != nil {
 		e.Err = errText(err)
-		return
+		return err
 	}
 	e.Result = r
 	// Tier 3 runs kreplay's own kernels in place of PyTorch's: the traced
@@ -182,6 +213,7 @@ func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) {
 		same := sameActivity(s, r.Ran)
 		e.SameKernel = &same
 	}
+	return nil
 }
 
 // errText drops the SignatureError wrapper, whose ID the entry already has.

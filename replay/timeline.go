@@ -41,6 +41,9 @@ type TimelineOptions struct {
 	// launch each of a kernel prepared outside the timeline (a what-if's
 	// fused kernel, package whatif). The timeline does not close them.
 	Substitute []Substitution
+	// Skip leaves signatures out, by ID, each with the reason the
+	// timeline's skips give (SuiteOptions.Skip).
+	Skip map[string]string
 }
 
 // Substitution replaces a run of a timeline's invocations with one launch
@@ -336,7 +339,10 @@ func (t *Timeline) plan(byIndex []*Prepared, reasons []string, subAt map[int]*Pr
 
 // skipReason says why a signature is not prepared for the timeline, or "".
 func skipReason(sig *signatures.Signature, o TimelineOptions) string {
+	reason, skip := o.Skip[sig.ID]
 	switch {
+	case skip:
+		return cmp.Or(reason, "left out")
 	case sig.Unreplayable != "":
 		return "unreplayable: " + sig.Unreplayable
 	case sig.Class == signatures.ClassCollective:

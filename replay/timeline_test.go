@@ -23,6 +23,9 @@ func TestTimelineSkipReason(t *testing.T) {
 		{signatures.Signature{Tier: 2, Class: signatures.ClassCollective}, TimelineOptions{}, "collective: needs the other ranks"},
 		{signatures.Signature{Tier: 3}, TimelineOptions{Tiers: []signatures.Tier{1, 2}}, "tier 3 not asked for"},
 		{signatures.Signature{Tier: 2}, TimelineOptions{Tiers: []signatures.Tier{1, 2}}, ""},
+		{signatures.Signature{ID: "s1", Tier: 2, Unreplayable: "x"}, TimelineOptions{Skip: map[string]string{"s1": "left out"}}, "left out"},
+		{signatures.Signature{ID: "s1", Tier: 1}, TimelineOptions{Skip: map[string]string{"s1": ""}}, "left out"},
+		{signatures.Signature{ID: "s2", Tier: 1}, TimelineOptions{Skip: map[string]string{"s1": "left out"}}, ""},
 	} {
 		if got := skipReason(&c.sig, c.o); got != c.want {
 			t.Errorf("skipReason(%+v, %+v) = %q, want %q", c.sig, c.o, got, c.want)

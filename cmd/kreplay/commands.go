@@ -28,12 +28,12 @@ func init() {
 	commands = []command{
 		{"capture", "SPEC -o DIR [-force] [-ticks N] [-processes N] [-no-binaries] [-python PYTHON]", "run a workload spec: its unprofiled runs metered (the median of N processes), one profiled\n           inference, its environment, into a bundle directory", cmdCapture},
 		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
-		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-energy [-ticks N]]\n           [-measured measured.json] [-json FILE] [-out FILE.jsonl [-resume]] [-binaries=false] [-roofline] [TRACE|SET.json|BUNDLE ...]",
-			"replay each signature alone on the GPU and compare with the trace; with one trace per rank\n           and -devices, the collectives across GPUs and a prediction per rank", cmdRun},
+		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-skip ID,...] [-energy [-ticks N]]\n           [-measured measured.json] [-json FILE] [-out FILE.jsonl [-resume]] [-binaries=false] [-roofline] [TRACE|SET.json|BUNDLE ...]",
+			"replay each signature alone on the GPU and compare with the trace; with one trace per rank\n           and -devices, the collectives across GPUs and a prediction per rank." + lostHelp("-out FILE -resume"), cmdRun},
 		{"inspect", "[-top N] [-json] [TRACE|SET.json|BUNDLE ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded bundle " + traces.DefaultBundle + ")", cmdInspect},
 		{"gen", "[-o DIR] [-pkg NAME] SET.json|TRACE|BUNDLE|embedded:NAME", "write a Go benchmark package of a signature set, with a bundle's workload spec\n           (default DIR: bench/WORKLOAD)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET.json,...] [-top N] BENCH.txt ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
-		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [-resume]\n           [-budget D] [-binaries=false] [TRACE|SET.json|BUNDLE]", "the whole flow: inspect, then on a GPU replay every signature with its energy and the\n           timeline, and report the prediction against the bundle's measured run or the real\n           inference run now (default: the embedded bundle " + traces.DefaultBundle + ")", cmdPredict},
+		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [-resume]\n           [-skip ID,...] [-budget D] [-binaries=false] [TRACE|SET.json|BUNDLE]", "the whole flow: inspect, then on a GPU replay every signature with its energy and the\n           timeline, and report the prediction against the bundle's measured run or the real\n           inference run now (default: the embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-resume"), cmdPredict},
 		{"diff", "[-json] [-all] [-alpha A] [-sets SET.json,...] OLD.txt NEW.txt", "compare two go test -bench outputs, per signature and predicted total (with the\n           interval of its change), and attribute each significant change to what the outputs\n           record differently: kernel, configuration lines, throttling", cmdDiff},
 		{"whatif", "-replace OPS|RECIPE [-kernel FILE.cu|FILE.cubin -name KERNEL] [-grid rows] [-block 256] [-shared B] [-eps E] [-tol T]\n" +
 			"           [-bench FILE.bench] [-energy [-ticks N]] [-no-timeline] [-rounds N] [-o FILE.json] TRACE|SET.json|BUNDLE",
@@ -42,6 +42,14 @@ func init() {
 				"           the timeline replay with the kernel substituted", cmdWhatIf},
 		{"timeline", "[-o FILE.json] [-bench FILE.bench,...] [TRACE|SET.json|BUNDLE]", "export the traced timeline, and each invocation's replayed time beside it, in the Trace\n           Event Format that Perfetto's UI and chrome://tracing load (default: the embedded bundle " + traces.DefaultBundle + ")", cmdTimeline},
 	}
+}
+
+// lostHelp is what run's and predict's help say of a replay that faults;
+// resume is how the command reuses the results so far.
+func lostHelp(resume string) string {
+	return "\n           A replay that faults on the GPU (CUDA_ERROR_ILLEGAL_ADDRESS and the like) loses the CUDA\n" +
+		"           context: no signature after it is measured, the results so far are still written, the last\n" +
+		"           line on standard error names it, and the exit status is 1; measure the rest with " + resume + " -skip ID"
 }
 
 // errUsage marks errors that should print the command's usage.

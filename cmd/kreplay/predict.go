@@ -43,6 +43,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	top := flags.Int("top", 10, "show the top `N` signatures")
 	progOut := flags.String("progress", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured (default WORKLOAD.progress.jsonl)")
 	resume := flags.Bool("resume", false, "reuse the signature results already in the progress file and measure only the rest")
+	skipFlag := flags.String("skip", "", skipFlagUsage)
 	pos, err := parseArgs(flags, args, 1, 1, defaultInput)
 	if err != nil {
 		return err
@@ -65,6 +66,10 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	set, bundle, err := load(pos[0])
+	if err != nil {
+		return err
+	}
+	skip, err := parseSkip(*skipFlag, []*signatures.Set{set}, *binaries)
 	if err != nil {
 		return err
 	}
@@ -102,6 +107,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stderr, "kreplay predict: %s: %v\n", *progOut, err)
 			}
 		},
+		Skip:   skip,
 		Device: *devIndex,
 		Cache:  cache,
 		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
@@ -159,7 +165,10 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "kreplay predict: %d plots in %s\n", len(files), *plots)
 	}
-	return p.WriteText(stdout)
+	if err := p.WriteText(stdout); err != nil {
+		return err
+	}
+	return lostError([]error{fr.Lost}, true) // a lost CUDA context: the prediction lacks what came after
 }
 
 // modelRef is predict's full-model reference: a measured run, the spec

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,9 +34,13 @@ type runOutput struct {
 
 // runFlags are kreplay run's flags, parsed.
 type runFlags struct {
-	tiers                    []signatures.Tier
-	cache                    replay.CacheMode
-	ids, jsonOut, progOut    string
+	tiers                 []signatures.Tier
+	cache                 replay.CacheMode
+	ids, jsonOut, progOut string
+	// skip is -skip as given; skipped, the signatures it leaves out
+	// (replay.SuiteOptions.Skip), once the sets are loaded.
+	skip                     string
+	skipped                  map[string]string
 	measuredFile             string
 	devices                  []int
 	measure                  replay.Options
@@ -56,6 +61,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	tiersFlag := fs.String("tiers", "1,2,3", "replay only these `TIERS` (comma-separated)")
 	cacheFlag := fs.String("cache", "context", "L2 cache `MODE`: context (auto, but a captured kernel, memory-bound GEMMs too, runs after the launches recorded just before it),\nauto (weights rotate, layer norm cold, other tier-3 kernels primed, the rest warm), rotating, warm, cold or primed")
 	ids := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
+	skip := fs.String("skip", "", skipFlagUsage)
 	budget := fs.Duration("budget", 2*time.Second, "time `BUDGET` per signature")
 	warmup := fs.Duration("warmup", 20*time.Millisecond, "launch for `DURATION` before timing each signature")
 	minTime := fs.Duration("mintime", 0, "sample each signature for at least `DURATION`")
@@ -89,7 +95,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	if *resume && *progOut == "" {
 		return nil, nil, fmt.Errorf("-resume needs -out FILE")
 	}
-	f := &runFlags{ids: *ids, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
+	f := &runFlags{ids: *ids, skip: *skip, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
 		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
 			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
@@ -179,6 +185,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if measured == nil && bundleMeasured != nil {
 		measured, f.measuredFile = bundleMeasured, bundleMeasured.File
 	}
+	if f.skipped, err = parseSkip(f.skip, sets, f.binaries); err != nil {
+		return err
+	}
 	runner, opened, closeDevices, err := openDevices(f.devices, stderr)
 	if err != nil {
 		return err
@@ -224,9 +233,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			rankSets, rankEntries = append(rankSets, set), append(rankEntries, out.Entries)
 		}
 	}
+	// A replay that lost the CUDA context ends the run with an error,
+	// after everything else is printed and written.
+	lost := make([]error, len(opened))
+	for i, d := range opened {
+		if lost[i] = d.Lost(); lost[i] != nil && len(opened) > 1 {
+			lost[i] = fmt.Errorf("GPU %d: %w", d.Index, lost[i])
+		}
+	}
+	lostErr := lostError(lost, f.progOut != "")
 	ranks, err := runRanks(rankSets, rankEntries, measured, bundleMeasured == nil, idle, stdout, stderr)
 	if err != nil || f.jsonOut == "" {
-		return err
+		return cmp.Or(err, lostErr)
 	}
 	var v any = outs
 	if len(ranks) > 0 {
@@ -242,7 +260,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(f.jsonOut, b, 0o644)
+	return cmp.Or(os.WriteFile(f.jsonOut, b, 0o644), lostErr)
 }
 
 // runOneSet replays one set, recording each result in prog as it comes,
@@ -257,7 +275,7 @@ func runOneSet(f *runFlags, runner setRunner, dev *replay.Device, set *signature
 	}
 	src := set.Source
 	entries := runner.RunSet(set, replay.SuiteOptions{
-		Tiers: f.tiers, Cache: f.cache, Progress: stderr, Previous: prev, Measure: f.measure, EnergyShare: f.energyShare,
+		Tiers: f.tiers, Cache: f.cache, Progress: stderr, Previous: prev, Measure: f.measure, EnergyShare: f.energyShare, Skip: f.skipped,
 		Done: func(e replay.Entry) {
 			if prog != nil && e.Result != nil && prev[e.ID].Result != e.Result {
 				if err := prog.add(src, e); err != nil {

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -95,5 +99,120 @@ func TestRunRooflineOneDevice(t *testing.T) {
 	code, _, e := runCmd(t, "run", "-roofline", "-devices", "0,1")
 	if code != 1 || !strings.Contains(e, "-roofline: one device at a time (-devices 0,1)") {
 		t.Errorf("exit %d, stderr %q", code, e)
+	}
+}
+
+// -skip takes comma-separated signature IDs of the sets, not parts of
+// another (with -binaries=false, a captured binary's part is one again);
+// an unknown ID is an error naming it.
+func TestParseSkip(t *testing.T) {
+	set := func(file string, sigs ...*signatures.Signature) *signatures.Set {
+		return &signatures.Set{Source: signatures.Source{File: file}, Signatures: sigs}
+	}
+	sets := []*signatures.Set{
+		set("r0.json", &signatures.Signature{ID: "a"}, &signatures.Signature{ID: "p", PartOf: "a"},
+			&signatures.Signature{ID: "q", Binary: &signatures.Binary{PartOf: "a"}}),
+		set("r1.json", &signatures.Signature{ID: "b"}),
+	}
+	tests := []struct {
+		arg      string
+		binaries bool
+		want     string // the IDs skipped, sorted
+		err      string
+	}{
+		{"", true, "[]", ""},
+		{"a", true, "[a]", ""},
+		{" a , b ,", true, "[a b]", ""},
+		{"q", true, "[q]", ""},
+		{"a,nope", true, "", "-skip a,nope: no signature nope in r0.json, r1.json"},
+		{"p", true, "", "-skip p: signature p is part of a and replays with it: skip a"},
+		{"q", false, "", "-skip q: signature q is part of a and replays with it: skip a"},
+	}
+	for _, tt := range tests {
+		skip, err := parseSkip(tt.arg, sets, tt.binaries)
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("parseSkip(%q, binaries %v) error %v, want %q", tt.arg, tt.binaries, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseSkip(%q): %v", tt.arg, err)
+			continue
+		}
+		ids := slices.Sorted(maps.Keys(skip))
+		if fmt.Sprint(ids) != tt.want {
+			t.Errorf("parseSkip(%q) = %v, want %s", tt.arg, ids, tt.want)
+		}
+		for id, reason := range skip {
+			if reason != skipReason {
+				t.Errorf("parseSkip(%q): %s's reason %q", tt.arg, id, reason)
+			}
+		}
+	}
+}
+
+// A known -skip ID lets predict go on to its CPU part (exit status 3
+// without a GPU).
+func TestPredictSkip(t *testing.T) {
+	set, _, err := load(defaultInput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "x.bench")
+	code, _, e := runCmd(t, "predict", "-no-model", "-device", "999", "-o", out, "-skip", set.Signatures[0].ID)
+	if code != exitNoMeasurement {
+		t.Errorf("exit %d, stderr %q", code, e)
+	}
+}
+
+// An unknown -skip ID stops run and predict before any GPU is opened.
+func TestSkipUnknownID(t *testing.T) {
+	for _, args := range [][]string{{"run", "-skip", "nope"}, {"predict", "-no-model", "-device", "999", "-skip", "nope"}} {
+		code, _, e := runCmd(t, args...)
+		if code != exitError || !strings.Contains(e, "-skip nope: no signature nope in ") {
+			t.Errorf("kreplay %v: exit %d, stderr %q", args, code, e)
+		}
+	}
+}
+
+// The error of a run whose CUDA context was lost names the signature that
+// faulted, counts those not measured and says how to go on.
+func TestLostError(t *testing.T) {
+	fault := &cuda.Error{Call: "cuMemGetInfo", Code: cuda.CodeIllegalAddress, Name: "CUDA_ERROR_ILLEGAL_ADDRESS"}
+	lost := func(id string, n int, skip ...string) error {
+		return &replay.ContextLostError{ID: id, Label: "grouped gemm " + id, Err: fault, NotMeasured: n, Skip: skip}
+	}
+	tests := []struct {
+		name   string
+		lost   []error
+		resume bool
+		want   string
+	}{
+		{"none", []error{nil}, true, ""},
+		{"no devices", nil, true, ""},
+		{"one", []error{lost("s7", 60, "s7")}, true,
+			"the CUDA context was lost when signature s7 (grouped gemm s7) faulted: cuMemGetInfo: CUDA_ERROR_ILLEGAL_ADDRESS; " +
+				"60 signatures after it were not measured; run again with -resume -skip s7"},
+		{"one after", []error{lost("s7", 1, "s3", "s7")}, true,
+			"the CUDA context was lost when signature s7 (grouped gemm s7) faulted: cuMemGetInfo: CUDA_ERROR_ILLEGAL_ADDRESS; " +
+				"1 signature after it was not measured; run again with -resume -skip s3,s7"},
+		{"no -out", []error{lost("s7", 0, "s7")}, false,
+			"the CUDA context was lost when signature s7 (grouped gemm s7) faulted: cuMemGetInfo: CUDA_ERROR_ILLEGAL_ADDRESS; " +
+				"0 signatures after it were not measured; run again with -skip s7 (with -out FILE, -resume would reuse the results measured)"},
+		{"two GPUs", []error{fmt.Errorf("GPU 0: %w", lost("s9", 2, "s9")), nil, fmt.Errorf("GPU 2: %w", lost("s1", 3, "s1"))}, true,
+			"GPU 0: the CUDA context was lost when signature s9 (grouped gemm s9) faulted: cuMemGetInfo: CUDA_ERROR_ILLEGAL_ADDRESS; " +
+				"GPU 2: the CUDA context was lost when signature s1 (grouped gemm s1) faulted: cuMemGetInfo: CUDA_ERROR_ILLEGAL_ADDRESS; " +
+				"5 signatures after them were not measured; run again with -resume -skip s1,s9"},
+	}
+	for _, tt := range tests {
+		err := lostError(tt.lost, tt.resume)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
 	}
 }

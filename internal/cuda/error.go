@@ -59,6 +59,28 @@ func IsCode(err error, code int) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
+// IsSticky reports whether err is, or wraps, an [*Error] whose code leaves
+// the CUDA context unusable: a kernel faulted on the device (an illegal or
+// misaligned address, an illegal instruction, a device-side assert, a
+// hardware stack error, an invalid address space or PC, a launch failure,
+// a timeout, tensor memory left allocated, an error the GPU contained) or
+// an uncorrectable ECC error. cuda.h documents these as leaving the
+// process in an inconsistent state: every later call in the context
+// returns the same error, and only a new process can use the GPU again.
+func IsSticky(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case CodeECCUncorrectable, CodeContained, CodeIllegalAddress, CodeLaunchTimeout, CodeAssert,
+		CodeHardwareStackError, CodeIllegalInstruction, CodeMisalignedAddress, CodeInvalidAddressSpace,
+		CodeInvalidPC, CodeLaunchFailed, CodeTensorMemoryLeak:
+		return true
+	}
+	return false
+}
+
 // CUresult values that callers may want to test for. The values are fixed
 // by the driver ABI; header_test.go checks them against cuda.h.
 const (
@@ -73,14 +95,24 @@ const (
 	CodeInvalidImage             = 200
 	CodeInvalidContext           = 201
 	CodeNoBinaryForGPU           = 209
+	CodeECCUncorrectable         = 214
 	CodeInvalidPTX               = 218
 	CodeUnsupportedPTXVersion    = 222
+	CodeContained                = 226
 	CodeInvalidHandle            = 400
 	CodeNotFound                 = 500
 	CodeNotReady                 = 600
 	CodeIllegalAddress           = 700
 	CodeLaunchOutOfResources     = 701
+	CodeLaunchTimeout            = 702
+	CodeAssert                   = 710
+	CodeHardwareStackError       = 714
+	CodeIllegalInstruction       = 715
+	CodeMisalignedAddress        = 716
+	CodeInvalidAddressSpace      = 717
+	CodeInvalidPC                = 718
 	CodeLaunchFailed             = 719
+	CodeTensorMemoryLeak         = 721
 	CodeNotPermitted             = 800
 	CodeNotSupported             = 801
 	CodeStreamCaptureUnsupported = 900

@@ -50,6 +50,45 @@ func TestIsCode(t *testing.T) {
 	}
 }
 
+// IsSticky is true for the codes that leave the context unusable, through
+// wrapping, and false for the errors a context survives.
+func TestIsSticky(t *testing.T) {
+	fault := &Error{Call: "cuStreamSynchronize", Code: CodeIllegalAddress, Name: "CUDA_ERROR_ILLEGAL_ADDRESS"}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"illegal address", fault, true},
+		{"wrapped", fmt.Errorf("measure: %w", fault), true},
+		{"double wrapped", fmt.Errorf("a: %w", fmt.Errorf("b: %w", fault)), true},
+		{"joined", errors.Join(errors.New("other"), fault), true},
+		{"ECC uncorrectable", &Error{Code: CodeECCUncorrectable}, true},
+		{"contained", &Error{Code: CodeContained}, true},
+		{"launch timeout", &Error{Code: CodeLaunchTimeout}, true},
+		{"assert", &Error{Code: CodeAssert}, true},
+		{"hardware stack error", &Error{Code: CodeHardwareStackError}, true},
+		{"illegal instruction", &Error{Code: CodeIllegalInstruction}, true},
+		{"misaligned address", &Error{Code: CodeMisalignedAddress}, true},
+		{"invalid address space", &Error{Code: CodeInvalidAddressSpace}, true},
+		{"invalid PC", &Error{Code: CodeInvalidPC}, true},
+		{"launch failed", &Error{Code: CodeLaunchFailed}, true},
+		{"tensor memory leak", &Error{Code: CodeTensorMemoryLeak}, true},
+		{"out of memory", &Error{Code: CodeOutOfMemory}, false},
+		{"out of resources", &Error{Code: CodeLaunchOutOfResources}, false},
+		{"invalid value", fmt.Errorf("x: %w", &Error{Code: CodeInvalidValue}), false},
+		{"invalid context", &Error{Code: CodeInvalidContext}, false},
+		{"unknown", &Error{Code: CodeUnknown}, false},
+		{"named like one, not an Error", errors.New("CUDA_ERROR_ILLEGAL_ADDRESS"), false},
+		{"nil", nil, false},
+	}
+	for _, tt := range tests {
+		if got := IsSticky(tt.err); got != tt.want {
+			t.Errorf("%s: IsSticky(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+}
+
 func TestCheck(t *testing.T) {
 	if err := check("cuInit", 0); err != nil {
 		t.Errorf("check(CUDA_SUCCESS) = %v", err)
@@ -96,6 +135,11 @@ func TestErrorNameTable(t *testing.T) {
 		CodeNotReady: "CUDA_ERROR_NOT_READY", CodeIllegalAddress: "CUDA_ERROR_ILLEGAL_ADDRESS",
 		CodeLaunchOutOfResources: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", CodeLaunchFailed: "CUDA_ERROR_LAUNCH_FAILED",
 		CodeNotPermitted: "CUDA_ERROR_NOT_PERMITTED", CodeNotSupported: "CUDA_ERROR_NOT_SUPPORTED",
+		CodeECCUncorrectable: "CUDA_ERROR_ECC_UNCORRECTABLE", CodeContained: "CUDA_ERROR_CONTAINED",
+		CodeLaunchTimeout: "CUDA_ERROR_LAUNCH_TIMEOUT", CodeAssert: "CUDA_ERROR_ASSERT",
+		CodeHardwareStackError: "CUDA_ERROR_HARDWARE_STACK_ERROR", CodeIllegalInstruction: "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+		CodeMisalignedAddress: "CUDA_ERROR_MISALIGNED_ADDRESS", CodeInvalidAddressSpace: "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+		CodeInvalidPC: "CUDA_ERROR_INVALID_PC", CodeTensorMemoryLeak: "CUDA_ERROR_TENSOR_MEMORY_LEAK",
 		CodeStreamCaptureUnsupported: "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
 		CodeStreamCaptureInvalidated: "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
 		CodeStreamCaptureWrongThread: "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
