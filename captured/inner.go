@@ -1,6 +1,7 @@
 package captured
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"strconv"
@@ -107,14 +108,6 @@ func (k *Kernel) views(g *group) []view {
 		q := k.l.Inner[j]
 		vs = append(vs, view{value: q.Value, Snapshot: q.Snapshot, what: "inner pointer " + strconv.Itoa(j)})
 	}
-	slices.SortStableFunc(vs, func(a, b view) int {
-		switch {
-		case a.value < b.value:
-			return -1
-		case a.value > b.value:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(vs, func(a, b view) int { return cmp.Compare(a.value, b.value) })
 	return vs
 }

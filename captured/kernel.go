@@ -1,6 +1,7 @@
 package captured
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -200,16 +201,7 @@ func (k *Kernel) groupPointers() {
 		g.ptrs = append(g.ptrs, i)
 	}
 	for _, g := range k.groups {
-		slices.SortStableFunc(g.ptrs, func(a, b int) int {
-			va, vb := k.l.Ptrs[a].Value, k.l.Ptrs[b].Value
-			switch {
-			case va < vb:
-				return -1
-			case va > vb:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(g.ptrs, func(a, b int) int { return cmp.Compare(k.l.Ptrs[a].Value, k.l.Ptrs[b].Value) })
 	}
 }
 

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -137,14 +138,6 @@ func kernelRecords(rec *recorder) ([]cupti.Record, error) {
 			ks = append(ks, r)
 		}
 	}
-	slices.SortStableFunc(ks, func(a, b cupti.Record) int {
-		switch {
-		case a.Start < b.Start:
-			return -1
-		case a.Start > b.Start:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(ks, func(a, b cupti.Record) int { return cmp.Compare(a.Start, b.Start) })
 	return ks, nil
 }
