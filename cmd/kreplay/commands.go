@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/kreplay/kreplay/internal/traces"
@@ -48,8 +49,10 @@ func init() {
 // resume is how the command reuses the results so far.
 func lostHelp(resume string) string {
 	return "\n           A replay that faults on the GPU (CUDA_ERROR_ILLEGAL_ADDRESS and the like) loses the CUDA\n" +
-		"           context: no signature after it is measured, the results so far are still written, the last\n" +
-		"           line on standard error names it, and the exit status is 1; measure the rest with " + resume + " -skip ID"
+		"           context: no signature after it is measured, the results so far are still written, and a\n" +
+		"           line on standard error names it; where the results can be reused (" + resume + "), the command\n" +
+		"           goes on in a new process with -resume -skip ID (at most " + strconv.Itoa(maxGoOn) + " times; " + envGoOn + "=" + strconv.Itoa(maxGoOn) + "\n" +
+		"           stops it) and exits with its status; otherwise it exits 1, and " + resume + " -skip ID measures the rest"
 }
 
 // errUsage marks errors that should print the command's usage.
@@ -92,6 +95,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, errNothingMeasured):
 			fmt.Fprintf(stderr, "kreplay %s: %v (exit status %d)\n", c.name, err, exitNoMeasurement)
 			return exitNoMeasurement
+		}
+		var lost *contextLost
+		if errors.As(err, &lost) {
+			fmt.Fprintf(stderr, "kreplay %s: %v\n", c.name, err)
+			if code, ok := goOn(c.name, args[1:], lost, stdout, stderr); ok {
+				return code
+			}
+			return exitError
 		}
 		fmt.Fprintf(stderr, "kreplay %s: %v\n", c.name, err)
 		return exitError

@@ -2,13 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
@@ -214,5 +217,25 @@ func TestLostError(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// A run that lost the CUDA context goes on in a new process with -resume
+// and -skip after its own arguments, unless it cannot reuse its results or
+// has gone on maxGoOn times already.
+func TestGoOn(t *testing.T) {
+	got := goOnArgs("predict", []string{"-budget", "30ms", "bundle", "-skip", "s3"}, "s3,s7")
+	want := []string{"predict", "-budget", "30ms", "bundle", "-skip", "s3", "-resume", "-skip", "s3,s7"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("arguments (-want +got):\n%s", diff)
+	}
+	var stderr strings.Builder
+	if _, ok := goOn("run", nil, &contextLost{skip: "s7"}, io.Discard, &stderr); ok || stderr.Len() != 0 {
+		t.Errorf("run without -out went on (%v) or said %q", ok, stderr.String())
+	}
+	t.Setenv(envGoOn, strconv.Itoa(maxGoOn))
+	if _, ok := goOn("predict", nil, &contextLost{skip: "s7", resume: true}, io.Discard, &stderr); ok ||
+		!strings.Contains(stderr.String(), "not going on: 3 processes have lost the CUDA context") {
+		t.Errorf("after %d processes: went on %v, said %q", maxGoOn, ok, stderr.String())
 	}
 }

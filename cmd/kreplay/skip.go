@@ -92,5 +92,15 @@ func lostError(lost []error, resume bool) error {
 	if !resume {
 		how = "run again with -skip " + ids + " (with -out FILE, -resume would reuse the results measured)"
 	}
-	return fmt.Errorf("%s; %s; %s", strings.Join(what, "; "), after, how)
+	return &contextLost{msg: fmt.Sprintf("%s; %s; %s", strings.Join(what, "; "), after, how), skip: ids, resume: resume}
 }
+
+// contextLost is lostError's error: its message, the signatures to leave
+// out of a new run and whether that run can reuse the results measured.
+type contextLost struct {
+	msg    string
+	skip   string
+	resume bool
+}
+
+func (e *contextLost) Error() string { return e.msg }
