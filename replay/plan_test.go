@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/tier2"
 	"github.com/kreplay/kreplay/tier3"
@@ -50,6 +51,9 @@ func TestPlanPath(t *testing.T) {
 		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassCollective}, PlanLibrary, "NCCL"},
 		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassOther, Binary: &signatures.Binary{}}, PlanCaptured, "clean L2"},
 		{signatures.Signature{Tier: signatures.TierLibrary, Class: signatures.ClassGEMM, Op: "aten::mm", Binary: &signatures.Binary{}}, PlanCaptured, "rotating"},
+		{signatures.Signature{Tier: signatures.TierKernel, Class: signatures.ClassGEMM, Op: "aten::_grouped_mm",
+			Binary: &signatures.Binary{Launch: &inject.Launch{Inner: make([]inject.Inner, 512), InnerDropped: 40}}},
+			PlanUnreplayable, "held 40 device pointers more than the 512 the recorder kept"},
 	} {
 		path, why := PlanPath(&tc.sig)
 		if path != tc.path || !strings.Contains(why, tc.why) {
