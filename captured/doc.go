@@ -7,7 +7,10 @@
 // name and checks that it takes the recorded parameters, then rebuilds
 // its parameter buffer: every device pointer is re-pointed into a replay
 // buffer as large as the allocation it pointed into, at the same offset,
-// so that pointers into one allocation keep their relation. Each buffer
+// so that pointers into one allocation keep their relation; so are the
+// pointers the capture found stored in those buffers (inject.Inner: a
+// grouped GEMM's arrays of operand addresses), each into a buffer of its
+// own allocation's size where no parameter points into it. Each buffer
 // holds the bytes the kernel found at capture, where they were kept, tiled
 // over the buffer (package inject's snapshot policy), and zeros where
 // nothing was kept. The launch uses the recorded grid, block, dynamic
