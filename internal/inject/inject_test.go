@@ -350,6 +350,7 @@ func FuzzReadEvents(f *testing.F) {
 	for _, s := range []string{
 		`{"t":"K","key":"k","name":"f","params":[[0,8]],"blob":"0000000000000000","ptrs":[{"off":0,"value":1,"base":1,"range":8,"group":0}]}`,
 		`{"t":"L","seq":1,"key":"","error":"x"}`, `{"t":"M","seq":1,"hash":"ab","size":3}`, `{"t":"K","key":"k","name":"f","ptrs":[{"off":-8,"group":5}]}`,
+		`{"t":"K","key":"k","name":"f","params":[[0,8]],"blob":"0000000000000000","ptrs":[{"off":0,"value":4096,"base":4096,"range":64,"group":0}],"inner":[{"in":0,"at":8,"value":8192,"base":8192,"range":64}],"inner_dropped":2}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -363,6 +364,9 @@ func FuzzReadEvents(f *testing.F) {
 		for _, l := range c.Launches {
 			for _, p := range l.Ptrs {
 				_ = l.Blob[p.Off : p.Off+8]
+			}
+			for _, q := range l.Inner {
+				_ = l.Ptrs[q.In]
 			}
 		}
 	})
