@@ -36,6 +36,7 @@ func (e *ContextLostError) Error() string {
 	return fmt.Sprintf("the CUDA context was lost when signature %s (%s) faulted: %s", e.ID, e.Label, errText(e.Err))
 }
 
+// Unwrap returns the CUDA error that lost the context.
 func (e *ContextLostError) Unwrap() error { return e.Err }
 
 // entryText is the error of an Entry RunSet did not measure because of e.
