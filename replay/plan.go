@@ -57,6 +57,8 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 		return PlanMemory, string(sig.Class)
 	case sig.Class == signatures.ClassCollective:
 		return PlanLibrary, "NCCL"
+	case sig.Class == signatures.ClassGEMM && sig.Tier == signatures.TierLibrary && sig.GEMM != nil && sig.GEMM.Grouped != nil:
+		return PlanStandIn, "cuBLAS: " + sig.GEMM.Grouped.Guess(sig.GEMM.M)
 	case sig.Class == signatures.ClassGEMM && sig.Tier == signatures.TierLibrary && sig.GEMM != nil:
 		if sc := sig.GEMM.Scaled; sc != nil && tier2.PlanAPI(sig.GEMM) == tier2.APILtMatmulFP8 {
 			why := "cuBLASLt FP8 " + sc.Scaling

@@ -160,6 +160,9 @@ func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, build func(
 		if t3, ok := k.(*tier3.Kernel); ok {
 			p.Approximate = t3.Approximate()
 		}
+		if g := sig.GEMM; g != nil && g.Grouped != nil && sig.Binary == nil {
+			p.Approximate = g.Grouped.Guess(g.M)
+		}
 		return nil
 	})
 	if err != nil {

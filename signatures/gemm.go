@@ -158,6 +158,8 @@ func deriveGEMM(op string, ins []Input) (*GEMM, error) {
 		}
 	case "aten::_scaled_mm":
 		return deriveScaledMM(ins)
+	case "aten::_grouped_mm":
+		return deriveGroupedMM(ins)
 	default:
 		err = fmt.Errorf("%s is not a GEMM op kreplay knows (%d tensor inputs)", op, tensors)
 	}

@@ -421,14 +421,15 @@ func (im *importer) build() *Set {
 		g.sig.TracedNS = stats(g.durs)
 	}
 	apartByLaunch(groups)
-	// Split-K reduce kernels, and memsets that cuBLAS issues inside a GEMM
-	// op, belong to the GEMM kernel of the same op call: they are replayed
-	// with it and their time is not counted twice.
+	// Split-K reduce kernels, a grouped GEMM's preparing kernel, and
+	// memsets that cuBLAS issues inside a GEMM op, belong to the GEMM kernel
+	// of the same op call: they are replayed with it and their time is not
+	// counted twice.
 	gemmOfOp := map[int32]*Signature{}
 	for i := range im.acts {
 		a := &im.acts[i]
 		s := sigOf[i].sig
-		if a.op >= 0 && s.Class == ClassGEMM && !strings.HasSuffix(s.Label, splitKSuffix) {
+		if a.op >= 0 && s.Class == ClassGEMM && !strings.HasSuffix(s.Label, splitKSuffix) && !isGroupedPrep(s.Kernel) {
 			if _, ok := gemmOfOp[a.op]; !ok {
 				gemmOfOp[a.op] = s
 			}
@@ -437,7 +438,7 @@ func (im *importer) build() *Set {
 	for i := range im.acts {
 		a := &im.acts[i]
 		s := sigOf[i].sig
-		if a.op >= 0 && (strings.HasSuffix(s.Label, splitKSuffix) || (s.Class == ClassMemset && gemmOps[s.Op])) {
+		if a.op >= 0 && (strings.HasSuffix(s.Label, splitKSuffix) || isGroupedPrep(s.Kernel) || (s.Class == ClassMemset && gemmOps[s.Op])) {
 			if g := gemmOfOp[a.op]; g != nil && s.PartOf == "" {
 				s.PartOf = g.ID
 			}

@@ -181,6 +181,9 @@ type GEMM struct {
 	// Scaled is set for an FP8 scaled GEMM (aten::_scaled_mm): how its
 	// operands are scaled. Its bias, when it has one, is always fused.
 	Scaled *ScaledGEMM `json:"scaled,omitempty"`
+	// Grouped is set for a grouped GEMM (aten::_grouped_mm) of a plain
+	// trace, replayed as Batch equal groups of M rows: a guess.
+	Grouped *GroupedGEMM `json:"grouped,omitempty"`
 }
 
 // Scaling modes of an FP8 scaled GEMM, as PyTorch picks them from the

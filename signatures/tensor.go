@@ -190,6 +190,9 @@ func deriveTensor(class Class, op string, ins []Input) (*TensorParams, error) {
 // deriveReduce sets a reduction's dims (all when none are given), keepdim
 // and its output's element count.
 func deriveReduce(p *TensorParams, op string, t Input, ins []Input) error {
+	if op == "aten::topk" {
+		return deriveTopK(p, op, t, ins)
+	}
 	p.Shape = t.Shape
 	rank := len(t.Shape)
 	reduced := make([]bool, rank)
@@ -221,6 +224,35 @@ func deriveReduce(p *TensorParams, op string, t Input, ins []Input) error {
 			p.Numel *= d
 		}
 	}
+	return nil
+}
+
+// deriveTopK reads topk(self, k, dim=-1, largest, sorted): the dim it
+// selects along and its output's element count (k along that dim). Read
+// as other reductions are, its k was taken for a dim.
+func deriveTopK(p *TensorParams, op string, t Input, ins []Input) error {
+	p.Shape = t.Shape
+	if len(ins) < 2 {
+		return fmt.Errorf("%s: want self and k", op)
+	}
+	k, ok := intList(ins[1].Value)
+	if !ok || len(k) != 1 || k[0] < 0 {
+		return fmt.Errorf("%s: k %q unreadable", op, ins[1].Value)
+	}
+	dim := int64(-1)
+	if len(ins) > 2 && ins[2].Value != "" {
+		d, ok := intList(ins[2].Value)
+		if !ok || len(d) != 1 {
+			return fmt.Errorf("%s: dim %q unreadable", op, ins[2].Value)
+		}
+		dim = d[0]
+	}
+	nd, ok := normDim(dim, len(t.Shape))
+	if !ok || len(t.Shape) == 0 || t.Shape[nd] < k[0] {
+		return fmt.Errorf("%s: k %d along dim %d out of range for %v", op, k[0], dim, t.Shape)
+	}
+	p.Dims = []int64{nd}
+	p.Numel = t.Numel() / max(t.Shape[nd], 1) * k[0]
 	return nil
 }
 
