@@ -26,8 +26,10 @@ type patch struct {
 	value  uint64 // as recorded
 }
 
-// groupInner puts each inner pointer into the group of its allocation: a
-// parameter's group when one shares its base, else a group of its own.
+// groupInner puts each inner pointer into the group of its allocation (a
+// parameter's group when one shares its base, else a group of its own)
+// and notes, in the group of the parameter pointer whose buffer holds it,
+// where it lies there.
 func (k *Kernel) groupInner() {
 	for j, q := range k.l.Inner {
 		var g *group
@@ -42,6 +44,10 @@ func (k *Kernel) groupInner() {
 			k.groups = append(k.groups, g)
 		}
 		g.inner = append(g.inner, j)
+		holder := k.groupOf(q.In)
+		if off := int64(k.l.Ptrs[q.In].Value-holder.base) + q.At; off >= 0 && off+8 <= holder.size {
+			holder.patches = append(holder.patches, patch{off: off, target: g, value: q.Value})
+		}
 	}
 }
 
@@ -55,28 +61,6 @@ func (k *Kernel) groupOf(i int) *group {
 	return nil
 }
 
-// patches are the inner pointers stored in g's buffer.
-func (k *Kernel) patches(g *group) []patch {
-	var out []patch
-	for j, q := range k.l.Inner {
-		if k.groupOf(q.In) != g {
-			continue
-		}
-		off := int64(k.l.Ptrs[q.In].Value-g.base) + q.At
-		if off < 0 || off+8 > g.size {
-			continue
-		}
-		var target *group
-		for _, h := range k.groups {
-			if slices.Contains(h.inner, j) {
-				target = h
-			}
-		}
-		out = append(out, patch{off: off, target: target, value: q.Value})
-	}
-	return out
-}
-
 // address is where p's pointer points in buffer set set.
 func (p patch) address(set int) uint64 {
 	return uint64(p.target.bufs[set]) + (p.value - p.target.base)
@@ -87,7 +71,7 @@ func (p patch) address(set int) uint64 {
 func (k *Kernel) repoint(set int, s *cuda.Stream) error {
 	var word [8]byte
 	for _, g := range k.groups {
-		for _, p := range k.patches(g) {
+		for _, p := range g.patches {
 			binary.LittleEndian.PutUint64(word[:], p.address(set))
 			if err := cuda.CopyHtoD(g.bufs[set].Add(int(p.off)), word[:], s); err != nil {
 				return err

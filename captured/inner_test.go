@@ -47,14 +47,14 @@ func TestInnerPointers(t *testing.T) {
 		Addr uint64
 	}
 	var ps []got
-	for _, p := range k.patches(w) {
+	for _, p := range w.patches {
 		ps = append(ps, got{p.off, p.address(0)})
 	}
 	want := []got{{512 + 16, 0x2000000 + 64}, {256 + 8, 0x1000000 + 1024}}
 	if diff := cmp.Diff(want, ps); diff != "" {
 		t.Errorf("patches (-want +got):\n%s", diff)
 	}
-	if p := k.patches(g); len(p) != 0 {
+	if p := g.patches; len(p) != 0 {
 		t.Errorf("the weights hold no pointers, got %+v", p)
 	}
 	var order []string

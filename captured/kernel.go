@@ -32,8 +32,10 @@ type group struct {
 	size  int64
 	ptrs  []int // indexes into Launch.Ptrs, by increasing value
 	inner []int // indexes into Launch.Inner
-	bufs  []cuda.DevicePtr
-	noted bool // no snapshot: zeros
+	// patches are the inner pointers this group's buffer holds.
+	patches []patch
+	bufs    []cuda.DevicePtr
+	noted   bool // no snapshot: zeros
 }
 
 // Kernel is a captured launch made launchable. It implements
@@ -76,12 +78,10 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if l.Module == "" {
 		return nil, fmt.Errorf("%w: no recorded module defines %s", ErrNoBinary, l.Name)
 	}
-	if l.InnerDropped > 0 {
-		// Its replay would read the capturing process's addresses: an
-		// illegal address, and a CUDA context lost for every signature
-		// after it.
-		return nil, fmt.Errorf("%s: %d device pointers stored in its buffers were not recorded (the recorder keeps %d a launch)",
-			l.Name, l.InnerDropped, len(l.Inner))
+	if err := l.InnerOverflow(); err != nil {
+		// Launched, it would fault on an illegal address and lose the
+		// CUDA context for every signature after it.
+		return nil, fmt.Errorf("%s: %w", l.Name, err)
 	}
 	fns, err := functions(fsys, l)
 	if err != nil {

@@ -51,17 +51,15 @@ func (k *Kernel) newProducer(p *inject.Producer, fsys fs.FS, s *cuda.Stream) (*K
 // addrAt is where pointer i of k's launch points in buffer set 0, moved
 // by d bytes; false when that lies outside its buffer.
 func (k *Kernel) addrAt(i int, d int64) (cuda.DevicePtr, bool) {
-	p := k.l.Ptrs[i]
-	for _, g := range k.groups {
-		if slices.Contains(g.ptrs, i) {
-			off := int64(p.Value-g.base) + d
-			if off < 0 || off >= g.size {
-				return 0, false
-			}
-			return g.bufs[0].Add(int(off)), true
-		}
+	g := k.groupOf(i)
+	if g == nil {
+		return 0, false
 	}
-	return 0, false
+	off := int64(k.l.Ptrs[i].Value-g.base) + d
+	if off < 0 || off >= g.size {
+		return 0, false
+	}
+	return g.bufs[0].Add(int(off)), true
 }
 
 // Producers is how many producers prime k.

@@ -60,7 +60,7 @@ func (k *Kernel) restoreSpan(fsys fs.FS, g *group, p inject.Pointer, s *cuda.Str
 	}
 	start := int64(p.Value - g.base)
 	want = want[:min(int64(len(want)), g.size-start)]
-	for _, q := range k.patches(g) { // the buffer holds them re-pointed
+	for _, q := range g.patches { // the buffer holds them re-pointed
 		if at := q.off - start; at >= 0 && at+8 <= int64(len(want)) {
 			binary.LittleEndian.PutUint64(want[at:], q.address(0))
 		}

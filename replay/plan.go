@@ -39,10 +39,8 @@ const PlanWhyCuDNNSDPA = "cuDNN SDPA"
 // where there is more to say.
 func PlanPath(sig *signatures.Signature) (path, why string) {
 	switch {
-	case sig.Binary != nil && sig.Binary.Launch != nil && sig.Binary.Launch.InnerDropped > 0:
-		l := sig.Binary.Launch
-		return PlanUnreplayable, fmt.Sprintf("its captured launch's buffers held %d device pointers more than the %d the recorder kept",
-			l.InnerDropped, len(l.Inner))
+	case sig.Binary != nil && sig.Binary.Launch != nil && sig.Binary.Launch.InnerOverflow() != nil:
+		return PlanUnreplayable, "its captured launch: " + sig.Binary.Launch.InnerOverflow().Error()
 	case sig.Binary != nil:
 		switch {
 		case Auto.For(sig) == Rotating:

@@ -108,6 +108,17 @@ func (l *Launch) Check() error {
 	return nil
 }
 
+// InnerOverflow is nil unless the recorder found more device pointers
+// stored in the launch's buffers than it keeps: then it says how many it
+// dropped. Such a launch is not to be replayed, since it would read the
+// capturing process's addresses.
+func (l *Launch) InnerOverflow() error {
+	if l.InnerDropped <= 0 {
+		return nil
+	}
+	return fmt.Errorf("its buffers held %d device pointers more than the %d the recorder kept", l.InnerDropped, len(l.Inner))
+}
+
 // Attr is a launch attribute (CUlaunchAttribute: id and 64-byte value).
 type Attr struct {
 	ID    int      `json:"id"`
