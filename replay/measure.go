@@ -336,6 +336,10 @@ type Result struct {
 	// framework issues one at a time on its stream (launch.Streamed: CUDA
 	// memory operations), whose batches run as direct launches.
 	ReportsSingles bool `json:"reports_singles,omitempty"`
+	// PaceNS is the host time the timed launches of a launch.Paced kernel
+	// (a memset) waited after each launch, so that each found the GPU
+	// idle; 0 when they were not paced (no CUPTI to time them one by one).
+	PaceNS int64 `json:"pace_ns,omitempty"`
 	// Ran lists the GPU activities one invocation ran, from CUPTI.
 	Ran []Ran `json:"ran,omitempty"`
 
@@ -409,6 +413,9 @@ type timer struct {
 	prime launch.Primer
 	// clean flushes the L2 clean (cleanL2) instead of dirty (flushL2).
 	clean bool
+	// pace is the host time to wait after each direct launch
+	// (launch.Paced); never set while a graph is captured.
+	pace time.Duration
 }
 
 func (t *timer) close() {
@@ -444,8 +451,19 @@ func (t *timer) launchN(n int) error {
 			return err
 		}
 		t.next = (t.next + 1) % t.sets
+		spin(t.pace)
 	}
 	return nil
+}
+
+// spin waits d on the host without yielding the thread, which a sleep's
+// granularity (tens of µs) would overshoot.
+func spin(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	for start := time.Now(); time.Since(start) < d; {
+	}
 }
 
 // capture builds a graph of n launches, rotating buffer sets.
@@ -455,6 +473,9 @@ func (t *timer) capture(n int) error {
 		t.graph = nil
 	}
 	s := t.d.stream
+	pace := t.pace
+	t.pace = 0 // no host wait between launches a graph holds
+	defer func() { t.pace = pace }()
 	if err := s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
 		return err
 	}
@@ -583,6 +604,12 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	if o.Pause > 0 {
 		time.Sleep(o.Pause)
 	}
+	if rec != nil && !cold {
+		// Timed one by one by CUPTI, a paced kernel's batch times only
+		// set the batch size; without CUPTI they are its time, unpaced.
+		t.pace = launch.PaceOf(k)
+		r.PaceNS = t.pace.Nanoseconds()
+	}
 	batch, err := t.warmUp(o, cold)
 	if err != nil {
 		return err
@@ -595,6 +622,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		}
 	}
 	err = d.sampleTimed(t, rec, batch, cold, o, r)
+	t.pace = 0 // the clock probe and the energy windows run unpaced
 	if rec != nil {
 		rec.stop()
 		rec = nil

@@ -50,9 +50,24 @@ func goOn(name string, args []string, lost *contextLost, stdout, stderr io.Write
 	return cmd.ProcessState.ExitCode(), true
 }
 
-// goOnArgs is the command line that goes on: the command's own, then
-// -resume and -skip (flags may follow the positional arguments; the last
-// -skip counts, and skip holds the earlier one's IDs too).
+// goOnArgs is the command line that goes on: the command's own, less any
+// -resume and -skip it had (skip holds the earlier -skip's IDs too), then
+// -resume and -skip.
 func goOnArgs(name string, args []string, skip string) []string {
-	return append(append([]string{name}, args...), "-resume", "-skip", skip)
+	again := []string{name}
+	for i := 0; i < len(args); i++ {
+		f := strings.TrimLeft(args[i], "-")
+		switch {
+		case args[i] == f: // not a flag
+		case f == "resume" || strings.HasPrefix(f, "resume="):
+			continue
+		case f == "skip":
+			i++ // and its value
+			continue
+		case strings.HasPrefix(f, "skip="):
+			continue
+		}
+		again = append(again, args[i])
+	}
+	return append(again, "-resume", "-skip", skip)
 }

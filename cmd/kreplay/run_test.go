@@ -224,10 +224,17 @@ func TestLostError(t *testing.T) {
 // and -skip after its own arguments, unless it cannot reuse its results or
 // has gone on maxGoOn times already.
 func TestGoOn(t *testing.T) {
-	got := goOnArgs("predict", []string{"-budget", "30ms", "bundle", "-skip", "s3"}, "s3,s7")
-	want := []string{"predict", "-budget", "30ms", "bundle", "-skip", "s3", "-resume", "-skip", "s3,s7"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("arguments (-want +got):\n%s", diff)
+	for _, c := range []struct {
+		args, want []string
+	}{
+		{[]string{"-budget", "30ms", "bundle"}, []string{"predict", "-budget", "30ms", "bundle", "-resume", "-skip", "s3,s7"}},
+		// A process that went on already: its -resume and -skip are replaced.
+		{[]string{"-budget", "30ms", "bundle", "-resume", "-skip", "s3"}, []string{"predict", "-budget", "30ms", "bundle", "-resume", "-skip", "s3,s7"}},
+		{[]string{"--skip=s3", "-resume=true", "bundle"}, []string{"predict", "bundle", "-resume", "-skip", "s3,s7"}},
+	} {
+		if diff := cmp.Diff(c.want, goOnArgs("predict", c.args, "s3,s7")); diff != "" {
+			t.Errorf("%q: arguments (-want +got):\n%s", c.args, diff)
+		}
 	}
 	var stderr strings.Builder
 	if _, ok := goOn("run", nil, &contextLost{skip: "s7"}, io.Discard, &stderr); ok || stderr.Len() != 0 {

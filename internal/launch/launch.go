@@ -6,6 +6,8 @@
 package launch
 
 import (
+	"time"
+
 	"github.com/kreplay/kreplay/internal/cuda"
 )
 
@@ -71,6 +73,30 @@ type AuxMemset interface {
 type Streamed interface {
 	Kernel
 	Streamed() bool
+}
+
+// Paced is a Streamed kernel whose timed invocations must each find the
+// GPU idle, as a framework issues it after other work: its replay waits
+// Pace on the host after each launch of a timed batch.
+//
+// Measured on an H100 (2026-11-26, results/h100/memset-pacing): a 4-byte
+// memset that starts 1.2 µs after another ends, as back-to-back launches
+// queue them, took 0.80-1.02 µs by its median, its slowest tenth from
+// 1.2-1.5 µs, varying between processes and runs; with 1-10 µs of host
+// time between launches its median was 0.768 µs in every run of three
+// processes. The traces' memsets, which start 0.9-70 µs after the kernel
+// before them, take 0.70-0.77 µs.
+type Paced interface {
+	Streamed
+	Pace() time.Duration
+}
+
+// PaceOf returns k's Pace, or 0 when k is not a Paced Streamed kernel.
+func PaceOf(k Kernel) time.Duration {
+	if p, ok := k.(Paced); ok && p.Streamed() {
+		return max(p.Pace(), 0)
+	}
+	return 0
 }
 
 // IsStreamed tells whether k is a Streamed kernel that says so.
