@@ -85,7 +85,7 @@ type Streamed interface {
 // 1.2-1.5 µs, varying between processes and runs; with 1-10 µs of host
 // time between launches its median was 0.768 µs in every run of three
 // processes. The traces' memsets, which start 0.9-70 µs after the kernel
-// before them, take 0.70-0.77 µs.
+// before them, take 0.70-0.80 µs.
 type Paced interface {
 	Streamed
 	Pace() time.Duration
