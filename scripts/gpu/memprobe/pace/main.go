@@ -3,15 +3,16 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"time"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/cupti"
+	"github.com/kreplay/kreplay/scripts/gpu/memprobe/probe"
 )
 
 type rec struct {
@@ -19,40 +20,12 @@ type rec struct {
 	Start, End uint64
 }
 
-func must(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-
-func spin(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.Now()
-	for time.Since(t) < d {
-	}
-}
-
 func main() {
-	runtime.LockOSThread()
-	must(cuda.Init())
-	dev, err := cuda.DeviceGet(0)
-	must(err)
-	ctx, err := dev.RetainPrimaryContext()
-	must(err)
-	must(ctx.SetCurrent())
-	must(cupti.Enable(cupti.KindConcurrentKernel, cupti.KindMemcpy, cupti.KindMemset))
-	s, err := cuda.NewStream()
-	must(err)
-	small, err := cuda.MemAlloc(4)
-	must(err)
+	ctx := probe.Open()
+	s := probe.Stream()
+	small := probe.Alloc(4)
 	big := 64 << 20
-	a, err := cuda.MemAlloc(big)
-	must(err)
-	b, err := cuda.MemAlloc(big)
-	must(err)
+	a, b := probe.Alloc(big), probe.Alloc(big)
 	memset := func(st *cuda.Stream) error { return cuda.MemsetD8Async(small, 0, 4, st) }
 	type cfg struct {
 		name string
@@ -70,7 +43,7 @@ func main() {
 				if err := memset(st); err != nil {
 					return err
 				}
-				spin(gap)
+				probe.Spin(gap)
 			}
 			return nil
 		}
@@ -100,16 +73,12 @@ func main() {
 	out := map[string][]rec{}
 	for pass := 0; pass < 2; pass++ {
 		for _, c := range cfgs {
-			must(ctx.Synchronize())
-			must(cupti.Flush())
-			cupti.Drain()
+			probe.Reset(ctx)
 			t := time.Now()
-			must(c.run(c.st))
+			probe.Must(c.run(c.st))
 			el := time.Since(t)
-			must(ctx.Synchronize())
-			must(cupti.Flush())
 			var rs []rec
-			for _, r := range cupti.Drain() {
+			for _, r := range probe.Records(ctx) {
 				k := "copy"
 				if r.Kind == cupti.KindMemset {
 					k = "set"
@@ -118,11 +87,11 @@ func main() {
 				}
 				rs = append(rs, rec{k, r.Start, r.End})
 			}
-			slices.SortFunc(rs, func(x, y rec) int { return int(int64(x.Start) - int64(y.Start)) })
+			slices.SortFunc(rs, func(x, y rec) int { return cmp.Compare(x.Start, y.Start) })
 			key := fmt.Sprintf("%d/%s", pass, c.name)
 			out[key] = rs
 			fmt.Fprintf(os.Stderr, "%s: %d records, CPU %v\n", key, len(rs), el)
 		}
 	}
-	must(json.NewEncoder(os.Stdout).Encode(out))
+	probe.Must(json.NewEncoder(os.Stdout).Encode(out))
 }

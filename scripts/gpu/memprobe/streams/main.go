@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/cupti"
+	"github.com/kreplay/kreplay/scripts/gpu/memprobe/probe"
 )
 
 type row struct {
@@ -25,38 +25,17 @@ type row struct {
 
 func q(v []float64, p float64) float64 { return v[int(p*float64(len(v)-1))] }
 
-func must(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-
 func main() {
-	runtime.LockOSThread()
-	must(cuda.Init())
-	dev, err := cuda.DeviceGet(0)
-	must(err)
-	ctx, err := dev.RetainPrimaryContext()
-	must(err)
-	must(ctx.SetCurrent())
-	kinds := []cupti.Kind{cupti.KindConcurrentKernel, cupti.KindMemcpy, cupti.KindMemset}
-	must(cupti.Enable(kinds...))
+	ctx := probe.Open()
 	names := []string{"legacy"}
 	streams := []*cuda.Stream{nil}
 	for i := 0; i < 8; i++ {
-		s, err := cuda.NewStream()
-		must(err)
 		names = append(names, fmt.Sprintf("nb%d", i))
-		streams = append(streams, s)
+		streams = append(streams, probe.Stream())
 	}
-	small, err := cuda.MemAlloc(4)
-	must(err)
+	small := probe.Alloc(4)
 	big := 8 << 20
-	a, err := cuda.MemAlloc(big)
-	must(err)
-	b, err := cuda.MemAlloc(big)
-	must(err)
+	a, b := probe.Alloc(big), probe.Alloc(big)
 	ops := []struct {
 		name string
 		reps int
@@ -73,17 +52,13 @@ func main() {
 	for pass := 0; pass < 2; pass++ {
 		for si, s := range streams {
 			for _, op := range ops {
-				must(ctx.Synchronize())
-				must(cupti.Flush())
-				cupti.Drain()
+				probe.Reset(ctx)
 				for i := 0; i < op.reps; i++ {
-					must(op.fn(s))
+					probe.Must(op.fn(s))
 				}
-				must(ctx.Synchronize())
-				must(cupti.Flush())
 				var d []float64
 				var id uint32
-				for _, r := range cupti.Drain() {
+				for _, r := range probe.Records(ctx) {
 					if r.Kind == cupti.KindMemset || r.Kind == cupti.KindMemcpy {
 						d = append(d, float64(r.Duration()))
 						id = r.StreamID
@@ -94,7 +69,7 @@ func main() {
 				}
 				d = d[len(d)/10:] // drop the first tenth (warm-up)
 				slices.Sort(d)
-				must(enc.Encode(row{pass, names[si], op.name, len(d), q(d, .5), q(d, .1), q(d, .9), id}))
+				probe.Must(enc.Encode(row{pass, names[si], op.name, len(d), q(d, .5), q(d, .1), q(d, .9), id}))
 			}
 		}
 	}
