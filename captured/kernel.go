@@ -120,7 +120,7 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	}
 	for _, p := range o.Producers {
 		pk, err := k.newProducer(p, fsys, s)
-		if cuda.IsCode(err, cuda.CodeOutOfMemory) {
+		if producerFatal(err) {
 			k.Close()
 			return nil, err
 		}
@@ -130,13 +130,24 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 			// context, not the signature (a compiled Llama prefill's cuDNN
 			// attention, 7.9% of its time, was lost to its norm
 			// reduction's wrong image). Out of device memory is the
-			// signature's error.
+			// signature's error, and so is a producer that faulted on its
+			// first launch: the CUDA context is lost, and the error names
+			// the producer (a MoE's masked_fill_ whose context producer,
+			// a grouped GEMM with stale addresses, faulted: dropped, it
+			// surfaced only at the next call, a cuMemFree).
 			k.dropped = append(k.dropped, err.Error())
 			continue
 		}
 		k.producers = append(k.producers, pk)
 	}
 	return k, nil
+}
+
+// producerFatal tells whether a producer's error is the signature's: out
+// of device memory, or a fault on its first launch that lost the CUDA
+// context (cuda.IsSticky). Other errors drop the producer.
+func producerFatal(err error) bool {
+	return cuda.IsCode(err, cuda.CodeOutOfMemory) || cuda.IsSticky(err)
 }
 
 // Dropped says, one line each, which producers were left out of the
