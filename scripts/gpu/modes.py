@@ -8,7 +8,14 @@ traced sum, overall and per class, one column per run.
 Reads `kreplay run -json FILE` output or the JSON lines `kreplay run -out
 FILE.jsonl` writes as each signature is measured (so a run cut short still
 counts). A signature's replay time is its CUPTI kernel median, or its event
-median where CUPTI saw none; signatures part of another are left out."""
+median where CUPTI saw none; signatures part of another are left out.
+
+The traced side is each signature's traced median x count, like for like
+with the replay's medians; with --total it is the trace's summed durations
+(traced_total_ns), as `kreplay predict`'s class table has it, which counts
+the trace's outliers too (stretched memsets):
+
+    python3 scripts/gpu/modes.py --total RUN.jsonl ..."""
 import collections
 import json
 import os
@@ -25,22 +32,26 @@ def entries(path):
     return d["entries"]
 
 
-def times(path):
-    """id -> (class, traced median ns, count, replay ns) for measured entries."""
+def times(path, total=False):
+    """id -> (class, traced ns per call, count, replay ns) for measured
+    entries; traced per call is the median, or with total the mean."""
     out = {}
     for e in entries(path):
         r = e.get("result") or {}
         v = r.get("kernel_median_ns") or r.get("median_ns")
         if e.get("part_of") or not v:
             continue
-        out[e["id"]] = (e["class"], e["traced_median_ns"], e["count"], v)
+        tr = e["traced_total_ns"] / e["count"] if total else e["traced_median_ns"]
+        out[e["id"]] = (e["class"], tr, e["count"], v)
     return out
 
 
-def main(paths):
+def main(args):
+    total = "--total" in args
+    paths = [a for a in args if a != "--total"]
     if not paths:
         sys.exit(__doc__)
-    runs = [times(p) for p in paths]
+    runs = [times(p, total) for p in paths]
     common = set(runs[0])
     for r in runs[1:]:
         common &= set(r)
@@ -56,7 +67,8 @@ def main(paths):
             replayed[i][cls] += r[sid][3] * n
             replayed[i]["all"] += r[sid][3] * n
     names = [os.path.basename(p) for p in paths]
-    print("%d signatures measured in all %d runs, %.3f ms traced" % (len(common), len(runs), traced["all"] / 1e6))
+    print("%d signatures measured in all %d runs, %.3f ms traced (%s)" % (
+        len(common), len(runs), traced["all"] / 1e6, "summed durations" if total else "median x count"))
     print("| class | traced ms | " + " | ".join(names) + " |")
     print("| --- | ---: |" + " ---: |" * len(runs))
     for cls, tr in sorted(traced.items(), key=lambda kv: (kv[0] != "all", -kv[1])):
