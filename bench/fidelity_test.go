@@ -58,7 +58,7 @@ func TestFidelityEnergyFlags(t *testing.T) {
 // Another kernel than the traced one: the line names the kernel that ran
 // the longest per invocation (the recorded H100 replay of llama-7b's
 // e6587ef873a9 ran a 4-byte memset and this nvjet kernel,
-// results/h100/replay/h100_llama-7b_prefill.tiers12.run.json; the "other
+// results/h100/replay/files.tar.xz, h100_llama-7b_prefill.tiers12.run.json; the "other
 // kernel" verdict and the second kernel are SYNTHETIC), and reads back.
 func TestFidelityOtherKernel(t *testing.T) {
 	const nvjet = "nvjet_sm90_hsh_192x192_64x4_2x1_v_bz_coopB_TNN"
