@@ -84,8 +84,9 @@ type Streamed interface {
 // queue them, took 0.80-1.02 µs by its median, its slowest tenth from
 // 1.2-1.5 µs, varying between processes and runs; with 1-10 µs of host
 // time between launches its median was 0.768 µs in every run of three
-// processes. The traces' memsets, which start 0.9-70 µs after the kernel
-// before them, take 0.70-0.80 µs.
+// processes. The traces' memsets take 0.70-0.80 µs by their median; those
+// queued 1.2-1.4 µs behind a kernel stretch in part, by a share that
+// differs between captures, which a paced replay does not reproduce.
 type Paced interface {
 	Streamed
 	Pace() time.Duration
