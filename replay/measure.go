@@ -414,7 +414,8 @@ type timer struct {
 	// clean flushes the L2 clean (cleanL2) instead of dirty (flushL2).
 	clean bool
 	// pace is the host time to wait after each direct launch
-	// (launch.Paced); never set while a graph is captured.
+	// (launch.Paced). Only Streamed kernels are paced, and those are
+	// never captured in a graph; it is 0 again before the energy windows.
 	pace time.Duration
 }
 
@@ -473,9 +474,6 @@ func (t *timer) capture(n int) error {
 		t.graph = nil
 	}
 	s := t.d.stream
-	pace := t.pace
-	t.pace = 0 // no host wait between launches a graph holds
-	defer func() { t.pace = pace }()
 	if err := s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
 		return err
 	}
