@@ -39,10 +39,14 @@ func (p *Prediction) atLimit(limitW float64, from string) {
 	p.AtLimit = p.BaseJ/p.BaseNS*1e9 > limitW
 }
 
-// Saving is the predicted saving of GPU time per inference: the power
-// limit's (LimitSavingNS) when the baseline runs at the limit (AtLimit),
+// Saving is the predicted saving of GPU time per inference: at the cap,
+// calibrated (Cap) when that could be done, else the power limit's first
+// order (LimitSavingNS) when the baseline runs at the limit (AtLimit);
 // the kernels' own (SavingNS) otherwise.
 func (p *Prediction) Saving() float64 {
+	if p.Cap != nil {
+		return p.Cap.SavingNS
+	}
 	if p.AtLimit {
 		return p.LimitSavingNS
 	}

@@ -2,10 +2,12 @@ package whatif
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/predict"
+	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -35,6 +37,12 @@ type Baseline struct {
 	// device's; 0 when unknown), PowerLimitFrom says which.
 	PowerLimitW    float64 `json:"power_limit_w,omitempty"`
 	PowerLimitFrom string  `json:"power_limit_from,omitempty"`
+	// ReplayMHz is the SM clock the baseline's replays ran at: the mean of
+	// their sm-MHz weighted by their predicted time, else the maximum
+	// (its peak-sm-clock-mhz line), ReplayMHzFrom says which; 0 when the
+	// output has neither.
+	ReplayMHz     float64 `json:"replay_mhz,omitempty"`
+	ReplayMHzFrom string  `json:"replay_mhz_from,omitempty"`
 	// Sigs are the replaced signatures' times, by ID.
 	Sigs map[string]Times `json:"sigs"`
 }
@@ -73,6 +81,7 @@ func BaselineFromBench(path string, set *signatures.Set, m *Match) (*Baseline, e
 	if wp.PredictedJ != nil {
 		b.TotalJ = wp.PredictedJ.Center
 	}
+	b.ReplayMHz, b.ReplayMHzFrom = replayMHz(wp, rs.Workload(workload))
 	for _, s := range wp.Sigs {
 		t := Times{NS: s.ReplayNS.Center}
 		if s.J != nil {
@@ -86,6 +95,31 @@ func BaselineFromBench(path string, set *signatures.Set, m *Match) (*Baseline, e
 		}
 	}
 	return b, nil
+}
+
+// replayMHz is the replays' SM clock: each signature's median sm-MHz
+// weighted by its predicted time, else the device's maximum from the
+// peak-sm-clock-mhz line (assumed); 0 without either.
+func replayMHz(wp *predict.WorkloadPrediction, w *predict.WorkloadResults) (float64, string) {
+	if w == nil {
+		return 0, ""
+	}
+	var sum, ns float64
+	for _, s := range wp.Sigs {
+		smp := w.Sigs[s.ID]
+		if smp == nil || len(smp.SMMHz) == 0 || s.PredictedNS.Center <= 0 {
+			continue
+		}
+		sum += median(smp.SMMHz) * s.PredictedNS.Center
+		ns += s.PredictedNS.Center
+	}
+	if ns > 0 {
+		return sum / ns, "the replays' sm-MHz"
+	}
+	if mhz, err := strconv.ParseFloat(w.Config[roofline.KeySMClock], 64); err == nil && mhz > 0 {
+		return mhz, "assumed: the maximum (" + roofline.KeySMClock + "), no sm-MHz in the output"
+	}
+	return 0, ""
 }
 
 // Prediction is the what-if's prediction: the GPU time and energy the
@@ -126,6 +160,11 @@ type Prediction struct {
 	// AtLimit says the baseline's signatures, back to back, draw more
 	// than the power limit on average (BaseJ / BaseNS > PowerLimitW).
 	AtLimit bool `json:"at_limit,omitempty"`
+	// Cap is the prediction at the cap calibrated on a run of the
+	// baseline there (cap.go), when AtLimit and the timeline check ran
+	// with energies; CapErr says why not where it was tried.
+	Cap    *CapPrediction `json:"cap,omitempty"`
+	CapErr string         `json:"cap_error,omitempty"`
 }
 
 // Predict predicts the what-if from the baseline and each variant's

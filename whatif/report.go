@@ -147,6 +147,17 @@ func (p *Prediction) writeLimit(ew *errWriter) {
 		p.PowerLimitW, p.PowerLimitFrom, draw, p.BaseJ, bench.FormatNS(p.BaseNS))
 	ew.printf("    and time is energy over the limit: %s -> %s, saving %s (the kernels' own saving, %s, is what a GPU under its limit saves)\n",
 		bench.FormatNS(p.BaseLimitNS), bench.FormatNS(p.NewLimitNS), bench.FormatNS(p.LimitSavingNS), bench.FormatNS(p.SavingNS))
+	switch c := p.Cap; {
+	case c != nil:
+		ew.printf("  at the cap, calibrated on %s (%s, %.2f J, %.0f MHz; the replays ran at %.0f MHz):\n",
+			c.From, bench.FormatNS(c.BaseNS), c.BaseJ, c.BaseMHz, c.ReplayMHz)
+		ew.printf("    clock-bound share %.3f, energy per operation -%.1f%% per -10%% of clock; the what-if runs at %.0f MHz:\n",
+			c.ClockShare, 10*c.EnergySlope, c.NewMHz)
+		ew.printf("    %s -> %s, saving %s; %.2f J -> %.2f J, saving %.3f J (the prediction the check compares)\n",
+			bench.FormatNS(c.BaseNS), bench.FormatNS(c.NewNS), bench.FormatNS(c.SavingNS), c.BaseJ, c.NewJ, c.SavingJ)
+	case p.CapErr != "":
+		ew.printf("  at the cap, calibrated: not done: %s\n", p.CapErr)
+	}
 }
 
 func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {

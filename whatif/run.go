@@ -174,6 +174,7 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 		if err != nil {
 			r.TimelineErr = err.Error()
 		} else {
+			atCap(r.Prediction, r.Baseline, tc)
 			tc.compare(r.Prediction)
 			r.Timeline = tc
 		}
@@ -216,4 +217,23 @@ func replayReplaced(d *replay.Device, p *Plan, o Options, r *Result) (*Baseline,
 		fmt.Fprintf(o.Progress, "alone: %s %s: %s\n", sig.ID, sig.Label, res)
 	}
 	return base, nil
+}
+
+// atCap fills p.Cap, calibrated on the plain timeline of the check (the
+// baseline run whole at the cap), when the baseline's replays draw more
+// than the power limit; the substituted timeline is not used.
+func atCap(p *Prediction, b *Baseline, tc *TimelineCheck) {
+	if !p.AtLimit {
+		return
+	}
+	run := CapRun{NS: tc.PlainNS, J: tc.PlainJ, From: "the plain timeline timed here"}
+	if tc.Plain != nil && tc.Plain.GPU != nil {
+		run.MHz = tc.Plain.GPU.MeanSMClockMHz
+	}
+	cp, err := PredictAtCap(p, b.ReplayMHz, run)
+	if err != nil {
+		p.CapErr = err.Error()
+		return
+	}
+	p.Cap = cp
 }

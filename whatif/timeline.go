@@ -177,7 +177,10 @@ func (tc *TimelineCheck) compare(p *Prediction) {
 	}
 	tc.Ratio = ratio(p.Saving(), tc.SavingNS)
 	tc.KernelRatio = ratio(p.Saving(), tc.KernelSavingNS)
-	if p.Energy {
+	switch {
+	case p.Cap != nil:
+		tc.EnergyRatio = ratio(p.Cap.SavingJ, tc.SavingJ)
+	case p.Energy:
 		tc.EnergyRatio = ratio(p.SavingJ, tc.SavingJ)
 	}
 }

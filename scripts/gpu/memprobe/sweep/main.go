@@ -1,10 +1,13 @@
 // Command sweep times a 1-byte device-to-host copy (and a 4-byte memset)
 // by CUPTI right after work that sweeps much memory (TLB and L2), against
-// alone; and with fresh host or device pages each time. Not yet run.
+// alone; with fresh host or device pages each time; from two sources 1
+// GiB apart in turn; and with its source written just before, queued
+// behind a memset or a 1-byte device copy into it, or 50 µs before.
 package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/cupti"
@@ -38,6 +41,16 @@ func main() {
 		{"sweep1G,dtoh1", sweep(gb), dtoh, cupti.KindMemcpy},
 		{"dtoh1_freshhost", nil, func(i int) error { return cuda.MemcpyDtoHAsync(hosts[i].Ptr(), small, 1, s) }, cupti.KindMemcpy},
 		{"dtoh1_freshdev", nil, func(i int) error { return cuda.MemcpyDtoHAsync(pinned.Ptr(), big.Add(i<<21), 1, s) }, cupti.KindMemcpy},
+		{"dtoh1_alt2", nil, func(i int) error { return cuda.MemcpyDtoHAsync(pinned.Ptr(), big.Add((i%2)*gb), 1, s) }, cupti.KindMemcpy},
+		{"memset1,dtoh1", func(int) error { return cuda.MemsetD8Async(small, 1, 1, s) }, dtoh, cupti.KindMemcpy},
+		{"dtod1,dtoh1", func(int) error { return cuda.MemcpyDtoDAsync(small, big, 1, s) }, dtoh, cupti.KindMemcpy},
+		{"memset1,50us,dtoh1", func(int) error {
+			if err := cuda.MemsetD8Async(small, 1, 1, s); err != nil {
+				return err
+			}
+			probe.Spin(50 * time.Microsecond)
+			return nil
+		}, dtoh, cupti.KindMemcpy},
 		{"memset4", nil, memset, cupti.KindMemset},
 		{"sweep1G,memset4", sweep(gb), memset, cupti.KindMemset},
 	}
