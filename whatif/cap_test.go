@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/energy"
 	"github.com/kreplay/kreplay/replay"
 )
 
@@ -145,15 +144,18 @@ func TestAtCapFromCheck(t *testing.T) {
 	p, run := recordedCap()
 	p.PowerLimitW, p.PowerLimitFrom, p.SavingNS, p.SavingJ = 700, "test", 8.114e6, 3.997
 	p.atLimit(700, "test")
-	tc := &TimelineCheck{Rounds: make([]Round, 11), PlainNS: run.NS, PlainJ: run.J, SubstNS: 55.734e6, SubstJ: 38.981,
-		SavingNS: 6.499e6, SavingJ: 5.001,
-		Plain: &replay.TimelineResult{GPU: &energy.Summary{MeanSMClockMHz: run.MHz}},
-		Subst: &replay.TimelineResult{GPU: &energy.Summary{MeanSMClockMHz: 1580}}}
+	watts := run.J / run.NS * 1e9
+	tc := &TimelineCheck{Rounds: make([]Round, 11), PlainNS: 61e6, PlainMeanNS: run.NS, PlainMHz: run.MHz, PlainJ: 44.1,
+		SubstNS: 55e6, SubstMeanNS: 56e6, SubstJ: 38.981, SavingNS: 6.499e6, MeanSavingNS: run.NS - 56e6, SavingJ: 5.001,
+		Plain: &replay.TimelineResult{Energy: &replay.Energy{Watts: watts}},
+		Subst: &replay.TimelineResult{Energy: &replay.Energy{Watts: 1}}}
 	atCap(p, &Baseline{ReplayMHz: 1980}, tc)
 	if p.Cap == nil {
 		t.Fatalf("no calibrated prediction: %s", p.CapErr)
 	}
-	want, err := PredictAtCap(p, 1980, CapRun{NS: run.NS, J: run.J, MHz: run.MHz})
+	// The sustained time (the rounds' means), the energy window's power
+	// and the rounds' clock; not the medians, not the window's J/op.
+	want, err := PredictAtCap(p, 1980, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestAtCapFromCheck(t *testing.T) {
 		t.Errorf("calibrated on the check: saving %g ns at %g MHz, want %g at %g (the plain timeline's)", p.Cap.SavingNS, p.Cap.NewMHz, want.SavingNS, want.NewMHz)
 	}
 	tc.compare(p)
-	if tc.Ratio != p.Cap.SavingNS/tc.SavingNS || tc.EnergyRatio != p.Cap.SavingJ/tc.SavingJ {
+	if tc.Ratio != p.Cap.SavingNS/tc.SavingNS || tc.MeanRatio != p.Cap.SavingNS/tc.MeanSavingNS || tc.EnergyRatio != p.Cap.SavingJ/tc.SavingJ {
 		t.Errorf("ratios %g, %g; want the calibrated prediction's", tc.Ratio, tc.EnergyRatio)
 	}
 	ew := &errWriter{w: &bytes.Buffer{}}
@@ -175,9 +177,31 @@ func TestAtCapFromCheck(t *testing.T) {
 	}
 	// Without the plain timeline's clock, no calibration, and the reason.
 	p.Cap, p.CapErr = nil, ""
-	tc.Plain.GPU = nil
+	tc.PlainMHz = 0
 	atCap(p, &Baseline{ReplayMHz: 1980}, tc)
 	if p.Cap != nil || !strings.Contains(p.CapErr, "no time, energy or SM clock") {
 		t.Errorf("cap %v, error %q; want none, for want of the clock", p.Cap, p.CapErr)
+	}
+}
+
+// The rounds' means and clocks are averaged; a round without a clock
+// leaves none.
+func TestSummarize(t *testing.T) {
+	tc := &TimelineCheck{Rounds: []Round{
+		{PlainNS: 62e6, SubstNS: 55e6, PlainMeanNS: 63e6, SubstMeanNS: 55.5e6, PlainMHz: 1600, SubstMHz: 1500},
+		{PlainNS: 61e6, SubstNS: 56e6, PlainMeanNS: 62e6, SubstMeanNS: 56.5e6, PlainMHz: 1700, SubstMHz: 1600},
+		{PlainNS: 63e6, SubstNS: 57e6, PlainMeanNS: 64e6, SubstMeanNS: 57.5e6, PlainMHz: 1650, SubstMHz: 1550},
+	}}
+	tc.summarize([]float64{7e6, 5e6, 6e6})
+	want := TimelineCheck{PlainNS: 62e6, SubstNS: 56e6, SavingNS: 6e6, PlainMeanNS: 63e6, SubstMeanNS: 56.5e6, MeanSavingNS: 6.5e6,
+		PlainMHz: 1650, SubstMHz: 1550}
+	if tc.PlainNS != want.PlainNS || tc.SubstNS != want.SubstNS || tc.SavingNS != want.SavingNS || tc.PlainMeanNS != want.PlainMeanNS ||
+		tc.SubstMeanNS != want.SubstMeanNS || tc.MeanSavingNS != want.MeanSavingNS || tc.PlainMHz != want.PlainMHz || tc.SubstMHz != want.SubstMHz {
+		t.Errorf("got %+v\nwant %+v", *tc, want)
+	}
+	tc.Rounds[1].SubstMHz = 0
+	tc.summarize([]float64{7e6, 5e6, 6e6})
+	if tc.PlainMHz != 0 || tc.SubstMHz != 0 {
+		t.Errorf("clocks %g, %g MHz with a round missing one; want none", tc.PlainMHz, tc.SubstMHz)
 	}
 }

@@ -164,6 +164,14 @@ func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
 	ew.printf("timeline check (%d rounds, alternating): plain %s, substituted %s per launch\n", len(tc.Rounds), bench.FormatNS(tc.PlainNS), bench.FormatNS(tc.SubstNS))
 	ew.printf("  measured saving %s, predicted %s: predicted/measured %.3f (%+.1f%%)\n",
 		bench.FormatNS(tc.SavingNS), bench.FormatNS(p.Saving()), tc.Ratio, 100*(tc.Ratio-1))
+	if tc.MeanSavingNS != 0 && tc.MeanRatio != 0 {
+		what := ""
+		if p.AtLimit {
+			what = " (at the cap, the one to compare: the limiter's slow launches count)"
+		}
+		ew.printf("  sustained (the rounds' means): plain %s, substituted %s, saving %s: predicted/sustained %.3f (%+.1f%%)%s\n",
+			bench.FormatNS(tc.PlainMeanNS), bench.FormatNS(tc.SubstMeanNS), bench.FormatNS(tc.MeanSavingNS), tc.MeanRatio, 100*(tc.MeanRatio-1), what)
+	}
 	if tc.ContextErr == "" {
 		ew.printf("  in context (CUPTI kernel times, without the gaps): saving %s: predicted/in-context %.3f (%+.1f%%)\n",
 			bench.FormatNS(tc.KernelSavingNS), tc.KernelRatio, 100*(tc.KernelRatio-1))

@@ -221,14 +221,16 @@ func replayReplaced(d *replay.Device, p *Plan, o Options, r *Result) (*Baseline,
 
 // atCap fills p.Cap, calibrated on the plain timeline of the check (the
 // baseline run whole at the cap), when the baseline's replays draw more
-// than the power limit; the substituted timeline is not used.
+// than the power limit: its sustained time per launch (the rounds'
+// means), its clock (NVML's, the rounds' mean) and its energy at the
+// power its energy window drew. The substituted timeline is not used.
 func atCap(p *Prediction, b *Baseline, tc *TimelineCheck) {
 	if !p.AtLimit {
 		return
 	}
-	run := CapRun{NS: tc.PlainNS, J: tc.PlainJ, From: "the plain timeline timed here"}
-	if tc.Plain != nil && tc.Plain.GPU != nil {
-		run.MHz = tc.Plain.GPU.MeanSMClockMHz
+	run := CapRun{NS: tc.PlainMeanNS, MHz: tc.PlainMHz, From: "the plain timeline timed here"}
+	if tc.Plain != nil && tc.Plain.Energy != nil {
+		run.J = tc.Plain.Energy.Watts * tc.PlainMeanNS / 1e9
 	}
 	cp, err := PredictAtCap(p, b.ReplayMHz, run)
 	if err != nil {
