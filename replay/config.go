@@ -22,7 +22,7 @@ type ConfigItem struct {
 
 // Config says what the device's measurements run on: the GPU (name, SMs,
 // memory, compute capability), the NVIDIA driver and CUDA driver API
-// versions, the power limit, the versions and files of cuBLAS, cuBLASLt,
+// versions, the GPU's UUID (KeyGPUUUID), the power limit, the versions and files of cuBLAS, cuBLASLt,
 // NVRTC, NCCL and cuDNN as this process loads them (a library that does
 // not load is left out), and kreplay's version. Call it outside Do.
 //
@@ -39,6 +39,9 @@ func (d *Device) Config() []ConfigItem {
 	}
 	if m := d.Meter; m != nil {
 		c = append(c, ConfigItem{"driver", m.DriverVersion()})
+		if u := m.UUID(); u != "" {
+			c = append(c, ConfigItem{KeyGPUUUID, u})
+		}
 		if w, err := m.PowerLimit(); err == nil {
 			c = append(c, ConfigItem{"power-limit", fmt.Sprintf("%.0fW", w)})
 		}
@@ -75,3 +78,10 @@ func libVersion(code int, path string) string {
 	}
 	return v
 }
+
+// KeyGPUUUID is the configuration key of the GPU's UUID (NVML's): which
+// chip of a model measured the results. Energies differ between chips of
+// one model (kreplay predict's sums for the Llama-7B prefill on two lent
+// H100s: 46.96 and 48.97 J), so a calibration that mixes two outputs
+// checks it.
+const KeyGPUUUID = "gpu-uuid"

@@ -3,6 +3,8 @@ package whatif
 import (
 	"fmt"
 	"math"
+
+	"github.com/kreplay/kreplay/replay"
 )
 
 // The power cap's clocks, calibrated on the baseline run at the cap.
@@ -69,6 +71,23 @@ type CapPrediction struct {
 	NewJ     float64 `json:"new_j"`
 	SavingNS float64 `json:"saving_ns"`
 	SavingJ  float64 `json:"saving_j"`
+	// Warning says the baseline's replays may not be this GPU's: the
+	// curve takes their energies as the calibrating run's GPU's.
+	Warning string `json:"warning,omitempty"`
+}
+
+// gpuWarning says when the baseline (its GPU's UUID, "" when unknown) and
+// the calibrating run (on GPU here) may be two chips: "" when one.
+func gpuWarning(baseline, here string) string {
+	const why = "; the curve takes its replays' energies as this GPU's, and chips differ " +
+		"(two H100s: the same replays 4% apart in energy, which moved the predicted saving by 10%): predict the baseline on this GPU"
+	switch {
+	case here == "" || baseline == here:
+		return ""
+	case baseline == "":
+		return "the baseline does not say which GPU measured it (no " + replay.KeyGPUUUID + " line)" + why
+	}
+	return "the baseline was measured on " + baseline + ", this is " + here + why
 }
 
 // CapRun is a run of the baseline at the cap: its time and energy per

@@ -149,7 +149,7 @@ func TestAtCapFromCheck(t *testing.T) {
 		SubstNS: 55e6, SubstMeanNS: 56e6, SubstJ: 38.981, SavingNS: 6.499e6, MeanSavingNS: run.NS - 56e6, SavingJ: 5.001,
 		Plain: &replay.TimelineResult{Energy: &replay.Energy{Watts: watts}},
 		Subst: &replay.TimelineResult{Energy: &replay.Energy{Watts: 1}}}
-	atCap(p, &Baseline{ReplayMHz: 1980}, tc)
+	atCap(p, &Baseline{ReplayMHz: 1980, GPUUUID: "GPU-a"}, tc, "GPU-a")
 	if p.Cap == nil {
 		t.Fatalf("no calibrated prediction: %s", p.CapErr)
 	}
@@ -159,8 +159,9 @@ func TestAtCapFromCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Cap.SavingNS != want.SavingNS || p.Cap.NewMHz != want.NewMHz {
-		t.Errorf("calibrated on the check: saving %g ns at %g MHz, want %g at %g (the plain timeline's)", p.Cap.SavingNS, p.Cap.NewMHz, want.SavingNS, want.NewMHz)
+	if p.Cap.SavingNS != want.SavingNS || p.Cap.NewMHz != want.NewMHz || p.Cap.Warning != "" {
+		t.Errorf("calibrated on the check: saving %g ns at %g MHz (warning %q), want %g at %g (the plain timeline's), no warning",
+			p.Cap.SavingNS, p.Cap.NewMHz, p.Cap.Warning, want.SavingNS, want.NewMHz)
 	}
 	tc.compare(p)
 	if tc.Ratio != p.Cap.SavingNS/tc.SavingNS || tc.MeanRatio != p.Cap.SavingNS/tc.MeanSavingNS || tc.EnergyRatio != p.Cap.SavingJ/tc.SavingJ {
@@ -178,7 +179,7 @@ func TestAtCapFromCheck(t *testing.T) {
 	// Without the plain timeline's clock, no calibration, and the reason.
 	p.Cap, p.CapErr = nil, ""
 	tc.PlainMHz = 0
-	atCap(p, &Baseline{ReplayMHz: 1980}, tc)
+	atCap(p, &Baseline{ReplayMHz: 1980}, tc, "")
 	if p.Cap != nil || !strings.Contains(p.CapErr, "no time, energy or SM clock") {
 		t.Errorf("cap %v, error %q; want none, for want of the clock", p.Cap, p.CapErr)
 	}
@@ -203,5 +204,20 @@ func TestSummarize(t *testing.T) {
 	tc.summarize([]float64{7e6, 5e6, 6e6})
 	if tc.PlainMHz != 0 || tc.SubstMHz != 0 {
 		t.Errorf("clocks %g, %g MHz with a round missing one; want none", tc.PlainMHz, tc.SubstMHz)
+	}
+}
+
+func TestGPUWarning(t *testing.T) {
+	for _, c := range []struct{ baseline, here, want string }{
+		{"GPU-a", "GPU-a", ""},
+		{"GPU-a", "", ""},
+		{"", "", ""},
+		{"GPU-a", "GPU-b", "the baseline was measured on GPU-a, this is GPU-b; "},
+		{"", "GPU-b", "no gpu-uuid line"},
+	} {
+		got := gpuWarning(c.baseline, c.here)
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("gpuWarning(%q, %q) = %q, want %q", c.baseline, c.here, got, c.want)
+		}
 	}
 }

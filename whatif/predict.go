@@ -7,6 +7,7 @@ import (
 
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/predict"
+	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -43,6 +44,9 @@ type Baseline struct {
 	// output has neither.
 	ReplayMHz     float64 `json:"replay_mhz,omitempty"`
 	ReplayMHzFrom string  `json:"replay_mhz_from,omitempty"`
+	// GPUUUID is the GPU that measured it (its gpu-uuid line; "" when the
+	// output does not say).
+	GPUUUID string `json:"gpu_uuid,omitempty"`
 	// Sigs are the replaced signatures' times, by ID.
 	Sigs map[string]Times `json:"sigs"`
 }
@@ -82,6 +86,9 @@ func BaselineFromBench(path string, set *signatures.Set, m *Match) (*Baseline, e
 		b.TotalJ = wp.PredictedJ.Center
 	}
 	b.ReplayMHz, b.ReplayMHzFrom = replayMHz(wp, rs.Workload(workload))
+	if w := rs.Workload(workload); w != nil {
+		b.GPUUUID = w.Config[replay.KeyGPUUUID]
+	}
 	for _, s := range wp.Sigs {
 		t := Times{NS: s.ReplayNS.Center}
 		if s.J != nil {

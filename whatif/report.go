@@ -155,6 +155,9 @@ func (p *Prediction) writeLimit(ew *errWriter) {
 			c.ClockShare, 10*c.EnergySlope, c.NewMHz)
 		ew.printf("    %s -> %s, saving %s; %.2f J -> %.2f J, saving %.3f J (the prediction the check compares)\n",
 			bench.FormatNS(c.BaseNS), bench.FormatNS(c.NewNS), bench.FormatNS(c.SavingNS), c.BaseJ, c.NewJ, c.SavingJ)
+		if c.Warning != "" {
+			ew.printf("    warning: %s\n", c.Warning)
+		}
 	case p.CapErr != "":
 		ew.printf("  at the cap, calibrated: not done: %s\n", p.CapErr)
 	}

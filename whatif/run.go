@@ -174,7 +174,11 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 		if err != nil {
 			r.TimelineErr = err.Error()
 		} else {
-			atCap(r.Prediction, r.Baseline, tc)
+			here := ""
+			if d.Meter != nil {
+				here = d.Meter.UUID()
+			}
+			atCap(r.Prediction, r.Baseline, tc, here)
 			tc.compare(r.Prediction)
 			r.Timeline = tc
 		}
@@ -224,7 +228,8 @@ func replayReplaced(d *replay.Device, p *Plan, o Options, r *Result) (*Baseline,
 // than the power limit: its sustained time per launch (the rounds'
 // means), its clock (NVML's, the rounds' mean) and its energy at the
 // power its energy window drew. The substituted timeline is not used.
-func atCap(p *Prediction, b *Baseline, tc *TimelineCheck) {
+// gpu is this GPU's UUID ("" when unknown), held against the baseline's.
+func atCap(p *Prediction, b *Baseline, tc *TimelineCheck, gpu string) {
 	if !p.AtLimit {
 		return
 	}
@@ -237,5 +242,6 @@ func atCap(p *Prediction, b *Baseline, tc *TimelineCheck) {
 		p.CapErr = err.Error()
 		return
 	}
+	cp.Warning = gpuWarning(b.GPUUUID, gpu)
 	p.Cap = cp
 }
