@@ -158,6 +158,15 @@ func TestPackResolvesModules(t *testing.T) {
 		return s
 	}
 	zs, rs := snap(zeros), snap(random)
+	// A 1 MiB mask, past the recorder's limit: extended, as its first
+	// bytes are runs.
+	mask := make([]byte, 1<<20)
+	for i := 0; i < 1024; i++ {
+		for j := 0; j <= i; j++ {
+			mask[i*1024+j] = 1
+		}
+	}
+	ms := snap(mask)
 	ptr := func(snap string, n int) line {
 		return line{"off": 0, "value": 4096, "base": 4096, "range": 1 << 20, "group": 0, "snap": snap, "snap_len": n}
 	}
@@ -175,12 +184,14 @@ func TestPackResolvesModules(t *testing.T) {
 		line{"t": "L", "seq": 8, "key": "", "stream": 7, "error": "function has no name"},
 		launchLine("cccc", 9, "nobody_defines_me"),
 		line{"t": "L", "seq": 9, "key": "cccc", "stream": 7},
+		launchLine("dddd", 10, "triton_poi_fused_add_0", ptr(ms, len(mask))),
+		line{"t": "L", "seq": 10, "key": "dddd", "stream": 7, "p": []uint64{4096}},
 	)
 	c, err := ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Calls) != 5 || c.SnapBytes != 262144 || len(c.Modules) != 3 {
+	if len(c.Calls) != 6 || c.SnapBytes != 262144 || len(c.Modules) != 3 {
 		t.Fatalf("read %d calls, %d modules, snap bytes %d", len(c.Calls), len(c.Modules), c.SnapBytes)
 	}
 	dst := filepath.Join(t.TempDir(), "kernels")
@@ -194,13 +205,13 @@ func TestPackResolvesModules(t *testing.T) {
 	if got := x.Launch("bbbb"); got.Module != newer || !reflect.DeepEqual(got.Alternatives, []string{old}) {
 		t.Errorf("launch after the newer module took %s, alternatives %v; want %s, [%s]", got.Module, got.Alternatives, newer, old)
 	}
-	if want := [][]uint64{{4096}, {4096}, {8192}, nil, nil}; !reflect.DeepEqual(x.CallPtrs, want) {
+	if want := [][]uint64{{4096}, {4096}, {8192}, nil, nil, {4096}}; !reflect.DeepEqual(x.CallPtrs, want) {
 		t.Errorf("call pointers %v, want %v", x.CallPtrs, want)
 	}
 	if x.Launch("cccc").Module != "" || !strings.Contains(strings.Join(x.Notes, "\n"), "no loaded module defines nobody_defines_me") {
 		t.Errorf("unresolved launch: module %q, notes %v", x.Launch("cccc").Module, x.Notes)
 	}
-	if want := []string{"aaaa", "bbbb", "aaaa", "", "cccc"}; strings.Join(x.Calls, ",") != strings.Join(want, ",") {
+	if want := []string{"aaaa", "bbbb", "aaaa", "", "cccc", "dddd"}; strings.Join(x.Calls, ",") != strings.Join(want, ",") {
 		t.Errorf("calls %v, want %v", x.Calls, want)
 	}
 	// Zeros compress: kept whole. Random bytes do not: a 4 KiB sample.
@@ -211,6 +222,10 @@ func TestPackResolvesModules(t *testing.T) {
 	got, err := ReadSnapshot(os.DirFS(dst), p.Snap)
 	if err != nil || p.SnapLen != sampleBytes || p.Whole || !bytes.Equal(got, random[:sampleBytes]) {
 		t.Errorf("random snapshot packed as %s/%d (%d bytes read, %v)", p.Snap, p.SnapLen, len(got), err)
+	}
+	// The extended mask deflates: kept whole, every byte.
+	if p := x.Launch("dddd").Ptrs[0]; p.SnapLen != len(mask) || p.Snap != ms || !p.Whole {
+		t.Errorf("extended mask snapshot packed as %s/%d, whole %v", p.Snap, p.SnapLen, p.Whole)
 	}
 	// Only the modules the launches use are kept, and they read back.
 	for _, h := range []string{old, newer} {
@@ -225,7 +240,7 @@ func TestPackResolvesModules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Launches) != 3 || !bytes.Equal(back.Launch("aaaa").Blob, x.Launch("aaaa").Blob) || !reflect.DeepEqual(back.CallPtrs, x.CallPtrs) {
+	if len(back.Launches) != 4 || !bytes.Equal(back.Launch("aaaa").Blob, x.Launch("aaaa").Blob) || !reflect.DeepEqual(back.CallPtrs, x.CallPtrs) {
 		t.Errorf("index read back with %d launches", len(back.Launches))
 	}
 }
@@ -474,6 +489,61 @@ func TestSnapshotPolicy(t *testing.T) {
 		if got := len(keep(tc.data)); got != tc.keep {
 			t.Errorf("%s (%d bytes): keeps %d, want %d", tc.name, len(tc.data), got, tc.keep)
 		}
+	}
+}
+
+// The recorder extends a snapshot of runs as far as Pack expects.
+func TestRunsCapIsRecorders(t *testing.T) {
+	h, err := sources.ReadFile("csrc/kr_inject.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("#define KR_RUNS_CAP (%d << 20)", runsCap>>20); !strings.Contains(string(h), want) {
+		t.Errorf("kr_inject.h does not say %q", want)
+	}
+}
+
+// A snapshot the recorder extended (its first bytes mostly runs) is kept
+// whole when it is a mask; causally masked scores, which do not deflate
+// to a quarter, give a sample of all of them, with their share of mask,
+// where their first bytes are almost all mask.
+func TestKeepRuns(t *testing.T) {
+	const low = 0xfbff // f16's lowest value, the mask GPT-2 writes
+	const s = 512      // keys per row; rows of one head
+	r := rand.New(rand.NewPCG(7, 8))
+	mask := make([]byte, 1024*1024) // a causal bool mask, 1024 x 1024
+	for i := 0; i < 1024; i++ {
+		for j := 0; j <= i; j++ {
+			mask[i*1024+j] = 1
+		}
+	}
+	if got := keepRuns(mask); len(got) != len(mask) {
+		t.Errorf("a causal mask keeps %d of %d bytes, want all", len(got), len(mask))
+	}
+	scores := make([]byte, runsCap) // 16 heads of masked f16 scores
+	for k := 0; k < len(scores)/2; k++ {
+		i, j := k/s%s, k%s
+		v := uint16(low)
+		if j <= i {
+			v = uint16(r.Uint32N(0x7800-0x1c00)+0x1c00) | uint16(r.Uint32N(2))<<15
+		}
+		binary.LittleEndian.PutUint16(scores[2*k:], v)
+	}
+	share := func(b []byte) float64 {
+		n := 0
+		for k := 0; k+2 <= len(b); k += 2 {
+			if binary.LittleEndian.Uint16(b[k:]) == low {
+				n++
+			}
+		}
+		return float64(n) / float64(len(b)/2)
+	}
+	got := keepRuns(scores)
+	if len(got) != sampleBytes || share(got) < 0.4 || share(got) > 0.6 {
+		t.Errorf("masked scores keep %d bytes, %.0f%% mask; want %d, about half", len(got), 100*share(got), sampleBytes)
+	}
+	if head := share(scores[:sampleBytes]); head < 0.95 {
+		t.Errorf("the scores' first bytes are %.0f%% mask, want almost all (the case this is for)", 100*head)
 	}
 }
 

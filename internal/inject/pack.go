@@ -58,9 +58,17 @@ func (x *Index) Launch(key string) *Launch {
 // deflate to a third or more, so they are sampled: keeping them whole
 // made a 1B-parameter FP8 prefill's bundle 117 MB. Snapshots are stored
 // gzip'ed (snaps/HASH.bin.gz).
+//
+// A buffer whose first bytes are mostly runs is recorded up to runsCap
+// bytes (kr_inject.h). Pack keeps such a snapshot whole when all of it
+// deflates to a quarter (a mask, zeros), else a sample of sampleBytes
+// drawn evenly from all of it (spreadSample): causally masked scores
+// begin with rows almost all mask, and their first bytes are not their
+// mix.
 const (
 	smallSnap   = 16 << 10
 	sampleBytes = 4 << 10
+	runsCap     = 8 << 20
 )
 
 // Pack writes into dst (created; must not exist) what a bundle keeps of a
@@ -109,12 +117,12 @@ func Pack(c *Capture, dst string) (*Index, error) {
 			}
 		}
 		for i := range l.Ptrs {
-			if err := packSnap(c.Dir, dst, &l.Ptrs[i].Snapshot, packed); err != nil {
+			if err := packSnap(c.Dir, dst, &l.Ptrs[i].Snapshot, c.SnapBytes, packed); err != nil {
 				return nil, fmt.Errorf("launch %s: %w", l.Key, err)
 			}
 		}
 		for i := range l.Inner {
-			if err := packSnap(c.Dir, dst, &l.Inner[i].Snapshot, packed); err != nil {
+			if err := packSnap(c.Dir, dst, &l.Inner[i].Snapshot, c.SnapBytes, packed); err != nil {
 				return nil, fmt.Errorf("launch %s: inner pointer %d: %w", l.Key, i, err)
 			}
 		}
@@ -137,7 +145,7 @@ func copyModule(src, dst, hash string) error {
 // packSnap applies the snapshot policy to one pointer's snapshot, once per
 // recorded snapshot (packed remembers the outcome: a decode's launches
 // share most of theirs).
-func packSnap(src, dst string, p *Snapshot, packed map[string]Snapshot) error {
+func packSnap(src, dst string, p *Snapshot, capBytes int, packed map[string]Snapshot) error {
 	if p.Snap == "" {
 		return nil
 	}
@@ -153,7 +161,11 @@ func packSnap(src, dst string, p *Snapshot, packed map[string]Snapshot) error {
 	if len(data) != p.SnapLen {
 		return fmt.Errorf("snapshot %s has %d bytes, the record says %d", p.Snap, len(data), p.SnapLen)
 	}
-	if kept := keep(data); len(kept) < len(data) {
+	kept := keep(data)
+	if capBytes > 0 && len(data) > capBytes {
+		kept = keepRuns(data)
+	}
+	if len(kept) < len(data) {
 		h := fnv.New64a()
 		h.Write(kept)
 		p.Snap, p.SnapLen, p.Whole = fmt.Sprintf("%016x", h.Sum64()), len(kept), false
@@ -179,15 +191,47 @@ func keep(data []byte) []byte {
 	return data[:max(sampleBytes, intPrefix(data))]
 }
 
-// steering reports whether data deflates to at most a quarter of its
-// size (judged on its first 64 KiB).
-func steering(data []byte) bool {
-	data = data[:min(len(data), 64<<10)]
+// keepRuns is what the snapshot policy keeps of a snapshot the recorder
+// extended past its limit (its first bytes mostly runs): all of it when it
+// deflates to a quarter, else spreadSample of it.
+func keepRuns(data []byte) []byte {
+	if deflatesToQuarter(data) {
+		return data
+	}
+	return spreadSample(data)
+}
+
+// spreadSample draws sampleBytes of data in 64-byte pieces at evenly
+// spaced, 8-byte aligned offsets.
+func spreadSample(data []byte) []byte {
+	const piece = 64
+	n := sampleBytes / piece
+	if len(data) <= sampleBytes {
+		return data
+	}
+	out := make([]byte, 0, sampleBytes)
+	step := (len(data) - piece) / (n - 1)
+	for i := 0; i < n; i++ {
+		off := (i * step) &^ 7
+		out = append(out, data[off:off+piece]...)
+	}
+	return out
+}
+
+// deflatesToQuarter reports whether all of data deflates to at most a
+// quarter of its size.
+func deflatesToQuarter(data []byte) bool {
 	var n countWriter
 	zw, _ := flate.NewWriter(&n, flate.BestSpeed)
 	zw.Write(data)
 	zw.Close()
 	return int(n) <= len(data)/4
+}
+
+// steering reports whether data deflates to at most a quarter of its
+// size (judged on its first 64 KiB).
+func steering(data []byte) bool {
+	return deflatesToQuarter(data[:min(len(data), 64<<10)])
 }
 
 // writeGzip writes data gzip'ed to path.

@@ -360,17 +360,41 @@ static size_t window(const ptrinfo *ptrs, int nptr, int i, size_t n) {
 	return n;
 }
 
-/* keep_snap copies n bytes at v (as the kernel will find them: with the
+/* mostly_runs reports whether at least half of the 8-byte words of the
+ * first n bytes of buf (at most 64 KiB of them) repeat the word before. */
+static int mostly_runs(const unsigned char *buf, size_t n) {
+	if (n > (64 << 10)) n = 64 << 10;
+	size_t words = n / 8, same = 0;
+	for (size_t i = 1; i < words; i++) same += memcmp(buf + 8 * i, buf + 8 * (i - 1), 8) == 0;
+	return words > 1 && 2 * same >= words;
+}
+
+/* keep_snap copies *n bytes at v (as the kernel will find them: with the
  * memsets captured before it applied, given a capture c) and writes them
- * under their hash, once; false when they could not be read. */
-static int keep_snap(unsigned char *buf, kr_CUdeviceptr v, size_t n, const struct gcapture *c, size_t upto, uint64_t *hash) {
-	if (n == 0 || p_cuMemcpyDtoH(buf, v, n) != 0) return 0;
-	if (c) apply_memsets(c, upto, v, buf, n);
-	uint64_t h = fnv(FNV0, buf, n);
+ * under their hash, once; false when they could not be read. Of a buffer
+ * with rest bytes past v whose first *n bytes are mostly runs, it keeps up
+ * to KR_RUNS_CAP (*n grows to that). */
+static int keep_snap(unsigned char *buf, kr_CUdeviceptr v, size_t rest, size_t *n, const struct gcapture *c, size_t upto,
+                     uint64_t *hash) {
+	if (*n == 0 || p_cuMemcpyDtoH(buf, v, *n) != 0) return 0;
+	if (c) apply_memsets(c, upto, v, buf, *n);
+	unsigned char *data = buf;
+	if (rest > *n && snapcap < KR_RUNS_CAP && mostly_runs(buf, *n)) {
+		size_t m = rest < KR_RUNS_CAP ? rest : KR_RUNS_CAP;
+		unsigned char *big = malloc(m);
+		if (big && p_cuMemcpyDtoH(big, v, m) == 0) {
+			if (c) apply_memsets(c, upto, v, big, m);
+			data = big, *n = m;
+		} else {
+			free(big);
+		}
+	}
+	uint64_t h = fnv(FNV0, data, *n);
 	*hash = h;
 	pthread_mutex_lock(&mu);
-	if (seen_add(h ^ 0x736e6170ULL)) write_file("snaps", h, "bin", buf, n);
+	if (seen_add(h ^ 0x736e6170ULL)) write_file("snaps", h, "bin", data, *n);
 	pthread_mutex_unlock(&mu);
+	if (data != buf) free(data);
 	return 1;
 }
 
@@ -399,20 +423,18 @@ KR_HIDDEN int snapshot(const launch *l, ptrinfo *ptrs, int nptr, const struct gc
 				break;
 			}
 		if (dup) continue;
-		size_t n = ptrs[i].base + ptrs[i].range - ptrs[i].value;
-		if (n > snapcap) n = snapcap;
-		if (!keep_snap(buf, ptrs[i].value, n, c, upto, &ptrs[i].snap)) continue;
+		size_t rest = ptrs[i].base + ptrs[i].range - ptrs[i].value, n = rest < snapcap ? rest : snapcap;
+		if (!keep_snap(buf, ptrs[i].value, rest, &n, c, upto, &ptrs[i].snap)) continue;
 		ptrs[i].snaplen = n;
-		ninner = find_inner(buf, window(ptrs, nptr, i, n), ptrs[i].value, i, ptrs, inner, ninner, dropped);
+		ninner = find_inner(buf, window(ptrs, nptr, i, n < snapcap ? n : snapcap), ptrs[i].value, i, ptrs, inner, ninner, dropped);
 	}
 	for (int i = 0; i < ninner; i++) {
 		innerptr *q = &inner[i];
 		for (int j = 0; j < i && !q->snap; j++)
 			if (inner[j].value == q->value) q->snap = inner[j].snap, q->snaplen = inner[j].snaplen;
 		if (q->snap) continue;
-		size_t n = q->base + q->range - q->value;
-		if (n > snapcap) n = snapcap;
-		if (keep_snap(buf, q->value, n, c, upto, &q->snap)) q->snaplen = n;
+		size_t rest = q->base + q->range - q->value, n = rest < snapcap ? rest : snapcap;
+		if (keep_snap(buf, q->value, rest, &n, c, upto, &q->snap)) q->snaplen = n;
 	}
 	free(buf);
 	return ninner;
