@@ -53,9 +53,10 @@ typedef struct {
 /* A buffer whose first bytes are mostly runs (masks, zeros, masked
  * scores) is kept up to KR_RUNS_CAP bytes, not the snapshot cap (package
  * inject's runsCap): a mask larger than the cap, tiled from its first rows,
- * is not the mask. GPT-2's causal mask (1024 x 1024 bool) tiled from its
- * first 256 rows made the masked scores 75% mask where they are 50%, and
- * the softmax over them replayed 11% slower than traced. */
+ * is not the mask. Tiled so, GPT-2-medium's causal mask made the masked
+ * scores 75% mask where they are 50%, and its softmax over them replayed
+ * 11% slower than traced; kept whole, 0.7% faster (H100,
+ * results/h100/generality/). */
 #define KR_RUNS_CAP (8 << 20)
 typedef struct {
 	int in;               /* index of the parameter pointer whose buffer holds it */
