@@ -99,7 +99,8 @@ func compiler() (string, error) {
 
 // Env returns the environment that makes a CUDA process load the recorder
 // at lib and write into dir, keeping snapBytes of each buffer (0: the
-// library's default, 256 KiB).
+// library's default, 256 KiB; a buffer whose first bytes are mostly runs
+// up to 8 MiB, when snapBytes is less).
 func Env(lib, dir string, snapBytes int) []string {
 	env := []string{"CUDA_INJECTION64_PATH=" + lib, "KREPLAY_INJECT_LIB=" + lib, "KREPLAY_INJECT_DIR=" + dir}
 	if snapBytes > 0 {

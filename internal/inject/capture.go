@@ -199,7 +199,8 @@ type Capture struct {
 	Calls []Call
 	// Errors are the recorder's own errors.
 	Errors []string
-	// SnapBytes is the most bytes kept of one buffer.
+	// SnapBytes is the most bytes kept of one buffer, but of one whose
+	// first bytes are mostly runs (a mask), which is kept up to runsCap.
 	SnapBytes int
 	armed     bool
 }
