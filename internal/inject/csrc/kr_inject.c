@@ -70,6 +70,7 @@ static int detached;
 static kr_CUpti_SubscriberHandle subscriber;
 KR_HIDDEN uint64_t seq;
 static size_t snapcap = 256 << 10;
+static size_t runs_read; /* bytes read to extend snapshots of runs (keep_snap), under mu */
 static uint64_t *seen; /* open-addressing set of hashes (modules, keys, snaps) */
 static size_t seen_cap;
 static size_t seen_n;
@@ -373,14 +374,21 @@ static int mostly_runs(const unsigned char *buf, size_t n) {
  * memsets captured before it applied, given a capture c) and writes them
  * under their hash, once; false when they could not be read. Of a buffer
  * with rest bytes past v whose first *n bytes are mostly runs, it keeps up
- * to KR_RUNS_CAP (*n grows to that). */
+ * to KR_RUNS_CAP (*n grows to that), while the process has read less than
+ * KR_RUNS_BUDGET for such extensions. */
 static int keep_snap(unsigned char *buf, kr_CUdeviceptr v, size_t rest, size_t *n, const struct gcapture *c, size_t upto,
                      uint64_t *hash) {
 	if (*n == 0 || p_cuMemcpyDtoH(buf, v, *n) != 0) return 0;
 	if (c) apply_memsets(c, upto, v, buf, *n);
 	unsigned char *data = buf;
+	size_t m = rest < KR_RUNS_CAP ? rest : KR_RUNS_CAP;
+	int extend = 0;
 	if (rest > *n && snapcap < KR_RUNS_CAP && mostly_runs(buf, *n)) {
-		size_t m = rest < KR_RUNS_CAP ? rest : KR_RUNS_CAP;
+		pthread_mutex_lock(&mu);
+		if (runs_read + m <= KR_RUNS_BUDGET) runs_read += m, extend = 1;
+		pthread_mutex_unlock(&mu);
+	}
+	if (extend) {
 		unsigned char *big = malloc(m);
 		if (big && p_cuMemcpyDtoH(big, v, m) == 0) {
 			if (c) apply_memsets(c, upto, v, big, m);

@@ -58,6 +58,12 @@ typedef struct {
  * 11% slower than traced; kept whole, 0.7% faster (H100,
  * results/h100/generality/). */
 #define KR_RUNS_CAP (8 << 20)
+/* KR_RUNS_BUDGET bounds the bytes a process reads for such extensions:
+ * an eager decode launches thousands of unique kernels whose KV caches,
+ * zero past the tokens so far, are runs that change every step; at 8 MiB
+ * each they would fill the disk (its 256 KiB snapshots already made a
+ * 160 MB bundle). Past the budget, buffers keep the snapshot cap. */
+#define KR_RUNS_BUDGET ((size_t)512 << 20)
 typedef struct {
 	int in;               /* index of the parameter pointer whose buffer holds it */
 	size_t at;            /* its byte offset from that pointer */
