@@ -60,7 +60,8 @@ func (x *Index) Launch(key string) *Launch {
 // gzip'ed (snaps/HASH.bin.gz).
 //
 // A buffer whose first bytes are mostly runs is recorded up to runsCap
-// bytes (kr_inject.h). Pack keeps such a snapshot whole when all of it
+// bytes (kr_inject.h), until the process has read 512 MiB for such
+// extensions. Pack keeps such a snapshot whole when all of it
 // deflates to a quarter (a mask, zeros), else a sample of sampleBytes
 // drawn evenly from all of it (spreadSample): causally masked scores
 // begin with rows almost all mask, and their first bytes are not their
