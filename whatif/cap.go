@@ -33,8 +33,8 @@ import (
 //
 // The what-if's run, with sums T0' and E0' from the replays, then runs at
 // the clock s2 at which it draws the power the baseline drew, E1/T1 (the
-// cap holds the power, not the clock: both timelines' energy windows drew
-// 693-696 W in two runs on H100s):
+// cap holds the power, not the clock: the timelines' energy windows drew
+// 690-698 W in eight runs on H100s):
 //
 //	E0' e(s2) / (T0' t(s2)) = E1 / T1
 //
@@ -42,12 +42,14 @@ import (
 // along the baseline's curve: the same share of clock-bound time and the
 // same voltage curve. The launches' gaps inside T1 are counted as scaling
 // with the clock, as c absorbs them. The calibration is a measurement of
-// the baseline only: the substituted run is never used. On the two
-// recorded runs with one round's means (tenth and fourteenth sessions,
-// H100), it predicts the substituted timeline's sustained time within
-// 0.7% (56.41 ms against 56.01, 57.16 against 57.53), its saving -5.6%
-// and +5.5% off: a saving of 7 ms is the difference of two 60 ms times,
-// so each 0.5% on either moves it by 5%.
+// the baseline only: the substituted run is never used.
+//
+// Measured (results/h100/roofline-whatif/, fourteenth session, the
+// RMSNorm what-if, 11 rounds, eight runs on four H100s with a baseline of
+// the same day): predicted/sustained saving -2.5% to -6.9%, mean -4.0%;
+// the model over-predicts the substituted timeline's time by 0.3-0.9% in
+// every run. A saving of 7 ms is the difference of two 60 ms times, so
+// each 0.5% on either moves it by 5%.
 
 // CapPrediction is the what-if's prediction at the power cap, calibrated
 // on a run of the baseline at the cap (the plain timeline).
