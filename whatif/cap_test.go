@@ -193,7 +193,7 @@ func TestSummarize(t *testing.T) {
 		{PlainNS: 61e6, SubstNS: 56e6, PlainMeanNS: 62e6, SubstMeanNS: 56.5e6, PlainMHz: 1700, SubstMHz: 1600},
 		{PlainNS: 63e6, SubstNS: 57e6, PlainMeanNS: 64e6, SubstMeanNS: 57.5e6, PlainMHz: 1650, SubstMHz: 1550},
 	}}
-	tc.summarize([]float64{7e6, 5e6, 6e6})
+	tc.summarize()
 	want := TimelineCheck{PlainNS: 62e6, SubstNS: 56e6, SavingNS: 6e6, PlainMeanNS: 63e6, SubstMeanNS: 56.5e6, MeanSavingNS: 6.5e6,
 		PlainMHz: 1650, SubstMHz: 1550}
 	if tc.PlainNS != want.PlainNS || tc.SubstNS != want.SubstNS || tc.SavingNS != want.SavingNS || tc.PlainMeanNS != want.PlainMeanNS ||
@@ -201,7 +201,7 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", *tc, want)
 	}
 	tc.Rounds[1].SubstMHz = 0
-	tc.summarize([]float64{7e6, 5e6, 6e6})
+	tc.summarize()
 	if tc.PlainMHz != 0 || tc.SubstMHz != 0 {
 		t.Errorf("clocks %g, %g MHz with a round missing one; want none", tc.PlainMHz, tc.SubstMHz)
 	}

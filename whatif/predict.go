@@ -85,8 +85,8 @@ func BaselineFromBench(path string, set *signatures.Set, m *Match) (*Baseline, e
 	if wp.PredictedJ != nil {
 		b.TotalJ = wp.PredictedJ.Center
 	}
-	b.ReplayMHz, b.ReplayMHzFrom = replayMHz(wp, rs.Workload(workload))
 	if w := rs.Workload(workload); w != nil {
+		b.ReplayMHz, b.ReplayMHzFrom = replayMHz(wp, w)
 		b.GPUUUID = w.Config[replay.KeyGPUUUID]
 	}
 	for _, s := range wp.Sigs {
@@ -108,9 +108,6 @@ func BaselineFromBench(path string, set *signatures.Set, m *Match) (*Baseline, e
 // weighted by its predicted time, else the device's maximum from the
 // peak-sm-clock-mhz line (assumed); 0 without either.
 func replayMHz(wp *predict.WorkloadPrediction, w *predict.WorkloadResults) (float64, string) {
-	if w == nil {
-		return 0, ""
-	}
 	var sum, ns float64
 	for _, s := range wp.Sigs {
 		smp := w.Sigs[s.ID]

@@ -111,7 +111,6 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 	tc := &TimelineCheck{PlainLaunches: plain.Launched, SubstLaunches: subst.Launched, Substituted: subst.Substituted,
 		RunsSkipped: runsSkipped(set, plain, subs)}
 	fmt.Fprintf(o.Progress, "timeline: %d launches plain, %d substituted (%d invocations replaced)\n", tc.PlainLaunches, tc.SubstLaunches, tc.Substituted)
-	var savings []float64
 	for i := range o.Rounds {
 		last := i == o.Rounds-1
 		mo := o.Timeline
@@ -127,45 +126,41 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 			return nil, fmt.Errorf("the substituted timeline: %w", err)
 		}
 		tc.Rounds = append(tc.Rounds, roundOf(pr, sr))
-		savings = append(savings, pr.MedianNS-sr.MedianNS)
 		fmt.Fprintf(o.Progress, "timeline round %d: plain %.1f µs, substituted %.1f µs, saving %.1f µs\n",
 			i+1, pr.MedianNS/1e3, sr.MedianNS/1e3, (pr.MedianNS-sr.MedianNS)/1e3)
 		if last {
 			tc.Plain, tc.Subst = pr, sr
 		}
 	}
-	tc.summarize(savings)
+	tc.summarize()
 	tc.inContext()
 	tc.energy()
 	return tc, nil
 }
 
-// summarize takes the rounds' medians, means and clocks.
-func (tc *TimelineCheck) summarize(savings []float64) {
-	var ps, ss []float64
-	n, clocks := 0.0, 0.0
-	tc.PlainMeanNS, tc.SubstMeanNS, tc.PlainMHz, tc.SubstMHz = 0, 0, 0, 0
+// summarize takes the rounds' medians (the saving the median of their
+// differences), means and clocks; the clocks only where every round has
+// them.
+func (tc *TimelineCheck) summarize() {
+	var ps, ss, savings []float64
+	var plainMean, substMean, plainMHz, substMHz float64
+	clocks := true
 	for _, r := range tc.Rounds {
-		ps, ss = append(ps, r.PlainNS), append(ss, r.SubstNS)
-		tc.PlainMeanNS += r.PlainMeanNS
-		tc.SubstMeanNS += r.SubstMeanNS
-		tc.PlainMHz += r.PlainMHz
-		tc.SubstMHz += r.SubstMHz
-		n++
-		if r.PlainMHz > 0 && r.SubstMHz > 0 {
-			clocks++
-		}
+		ps, ss, savings = append(ps, r.PlainNS), append(ss, r.SubstNS), append(savings, r.PlainNS-r.SubstNS)
+		plainMean, substMean = plainMean+r.PlainMeanNS, substMean+r.SubstMeanNS
+		plainMHz, substMHz = plainMHz+r.PlainMHz, substMHz+r.SubstMHz
+		clocks = clocks && r.PlainMHz > 0 && r.SubstMHz > 0
 	}
 	tc.PlainNS, tc.SubstNS, tc.SavingNS = median(ps), median(ss), median(savings)
+	tc.PlainMeanNS, tc.SubstMeanNS, tc.MeanSavingNS, tc.PlainMHz, tc.SubstMHz = 0, 0, 0, 0, 0
+	n := float64(len(tc.Rounds))
 	if n == 0 {
 		return
 	}
-	tc.PlainMeanNS, tc.SubstMeanNS = tc.PlainMeanNS/n, tc.SubstMeanNS/n
+	tc.PlainMeanNS, tc.SubstMeanNS = plainMean/n, substMean/n
 	tc.MeanSavingNS = tc.PlainMeanNS - tc.SubstMeanNS
-	if clocks == n {
-		tc.PlainMHz, tc.SubstMHz = tc.PlainMHz/n, tc.SubstMHz/n
-	} else {
-		tc.PlainMHz, tc.SubstMHz = 0, 0
+	if clocks {
+		tc.PlainMHz, tc.SubstMHz = plainMHz/n, substMHz/n
 	}
 }
 
