@@ -162,9 +162,11 @@ func packSnap(src, dst string, p *Snapshot, capBytes int, packed map[string]Snap
 	if len(data) != p.SnapLen {
 		return fmt.Errorf("snapshot %s has %d bytes, the record says %d", p.Snap, len(data), p.SnapLen)
 	}
-	kept := keep(data)
+	var kept []byte
 	if capBytes > 0 && len(data) > capBytes {
-		kept = keepRuns(data)
+		kept = keepRuns(data) // the recorder extended it: its first bytes are runs
+	} else {
+		kept = keep(data)
 	}
 	if len(kept) < len(data) {
 		h := fnv.New64a()
