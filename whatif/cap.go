@@ -32,11 +32,14 @@ import (
 //	c = (T1/T0 - 1) / (1/s1 - 1),   k = (1 - E1/E0) / (1 - s1)
 //
 // The what-if's run, with sums T0' and E0' from the replays, then runs at
-// the clock s2 at which it draws the power the baseline drew, E1/T1 (the
-// cap holds the power, not the clock: the timelines' energy windows drew
-// 690-698 W in eight runs on H100s):
+// the clock s2 at which it draws the power W2 the cap leaves it (the cap
+// holds the power, not the clock: the timelines' energy windows drew
+// 690-700 W in eight runs on H100s):
 //
-//	E0' e(s2) / (T0' t(s2)) = E1 / T1
+//	E0' e(s2) / (T0' t(s2)) = W2
+//
+// W2 is the baseline's E1/T1 moved by the two mixes' below-cap demand
+// (undrawn.go), or E1/T1 itself where that is not known.
 //
 // and the saving is T1 - T0' t(s2). This assumes the what-if's run moves
 // along the baseline's curve: the same share of clock-bound time and the
@@ -66,6 +69,11 @@ type CapPrediction struct {
 	// ClockShare (c) and EnergySlope (k) are the fitted curve's.
 	ClockShare  float64 `json:"clock_share"`
 	EnergySlope float64 `json:"energy_slope"`
+	// BaseW is the calibrating run's power; NewW the power the what-if's
+	// run is placed at (undrawn.go), NewWFrom how it was found.
+	BaseW    float64 `json:"base_w"`
+	NewW     float64 `json:"new_w"`
+	NewWFrom string  `json:"new_w_from"`
 	// NewMHz, NewNS and NewJ are the what-if's run at the cap; SavingNS
 	// and SavingJ its savings against the calibrating run.
 	NewMHz   float64 `json:"new_mhz"`
@@ -123,7 +131,14 @@ func PredictAtCap(p *Prediction, replayMHz float64, run CapRun) (*CapPrediction,
 	cp.EnergySlope = (1 - e1) / (1 - s1)
 	t := func(s float64) float64 { return 1 + cp.ClockShare*(1/s-1) }
 	e := func(s float64) float64 { return math.Max(0, 1-cp.EnergySlope*(1-s)) }
-	power := run.J / run.NS
+	cp.BaseW = run.J / run.NS * 1e9
+	w, scaled := p.capPower(cp.BaseW)
+	cp.NewW, cp.NewWFrom = w, "the baseline's run's"
+	if scaled {
+		cp.NewWFrom = fmt.Sprintf("the limit less the baseline's deficit x %.3g (below-cap demand %.3g W against %.3g W)",
+			p.NewBelowCapW/p.BelowCapW, p.NewBelowCapW, p.BelowCapW)
+	}
+	power := w / 1e9
 	draw := func(s float64) float64 { return p.NewJ * e(s) / (p.NewNS * t(s)) }
 	s2 := 1.0
 	if draw(1) > power {
