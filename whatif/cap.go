@@ -32,14 +32,11 @@ import (
 //	c = (T1/T0 - 1) / (1/s1 - 1),   k = (1 - E1/E0) / (1 - s1)
 //
 // The what-if's run, with sums T0' and E0' from the replays, then runs at
-// the clock s2 at which it draws the power W2 the cap leaves it (the cap
-// holds the power, not the clock: the timelines' energy windows drew
-// 690-700 W in eight runs on H100s):
+// the clock s2 at which it draws the power the baseline drew, E1/T1 (the
+// cap holds the power, not the clock: the timelines' energy windows drew
+// 690-698 W in eight runs on H100s):
 //
-//	E0' e(s2) / (T0' t(s2)) = W2
-//
-// W2 is the baseline's E1/T1 moved by the two mixes' below-cap demand
-// (undrawn.go), or E1/T1 itself where that is not known.
+//	E0' e(s2) / (T0' t(s2)) = E1 / T1
 //
 // and the saving is T1 - T0' t(s2). This assumes the what-if's run moves
 // along the baseline's curve: the same share of clock-bound time and the
@@ -52,7 +49,16 @@ import (
 // the same day): predicted/sustained saving -2.5% to -6.9%, mean -4.0%;
 // the model over-predicts the substituted timeline's time by 0.3-0.9% in
 // every run. A saving of 7 ms is the difference of two 60 ms times, so
-// each 0.5% on either moves it by 5%.
+// each 0.5% on either moves it by 5%. Six more runs on two more H100s
+// (fifteenth session): -0.4% to -7.5% (mean -5.4%) against the sustained
+// saving, -1.7% to +5.4% against the median.
+//
+// Tried and withdrawn (fifteenth session): placing the what-if's run at
+// the limit less the baseline's deficit, scaled by the two mixes' demand
+// below the limit (the chain's kernels draw less than it even at full
+// clock). Fitted on the eight runs it moved them to -0.2% to -5.0%; on
+// the six new ones the substituted timelines drew the plain ones' power
+// (0.15 W less on average, sd 2.7 W), not the 2.2 W more it predicted.
 
 // CapPrediction is the what-if's prediction at the power cap, calibrated
 // on a run of the baseline at the cap (the plain timeline).
@@ -69,11 +75,6 @@ type CapPrediction struct {
 	// ClockShare (c) and EnergySlope (k) are the fitted curve's.
 	ClockShare  float64 `json:"clock_share"`
 	EnergySlope float64 `json:"energy_slope"`
-	// BaseW is the calibrating run's power; NewW the power the what-if's
-	// run is placed at (undrawn.go), NewWFrom how it was found.
-	BaseW    float64 `json:"base_w"`
-	NewW     float64 `json:"new_w"`
-	NewWFrom string  `json:"new_w_from"`
 	// NewMHz, NewNS and NewJ are the what-if's run at the cap; SavingNS
 	// and SavingJ its savings against the calibrating run.
 	NewMHz   float64 `json:"new_mhz"`
@@ -131,14 +132,7 @@ func PredictAtCap(p *Prediction, replayMHz float64, run CapRun) (*CapPrediction,
 	cp.EnergySlope = (1 - e1) / (1 - s1)
 	t := func(s float64) float64 { return 1 + cp.ClockShare*(1/s-1) }
 	e := func(s float64) float64 { return math.Max(0, 1-cp.EnergySlope*(1-s)) }
-	cp.BaseW = run.J / run.NS * 1e9
-	w, scaled := p.capPower(cp.BaseW)
-	cp.NewW, cp.NewWFrom = w, "the baseline's run's"
-	if scaled {
-		cp.NewWFrom = fmt.Sprintf("the limit less the baseline's deficit x %.3g (below-cap demand %.3g W against %.3g W)",
-			p.NewBelowCapW/p.BelowCapW, p.NewBelowCapW, p.BelowCapW)
-	}
-	power := w / 1e9
+	power := run.J / run.NS
 	draw := func(s float64) float64 { return p.NewJ * e(s) / (p.NewNS * t(s)) }
 	s2 := 1.0
 	if draw(1) > power {

@@ -19,9 +19,6 @@ import (
 type Times struct {
 	NS float64 `json:"ns"`
 	J  float64 `json:"j,omitempty"`
-	// N is the signature's invocations per inference, where a baseline
-	// read from benchmark output gives them (0 otherwise).
-	N int `json:"n,omitempty"`
 }
 
 // Baseline is the prediction without the what-if: its totals, and the
@@ -93,7 +90,7 @@ func BaselineFromBench(path string, set *signatures.Set, m *Match) (*Baseline, e
 		b.GPUUUID = w.Config[replay.KeyGPUUUID]
 	}
 	for _, s := range wp.Sigs {
-		t := Times{NS: s.ReplayNS.Center, N: s.Count}
+		t := Times{NS: s.ReplayNS.Center}
 		if s.J != nil {
 			t.J = s.J.Center
 		}
@@ -167,11 +164,6 @@ type Prediction struct {
 	// AtLimit says the baseline's signatures, back to back, draw more
 	// than the power limit on average (BaseJ / BaseNS > PowerLimitW).
 	AtLimit bool `json:"at_limit,omitempty"`
-	// BelowCapW and NewBelowCapW are the baseline's and the what-if's
-	// below-cap demand (undrawn.go), when the power limit and every
-	// baseline signature's invocations are known; 0 otherwise.
-	BelowCapW    float64 `json:"below_cap_w,omitempty"`
-	NewBelowCapW float64 `json:"new_below_cap_w,omitempty"`
 	// Cap is the prediction at the cap calibrated on a run of the
 	// baseline there (cap.go), when AtLimit and the timeline check ran
 	// with energies; CapErr says why not where it was tried.
@@ -234,6 +226,5 @@ func Predict(m *Match, base *Baseline, fused []Times) (*Prediction, error) {
 		p.BaseJ, p.NewJ = base.TotalJ, base.TotalJ-p.SavingJ
 	}
 	p.atLimit(base.PowerLimitW, base.PowerLimitFrom)
-	p.belowCap(m, base, fused)
 	return p, nil
 }

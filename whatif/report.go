@@ -151,9 +151,8 @@ func (p *Prediction) writeLimit(ew *errWriter) {
 	case c != nil:
 		ew.printf("  at the cap, calibrated on %s (%s, %.2f J, %.0f MHz; the replays ran at %.0f MHz):\n",
 			c.From, bench.FormatNS(c.BaseNS), c.BaseJ, c.BaseMHz, c.ReplayMHz)
-		ew.printf("    clock-bound share %.3f, energy per operation -%.1f%% per -10%% of clock; the what-if draws %.1f W (the baseline %.1f W;\n",
-			c.ClockShare, 10*c.EnergySlope, c.NewW, c.BaseW)
-		ew.printf("    power: %s) and runs at %.0f MHz:\n", c.NewWFrom, c.NewMHz)
+		ew.printf("    clock-bound share %.3f, energy per operation -%.1f%% per -10%% of clock; the what-if runs at %.0f MHz:\n",
+			c.ClockShare, 10*c.EnergySlope, c.NewMHz)
 		ew.printf("    %s -> %s, saving %s; %.2f J -> %.2f J, saving %.3f J (the prediction the check compares)\n",
 			bench.FormatNS(c.BaseNS), bench.FormatNS(c.NewNS), bench.FormatNS(c.SavingNS), c.BaseJ, c.NewJ, c.SavingJ)
 		if c.Warning != "" {
