@@ -50,8 +50,9 @@ import (
 // the model over-predicts the substituted timeline's time by 0.3-0.9% in
 // every run. A saving of 7 ms is the difference of two 60 ms times, so
 // each 0.5% on either moves it by 5%. Six more runs on two more H100s
-// (fifteenth session): -0.4% to -7.5% (mean -5.4%) against the sustained
-// saving, -1.7% to +5.4% against the median.
+// (fifteenth session, this model recomputed from their JSON): -1.9% to
+// -8.9% (mean -6.9%) against the sustained saving, -3.7% to +3.8%
+// against the median; the predicted clock 3-34 MHz under the measured.
 //
 // Tried and withdrawn (fifteenth session): placing the what-if's run at
 // the limit less the baseline's deficit, scaled by the two mixes' demand
