@@ -51,6 +51,26 @@ type CaptureOptions struct {
 	// kernels recorded (another process may autotune its Triton kernels
 	// differently). An error fails the capture.
 	Kernels KernelRecorder
+	// ProfileWarmup is how many inferences are profiled and discarded
+	// before the traced one: 0 means DefaultProfileWarmup, a
+	// negative value none (the traced inference right after the
+	// profiler's start).
+	ProfileWarmup int
+}
+
+// DefaultProfileWarmup is how many inferences a capture profiles and
+// discards before the traced one (runner.DefaultProfileWarmup says why).
+const DefaultProfileWarmup = runner.DefaultProfileWarmup
+
+// profileWarmup is o's ProfileWarmup as the runner takes it.
+func (o CaptureOptions) profileWarmup() int {
+	switch {
+	case o.ProfileWarmup == 0:
+		return runner.DefaultProfileWarmup
+	case o.ProfileWarmup < 0:
+		return 0
+	}
+	return o.ProfileWarmup
 }
 
 // KernelRecorder records the binaries of the kernels a workload runs
@@ -240,9 +260,10 @@ func (c *capture) run() error {
 			return fmt.Errorf("warming it up (%s): %w", c.where(), err)
 		}
 	}
-	fmt.Fprintf(p, "capture: profiling one inference\n")
+	w := c.o.profileWarmup()
+	fmt.Fprintf(p, "capture: profiling one inference, after %d profiled and discarded\n", w)
 	trace := filepath.Join(c.dir, TraceFile)
-	if err := r.Capture(trace); err != nil {
+	if err := r.Capture(trace, w); err != nil {
 		return fmt.Errorf("profiling it (%s) into %s: %w", c.where(), trace, err)
 	}
 	env2, err := r.Env()

@@ -237,6 +237,7 @@ func TestCaptureErrors(t *testing.T) {
 		{[]string{"capture", filepath.Join(tmp, "none.json"), "-o", out}, 1, "none.json: no such file"},
 		{[]string{"capture", two, "-o", out}, 1, "devices [0 1]: kreplay's runner runs a model on one GPU"},
 		{[]string{"capture", two, "-o", out, "-ticks", "1"}, 1, "-ticks 1: want 2 or more"},
+		{[]string{"capture", two, "-o", out, "-profile-warmup", "-1"}, 1, "-profile-warmup -1: want 0 or more"},
 	} {
 		code, _, e := runCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(e, tc.want) {

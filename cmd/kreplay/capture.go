@@ -24,6 +24,7 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	noBinaries := fs.Bool("no-binaries", false, "do not record the kernels' binaries")
 	procs := fs.Int("processes", workload.DefaultProcesses, "measure the workload in `N` processes of its own and keep the median one's run (1 without binaries: in the traced process)")
 	python := fs.String("python", "python3", "run kreplay's runner with `PYTHON`")
+	warm := fs.Int("profile-warmup", workload.DefaultProfileWarmup, "profile `N` inferences and discard them before the traced one (the first after the profiler's start is disturbed)")
 	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -37,11 +38,18 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	if *procs < 1 {
 		return fmt.Errorf("-processes %d: want 1 or more", *procs)
 	}
+	if *warm < 0 {
+		return fmt.Errorf("-profile-warmup %d: want 0 or more", *warm)
+	}
 	spec, err := workload.ReadSpec(pos[0])
 	if err != nil {
 		return err
 	}
-	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Processes: *procs, Python: *python, Progress: workload.Elapsed(stderr)}
+	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Processes: *procs, Python: *python, Progress: workload.Elapsed(stderr),
+		ProfileWarmup: *warm}
+	if *warm == 0 {
+		opt.ProfileWarmup = -1
+	}
 	switch {
 	case *noBinaries:
 		fmt.Fprintln(stderr, "capture: the kernels' binaries are not recorded (-no-binaries)")

@@ -313,10 +313,13 @@ def _capture(req):
     if warm < 0:
         raise ValueError(f"capture: warmup_steps {warm}, want 0 or more")
     tmp = path + ".tmp.json"
-    # The profiler's start changes the GPU's mappings (its buffers): the
-    # first copy to the host after it took 1728-2144 ns in traced prefills
-    # and probes, the same copy 1440 ns in a steady run. Profiled warm-up
-    # steps, traced and discarded, leave the recorded inference in the
+    # The first inference after the profiler's start is disturbed: its one
+    # 1-byte copy to the host took 1728-2144 ns in six traced prefills on
+    # H100s, 1408-1473 ns after a profiled warm-up inference in five, and
+    # 1440 ns replayed. Why is not settled (a guess: the GPU's mappings
+    # change as the profiler starts; in a probe a fresh cudaMalloc before
+    # such a copy slowed it to 1696 ns, in one process of two). Warm-up
+    # inferences, profiled and discarded, leave the traced one in the
     # steady state the measured runs are in.
     sched = schedule(wait=0, warmup=warm, active=1) if warm > 0 else None
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True, schedule=sched,

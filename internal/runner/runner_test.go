@@ -82,11 +82,21 @@ func TestHelperProtocol(t *testing.T) {
 		t.Errorf("run of at least 150 inferences: %d, %v", res.Inferences, err)
 	}
 	path := filepath.Join(t.TempDir(), "t.json.gz")
-	if err := r.Capture(path); err != nil {
-		t.Fatal(err)
+	// The trace is the last of warm-up + 1 inferences, the warm-up ones
+	// profiled by the schedule; with none, no schedule.
+	for _, c := range []struct {
+		warmup int
+		want   string
+	}{{DefaultProfileWarmup, `"steps": 2, "warmup": 1`}, {0, `"steps": 1, "warmup": 0`}, {3, `"steps": 4, "warmup": 3`}} {
+		if err := r.Capture(path, c.warmup); err != nil {
+			t.Fatal(err)
+		}
+		if b := gunzip(t, path); !strings.Contains(b, `"fake": true`) || !strings.Contains(b, c.want) {
+			t.Errorf("capture with %d warm-up inferences wrote %q, want %s", c.warmup, b, c.want)
+		}
 	}
-	if b := gunzip(t, path); !strings.Contains(b, `"fake": true`) {
-		t.Errorf("capture wrote %q", b)
+	if err := r.Capture(path, -1); err == nil || !strings.Contains(err.Error(), "-1 warm-up inferences") {
+		t.Errorf("capture with -1 warm-up inferences: %v", err)
 	}
 	env, err := r.Env()
 	if err != nil {
@@ -308,7 +318,7 @@ func TestGPURunAndCapture(t *testing.T) {
 		t.Errorf("implausible run %+v", res)
 	}
 	path := filepath.Join(t.TempDir(), "bloom-560m_prefill.trace.json.gz")
-	if err := r.Capture(path); err != nil {
+	if err := r.Capture(path, DefaultProfileWarmup); err != nil {
 		t.Fatal(err)
 	}
 	set, err := signatures.ImportFile(path, signatures.Options{})
