@@ -16,11 +16,12 @@ import (
 // ErrNotMemoryOp is returned for signatures that are not tier 1.
 var ErrNotMemoryOp = errors.New("not a tier-1 memory op")
 
-// memSet is one buffer set: a device buffer, and a second device buffer
-// for device-to-device copies.
+// memSet is one buffer set: a device buffer, and a host or second device
+// buffer for copies.
 type memSet struct {
 	dev  cuda.DevicePtr
 	dev2 cuda.DevicePtr
+	host *cuda.HostBuffer
 }
 
 // Kernel is a memcpy or memset made launchable.
@@ -29,15 +30,6 @@ type Kernel struct {
 	kind  signatures.CopyKind // "" for memset
 	bytes int64
 	sets  []memSet
-	// host is a copy's host buffer, one for all the sets: a framework
-	// copies to and from the block its caching host allocator hands back
-	// again (PyTorch's tensor.item()), and a copy to another host page
-	// each time walks the GPU's page tables for it. On an H100 a 1-byte
-	// copy to the host took 1440 ns into one pinned buffer and 1728-1792
-	// ns into a fresh pinned page each time; replayed from a pinned
-	// buffer per set it took 1440 ns in some processes and 1728 ns in
-	// others (results/h100/memset-pacing/, fifteenth session).
-	host *cuda.HostBuffer
 }
 
 var (
@@ -77,11 +69,6 @@ func New(sig *signatures.Signature, opt launch.Options, s *cuda.Stream) (*Kernel
 		return nil, fmt.Errorf("needs %d bytes of device memory, %d available", need, opt.FreeBytes)
 	}
 	n := int(max(k.bytes, 1)) // a zero-byte op still gets a valid pointer
-	if k.kind == signatures.HtoD || k.kind == signatures.DtoH {
-		if err := k.allocHost(n); err != nil {
-			return nil, err
-		}
-	}
 	for i := 0; i < sets; i++ {
 		var m memSet
 		var err error
@@ -95,33 +82,29 @@ func New(sig *signatures.Signature, opt launch.Options, s *cuda.Stream) (*Kernel
 			k.Close()
 			return nil, err
 		}
-		if k.kind == signatures.DtoD {
+		switch {
+		case k.kind == signatures.DtoD:
 			if last.dev2, err = cuda.MemAlloc(n); err != nil {
 				k.Close()
 				return nil, err
 			}
+		case k.kind != "":
+			if sig.Memory.Host == "pageable" {
+				last.host, err = cuda.PageableAlloc(n)
+			} else {
+				last.host, err = cuda.HostAlloc(n)
+			}
+			if err != nil {
+				k.Close()
+				return nil, err
+			}
+			b := last.host.Bytes()
+			for j := range b {
+				b[j] = byte(j*131 + i + 1)
+			}
 		}
 	}
 	return k, nil
-}
-
-// allocHost allocates the copy's host buffer of n bytes, pageable or
-// pinned as traced, and fills it.
-func (k *Kernel) allocHost(n int) error {
-	var err error
-	if k.sig.Memory.Host == "pageable" {
-		k.host, err = cuda.PageableAlloc(n)
-	} else {
-		k.host, err = cuda.HostAlloc(n)
-	}
-	if err != nil {
-		return err
-	}
-	b := k.host.Bytes()
-	for j := range b {
-		b[j] = byte(j*131 + 1)
-	}
-	return nil
 }
 
 // Launch enqueues the copy or memset on s.
@@ -132,9 +115,9 @@ func (k *Kernel) Launch(s *cuda.Stream, set int) error {
 	case "":
 		return cuda.MemsetD8Async(m.dev, 0x5a, n, s)
 	case signatures.HtoD:
-		return cuda.MemcpyHtoDAsync(m.dev, k.host.Ptr(), n, s)
+		return cuda.MemcpyHtoDAsync(m.dev, m.host.Ptr(), n, s)
 	case signatures.DtoH:
-		return cuda.MemcpyDtoHAsync(k.host.Ptr(), m.dev, n, s)
+		return cuda.MemcpyDtoHAsync(m.host.Ptr(), m.dev, n, s)
 	default:
 		return cuda.MemcpyDtoDAsync(m.dev2, m.dev, n, s)
 	}
@@ -184,10 +167,9 @@ func (k *Kernel) Close() error {
 		if m.dev2 != 0 {
 			errs = append(errs, m.dev2.Free())
 		}
-	}
-	if k.host != nil {
-		errs = append(errs, k.host.Free())
-		k.host = nil
+		if m.host != nil {
+			errs = append(errs, m.host.Free())
+		}
 	}
 	k.sets = nil
 	return errors.Join(errs...)
