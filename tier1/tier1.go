@@ -37,10 +37,16 @@ var (
 	_ launch.Paced  = (*Kernel)(nil)
 )
 
-// memsetPace is the host time between a memset's timed launches: 1 µs
-// already left the GPU idle 2.3-2.7 µs before each on the H100, where
-// the memset no longer stretched (launch.Paced).
-const memsetPace = 3 * time.Microsecond
+// pace is the host time between a memset's or a copy to the host's
+// timed launches. Queued right behind another memory operation, both
+// stretch on the H100, by an amount that differs between processes: a
+// 4-byte memset to 800-1024 ns (768 ns with the GPU idle 2.3 µs or more
+// before it), a 1-byte copy to pinned memory to 1440-1760 ns by process,
+// where 3 µs of host time between launches, or a synchronize after each,
+// gave 1440 ns in every process (results/h100/memset-pacing/: the
+// thirteenth session's memprobe/gap; replayed back to back, the copy took
+// 1408-1760 ns in 24 kreplay run processes of the fifteenth).
+const pace = 3 * time.Microsecond
 
 // New allocates the buffers of a tier-1 signature and fills them with
 // random data. It must run with the device's context current.
@@ -147,12 +153,13 @@ func (k *Kernel) Capturable() bool {
 // stream (launch.Streamed).
 func (k *Kernel) Streamed() bool { return true }
 
-// Pace is memsetPace for a memset: a framework issues its memsets after
-// other work, not queued behind one another (launch.Paced). Copies are
-// not paced.
+// Pace is pace for a memset and for a copy to the host (launch.Paced): a
+// framework issues its memsets after other work, not queued behind one
+// another, and waits for what it copies to the host (tensor.item(),
+// .cpu()) before it goes on. Other copies are not paced.
 func (k *Kernel) Pace() time.Duration {
-	if k.kind == "" {
-		return memsetPace
+	if k.kind == "" || k.kind == signatures.DtoH {
+		return pace
 	}
 	return 0
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/kreplay/kreplay/signatures"
 )
 
-// Memsets are paced, copies are not; both are streamed.
+// Memsets and copies to the host are paced, other copies are not; all
+// are streamed.
 func TestPace(t *testing.T) {
 	for _, c := range []struct {
 		kind   signatures.CopyKind
@@ -17,7 +18,7 @@ func TestPace(t *testing.T) {
 		{"", true, true},
 		{signatures.DtoD, false, true},
 		{signatures.HtoD, false, true},
-		{signatures.DtoH, false, true},
+		{signatures.DtoH, true, true},
 	} {
 		k := &Kernel{kind: c.kind, sig: &signatures.Signature{Memory: &signatures.MemoryOp{Host: "pinned"}}}
 		if got := launch.PaceOf(k) > 0; got != c.paced {
