@@ -19,13 +19,12 @@ Cases, TRIALS times each, one line per case (the copies' durations, ns):
   64 MiB tensor (a cudaMalloc: new mappings), then item(); against the
   same with the tensor from the cache (no new mapping).
 """
-import json
 import os
 import sys
-import tempfile
 import time
 
 import torch
+from kineto_events import events
 from torch.profiler import ProfilerActivity, profile, schedule
 
 TRIALS = int(os.environ.get("TRIALS", "6"))
@@ -49,12 +48,7 @@ def step():
 
 def copies(prof):
     """The 1-byte device-to-host copies' durations (ns), in time order."""
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        path = f.name
-    prof.export_chrome_trace(path)
-    with open(path) as f:
-        ev = json.load(f)["traceEvents"]
-    os.unlink(path)
+    ev = events(prof)
     cp = [e for e in ev if e.get("cat") == "gpu_memcpy" and "DtoH" in e.get("name", "") and e.get("args", {}).get("bytes") == 1]
     return [e["dur"] * 1000 for e in sorted(cp, key=lambda e: e["ts"])]
 

@@ -20,16 +20,14 @@ host time apart (as a prefill's first millisecond does), then
 Prints one line per case and idle: the copies' median, min and max (ns),
 and for the NVML case what it read.
 """
-import gzip
-import json
 import os
 import random
 import sys
-import tempfile
 import time
 
 import pynvml
 import torch
+from kineto_events import events
 from torch.profiler import ProfilerActivity, profile
 
 IDLES = [float(v) for v in os.environ.get("IDLES", "0,0.01,0.05,0.2,0.5,1,2,3").split(",")]
@@ -82,12 +80,7 @@ def main():
         for c, i in plan:
             trial(c, i)
         torch.cuda.synchronize()
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        path = f.name
-    prof.export_chrome_trace(path)
-    with open(path) as f:
-        ev = json.load(f)["traceEvents"]
-    os.unlink(path)
+    ev = events(prof)
     # A copy belongs to the probe range that launched it: match by the
     # runtime call's correlation id, inside the range's host span.
     ranges = [e for e in ev if e.get("ph") == "X" and str(e.get("name", "")).startswith("probe:")

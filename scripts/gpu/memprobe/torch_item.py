@@ -9,14 +9,12 @@ Issue 14: the traced prefills' item() copies took 1728 ns (bf16 SDPA) and
 
 Prints one line per case: the copies' median, tenths and count.
 """
-import gzip
-import json
 import os
 import sys
-import tempfile
 import time
 
 import torch
+from kineto_events import events
 from torch.profiler import ProfilerActivity, profile
 
 dev = "cuda"
@@ -31,12 +29,7 @@ def durations(fn):
         for _ in range(N):
             fn()
             torch.cuda.synchronize()
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        path = f.name
-    prof.export_chrome_trace(path)
-    with open(path) as f:
-        ev = json.load(f)["traceEvents"]
-    os.unlink(path)
+    ev = events(prof)
     out = []
     for e in ev:
         if e.get("cat") == "gpu_memcpy" and "DtoH" in e.get("name", "") and e.get("args", {}).get("bytes") == 1:
