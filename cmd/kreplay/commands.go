@@ -27,7 +27,7 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"capture", "SPEC -o DIR [-force] [-ticks N] [-processes N] [-no-binaries] [-python PYTHON]", "run a workload spec: its unprofiled runs metered (the median of N processes), one profiled\n           inference, its environment, into a bundle directory", cmdCapture},
+		{"capture", "SPEC -o DIR [-force] [-ticks N] [-processes N] [-no-binaries] [-profile-warmup N] [-python PYTHON]", "run a workload spec: its unprofiled runs metered (the median of N processes), one profiled\n           inference (after -profile-warmup ones, profiled and discarded), its environment, into a bundle directory", cmdCapture},
 		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
 		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-skip ID,...] [-energy [-ticks N]]\n           [-measured measured.json] [-json FILE] [-out FILE.jsonl [-resume]] [-binaries=false] [-roofline] [TRACE|SET.json|BUNDLE ...]",
 			"replay each signature alone on the GPU and compare with the trace; with one trace per rank\n           and -devices, the collectives across GPUs and a prediction per rank." + lostHelp("-out FILE -resume"), cmdRun},
