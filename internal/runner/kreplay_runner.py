@@ -315,8 +315,8 @@ def _capture(req):
     tmp = path + ".tmp.json"
     # The first inference after the profiler's start is disturbed: its one
     # 1-byte copy to the host took 1728-2144 ns in six traced prefills on
-    # H100s, 1408-1473 ns after a profiled warm-up inference in five, and
-    # 1440 ns replayed. Why is not settled (a guess: the GPU's mappings
+    # H100s, 1408-1473 ns after a profiled warm-up inference in nine, and
+    # 1377-1440 ns replayed. Why is not settled (a guess: the GPU's mappings
     # change as the profiler starts; in a probe a fresh cudaMalloc before
     # such a copy slowed it to 1696 ns, in one process of two). Warm-up
     # inferences, profiled and discarded, leave the traced one in the

@@ -487,7 +487,7 @@ func (r *Runner) Capture(path string, warmup int) error {
 // discards before the one it traces. The first inference after the
 // profiler starts is not the measured runs' steady state: its one 1-byte
 // copy to the host took 1728-2144 ns in six traced prefills on H100s, 1408-1473 ns with
-// a profiled warm-up inference before it in five, and 1440 ns replayed
+// a profiled warm-up inference before it in nine, and 1377-1440 ns replayed
 // (results/h100/generality/, fifteenth session).
 const DefaultProfileWarmup = 1
 
