@@ -50,6 +50,10 @@ type Manifest struct {
 	// Kernels is the directory of the recorded kernel binaries, when
 	// there is one.
 	Kernels string `json:"kernels,omitempty"`
+	// ProfileWarmup is how many inferences were profiled and discarded
+	// before the traced one (CaptureOptions.ProfileWarmup); nil in a
+	// bundle written before kreplay recorded it, where it was none.
+	ProfileWarmup *int `json:"profile_warmup,omitempty"`
 	// Created is when the bundle was written (RFC 3339); Kreplay the
 	// version of kreplay that wrote it.
 	Created string `json:"created"`

@@ -328,6 +328,8 @@ func (c *capture) write(info *runner.Info, res *runner.Result, procs []float64, 
 	if st, err := os.Stat(filepath.Join(c.dir, KernelsDir)); err == nil && st.IsDir() {
 		m.Kernels = KernelsDir
 	}
+	w := c.o.profileWarmup()
+	m.ProfileWarmup = &w
 	files := []struct {
 		name string
 		v    any

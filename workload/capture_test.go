@@ -98,7 +98,7 @@ func TestCapture(t *testing.T) {
 	}
 	t.Logf("progress:\n%s", progress.String())
 	if b.Manifest.Workload != "fake_command_prefill" || b.Manifest.Kernels != KernelsDir || b.Manifest.Measured != MeasuredFile || b.Manifest.Env != EnvFile ||
-		!reflect.DeepEqual(b.Manifest.Traces, []string{TraceFile}) {
+		!reflect.DeepEqual(b.Manifest.Traces, []string{TraceFile}) || b.Manifest.ProfileWarmup == nil || *b.Manifest.ProfileWarmup != DefaultProfileWarmup {
 		t.Errorf("manifest %+v", b.Manifest)
 	}
 	if b, _ := os.ReadFile(rec.log); string(b) != "arm 1\narm 0\nflush\ndetach\n" {
