@@ -22,9 +22,10 @@ type ConfigItem struct {
 
 // Config says what the device's measurements run on: the GPU (name, SMs,
 // memory, compute capability), the NVIDIA driver and CUDA driver API
-// versions, the GPU's UUID (KeyGPUUUID), the power limit, the versions and files of cuBLAS, cuBLASLt,
-// NVRTC, NCCL and cuDNN as this process loads them (a library that does
-// not load is left out), and kreplay's version. Call it outside Do.
+// versions, the GPU's UUID (KeyGPUUUID), the power limit, the versions
+// and files of cuBLAS, cuBLASLt, NVRTC, NCCL and cuDNN as this process
+// loads them (a library that does not load is left out), and kreplay's
+// version. Call it outside Do.
 //
 // The "cudnn" line says which cuDNN the loader finds (libcudnn.so.9, or
 // KREPLAY_CUDNN_LIB), which is not necessarily the one PyTorch loads from

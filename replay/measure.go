@@ -337,8 +337,9 @@ type Result struct {
 	// memory operations), whose batches run as direct launches.
 	ReportsSingles bool `json:"reports_singles,omitempty"`
 	// PaceNS is the host time the timed launches of a launch.Paced kernel
-	// (a memset, a copy to the host) waited after each launch, so that each found the GPU
-	// idle; 0 when they were not paced (no CUPTI to time them one by one).
+	// (a memset, a copy to the host) waited after each launch, so that
+	// each found the GPU idle; 0 when they were not paced (no CUPTI to
+	// time them one by one).
 	PaceNS int64 `json:"pace_ns,omitempty"`
 	// Ran lists the GPU activities one invocation ran, from CUPTI.
 	Ran []Ran `json:"ran,omitempty"`

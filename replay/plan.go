@@ -38,9 +38,13 @@ const PlanWhyCuDNNSDPA = "cuDNN SDPA"
 // a CUDA memory op, inside another signature, or not at all; and why,
 // where there is more to say.
 func PlanPath(sig *signatures.Signature) (path, why string) {
+	var overflow error
+	if sig.Binary != nil && sig.Binary.Launch != nil {
+		overflow = sig.Binary.Launch.InnerOverflow()
+	}
 	switch {
-	case sig.Binary != nil && sig.Binary.Launch != nil && sig.Binary.Launch.InnerOverflow() != nil:
-		return PlanUnreplayable, "its captured launch: " + sig.Binary.Launch.InnerOverflow().Error()
+	case overflow != nil:
+		return PlanUnreplayable, "its captured launch: " + overflow.Error()
 	case sig.Binary != nil:
 		switch {
 		case Auto.For(sig) == Rotating:

@@ -1,6 +1,7 @@
 """Times 4-byte memsets and 8 MB device copies per stream under torch.profiler (Kineto)."""
 import ctypes, json, statistics, sys
 import torch
+from kineto_events import events
 from torch.profiler import profile, ProfilerActivity
 
 cu = ctypes.CDLL("libcuda.so.1")
@@ -21,8 +22,7 @@ for name, s in streams:
                     else:
                         b.copy_(a)
                 torch.cuda.synchronize()
-            p.export_chrome_trace("/tmp/tp.json")
-            ev = json.load(open("/tmp/tp.json"))["traceEvents"]
+            ev = events(p)
             d = [e["dur"] * 1000 for e in ev if e.get("cat") in ("gpu_memset", "gpu_memcpy")]
             d = sorted(d[len(d)//10:])
             if d:
