@@ -33,9 +33,11 @@ var scalarTypes = map[int64]string{5: "f16", 6: "f32", 15: "bf16", 23: "f8e5m2",
 
 func isFP8(dtype string) bool { return dtype == "f8e4m3" || dtype == "f8e5m2" }
 
-// deriveScaledMM derives the replay parameters of aten::_scaled_mm. Only
-// tensorwise scaling is replayable: PyTorch runs it on cuBLASLt with one
-// float32 scale per operand. The error says why other cases are not.
+// deriveScaledMM derives the replay parameters of aten::_scaled_mm with
+// tensorwise scales (one float32 per operand) or rowwise ones (float32
+// [M,1] and [1,N]); PyTorch 2.11 runs both on cuBLASLt on sm_90 (rowwise
+// with cuBLAS 12.9 or later). The error says why other cases are not
+// replayed.
 func deriveScaledMM(ins []Input) (*GEMM, error) {
 	const op = "aten::_scaled_mm"
 	if len(ins) < smScaleB+1 {
@@ -91,9 +93,10 @@ func arg(ins []Input, i int) Input {
 	return Input{}
 }
 
-// scaledMode reads the scaling PyTorch picks from the scales of a and b:
-// tensorwise where both scales are float32 with one element. Rowwise and
-// block scaling are recognised and refused with the reason.
+// scaledMode reads the scaling PyTorch picks from the scales of a and b
+// (get_joint_scaling): tensorwise where both scales are float32 with one
+// element, rowwise where scale_a is float32 [M,1] and scale_b float32
+// [1,N]. Block scaling is refused with the reason.
 func scaledMode(sa, sb Input, a, b matrix) (*ScaledGEMM, error) {
 	const op = "aten::_scaled_mm"
 	if !sa.IsTensor() || !sb.IsTensor() {
@@ -107,13 +110,12 @@ func scaledMode(sa, sb Input, a, b matrix) (*ScaledGEMM, error) {
 		return sc, nil
 	case f32 && len(sa.Shape) == 2 && len(sb.Shape) == 2 &&
 		sa.Shape[0] == a.rows && sa.Shape[1] == 1 && sb.Shape[0] == 1 && sb.Shape[1] == b.cols:
-		return nil, fmt.Errorf("%s with rowwise scales (scale_a f32%s, scale_b f32%s): PyTorch 2.11 runs these "+
-			"on cuBLASLt's outer-vector scale mode (cuBLAS 12.9 or later on sm_90) or CUTLASS's f8f8bf16_rowwise "+
-			"kernel (older cuBLAS, sm_89); kreplay replays tensorwise scales only",
-			op, shapeText(sa.Shape), shapeText(sb.Shape))
+		sc.Scaling = ScalingRowwise
+		return sc, nil
 	}
-	return nil, fmt.Errorf("%s with scales %s%s and %s%s: block-scaled FP8 is not replayed (tensorwise scales only)",
-		op, sc.ScaleAType, shapeText(sa.Shape), sc.ScaleBType, shapeText(sb.Shape))
+	return nil, fmt.Errorf("%s with scales %s%s and %s%s: neither tensorwise (one float32 each) nor rowwise "+
+		"(float32 [%d,1] and [1,%d]); block-scaled FP8 is not replayed",
+		op, sc.ScaleAType, shapeText(sa.Shape), sc.ScaleBType, shapeText(sb.Shape), a.rows, b.cols)
 }
 
 // scaledOutType reads out_dtype (a c10::ScalarType code), the dtype of

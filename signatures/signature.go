@@ -199,7 +199,7 @@ const (
 // GEMM: C = (scale_a * A) (scale_b * B) (+ bias) in the op's terms, with
 // A and B FP8 and C in the op's out_dtype.
 type ScaledGEMM struct {
-	// Scaling is the scaling mode (ScalingTensorwise is the one replayed).
+	// Scaling is the scaling mode, ScalingTensorwise or ScalingRowwise.
 	Scaling string `json:"scaling"`
 	// ScaleAType and ScaleBType are the dtypes of scale_a and scale_b.
 	ScaleAType string `json:"scale_a_type"`

@@ -23,8 +23,8 @@ const (
 	APIGemmEx               API = "cublasGemmEx"
 	APIGemmStridedBatchedEx API = "cublasGemmStridedBatchedEx"
 	APILtMatmulBias         API = "cublasLtMatmul+BIAS"
-	// APILtMatmulFP8 is torch._scaled_mm with tensorwise scales: PyTorch's
-	// scaled_gemm (scaled.go, docs/pytorch-gemm.md section 7).
+	// APILtMatmulFP8 is torch._scaled_mm with tensorwise or rowwise scales:
+	// PyTorch's scaled_gemm (scaled.go, docs/pytorch-gemm.md section 7).
 	APILtMatmulFP8 API = "cublasLtMatmul+FP8"
 )
 

@@ -38,7 +38,7 @@ func readValues(t *testing.T, p cuda.DevicePtr, n int64, dtype string, s *cuda.S
 }
 
 // TestGPUScaledGEMM replays FP8 aten::_scaled_mm signatures (tensorwise
-// scales) through cuBLASLt as PyTorch's scaled_gemm calls it, and checks
+// and rowwise scales) through cuBLASLt as PyTorch's scaled_gemm calls it, and checks
 // the output against a float64 reference computed from the same FP8
 // operands, scales and bias read back from the device: within the output
 // dtype's rounding (FP8 outputs within their 3-bit mantissa). It needs a
@@ -69,6 +69,15 @@ func TestGPUScaledGEMM(t *testing.T) {
 		{"FP8 out with scale_result", 32, 64, 48, [3]string{f8e4m3, f8e4m3}, "", "False", false, true, "f8e4m3", 7e-2},
 		{"decode row", 1, 256, 64, [3]string{f8e4m3, f8e4m3}, "15", "False", false, false, "bf16", 1e-2},
 	}
+	rowwise := []struct {
+		name    string
+		m, k, n int64
+		bias    bool
+	}{
+		{"rowwise bf16 out fast accumulation", 48, 64, 32, false},
+		{"rowwise bf16 bias", 64, 128, 96, true},
+		{"rowwise decode row", 1, 256, 64, false},
+	}
 	withContext(t, func(s *cuda.Stream) {
 		libs, err := Open(s, LibOptions{})
 		if err != nil {
@@ -92,6 +101,17 @@ func TestGPUScaledGEMM(t *testing.T) {
 				t.Errorf("%s: close: %v", tc.name, err)
 			}
 		}
+		for i, tc := range rowwise {
+			sig := scaledSigRowwise(t, tc.m, tc.k, tc.n, tc.bias)
+			k, err := NewGEMM(sig, libs, launch.Options{Sets: 1, Seed: uint64(200 + i)}, s)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			checkScaledGEMM(t, tc.name, k, sig, 1e-2, s)
+			if err := k.Close(); err != nil {
+				t.Errorf("%s: close: %v", tc.name, err)
+			}
+		}
 	})
 }
 
@@ -107,9 +127,16 @@ func checkScaledGEMM(t *testing.T, name string, k *GEMM, sig *signatures.Signatu
 	// The op's A is cuBLAS's B, with scale_a; its B is cuBLAS's A, with scale_b.
 	opA := readValues(t, b.b, k.bBytes, g.AType, s)
 	opB := readValues(t, b.a, k.aBytes, g.BType, s)
-	scaleA := readValues(t, k.scaleB, 1, "f32", s)[0] // cuBLAS's B scale is the op's A's
-	scaleB := readValues(t, k.scaleA, 1, "f32", s)[0]
+	// cuBLAS's B scale is the op's A's: one value, or one per row of the
+	// op's A (rowwise); cuBLAS's A scale one, or one per column of its B.
+	na, nb := int64(1), int64(1)
+	if g.Scaled.Scaling == signatures.ScalingRowwise {
+		na, nb = g.M, g.N
+	}
+	scaleA := readValues(t, k.scaleB, na, "f32", s)
+	scaleB := readValues(t, k.scaleA, nb, "f32", s)
 	scaleD := readValues(t, k.scaleD, 1, "f32", s)[0]
+	at := func(v []float64, i int64) float64 { return v[min(i, int64(len(v))-1)] }
 	var bias []float64
 	if g.Bias {
 		bias = readValues(t, b.bias, g.N, g.BiasType, s)
@@ -133,7 +160,7 @@ func checkScaledGEMM(t *testing.T, name string, k *GEMM, sig *signatures.Signatu
 			for kk := int64(0); kk < g.K; kk++ {
 				acc += opA[i*as[0]+kk*as[1]] * opB[kk*bs[0]+j*bs[1]]
 			}
-			want := scaleA * scaleB * acc
+			want := at(scaleA, i) * at(scaleB, j) * acc
 			if bias != nil {
 				want += bias[j]
 			}
@@ -149,6 +176,6 @@ func checkScaledGEMM(t *testing.T, name string, k *GEMM, sig *signatures.Signatu
 	if rel := math.Sqrt(num / den); rel > tol || math.IsNaN(rel) {
 		t.Errorf("%s: relative error %.2e against the float64 reference, tolerance %.0e", name, rel, tol)
 	} else {
-		t.Logf("%s: relative error %.2e (scales %.3g, %.3g)", name, rel, scaleA, scaleB)
+		t.Logf("%s: relative error %.2e (scales %.3g, %.3g, %d and %d of them)", name, rel, scaleA[0], scaleB[0], na, nb)
 	}
 }

@@ -113,15 +113,86 @@ func TestScaledCall(t *testing.T) {
 			}
 		})
 	}
-	// Not tensorwise, or not a scaled GEMM: refused.
-	rw := &signatures.GEMM{M: 32, N: 32, K: 32, Batch: 1, TransA: "T", TransB: "N", LDA: 32, LDB: 32, LDC: 32,
-		AType: "f8e4m3", BType: "f8e4m3", OutType: "bf16",
-		Scaled: &signatures.ScaledGEMM{Scaling: signatures.ScalingRowwise, ScaleAType: "f32", ScaleBType: "f32"}}
-	if _, err := scaledCall(rw); err == nil || !strings.Contains(err.Error(), "tensorwise") {
-		t.Errorf("rowwise: %v", err)
+	// Refused: another scaling, a rowwise FP8 output, not a scaled GEMM.
+	g := func(scaling, out string) *signatures.GEMM {
+		return &signatures.GEMM{M: 32, N: 32, K: 32, Batch: 1, TransA: "T", TransB: "N", LDA: 32, LDB: 32, LDC: 32,
+			AType: "f8e4m3", BType: "f8e4m3", OutType: out,
+			Scaled: &signatures.ScaledGEMM{Scaling: scaling, ScaleAType: "f32", ScaleBType: "f32"}}
 	}
-	if _, err := scaledCall(&signatures.GEMM{}); err == nil {
-		t.Error("a plain GEMM was taken as scaled")
+	for _, tc := range []struct {
+		g    *signatures.GEMM
+		want string
+	}{
+		{g("blockwise", "bf16"), "tensorwise and rowwise"},
+		{g(signatures.ScalingRowwise, "f8e4m3"), "no D scale"},
+		{&signatures.GEMM{}, "not a scaled GEMM"},
+	} {
+		if _, err := scaledCall(tc.g); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error with %q", tc.g.Scaled, err, tc.want)
+		}
+	}
+}
+
+// scaledSigRowwise imports one aten::_scaled_mm with rowwise scales
+// (scale_a f32[m,1], scale_b f32[1,n]) and fast accumulation, as
+// torchao-style rowwise FP8 layers call it.
+func scaledSigRowwise(t *testing.T, m, k, n int64, bias bool) *signatures.Signature {
+	t.Helper()
+	biasDims, biasStrides, biasType := "[]", "[]", `""`
+	if bias {
+		biasDims, biasStrides, biasType = fmt.Sprintf("[%d]", n), "[1]", `"`+bf16+`"`
+	}
+	dims := fmt.Sprintf("[[%d, %d], [%d, %d], [%d, 1], [1, %d], %s, [], [], []]", m, k, k, n, m, n, biasDims)
+	strides := fmt.Sprintf("[[%d, 1], [1, %d], [1, 1], [%d, 1], %s, [], [], []]", k, k, n, biasStrides)
+	typ := fmt.Sprintf(`["%s", "%s", "float", "float", %s, "", "Scalar", "Scalar"]`, f8e4m3, f8e4m3, biasType)
+	set, err := signatures.Import(strings.NewReader(gemmTrace("aten::_scaled_mm", dims, strides, typ,
+		`["", "", "", "", "", "", "15", "True"]`, "nvjet_sm90_qqtst_128x256_128x6_2x1_v_bz_coopA_TNT")), "fp8", signatures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := set.Signatures[0]
+	if sig.GEMM == nil {
+		t.Fatalf("no GEMM parameters: %s", sig.Unreplayable)
+	}
+	return sig
+}
+
+// Rowwise scales: the same layouts, the outer-vector mode, and scale
+// vectors of cuBLAS's m (the op's N, scale_b) and n (the op's M, scale_a).
+func TestScaledCallRowwise(t *testing.T) {
+	for _, tc := range []struct {
+		m, k, n int64
+		bias    bool
+		want    ltScaledCall
+	}{
+		{2048, 2048, 8192, false, ltScaledCall{compute: cublas.Compute32F, scale: cublas.R32F, transA: cublas.OpT, transB: cublas.OpN,
+			a: ltLayout{cublas.R8FE4M3, 2048, 8192, 2048}, b: ltLayout{cublas.R8FE4M3, 2048, 2048, 2048},
+			c: ltLayout{cublas.R16BF, 8192, 2048, 8192}, d: ltLayout{cublas.R16BF, 8192, 2048, 8192}, fastAccum: true, rowwise: true}},
+		{512, 1536, 256, true, ltScaledCall{compute: cublas.Compute32F, scale: cublas.R32F, transA: cublas.OpT, transB: cublas.OpN,
+			a: ltLayout{cublas.R8FE4M3, 1536, 256, 1536}, b: ltLayout{cublas.R8FE4M3, 1536, 512, 1536},
+			c: ltLayout{cublas.R16BF, 256, 512, 256}, d: ltLayout{cublas.R16BF, 256, 512, 256},
+			bias: true, biasType: cublas.R16BF, fastAccum: true, rowwise: true}},
+	} {
+		sig := scaledSigRowwise(t, tc.m, tc.k, tc.n, tc.bias)
+		c, err := scaledCall(sig.GEMM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *c != tc.want {
+			t.Errorf("call\n %+v\nwant\n %+v", *c, tc.want)
+		}
+		if a, b := c.scaleLens(); a != uint64(tc.n) || b != uint64(tc.m) {
+			t.Errorf("m %d n %d: scale lengths %d, %d, want %d (scale_b) and %d (scale_a)", tc.m, tc.n, a, b, tc.n, tc.m)
+		}
+	}
+}
+
+// Scales are 256-byte aligned, whatever their length.
+func TestScaleSpan(t *testing.T) {
+	for _, tc := range []struct{ n, want uint64 }{{1, 256}, {64, 256}, {65, 512}, {8192, 32768}, {2049, 8448}} {
+		if got := scaleSpan(tc.n); got != tc.want {
+			t.Errorf("scaleSpan(%d) = %d, want %d", tc.n, got, tc.want)
+		}
 	}
 }
 

@@ -115,6 +115,7 @@ func ltConsts() []dltest.Const {
 		c("CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO", int64(PointerModeAlphaDeviceVectorBetaZero)),
 		c("CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST", int64(PointerModeAlphaDeviceVectorBetaHost)),
 		c13("CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F", int64(ScaleScalar32F)),
+		c13("CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F", int64(ScaleOuterVec32F)),
 		c("CUBLASLT_ORDER_COL", int64(OrderCol)),
 		c("CUBLASLT_ORDER_ROW", int64(OrderRow)),
 		c("CUBLASLT_ORDER_COL32", int64(OrderCol32)),

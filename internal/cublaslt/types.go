@@ -102,12 +102,13 @@ const (
 // values apply to a matrix (set with DescAScaleMode and friends, int32).
 type MatrixScale int32
 
-// cublasLtMatmulMatrixScale_t values (cublasLt.h, CUDA 12.8 and 13.0).
-// Only the scalar mode is declared here: the one PyTorch uses for
-// tensorwise FP8 scaling (its source inlines the value 0 for older
-// headers).
+// cublasLtMatmulMatrixScale_t values (cublasLt.h, CUDA 12.9 and 13.0).
+// Only the two modes PyTorch uses for FP8 scaling on sm_90 are declared:
+// scalar for tensorwise scales (its source inlines the value 0 for older
+// headers), outer vector for rowwise ones (cuBLASLt 12.9 and later).
 const (
-	ScaleScalar32F MatrixScale = 0 // CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F
+	ScaleScalar32F   MatrixScale = 0 // CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F
+	ScaleOuterVec32F MatrixScale = 3 // CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
 )
 
 // PointerMode is a cublasLtPointerMode_t (set with DescPointerMode).
