@@ -200,10 +200,10 @@ func (p *specParser) validate(s *Spec) error {
 				return p.errf("workload", "%d tokens per sequence, but the model's %s is %d", tokens, k, n)
 			}
 		}
-		if s.Linear == "fp8" {
+		if s.Linear != "" {
 			for _, k := range []string{"hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "ffn_dim", "head_dim"} {
 				if _, n, ok := configInt(m.Config, k); ok && n%16 != 0 {
-					return p.errf("linear", `"fp8": the model's %s is %d, not a multiple of 16, as torch._scaled_mm needs`, k, n)
+					return p.errf("linear", `%q: the model's %s is %d, not a multiple of 16, as torch._scaled_mm needs`, s.Linear, k, n)
 				}
 			}
 		}

@@ -43,7 +43,10 @@ type Spec struct {
 	// Compile, when set, runs the model through torch.compile.
 	Compile *Compile `json:"compile,omitempty"`
 	// Linear "fp8" replaces every nn.Linear but the LM head with an FP8
-	// one (torch._scaled_mm with per-tensor scales); "" keeps the model's.
+	// one (torch._scaled_mm with per-tensor scales), "fp8-rowwise" with
+	// one scaled per row of the activation and per output channel of the
+	// weight (float32 [M,1] and [1,N], fast accumulation, as rowwise FP8
+	// recipes run it); "" keeps the model's.
 	Linear string `json:"linear,omitempty"`
 
 	Workload Inference `json:"workload"`
@@ -113,7 +116,7 @@ var (
 	DTypes       = []string{"f16", "bf16", "f32"}
 	Attentions   = []string{"eager", "sdpa", "flex_attention", "flash_attention_2", "flash_attention_3"}
 	CompileModes = []string{"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"}
-	Linears      = []string{"fp8"}
+	Linears      = []string{"fp8", "fp8-rowwise"}
 )
 
 // maxTokens bounds batch x sequence, to catch a typo before the GPU does.

@@ -28,37 +28,49 @@ FP8_MAX = 448.0
 
 
 class FP8Linear(torch.nn.Module):
-    """nn.Linear in FP8 through torch._scaled_mm: the weight quantized once
-    to float8_e4m3fn with a per-tensor scale, the activation quantized per
-    tensor on the fly, the product in the activation's dtype."""
+    """nn.Linear in FP8 through torch._scaled_mm, the product in the
+    activation's dtype. Tensorwise: the weight quantized once to
+    float8_e4m3fn with one scale, the activation with one on the fly.
+    Rowwise: one scale per output channel of the weight (float32 [1,N]) and
+    per row of the activation ([M,1]), with fast accumulation, as rowwise
+    FP8 recipes (torchao's float8 rowwise) call it."""
 
-    def __init__(self, lin):
+    def __init__(self, lin, rowwise=False):
         super().__init__()
         self.in_features, self.out_features = lin.in_features, lin.out_features
-        w = lin.weight.detach()
-        ws = (w.abs().max().float() / FP8_MAX).clamp(min=1e-12).reshape(())
-        self.register_buffer("wq", (w.float() / ws).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn))
-        self.register_buffer("w_scale", ws)  # float32, 0-dim: a tensorwise scale
+        self.rowwise = rowwise
+        w = lin.weight.detach().float()
+        if rowwise:
+            ws = (w.abs().amax(dim=1, keepdim=True) / FP8_MAX).clamp(min=1e-12)  # [N,1]
+        else:
+            ws = (w.abs().max() / FP8_MAX).clamp(min=1e-12).reshape(())
+        self.register_buffer("wq", (w / ws).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn))
+        # float32: 0-dim (tensorwise) or [1,N] (rowwise)
+        self.register_buffer("w_scale", ws.t().contiguous() if rowwise else ws)
         self.bias = lin.bias
 
     def forward(self, x):
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features).contiguous()
-        xs = (x2.abs().max().float() / FP8_MAX).clamp(min=1e-12)
+        if self.rowwise:
+            xs = (x2.abs().amax(dim=1, keepdim=True).float() / FP8_MAX).clamp(min=1e-12)  # [M,1]
+        else:
+            xs = (x2.abs().max().float() / FP8_MAX).clamp(min=1e-12)
         xq = (x2 / xs).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
         # _scaled_mm takes a bias in the output's 16-bit dtype only.
         fused = self.bias is not None and x.dtype in (torch.float16, torch.bfloat16)
         y = torch._scaled_mm(xq, self.wq.t(), scale_a=xs, scale_b=self.w_scale, out_dtype=x.dtype,
-                             bias=self.bias if fused else None)
+                             bias=self.bias if fused else None, use_fast_accum=self.rowwise)
         if self.bias is not None and not fused:
             y = y + self.bias
         return y.reshape(*lead, self.out_features)
 
 
-def to_fp8(model, dev):
+def to_fp8(model, dev, rowwise=False):
     """Replaces every nn.Linear but the LM head with an FP8Linear."""
+    mode = "fp8-rowwise" if rowwise else "fp8"
     if torch.cuda.get_device_capability(dev) < (8, 9):
-        raise ValueError(f'"linear": "fp8" needs a GPU of compute capability 8.9 or later (FP8 tensor cores); '
+        raise ValueError(f'"linear": "{mode}" needs a GPU of compute capability 8.9 or later (FP8 tensor cores); '
                          f"device {dev} is {'.'.join(map(str, torch.cuda.get_device_capability(dev)))}")
     head = model.get_output_embeddings()
     targets, bad = [], []
@@ -71,10 +83,10 @@ def to_fp8(model, dev):
                 bad.append(f"{full} ({child.in_features} -> {child.out_features})")
             targets.append((mod, cname, child))
     if bad:
-        raise ValueError(f'"linear": "fp8": torch._scaled_mm needs dimensions that are multiples of 16; '
+        raise ValueError(f'"linear": "{mode}": torch._scaled_mm needs dimensions that are multiples of 16; '
                          f"{len(bad)} linear layers are not: {', '.join(bad[:5])}")
     for mod, cname, child in targets:
-        setattr(mod, cname, FP8Linear(child))
+        setattr(mod, cname, FP8Linear(child, rowwise))
     torch.cuda.empty_cache()
     return len(targets)
 
@@ -119,8 +131,8 @@ def build(spec):
     model = build_model(spec, dev)
     info = {"attention": getattr(model.config, "_attn_implementation", None) or "",
             "parameters": sum(p.numel() for p in model.parameters())}
-    if spec.get("linear") == "fp8":
-        info["fp8_linears"] = to_fp8(model, dev)
+    if spec.get("linear") in ("fp8", "fp8-rowwise"):
+        info["fp8_linears"] = to_fp8(model, dev, rowwise=spec["linear"] == "fp8-rowwise")
     w = spec["workload"]
     vocab = model.config.vocab_size
     g = torch.Generator(device=dev).manual_seed(int(spec.get("seed", 0)) + 1)
