@@ -66,6 +66,8 @@ type ReportOptions struct {
 	Top int
 	// Confidence of the per-signature intervals (default 0.95).
 	Confidence float64
+	// NoMemsetArrival leaves out the memsets' arrival term (arrival.go).
+	NoMemsetArrival bool
 }
 
 func (o *ReportOptions) defaults() {
@@ -133,8 +135,12 @@ type WorkloadPrediction struct {
 	// too few runs (see Summary.Range).
 	RangeOnly int `json:"range_only,omitempty"`
 
-	// PredictedNS is sum(t_i x n_i) with its bounds.
+	// PredictedNS is sum(t_i x n_i) with its bounds, plus ArrivalNS.
 	PredictedNS Interval `json:"predicted_ns"`
+	// Arrivals and ArrivalNS sum the signatures' memset arrival terms
+	// (arrival.go): included in PredictedNS, an estimate.
+	Arrivals  int     `json:"arrivals,omitempty"`
+	ArrivalNS float64 `json:"arrival_ns,omitempty"`
 	// ByFidelity splits the predicted time by how close each signature's
 	// replay is to the trace (bench.FidelityLine; "unknown" for outputs
 	// without those lines; under a projection, another kernel counts as
@@ -312,10 +318,15 @@ type SigPrediction struct {
 	TracedNS        int64   `json:"traced_ns"`
 	TracedPerCallNS float64 `json:"traced_per_call_ns"`
 	// ReplayNS summarises ns/op over the runs; PredictedNS is it times
-	// Count; Ratio is ReplayNS.Center / TracedPerCallNS.
+	// Count, plus ArrivalNS; Ratio is ReplayNS.Center / TracedPerCallNS.
 	ReplayNS    Summary  `json:"replay_ns"`
 	PredictedNS Interval `json:"predicted_ns"`
 	Ratio       float64  `json:"ratio"`
+	// Arrivals counts a memset's invocations that arrived 1.2-2.0 µs
+	// after the GPU went idle, and ArrivalNS is their arrival term,
+	// Arrivals x MemsetArrivalNS (arrival.go).
+	Arrivals  int     `json:"arrivals,omitempty"`
+	ArrivalNS float64 `json:"arrival_ns,omitempty"`
 	// J summarises J/op when reported; PredictedJ is it times Count.
 	J          *Summary  `json:"j,omitempty"`
 	PredictedJ *Interval `json:"predicted_j,omitempty"`
@@ -491,7 +502,11 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 	}
 	var energyCovered int64
 	byFid := map[string]float64{}
-	for _, s := range set.Signatures {
+	var arrivals []int
+	if !opt.NoMemsetArrival {
+		arrivals = set.WindowArrivals()
+	}
+	for i, s := range set.Signatures {
 		wp.TracedNS += s.TracedNS.Total
 		smp := w.Sigs[s.ID]
 		if isPart[s.ID] {
@@ -519,6 +534,9 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 			TracedNS: total[s.ID], TracedPerCallNS: perCall[s.ID], ReplayNS: Summarize(smp.NS, opt.Confidence)}
 		n := float64(s.Count)
 		sp.PredictedNS = sp.ReplayNS.Interval.scale(n)
+		if arrivals != nil {
+			wp.addArrivals(sp, arrivals[i])
+		}
 		if sp.TracedPerCallNS > 0 {
 			sp.Ratio = sp.ReplayNS.Center / sp.TracedPerCallNS
 		}

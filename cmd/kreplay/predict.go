@@ -41,6 +41,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	noTimeline := flags.Bool("no-timeline", false, "skip the timeline replay")
 	plots := flags.String("plots", "", "write the report's plots (SVG and PNG) into `DIR`")
 	top := flags.Int("top", 10, "show the top `N` signatures")
+	arrival := memsetArrivalFlag(flags)
 	progOut := flags.String("progress", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured (default WORKLOAD.progress.jsonl)")
 	resume := flags.Bool("resume", false, "reuse the signature results already in the progress file and measure only the rest")
 	skipFlag := flags.String("skip", "", skipFlagUsage)
@@ -154,7 +155,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := predict.Report(in, []*signatures.Set{set}, predict.ReportOptions{Top: *top})
+	p, err := predict.Report(in, []*signatures.Set{set}, predict.ReportOptions{Top: *top, NoMemsetArrival: !*arrival})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,6 +18,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	plots := fs.String("plots", "", "write plots (SVG and PNG) into `DIR`")
 	setsFlag := fs.String("sets", "", "signature `SETS`, comma-separated: SET.json, TRACE, BUNDLE or embedded:NAME\n(default: the generated packages' bench/*/set.json in this module)")
 	top := fs.Int("top", 15, "list the top `N` signatures by predicted time")
+	arrival := memsetArrivalFlag(fs)
 	pos, err := parseArgs(fs, args, 1, -1)
 	if err != nil {
 		return err
@@ -32,7 +34,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if *top == 0 {
 		*top = -1
 	}
-	p, err := predict.Report(in, sets, predict.ReportOptions{Top: *top})
+	p, err := predict.Report(in, sets, predict.ReportOptions{Top: *top, NoMemsetArrival: !*arrival})
 	if err != nil {
 		return err
 	}
@@ -83,4 +85,11 @@ func benchSets(flag string, stderr io.Writer) ([]*signatures.Set, error) {
 		sets = append(sets, in.sets...)
 	}
 	return sets, nil
+}
+
+// memsetArrivalFlag defines -memset-arrival, predict's memset arrival term
+// (predict.MemsetArrivalNS).
+func memsetArrivalFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("memset-arrival", true, fmt.Sprintf("charge each memset the traced run's host launched 1.2-2.0 µs after the GPU went idle\n"+
+		"%d ns more than its paced replay (an estimate: such memsets were stretched in part; false leaves it out)", predict.MemsetArrivalNS))
 }

@@ -1,0 +1,66 @@
+package predict
+
+import (
+	"math"
+	"testing"
+
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// The REAL trace of a bf16 SDPA prefill whose cuDNN memsets queued
+// 1.2-2.0 µs behind a kernel, with SYNTHETIC replay times (the traced
+// medians, memsets at their paced 768 ns): each window arrival of a measured memset signature adds
+// MemsetArrivalNS to its prediction, and nothing else changes;
+// NoMemsetArrival leaves the term out.
+func TestReportMemsetArrivals(t *testing.T) {
+	set, err := signatures.ImportFile("../signatures/testdata/l1b-bf16-sdpa_prefill.s16.trace.json.gz", signatures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for i, n := range set.WindowArrivals() {
+		if set.Signatures[i].PartOf == "" {
+			want += n
+		}
+	}
+	if want == 0 {
+		t.Fatal("no window arrivals outside a GEMM call in the test trace")
+	}
+	// Memsets replayed paced take 768 ns on the H100 (tier 1); the other
+	// signatures their traced medians.
+	o := synth{runs: 1, factor: func(s *signatures.Signature) float64 {
+		if s.Class == signatures.ClassMemset && s.TracedNS.Median > 0 {
+			return 768 / float64(s.TracedNS.Median)
+		}
+		return 1
+	}}
+	with := report(t, set, o, ReportOptions{})
+	without := report(t, set, o, ReportOptions{NoMemsetArrival: true})
+	if with.Arrivals != want || without.Arrivals != 0 || without.ArrivalNS != 0 {
+		t.Errorf("arrivals %d (without: %d, %g ns), want %d and none", with.Arrivals, without.Arrivals, without.ArrivalNS, want)
+	}
+	add := float64(want) * MemsetArrivalNS
+	if d := with.PredictedNS.Center - without.PredictedNS.Center; math.Abs(d-add) > 1e-6 || with.ArrivalNS != add {
+		t.Errorf("the term added %.0f ns (ArrivalNS %.0f), want %.0f", d, with.ArrivalNS, add)
+	}
+	for _, sp := range with.Sigs {
+		if sp.Arrivals > 0 && sp.Class != signatures.ClassMemset {
+			t.Errorf("%s (%s): %d arrivals charged", sp.ID, sp.Class, sp.Arrivals)
+		}
+	}
+	// The memset class against its traced time: closer with the term.
+	ratio := func(wp *WorkloadPrediction) float64 {
+		for _, g := range wp.Classes {
+			if g.Class == signatures.ClassMemset {
+				return g.Ratio
+			}
+		}
+		t.Fatal("no memset class")
+		return 0
+	}
+	rw, ro := ratio(with), ratio(without)
+	if math.Abs(rw-1) >= math.Abs(ro-1) {
+		t.Errorf("memset class x%.3f with the term, x%.3f without: not closer to the traced time", rw, ro)
+	}
+	t.Logf("memset class x%.3f with the arrival term, x%.3f without (%d arrivals)", rw, ro, want)
+}
