@@ -478,6 +478,32 @@ func (wp *WorkloadPrediction) model(w *WorkloadResults, opt ReportOptions) {
 	}
 }
 
+// timeline summarises the timeline benchmark's results, when there are
+// any, against the prediction, the busy time and the model's energy.
+func (wp *WorkloadPrediction) timeline(tl *Samples, opt ReportOptions) {
+	if tl.Runs() == 0 {
+		return
+	}
+	wp.Timeline = &TimelineResult{NS: Summarize(tl.NS, opt.Confidence)}
+	if len(tl.SkippedNS) > 0 {
+		wp.Timeline.SkippedNS = Summarize(tl.SkippedNS, opt.Confidence).Center
+	}
+	if wp.Measured > 0 {
+		wp.Timeline.ErrPredicted = relErr(wp.Timeline.NS.Center, wp.PredictedNS.Center)
+	}
+	wp.Timeline.ErrBusy = relErr(wp.Timeline.NS.Center, float64(wp.BusyNS))
+	if len(tl.GapNS) > 0 {
+		wp.Timeline.GapNS = Summarize(tl.GapNS, opt.Confidence).Center
+	}
+	if len(tl.Joules) > 0 {
+		j := Summarize(tl.Joules, opt.Confidence)
+		wp.Timeline.J = &j
+		if m := wp.Model; m != nil && m.J != nil {
+			wp.Timeline.ErrEnergy = relErr(j.Center, m.J.Center)
+		}
+	}
+}
+
 func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions) (*WorkloadPrediction, []string) {
 	var warn []string
 	wp := &WorkloadPrediction{Workload: w.Name, File: set.Source.File, Signatures: len(set.Signatures)}
@@ -591,26 +617,7 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 	wp.place(w, set)
 	wp.model(w, opt)
 
-	if tl := w.Timeline; tl.Runs() > 0 {
-		wp.Timeline = &TimelineResult{NS: Summarize(tl.NS, opt.Confidence)}
-		if len(tl.SkippedNS) > 0 {
-			wp.Timeline.SkippedNS = Summarize(tl.SkippedNS, opt.Confidence).Center
-		}
-		if wp.Measured > 0 {
-			wp.Timeline.ErrPredicted = relErr(wp.Timeline.NS.Center, wp.PredictedNS.Center)
-		}
-		wp.Timeline.ErrBusy = relErr(wp.Timeline.NS.Center, float64(wp.BusyNS))
-		if len(tl.GapNS) > 0 {
-			wp.Timeline.GapNS = Summarize(tl.GapNS, opt.Confidence).Center
-		}
-		if len(tl.Joules) > 0 {
-			j := Summarize(tl.Joules, opt.Confidence)
-			wp.Timeline.J = &j
-			if m := wp.Model; m != nil && m.J != nil {
-				wp.Timeline.ErrEnergy = relErr(j.Center, m.J.Center)
-			}
-		}
-	}
+	wp.timeline(w.Timeline, opt)
 
 	for k, g := range groups {
 		if g.CoveredNS > 0 {

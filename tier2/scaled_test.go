@@ -11,7 +11,7 @@ import (
 
 // scaledSig imports one aten::_scaled_mm as PyTorch 2.11's profiler
 // records it (eight inputs: self, mat2, scale_a, scale_b, bias,
-// scale_result, out_dtype, use_fast_accum).
+// scale_result, out_dtype, use_fast_accum), with 0-d scales.
 func scaledSig(t *testing.T, m, k, n int64, types [3]string, outDType, fastAccum string, bias, resultScale bool) *signatures.Signature {
 	t.Helper()
 	biasDims, biasStrides, biasType := "[]", "[]", `""`
@@ -26,6 +26,13 @@ func scaledSig(t *testing.T, m, k, n int64, types [3]string, outDType, fastAccum
 	strides := fmt.Sprintf("[[%d, 1], [1, %d], [], [], %s, [], [], []]", k, k, biasStrides)
 	typ := fmt.Sprintf(`["%s", "%s", "float", "float", %s, %s, "Scalar", "Scalar"]`, types[0], types[1], biasType, rsType)
 	concrete := fmt.Sprintf(`["", "", "", "", "", "", "%s", "%s"]`, outDType, fastAccum)
+	return importScaled(t, dims, strides, typ, concrete)
+}
+
+// importScaled imports one aten::_scaled_mm event with these argument
+// fields and returns its signature, which must be replayable.
+func importScaled(t *testing.T, dims, strides, typ, concrete string) *signatures.Signature {
+	t.Helper()
 	set, err := signatures.Import(strings.NewReader(gemmTrace("aten::_scaled_mm", dims, strides, typ, concrete,
 		"nvjet_sm90_qqtst_128x256_128x6_2x1_v_bz_coopA_TNT")), "fp8", signatures.Options{})
 	if err != nil {
@@ -145,16 +152,7 @@ func scaledSigRowwise(t *testing.T, m, k, n int64, bias bool) *signatures.Signat
 	dims := fmt.Sprintf("[[%d, %d], [%d, %d], [%d, 1], [1, %d], %s, [], [], []]", m, k, k, n, m, n, biasDims)
 	strides := fmt.Sprintf("[[%d, 1], [1, %d], [1, 1], [%d, 1], %s, [], [], []]", k, k, n, biasStrides)
 	typ := fmt.Sprintf(`["%s", "%s", "float", "float", %s, "", "Scalar", "Scalar"]`, f8e4m3, f8e4m3, biasType)
-	set, err := signatures.Import(strings.NewReader(gemmTrace("aten::_scaled_mm", dims, strides, typ,
-		`["", "", "", "", "", "", "15", "True"]`, "nvjet_sm90_qqtst_128x256_128x6_2x1_v_bz_coopA_TNT")), "fp8", signatures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig := set.Signatures[0]
-	if sig.GEMM == nil {
-		t.Fatalf("no GEMM parameters: %s", sig.Unreplayable)
-	}
-	return sig
+	return importScaled(t, dims, strides, typ, `["", "", "", "", "", "", "15", "True"]`)
 }
 
 // Rowwise scales: the same layouts, the outer-vector mode, and scale
