@@ -9,18 +9,20 @@ import (
 
 // The REAL trace of a bf16 SDPA prefill whose cuDNN memsets queued
 // 1.2-2.0 µs behind a kernel, with SYNTHETIC replay times (the traced
-// medians, memsets at their paced 768 ns): each window arrival of a measured memset signature adds
-// MemsetArrivalNS to its prediction, and nothing else changes;
+// medians, memsets at their paced 768 ns): each window arrival of a
+// measured memset signature adds MemsetArrivalSlope x its time left to the
+// window's end to its prediction, and nothing else changes;
 // NoMemsetArrival leaves the term out.
 func TestReportMemsetArrivals(t *testing.T) {
 	set, err := signatures.ImportFile("../signatures/testdata/l1b-bf16-sdpa_prefill.s16.trace.json.gz", signatures.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 0
-	for i, n := range set.WindowArrivals() {
+	want, early := 0, int64(0)
+	for i, a := range set.WindowArrivals() {
 		if set.Signatures[i].PartOf == "" {
-			want += n
+			want += a.N
+			early += a.EarlyNS
 		}
 	}
 	if want == 0 {
@@ -39,7 +41,7 @@ func TestReportMemsetArrivals(t *testing.T) {
 	if with.Arrivals != want || without.Arrivals != 0 || without.ArrivalNS != 0 {
 		t.Errorf("arrivals %d (without: %d, %g ns), want %d and none", with.Arrivals, without.Arrivals, without.ArrivalNS, want)
 	}
-	add := float64(want) * MemsetArrivalNS
+	add := MemsetArrivalSlope * float64(early)
 	if d := with.PredictedNS.Center - without.PredictedNS.Center; math.Abs(d-add) > 1e-6 || with.ArrivalNS != add {
 		t.Errorf("the term added %.0f ns (ArrivalNS %.0f), want %.0f", d, with.ArrivalNS, add)
 	}

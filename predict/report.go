@@ -323,8 +323,8 @@ type SigPrediction struct {
 	PredictedNS Interval `json:"predicted_ns"`
 	Ratio       float64  `json:"ratio"`
 	// Arrivals counts a memset's invocations that arrived 1.2-2.0 µs
-	// after the GPU went idle, and ArrivalNS is their arrival term,
-	// Arrivals x MemsetArrivalNS (arrival.go).
+	// after the GPU went idle, and ArrivalNS is their arrival term
+	// (arrival.go).
 	Arrivals  int     `json:"arrivals,omitempty"`
 	ArrivalNS float64 `json:"arrival_ns,omitempty"`
 	// J summarises J/op when reported; PredictedJ is it times Count.
@@ -528,7 +528,7 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 	}
 	var energyCovered int64
 	byFid := map[string]float64{}
-	var arrivals []int
+	var arrivals []signatures.Arrivals
 	if !opt.NoMemsetArrival {
 		arrivals = set.WindowArrivals()
 	}

@@ -42,11 +42,20 @@ func IdleBefore(t Timeline) []int64 {
 	return out
 }
 
-// WindowArrivals counts, per signature index, the invocations of memset
+// Arrivals are a signature's invocations that arrived in the window: N of
+// them, and EarlyNS, the sum over them of the time left from their
+// arrival to the window's end (ArrivalWindowHiNS less the idle before
+// them).
+type Arrivals struct {
+	N       int
+	EarlyNS int64
+}
+
+// WindowArrivals returns, per signature index, the invocations of memset
 // signatures that a host launch (not a CUDA graph's) started inside the
-// arrival window after their device went idle. Other signatures count 0.
-func (s *Set) WindowArrivals() []int {
-	out := make([]int, len(s.Signatures))
+// arrival window after their device went idle. Other signatures have none.
+func (s *Set) WindowArrivals() []Arrivals {
+	out := make([]Arrivals, len(s.Signatures))
 	for i, idle := range IdleBefore(s.Timeline) {
 		k := s.Timeline[i].Sig
 		if k < 0 || k >= len(s.Signatures) {
@@ -54,7 +63,8 @@ func (s *Set) WindowArrivals() []int {
 		}
 		sig := s.Signatures[k]
 		if sig.Class == ClassMemset && !sig.Graph && idle >= ArrivalWindowLoNS && idle < ArrivalWindowHiNS {
-			out[k]++
+			out[k].N++
+			out[k].EarlyNS += ArrivalWindowHiNS - idle
 		}
 	}
 	return out

@@ -37,7 +37,7 @@ func TestWindowArrivals(t *testing.T) {
 			{Sig: 7, Start: 29400, Dur: 700},  // no such signature: skipped
 		},
 	}
-	if got, want := s.WindowArrivals(), []int{2, 0, 0}; !slices.Equal(got, want) {
+	if got, want := s.WindowArrivals(), []Arrivals{{N: 2, EarlyNS: 500 + 800}, {}, {}}; !slices.Equal(got, want) {
 		t.Errorf("WindowArrivals = %v, want %v", got, want)
 	}
 }
@@ -59,12 +59,15 @@ func TestWindowArrivalsTraces(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, memsets := 0, 0
-		for i, k := range set.WindowArrivals() {
+		for i, a := range set.WindowArrivals() {
 			if sig := set.Signatures[i]; sig.Class == ClassMemset {
 				memsets += sig.Count
-				n += k
-			} else if k != 0 {
-				t.Errorf("%s: %s (%s): %d window arrivals counted", tc.path, sig.ID, sig.Class, k)
+				n += a.N
+				if a.EarlyNS < 0 || a.EarlyNS > int64(a.N)*(ArrivalWindowHiNS-ArrivalWindowLoNS) {
+					t.Errorf("%s: %s: %d arrivals, %d ns early in all: outside the window", tc.path, sig.ID, a.N, a.EarlyNS)
+				}
+			} else if a.N != 0 {
+				t.Errorf("%s: %s (%s): %d window arrivals counted", tc.path, sig.ID, sig.Class, a.N)
 			}
 		}
 		if memsets == 0 || n < tc.lo || n > tc.hi || n > memsets {

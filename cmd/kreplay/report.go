@@ -88,8 +88,8 @@ func benchSets(flag string, stderr io.Writer) ([]*signatures.Set, error) {
 }
 
 // memsetArrivalFlag defines -memset-arrival, predict's memset arrival term
-// (predict.MemsetArrivalNS).
+// (predict.MemsetArrivalSlope).
 func memsetArrivalFlag(fs *flag.FlagSet) *bool {
 	return fs.Bool("memset-arrival", true, fmt.Sprintf("charge each memset the traced run's host launched 1.2-2.0 µs after the GPU went idle\n"+
-		"%d ns more than its paced replay (an estimate: such memsets were stretched in part; false leaves it out)", predict.MemsetArrivalNS))
+		"%.2f x the time left to 2.0 µs more than its paced replay (an estimate: such memsets were stretched in part; false leaves it out)", predict.MemsetArrivalSlope))
 }
