@@ -5,7 +5,9 @@ import "github.com/kreplay/kreplay/signatures"
 // The memsets' arrival term.
 //
 // A replayed memset is timed paced, as it runs after the GPU idled (tier 1,
-// launch.Paced): 768 ns for a 4-byte one on the H100. A memset that the
+// launch.Paced): 768 ns for a 4-byte one on the H100 once the captured
+// PyTorch kernels before it have run (704 ns alone or after kreplay's own
+// kernels; why is open, results/h100/memset-pacing/). A memset that the
 // traced run's host launched 1.2-2.0 µs after the GPU went idle was
 // stretched in part, the more the earlier it came (signatures/arrival.go),
 // and no isolated replay reproduces that. So each such invocation of a
