@@ -58,6 +58,13 @@ type Arrivals struct {
 	EarlyNS int64
 }
 
+// ArrivesInWindow reports whether an invocation of sig that started idle
+// ns after its device went idle is a window arrival: a memset's, launched
+// by the host (not by a CUDA graph), inside the arrival window.
+func ArrivesInWindow(sig *Signature, idle int64) bool {
+	return sig.Class == ClassMemset && !sig.Graph && idle >= ArrivalWindowLoNS && idle < ArrivalWindowHiNS
+}
+
 // WindowArrivals returns, per signature index, the invocations of memset
 // signatures that a host launch (not a CUDA graph's) started inside the
 // arrival window after their device went idle. Other signatures have none.
@@ -68,8 +75,7 @@ func (s *Set) WindowArrivals() []Arrivals {
 		if k < 0 || k >= len(s.Signatures) {
 			continue
 		}
-		sig := s.Signatures[k]
-		if sig.Class == ClassMemset && !sig.Graph && idle >= ArrivalWindowLoNS && idle < ArrivalWindowHiNS {
+		if ArrivesInWindow(s.Signatures[k], idle) {
 			out[k].N++
 			out[k].EarlyNS += ArrivalWindowHiNS - idle
 		}

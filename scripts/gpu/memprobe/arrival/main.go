@@ -84,8 +84,7 @@ func main() {
 		}
 		for i, idle := range signatures.IdleBefore(set.Timeline) {
 			v := set.Timeline[i]
-			if s := set.Signatures[v.Sig]; s.Class == signatures.ClassMemset && s.PartOf == "" && !s.Graph &&
-				idle >= signatures.ArrivalWindowLoNS && idle < signatures.ArrivalWindowHiNS {
+			if s := set.Signatures[v.Sig]; s.PartOf == "" && signatures.ArrivesInWindow(s, idle) {
 				f.add(idle, v.Dur, *paced)
 			}
 		}
