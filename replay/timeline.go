@@ -44,6 +44,12 @@ type TimelineOptions struct {
 	// Skip leaves signatures out, by ID, each with the reason the
 	// timeline's skips give (SuiteOptions.Skip).
 	Skip map[string]string
+	// Again launches runs of the timeline's invocations a second time:
+	// each run (indices into the set's Timeline, increasing, none
+	// substituted) again right after its last invocation, on the same
+	// buffers. A probe of the workload's response to more of those ops
+	// (package whatif: the replaced runs twice); 0 runs: none.
+	Again [][]int
 }
 
 // Substitution replaces a run of a timeline's invocations with one launch
@@ -95,6 +101,9 @@ type Timeline struct {
 	// substitutes' launches are in Launched.
 	Substituted   int
 	SubstitutedNS int64
+	// Again counts the launches TimelineOptions.Again added (in
+	// Launched too).
+	Again int
 	// BufferBytes is the device memory the prepared signatures' buffers
 	// take (their footprints times their buffer sets).
 	BufferBytes int64
@@ -142,6 +151,10 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 	}
 	n := len(set.Signatures)
 	subAt, subbed, err := substitutions(set, o.Substitute)
+	if err != nil {
+		return nil, err
+	}
+	again, err := agains(set, o.Again, subbed)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +209,7 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 	}); err != nil {
 		return nil, err
 	}
-	order := t.plan(byIndex, reasons, subAt, subbed)
+	order := t.plan(byIndex, reasons, subAt, subbed, again)
 	if len(order) == 0 {
 		return nil, errors.New("timeline: no invocation can be replayed")
 	}
@@ -238,6 +251,34 @@ func substitutions(set *signatures.Set, subs []Substitution) (map[int]*Prepared,
 		at[sub.Invocations[0]] = sub.With
 	}
 	return at, subbed, nil
+}
+
+// agains checks runs against set's timeline and the substituted
+// invocations, and returns each run by its last invocation.
+func agains(set *signatures.Set, runs [][]int, subbed []bool) (map[int][]int, error) {
+	at := map[int][]int{}
+	seen := make([]bool, len(set.Timeline))
+	for k, run := range runs {
+		if len(run) == 0 {
+			return nil, fmt.Errorf("timeline: run %d to launch again is empty", k)
+		}
+		prev := -1
+		for _, i := range run {
+			switch {
+			case i < 0 || i >= len(set.Timeline):
+				return nil, fmt.Errorf("timeline: run %d to launch again names invocation %d of %d", k, i, len(set.Timeline))
+			case i <= prev:
+				return nil, fmt.Errorf("timeline: run %d to launch again: invocations %d then %d, not increasing", k, prev, i)
+			case subbed[i]:
+				return nil, fmt.Errorf("timeline: run %d to launch again: invocation %d is substituted", k, i)
+			case seen[i]:
+				return nil, fmt.Errorf("timeline: run %d to launch again: invocation %d is in another run", k, i)
+			}
+			seen[i], prev = true, i
+		}
+		at[run[len(run)-1]] = run
+	}
+	return at, nil
 }
 
 // prepareAll prepares every signature with invocations to launch (count)
@@ -282,8 +323,9 @@ func (t *Timeline) prepareAll(count []int, o TimelineOptions, free0, total int) 
 
 // plan orders the graph's launches: each invocation's prepared signature
 // in timeline order, a substitute in place of its run, parts left to
-// their parent; it counts and lists what is skipped.
-func (t *Timeline) plan(byIndex []*Prepared, reasons []string, subAt map[int]*Prepared, subbed []bool) []*Prepared {
+// their parent, a run to launch again (again, by its last invocation)
+// once more after it; it counts and lists what is skipped.
+func (t *Timeline) plan(byIndex []*Prepared, reasons []string, subAt map[int]*Prepared, subbed []bool, again map[int][]int) []*Prepared {
 	set := t.Set
 	skips := map[int]*TimelineSkip{}
 	skip := func(i int, reason string, inv signatures.Invocation) {
@@ -297,12 +339,12 @@ func (t *Timeline) plan(byIndex []*Prepared, reasons []string, subAt map[int]*Pr
 		sk.TracedNS += inv.Dur
 	}
 	var order []*Prepared
-	for idx, inv := range set.Timeline {
+	place := func(idx int, inv signatures.Invocation) {
 		if subbed[idx] {
 			if p := subAt[idx]; p != nil {
 				order = append(order, p)
 			}
-			continue
+			return
 		}
 		sig := set.Signatures[inv.Sig]
 		if sig.PartOf != "" {
@@ -311,21 +353,29 @@ func (t *Timeline) plan(byIndex []*Prepared, reasons []string, subAt map[int]*Pr
 			if parent == nil || parent == sig {
 				t.SkippedNS += inv.Dur
 				skip(inv.Sig, "part of "+sig.PartOf+", which is not in the set", inv)
-				continue
+				return
 			}
 			if pi := slices.Index(set.Signatures, parent); byIndex[pi] == nil {
 				t.SkippedNS += inv.Dur
 				skip(inv.Sig, "part of "+sig.PartOf+", which is skipped", inv)
 			}
-			continue
+			return
 		}
 		if p := byIndex[inv.Sig]; p != nil {
 			order = append(order, p)
-			continue
+			return
 		}
 		t.Skipped++
 		t.SkippedNS += inv.Dur
 		skip(inv.Sig, reasons[inv.Sig], inv)
+	}
+	for idx, inv := range set.Timeline {
+		place(idx, inv)
+		for _, j := range again[idx] {
+			if p := byIndex[set.Timeline[j].Sig]; p != nil {
+				order, t.Again = append(order, p), t.Again+1
+			}
+		}
 	}
 	t.Launched = len(order)
 	for _, sk := range skips {

@@ -213,3 +213,47 @@ func TestGPUTimelineSubstitute(t *testing.T) {
 		t.Errorf("no time in context for the substitute's %d launches", len(subs))
 	}
 }
+
+// The again timeline launches each of BLOOM-560M's attention-mask adds a
+// second time right after itself: one more launch each, and their time
+// in context counts both.
+func TestGPUTimelineAgain(t *testing.T) {
+	d := openGPU(t)
+	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
+	add := set.ByID("ead9ce6de968")
+	if add == nil {
+		t.Fatal("no mask add in the BLOOM-560M prefill")
+	}
+	var runs [][]int
+	for i, inv := range set.Timeline {
+		if set.Signatures[inv.Sig] == add {
+			runs = append(runs, []int{i})
+		}
+	}
+	plain, err := d.PrepareTimeline(set, TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainLaunched := plain.Launched
+	plain.Close()
+	tl, err := d.PrepareTimeline(set, TimelineOptions{Again: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	if tl.Again != len(runs) || tl.Launched != plainLaunched+len(runs) {
+		t.Errorf("%d launched again of %d runs, %d launched, %d plain", tl.Again, len(runs), tl.Launched, plainLaunched)
+	}
+	res, err := tl.Measure(quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res)
+	found := false
+	for _, c := range res.Context {
+		found = found || c.ID == add.ID && c.Invocations == 2*len(runs)
+	}
+	if !found || res.ContextErr != "" {
+		t.Errorf("no time in context for the add's %d launches (context error %q)", 2*len(runs), res.ContextErr)
+	}
+}

@@ -120,7 +120,7 @@ func TestTimelinePlanSubstitute(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl := &Timeline{Set: set}
-	order := tl.plan([]*Prepared{pa, pb, pc, nil, nil}, []string{"", "", "", "", "no kernel"}, at, subbed)
+	order := tl.plan([]*Prepared{pa, pb, pc, nil, nil}, []string{"", "", "", "", "no kernel"}, at, subbed, nil)
 	want := []*Prepared{pa, fused, pa, fused}
 	if !slices.Equal(order, want) {
 		var ids []string
@@ -131,5 +131,63 @@ func TestTimelinePlanSubstitute(t *testing.T) {
 	}
 	if tl.Launched != 4 || tl.Skipped != 1 || tl.SkippedNS != 10 || tl.Parts != 0 || len(tl.Skips) != 1 || tl.Skips[0].ID != "x" {
 		t.Errorf("launched %d, skipped %d (%d ns), parts %d, skips %+v", tl.Launched, tl.Skipped, tl.SkippedNS, tl.Parts, tl.Skips)
+	}
+}
+
+// plan launches a run to launch again once more right after its last
+// invocation, its parts left to their parent, and counts those launches.
+func TestTimelinePlanAgain(t *testing.T) {
+	sigs := []*signatures.Signature{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "m", PartOf: "b"}}
+	set := &signatures.Set{Signatures: sigs}
+	for _, s := range []int{0, 1, 3, 2, 0, 1, 2} {
+		set.Timeline = append(set.Timeline, signatures.Invocation{Sig: s, Dur: 10})
+	}
+	pa, pb, pc := &Prepared{Sig: sigs[0]}, &Prepared{Sig: sigs[1]}, &Prepared{Sig: sigs[2]}
+	again, err := agains(set, [][]int{{1, 2, 3}, {5, 6}}, make([]bool, len(set.Timeline)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := &Timeline{Set: set}
+	order := tl.plan([]*Prepared{pa, pb, pc, nil}, []string{"", "", "", ""}, nil, make([]bool, len(set.Timeline)), again)
+	want := []*Prepared{pa, pb, pc, pb, pc, pa, pb, pc, pb, pc}
+	var ids []string
+	for _, p := range order {
+		ids = append(ids, p.Sig.ID)
+	}
+	if !slices.Equal(order, want) {
+		t.Errorf("order %v, want a b c b c a b c b c", ids)
+	}
+	if tl.Launched != 10 || tl.Again != 4 || tl.Parts != 1 || tl.Skipped != 0 {
+		t.Errorf("launched %d, again %d, parts %d, skipped %d", tl.Launched, tl.Again, tl.Parts, tl.Skipped)
+	}
+}
+
+// Runs to launch again are checked: increasing invocations in range, in
+// no other run and none substituted.
+func TestTimelineAgains(t *testing.T) {
+	set := &signatures.Set{Timeline: make(signatures.Timeline, 6)}
+	subbed := []bool{false, false, false, false, true, false}
+	for _, c := range []struct {
+		name string
+		runs [][]int
+		err  string
+	}{
+		{"none", nil, ""},
+		{"two runs", [][]int{{0, 1}, {2, 3}}, ""},
+		{"empty", [][]int{{}}, "is empty"},
+		{"out of range", [][]int{{5, 6}}, "invocation 6 of 6"},
+		{"not increasing", [][]int{{2, 1}}, "not increasing"},
+		{"substituted", [][]int{{3, 4}}, "invocation 4 is substituted"},
+		{"overlap", [][]int{{0, 1}, {1, 2}}, "in another run"},
+	} {
+		at, err := agains(set, c.runs, subbed)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err == "" && len(at) != len(c.runs):
+			t.Errorf("%s: %d runs by their last invocation, want %d", c.name, len(at), len(c.runs))
+		}
 	}
 }

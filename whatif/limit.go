@@ -44,6 +44,9 @@ func (p *Prediction) atLimit(limitW float64, from string) {
 // order (LimitSavingNS) when the baseline runs at the limit (AtLimit);
 // the kernels' own (SavingNS) otherwise.
 func (p *Prediction) Saving() float64 {
+	if p.Again != nil {
+		return p.Again.SavingNS
+	}
 	if p.Cap != nil {
 		return p.Cap.SavingNS
 	}

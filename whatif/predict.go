@@ -169,6 +169,12 @@ type Prediction struct {
 	// with energies; CapErr says why not where it was tried.
 	Cap    *CapPrediction `json:"cap,omitempty"`
 	CapErr string         `json:"cap_error,omitempty"`
+	// Again is the prediction at the cap from the plain and again
+	// timelines (again.go), with Options.Again; AgainErr says why not
+	// where it was tried. Where it is, it is the prediction the check
+	// compares.
+	Again    *AgainPrediction `json:"again,omitempty"`
+	AgainErr string           `json:"again_error,omitempty"`
 }
 
 // Predict predicts the what-if from the baseline and each variant's

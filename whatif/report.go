@@ -103,6 +103,13 @@ func (r *Result) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, m := range r.Modes {
+		if m.Err != "" {
+			ew.printf("probe, alone in the %s cache mode: %s %s: not replayed: %s\n", m.Mode, m.ID, m.Label, m.Err)
+			continue
+		}
+		ew.printf("probe, alone in the %s cache mode: %s %s: %s\n", m.Mode, m.ID, m.Label, bench.FormatNS(m.KernelNS))
+	}
 	r.Prediction.write(ew)
 	if r.Timeline != nil {
 		r.Timeline.write(ew, r.Prediction)
@@ -153,14 +160,39 @@ func (p *Prediction) writeLimit(ew *errWriter) {
 			c.From, bench.FormatNS(c.BaseNS), c.BaseJ, c.BaseMHz, c.ReplayMHz)
 		ew.printf("    clock-bound share %.3f, energy per operation -%.1f%% per -10%% of clock; the what-if runs at %.0f MHz:\n",
 			c.ClockShare, 10*c.EnergySlope, c.NewMHz)
-		ew.printf("    %s -> %s, saving %s; %.2f J -> %.2f J, saving %.3f J (the prediction the check compares)\n",
-			bench.FormatNS(c.BaseNS), bench.FormatNS(c.NewNS), bench.FormatNS(c.SavingNS), c.BaseJ, c.NewJ, c.SavingJ)
+		compared := " (the prediction the check compares)"
+		if p.Again != nil {
+			compared = ""
+		}
+		ew.printf("    %s -> %s, saving %s; %.2f J -> %.2f J, saving %.3f J%s\n",
+			bench.FormatNS(c.BaseNS), bench.FormatNS(c.NewNS), bench.FormatNS(c.SavingNS), c.BaseJ, c.NewJ, c.SavingJ, compared)
 		if c.Warning != "" {
 			ew.printf("    warning: %s\n", c.Warning)
 		}
 	case p.CapErr != "":
 		ew.printf("  at the cap, calibrated: not done: %s\n", p.CapErr)
 	}
+	p.writeAgain(ew)
+}
+
+// writeAgain prints the prediction from the plain and again timelines.
+func (p *Prediction) writeAgain(ew *errWriter) {
+	a := p.Again
+	if a == nil {
+		if p.AgainErr != "" {
+			ew.printf("  at the cap, from the plain and again timelines: not done: %s\n", p.AgainErr)
+		}
+		return
+	}
+	ew.printf("  at the cap, from the plain and again timelines (%.0f W held): plain %s at %.0f MHz, the replaced runs twice %s at %.0f MHz;\n",
+		a.PowerW, bench.FormatNS(a.PlainNS), a.PlainMHz, bench.FormatNS(a.AgainNS), a.AgainMHz)
+	ew.printf("    the replaced signatures in context %s (%.3f J at their power alone, rotating), the kernel's runs %s (%.3f J, alone rotating);\n",
+		bench.FormatNS(a.ReplacedNS), a.ReplacedJ, bench.FormatNS(a.FusedNS), a.FusedJ)
+	ew.printf("    the rest (the other kernels and the gaps) took %s and %s (fitted as a + b / clock), %.2f J at %.0f MHz, %+.4f J per MHz;\n",
+		bench.FormatNS(a.PlainNS-a.ReplacedNS), bench.FormatNS(a.AgainNS-a.AgainReplacedNS), a.KeptJ, a.PlainMHz, a.EnergySlope)
+	ew.printf("    the what-if runs at %.0f MHz, where it draws the power held:\n", a.NewMHz)
+	ew.printf("    %s -> %s, saving %s; saving %.3f J (the prediction the check compares)\n",
+		bench.FormatNS(a.PlainNS), bench.FormatNS(a.NewNS), bench.FormatNS(a.SavingNS), a.SavingJ)
 }
 
 func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
@@ -198,6 +230,10 @@ func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
 		tc.PlainLaunches, tc.SubstLaunches, tc.Substituted, p.Runs)
 	if tc.RunsSkipped > 0 {
 		ew.printf("  warning: the plain timeline skipped %d of the runs' invocations, which the prediction counts\n", tc.RunsSkipped)
+	}
+	if tc.Again != nil {
+		ew.printf("  probe, the replaced runs twice (%d launches): %.3fms per launch, sustained %.3fms (plain %+.3fms), %.0f MHz%s\n",
+			tc.AgainLaunches, tc.AgainNS/1e6, tc.AgainMeanNS/1e6, (tc.AgainMeanNS-tc.PlainMeanNS)/1e6, tc.AgainMHz, joules(tc.AgainJ))
 	}
 }
 

@@ -34,6 +34,14 @@ type Options struct {
 	Timeline replay.Options
 	// Progress receives a line per step; nil: none.
 	Progress io.Writer
+	// Again adds the again timeline to the check (the plain timeline
+	// with the replaced runs launched twice) and the Rotating replays
+	// alone, and predicts at the cap from the two timelines (again.go);
+	// it needs Measure.Energy.
+	Again bool
+	// Modes replays the kernel and the replaced signatures alone in
+	// each of these cache modes, a probe (Result.Modes).
+	Modes []replay.CacheMode
 }
 
 func (o *Options) defaults() {
@@ -92,6 +100,9 @@ type Result struct {
 	Timeline   *TimelineCheck `json:"timeline,omitempty"`
 	// TimelineErr says why there is no timeline check.
 	TimelineErr string `json:"timeline_error,omitempty"`
+	// Modes are the probe's replays alone in other cache modes
+	// (Options.Modes).
+	Modes []ModeTime `json:"modes,omitempty"`
 }
 
 // OK reports whether every variant's output check passed.
@@ -169,6 +180,15 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 	if r.Prediction, err = Predict(p.Match, r.Baseline, fused); err != nil {
 		return nil, err
 	}
+	if len(o.Modes) > 0 {
+		r.Modes = probeModes(d, p, o.Modes, o)
+	}
+	var rot map[string]Times
+	if o.Again && !o.NoTimeline {
+		if rot, err = measureRotating(d, p, o); err != nil {
+			return nil, err
+		}
+	}
 	if !o.NoTimeline {
 		tc, err := CheckTimeline(d, p.Set, subs, o)
 		if err != nil {
@@ -179,6 +199,9 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 				here = d.Meter.UUID()
 			}
 			atCap(r.Prediction, r.Baseline, tc, here)
+			if o.Again {
+				againAtCap(r.Prediction, p, tc, rot)
+			}
 			tc.compare(r.Prediction)
 			r.Timeline = tc
 		}
@@ -244,4 +267,20 @@ func atCap(p *Prediction, b *Baseline, tc *TimelineCheck, gpu string) {
 	}
 	cp.Warning = gpuWarning(b.GPUUUID, gpu)
 	p.Cap = cp
+}
+
+// againAtCap fills p.Again from the plain and again timelines (again.go),
+// or p.AgainErr.
+func againAtCap(pr *Prediction, p *Plan, tc *TimelineCheck, rot map[string]Times) {
+	kernels := map[string]int{}
+	for _, b := range p.Variants {
+		kernels[b.Sig.ID] += b.Variant.Runs
+	}
+	in, err := againInput(tc, replacedIDs(p.Match), kernels, rot)
+	if err == nil {
+		pr.Again, err = PredictAgain(in)
+	}
+	if err != nil {
+		pr.AgainErr = err.Error()
+	}
 }

@@ -69,6 +69,17 @@ type TimelineCheck struct {
 	// Plain and Subst are the last round's measurements.
 	Plain *replay.TimelineResult `json:"plain"`
 	Subst *replay.TimelineResult `json:"subst"`
+	// The again timeline (Options.Again, a probe): the plain one with
+	// each replaced run launched twice, timed in each round after the
+	// other two. AgainNS and AgainMeanNS are the medians and means over
+	// the rounds as for the others, AgainMHz its clock, AgainJ its
+	// energy per launch; Again the last round's measurement.
+	AgainNS       float64                `json:"again_ns,omitempty"`
+	AgainMeanNS   float64                `json:"again_mean_ns,omitempty"`
+	AgainMHz      float64                `json:"again_mhz,omitempty"`
+	AgainJ        float64                `json:"again_j,omitempty"`
+	AgainLaunches int                    `json:"again_launches,omitempty"`
+	Again         *replay.TimelineResult `json:"again,omitempty"`
 }
 
 // Round is one round's medians and means, per launch of each timeline,
@@ -80,6 +91,10 @@ type Round struct {
 	SubstMeanNS float64 `json:"subst_mean_ns,omitempty"`
 	PlainMHz    float64 `json:"plain_mhz,omitempty"`
 	SubstMHz    float64 `json:"subst_mhz,omitempty"`
+	// The again timeline's (Options.Again), as the others'.
+	AgainNS     float64 `json:"again_ns,omitempty"`
+	AgainMeanNS float64 `json:"again_mean_ns,omitempty"`
+	AgainMHz    float64 `json:"again_mhz,omitempty"`
 }
 
 // roundOf is a round's times and clocks.
@@ -111,6 +126,15 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 	tc := &TimelineCheck{PlainLaunches: plain.Launched, SubstLaunches: subst.Launched, Substituted: subst.Substituted,
 		RunsSkipped: runsSkipped(set, plain, subs)}
 	fmt.Fprintf(o.Progress, "timeline: %d launches plain, %d substituted (%d invocations replaced)\n", tc.PlainLaunches, tc.SubstLaunches, tc.Substituted)
+	var again *replay.Timeline
+	if o.Again {
+		if again, err = d.PrepareTimeline(set, replay.TimelineOptions{Again: againRuns(subs)}); err != nil {
+			return nil, fmt.Errorf("the again timeline (beside the other two): %w", err)
+		}
+		defer again.Close()
+		tc.AgainLaunches = again.Launched
+		fmt.Fprintf(o.Progress, "timeline: %d launches again (the replaced runs twice)\n", tc.AgainLaunches)
+	}
 	for i := range o.Rounds {
 		last := i == o.Rounds-1
 		mo := o.Timeline
@@ -125,7 +149,21 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 		if err != nil {
 			return nil, fmt.Errorf("the substituted timeline: %w", err)
 		}
-		tc.Rounds = append(tc.Rounds, roundOf(pr, sr))
+		round := roundOf(pr, sr)
+		if again != nil {
+			ar, err := again.Measure(mo)
+			if err != nil {
+				return nil, fmt.Errorf("the again timeline: %w", err)
+			}
+			round.AgainNS, round.AgainMeanNS = ar.MedianNS, ar.MeanNS
+			if ar.GPU != nil {
+				round.AgainMHz = ar.GPU.MeanSMClockMHz
+			}
+			if last {
+				tc.Again = ar
+			}
+		}
+		tc.Rounds = append(tc.Rounds, round)
 		fmt.Fprintf(o.Progress, "timeline round %d: plain %.1f µs, substituted %.1f µs, saving %.1f µs\n",
 			i+1, pr.MedianNS/1e3, sr.MedianNS/1e3, (pr.MedianNS-sr.MedianNS)/1e3)
 		if last {
@@ -133,6 +171,7 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 		}
 	}
 	tc.summarize()
+	tc.summarizeAgain()
 	tc.inContext()
 	tc.energy()
 	return tc, nil
@@ -161,6 +200,24 @@ func (tc *TimelineCheck) summarize() {
 	tc.MeanSavingNS = tc.PlainMeanNS - tc.SubstMeanNS
 	if clocks {
 		tc.PlainMHz, tc.SubstMHz = plainMHz/n, substMHz/n
+	}
+}
+
+// summarizeAgain takes the again timeline's medians, means, clock and
+// energy as summarize and energy take the others'.
+func (tc *TimelineCheck) summarizeAgain() {
+	if tc.Again == nil {
+		return
+	}
+	var ns []float64
+	var mean, mhz float64
+	for _, r := range tc.Rounds {
+		ns, mean, mhz = append(ns, r.AgainNS), mean+r.AgainMeanNS, mhz+r.AgainMHz
+	}
+	n := float64(len(tc.Rounds))
+	tc.AgainNS, tc.AgainMeanNS, tc.AgainMHz = median(ns), mean/n, mhz/n
+	if tc.Again.Energy != nil {
+		tc.AgainJ = tc.Again.Energy.JoulesPerOp
 	}
 }
 
@@ -229,6 +286,8 @@ func (tc *TimelineCheck) compare(p *Prediction) {
 	tc.MeanRatio = ratio(p.Saving(), tc.MeanSavingNS)
 	tc.KernelRatio = ratio(p.Saving(), tc.KernelSavingNS)
 	switch {
+	case p.Again != nil:
+		tc.EnergyRatio = ratio(p.Again.SavingJ, tc.SavingJ)
 	case p.Cap != nil:
 		tc.EnergyRatio = ratio(p.Cap.SavingJ, tc.SavingJ)
 	case p.Energy:

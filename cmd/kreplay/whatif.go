@@ -18,9 +18,10 @@ import (
 // whatifFlags are kreplay whatif's flags.
 type whatifFlags struct {
 	kernel, name, replace, grid, block, bench, out *string
+	modes                                          *string
 	shared                                         *uint
 	eps, tol                                       *float64
-	energy, noTimeline                             *bool
+	energy, noTimeline, again                      *bool
 	ticks, rounds, device                          *int
 	budget                                         *time.Duration
 }
@@ -44,6 +45,8 @@ func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
 		rounds:     fs.Int("rounds", 3, "time the plain and the substituted timelines `N` times each, alternately"),
 		device:     fs.Int("device", 0, "CUDA device `INDEX`"),
 		out:        fs.String("o", "", "write the result as JSON to `FILE`"),
+		again:      fs.Bool("again", false, "at the power cap: also time the plain timeline with the replaced runs launched twice, in each round, replay the kernel\nand the replaced signatures alone in the Rotating cache mode, and predict from the two timelines (needs -energy)"),
+		modes:      fs.String("probe-modes", "", "a probe: also replay the kernel and the replaced signatures alone in these cache `MODES` (comma-separated: rotating, warm, cold, primed)"),
 	}
 }
 
@@ -62,8 +65,15 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "kreplay whatif: give -replace, and -kernel with -name")
 		return errUsage
 	}
+	if *f.again && !*f.energy {
+		return fmt.Errorf("-again predicts from the timelines' energies: give -energy too")
+	}
 	if *f.ticks < 2 || *f.rounds < 1 {
 		return fmt.Errorf("-ticks %d, -rounds %d: want 2 or more ticks and a round or more", *f.ticks, *f.rounds)
+	}
+	modes, err := parseModes(*f.modes)
+	if err != nil {
+		return err
 	}
 	steps, err := whatif.ParseReplace(*f.replace)
 	if err != nil {
@@ -108,7 +118,7 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 	defer d.Close()
 	measure := replay.Options{Budget: *f.budget, Energy: *f.energy, EnergyTicks: *f.ticks}
 	r, err := whatif.Evaluate(d, plan, whatif.Options{Tolerance: *f.tol, Baseline: base, Measure: measure,
-		NoTimeline: *f.noTimeline, Rounds: *f.rounds, Progress: stderr})
+		NoTimeline: *f.noTimeline, Rounds: *f.rounds, Progress: stderr, Again: *f.again, Modes: modes})
 	if err != nil {
 		return err
 	}
@@ -148,4 +158,20 @@ func whatifPlan(f *whatifFlags, set *signatures.Set, m *whatif.Match) (*whatif.P
 	}
 	k.Shared = uint32(*f.shared)
 	return whatif.NewPlan(set, m, k, *f.eps)
+}
+
+// parseModes parses -probe-modes: comma-separated cache modes, "" none.
+func parseModes(s string) ([]replay.CacheMode, error) {
+	var modes []replay.CacheMode
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		m, err := replay.ParseCacheMode(f)
+		if err != nil {
+			return nil, fmt.Errorf("-probe-modes: %w", err)
+		}
+		modes = append(modes, m)
+	}
+	return modes, nil
 }

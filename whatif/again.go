@@ -1,0 +1,198 @@
+package whatif
+
+import (
+	"fmt"
+
+	"github.com/kreplay/kreplay/replay"
+)
+
+// The what-if at the power cap, from the baseline run twice at the cap:
+// as it is (the plain timeline, A) and with each replaced run launched a
+// second time right after itself (the again timeline, B). Neither holds
+// the what-if's kernel.
+//
+// Why a second run (results/h100/roofline-whatif/, seventeenth session).
+// The one-run curve (cap.go) fits one clock share and one energy slope
+// between the replays alone and the plain timeline, and so mixes two
+// effects: the clock's, and the context's (the memory-bound chain's
+// kernels run 10-47% longer in the timeline than primed alone, the GEMMs
+// 0-6%). Between two runs at the cap the context is the same and only the
+// clock moves: adding a chain raised the clock by 85 MHz (1625 to 1710,
+// H100) and made the other kernels and the gaps 1.8 ms faster;
+// substituting the fused kernel lowered it by 87 MHz and made them 2.1 ms
+// slower.
+//
+// The model. Let KG be the time of everything the what-if keeps (the
+// other kernels in context and the gaps), R the replaced signatures' time
+// in context, s the SM clock, P the power the cap holds. From A and B:
+//
+//	KG(s) = a + b/s                          (the two points: T - R)
+//	E_KG(s) = E_A + g (s - s_A)              (E_KG = P T - E_R)
+//
+// where E_R is the replaced signatures' energy in context: each one's
+// power replayed alone in the Rotating cache mode (operands streamed from
+// device memory, as in the timeline: the fused kernel 13.90 µs rotating,
+// 14.14 in context; five of the eight replaced kernels within 4%) times
+// its time in that timeline. The what-if's run is KG(s) + F, F the kernel's
+// time in context, taken as its time alone in the Rotating mode, and its
+// energy E_KG(s) + E_F, E_F that time at the kernel's power alone
+// (Rotating). It runs at the clock where the cap holds the power:
+//
+//	P (KG(s) + F) = E_KG(s) + E_F
+//
+// Guesses, labelled: the memory-bound kernels' power in the timelines is
+// taken as their power alone at full clock (alone they ran at about 1980
+// MHz, in the timelines at 1500-1700), and the kept work's energy as
+// linear in the clock between and around the two runs. An error in E_R cancels to first
+// order when the what-if moves the clock about as far down as B moved it
+// up (E_R enters E_A and g with opposite signs); an error in E_F does not.
+
+// AgainPrediction is the what-if's prediction at the cap from the plain
+// and again timelines.
+type AgainPrediction struct {
+	// PowerW is the power the cap held (the plain timeline's energy
+	// window).
+	PowerW float64 `json:"power_w"`
+	// PlainNS, PlainMHz, AgainNS and AgainMHz are the two runs' sustained
+	// times per launch (the rounds' means) and NVML clocks.
+	PlainNS  float64 `json:"plain_ns"`
+	PlainMHz float64 `json:"plain_mhz"`
+	AgainNS  float64 `json:"again_ns"`
+	AgainMHz float64 `json:"again_mhz"`
+	// ReplacedNS and AgainReplacedNS are the replaced signatures' time in
+	// context in each run; ReplacedJ and AgainReplacedJ their energies
+	// (power alone, Rotating, times that time).
+	ReplacedNS      float64 `json:"replaced_ns"`
+	AgainReplacedNS float64 `json:"again_replaced_ns"`
+	ReplacedJ       float64 `json:"replaced_j"`
+	AgainReplacedJ  float64 `json:"again_replaced_j"`
+	// KeptNS (a) and ClockNS (b, ns x MHz) give the kept work's time
+	// KG(s) = a + b/s; KeptJ and EnergySlope (J per MHz) its energy.
+	KeptNS      float64 `json:"kept_ns"`
+	ClockNS     float64 `json:"clock_ns_mhz"`
+	KeptJ       float64 `json:"kept_j"`
+	EnergySlope float64 `json:"energy_j_per_mhz"`
+	// FusedNS and FusedJ are the kernel's runs in context: its time and
+	// energy alone in the Rotating mode, times the runs.
+	FusedNS float64 `json:"fused_ns"`
+	FusedJ  float64 `json:"fused_j"`
+	// NewMHz, NewNS and NewJ are the what-if's run at the cap; SavingNS
+	// and SavingJ its savings against the plain run.
+	NewMHz   float64 `json:"new_mhz"`
+	NewNS    float64 `json:"new_ns"`
+	NewJ     float64 `json:"new_j"`
+	SavingNS float64 `json:"saving_ns"`
+	SavingJ  float64 `json:"saving_j"`
+}
+
+// AgainInput is what PredictAgain needs: the two runs at the cap (their
+// sustained times, clocks and the power held), the replaced signatures'
+// times in context in each, their power alone, and the kernel's runs.
+type AgainInput struct {
+	PowerW                     float64
+	PlainNS, PlainMHz          float64
+	AgainNS, AgainMHz          float64
+	ReplacedNS, ReplacedJ      float64
+	AgainReplacedNS, AgainRepJ float64
+	FusedNS, FusedJ            float64
+}
+
+// PredictAgain solves the model above. It errs, naming what is missing or
+// out of order, where the two runs do not give a curve: no power or
+// clocks, an again run not at a higher clock than the plain one (adding
+// the chain gave the cap no room), or kept work that does not speed up
+// with the clock.
+func PredictAgain(in AgainInput) (*AgainPrediction, error) {
+	switch {
+	case in.PowerW <= 0 || in.PlainNS <= 0 || in.AgainNS <= 0 || in.PlainMHz <= 0 || in.AgainMHz <= 0:
+		return nil, fmt.Errorf("the plain and again runs need times, clocks and the power held (%.0f W)", in.PowerW)
+	case in.ReplacedNS <= 0 || in.AgainReplacedNS <= in.ReplacedNS || in.ReplacedJ <= 0 || in.AgainRepJ <= 0:
+		return nil, fmt.Errorf("the replaced signatures' times in context (%.4g ms plain, %.4g ms again) or their energies are missing",
+			in.ReplacedNS/1e6, in.AgainReplacedNS/1e6)
+	case in.FusedNS <= 0 || in.FusedJ <= 0:
+		return nil, fmt.Errorf("the kernel's time and energy alone (Rotating) are missing")
+	case in.AgainMHz <= in.PlainMHz:
+		return nil, fmt.Errorf("the again run's clock, %.0f MHz, is not above the plain run's, %.0f: no curve to fit", in.AgainMHz, in.PlainMHz)
+	}
+	p := &AgainPrediction{PowerW: in.PowerW, PlainNS: in.PlainNS, PlainMHz: in.PlainMHz, AgainNS: in.AgainNS, AgainMHz: in.AgainMHz,
+		ReplacedNS: in.ReplacedNS, AgainReplacedNS: in.AgainReplacedNS, ReplacedJ: in.ReplacedJ, AgainReplacedJ: in.AgainRepJ,
+		FusedNS: in.FusedNS, FusedJ: in.FusedJ}
+	kgA, kgB := in.PlainNS-in.ReplacedNS, in.AgainNS-in.AgainReplacedNS
+	p.ClockNS = (kgA - kgB) / (1/in.PlainMHz - 1/in.AgainMHz)
+	if p.ClockNS <= 0 {
+		return nil, fmt.Errorf("the kept work took %.4g ms at %.0f MHz and %.4g ms at %.0f: not faster at the higher clock",
+			kgA/1e6, in.PlainMHz, kgB/1e6, in.AgainMHz)
+	}
+	p.KeptNS = kgA - p.ClockNS/in.PlainMHz
+	w := in.PowerW / 1e9 // J per ns
+	eA, eB := w*in.PlainNS-in.ReplacedJ, w*in.AgainNS-in.AgainRepJ
+	p.KeptJ, p.EnergySlope = eA, (eB-eA)/(in.AgainMHz-in.PlainMHz)
+	kg := func(mhz float64) float64 { return p.KeptNS + p.ClockNS/mhz }
+	ekg := func(mhz float64) float64 { return eA + p.EnergySlope*(mhz-in.PlainMHz) }
+	// Above the root the run would draw less than the cap holds.
+	under := func(mhz float64) bool { return w*(kg(mhz)+in.FusedNS) > ekg(mhz)+in.FusedJ }
+	lo, hi := in.PlainMHz/4, 2*in.AgainMHz
+	if !under(lo) || under(hi) {
+		return nil, fmt.Errorf("no clock between %.0f and %.0f MHz holds the power at %.0f W", lo, hi, in.PowerW)
+	}
+	p.NewMHz = bisect(func(mhz float64) bool { return !under(mhz) }, lo, hi)
+	p.NewNS = kg(p.NewMHz) + in.FusedNS
+	p.NewJ = w * p.NewNS
+	p.SavingNS, p.SavingJ = in.PlainNS-p.NewNS, w*(in.PlainNS-p.NewNS)
+	return p, nil
+}
+
+// againInput gathers PredictAgain's input from the timeline check, the
+// Rotating replays alone (times and energies by signature ID) and the
+// kernel's runs (by its signature for each variant), or says why it
+// cannot.
+func againInput(tc *TimelineCheck, replaced []string, kernels map[string]int, rot map[string]Times) (AgainInput, error) {
+	var in AgainInput
+	switch {
+	case tc.Again == nil || tc.Plain == nil:
+		return in, fmt.Errorf("no again timeline")
+	case tc.Plain.Energy == nil || tc.Again.Energy == nil:
+		return in, fmt.Errorf("the timelines' energies were not measured (-energy)")
+	case !tc.Plain.Energy.Throttled || !tc.Again.Energy.Throttled:
+		return in, fmt.Errorf("the plain or the again timeline is not at the power cap (plain throttled %v, again %v): the model holds the cap's power",
+			tc.Plain.Energy.Throttled, tc.Again.Energy.Throttled)
+	}
+	in.PowerW, in.PlainNS, in.PlainMHz, in.AgainNS, in.AgainMHz = tc.Plain.Energy.Watts, tc.PlainMeanNS, tc.PlainMHz, tc.AgainMeanNS, tc.AgainMHz
+	var err error
+	if in.ReplacedNS, in.ReplacedJ, err = inContext(tc.Plain, replaced, rot); err != nil {
+		return in, fmt.Errorf("the plain timeline: %w", err)
+	}
+	if in.AgainReplacedNS, in.AgainRepJ, err = inContext(tc.Again, replaced, rot); err != nil {
+		return in, fmt.Errorf("the again timeline: %w", err)
+	}
+	for id, runs := range kernels {
+		k := rot[id]
+		if k.NS <= 0 || k.J <= 0 {
+			return in, fmt.Errorf("the kernel's signature %s has no time and energy alone (Rotating)", id)
+		}
+		in.FusedNS, in.FusedJ = in.FusedNS+float64(runs)*k.NS, in.FusedJ+float64(runs)*k.J
+	}
+	return in, nil
+}
+
+// inContext sums the replaced signatures' time in context in r, and their
+// energy there: each one's power alone (rot) times that time.
+func inContext(r *replay.TimelineResult, replaced []string, rot map[string]Times) (ns, j float64, err error) {
+	ctx := map[string]replay.SigContext{}
+	for _, c := range r.Context {
+		ctx[c.ID] = c
+	}
+	for _, id := range replaced {
+		c, ok := ctx[id]
+		t := rot[id]
+		switch {
+		case !ok:
+			return 0, 0, fmt.Errorf("no time in context for %s (%s)", id, r.ContextErr)
+		case t.NS <= 0 || t.J <= 0:
+			return 0, 0, fmt.Errorf("%s has no time and energy alone (Rotating)", id)
+		}
+		d := c.MeanNS * float64(c.Invocations)
+		ns, j = ns+d, j+d*t.J/t.NS
+	}
+	return ns, j, nil
+}

@@ -1,0 +1,134 @@
+package whatif
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/replay"
+)
+
+// againWorld is a run at the cap that follows the model of again.go
+// exactly, at the magnitudes of the seventeenth session's H100 runs (the
+// Llama-7B prefill's RMSNorm chain, 700 W): the kept work 54 ms at 1625
+// MHz, a chain 10.3 ms at 500 W, the fused kernel's runs 0.9 ms.
+type againWorld struct {
+	a, b       float64 // kept time a + b/MHz, ns
+	e0, g      float64 // kept energy e0 + g (MHz - 1625), J
+	r, rw      float64 // a chain's time (ns) and power (W)
+	f, fj      float64 // the kernel's runs: time (ns), energy (J)
+	powerW     float64
+	chains     float64
+	withKernel bool
+}
+
+// run solves the world for its clock at the cap and returns the run.
+func (w againWorld) run() (ns, mhz float64) {
+	f, fj := 0.0, 0.0
+	if w.withKernel {
+		f, fj = w.f, w.fj
+	}
+	t := func(m float64) float64 { return w.a + w.b/m + w.chains*w.r + f }
+	e := func(m float64) float64 { return w.e0 + w.g*(m-1625) + w.chains*w.r*w.rw/1e9 + fj }
+	mhz = bisect(func(m float64) bool { return w.powerW*t(m)/1e9 < e(m) }, 200, 4000)
+	return t(mhz), mhz
+}
+
+func newAgainWorld() againWorld {
+	return againWorld{a: 18e6, b: 5.85e10, e0: 40.1, g: 0.0153, r: 10.3e6, rw: 500, f: 0.9e6, fj: 0.5, powerW: 695}
+}
+
+// PredictAgain recovers the what-if's run of a world its model holds in,
+// from the plain run (one chain) and the again run (two).
+func TestPredictAgainRecoversWorld(t *testing.T) {
+	w := newAgainWorld()
+	w.chains = 1
+	plainNS, plainMHz := w.run()
+	w.chains = 2
+	againNS, againMHz := w.run()
+	w.chains, w.withKernel = 0, true
+	wantNS, wantMHz := w.run()
+	in := AgainInput{PowerW: w.powerW, PlainNS: plainNS, PlainMHz: plainMHz, AgainNS: againNS, AgainMHz: againMHz,
+		ReplacedNS: w.r, ReplacedJ: w.r * w.rw / 1e9, AgainReplacedNS: 2 * w.r, AgainRepJ: 2 * w.r * w.rw / 1e9, FusedNS: w.f, FusedJ: w.fj}
+	p, err := PredictAgain(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(p.NewNS-wantNS) > 10 || math.Abs(p.NewMHz-wantMHz) > 1e-3 {
+		t.Errorf("what-if %.6f ms at %.3f MHz, want %.6f ms at %.3f", p.NewNS/1e6, p.NewMHz, wantNS/1e6, wantMHz)
+	}
+	if againMHz <= plainMHz || wantMHz >= plainMHz {
+		t.Errorf("clocks: plain %.0f, again %.0f, what-if %.0f MHz: want the chain to raise the clock", plainMHz, againMHz, wantMHz)
+	}
+	if p.SavingNS != plainNS-p.NewNS || math.Abs(p.SavingJ-w.powerW*p.SavingNS/1e9) > 1e-12 {
+		t.Errorf("saving %g ns, %g J", p.SavingNS, p.SavingJ)
+	}
+	var pr Prediction
+	pr.Again = p
+	if pr.Saving() != p.SavingNS {
+		t.Errorf("Saving() %g, want the again prediction's %g", pr.Saving(), p.SavingNS)
+	}
+	t.Logf("plain %.3f ms at %.0f MHz, again %.3f ms at %.0f MHz, what-if %.3f ms at %.0f MHz, saving %.3f ms",
+		plainNS/1e6, plainMHz, againNS/1e6, againMHz, p.NewNS/1e6, p.NewMHz, p.SavingNS/1e6)
+}
+
+func TestPredictAgainErrors(t *testing.T) {
+	ok := AgainInput{PowerW: 695, PlainNS: 64.3e6, PlainMHz: 1625, AgainNS: 72.6e6, AgainMHz: 1710,
+		ReplacedNS: 10.3e6, ReplacedJ: 5.1, AgainReplacedNS: 20.4e6, AgainRepJ: 10.2, FusedNS: 0.9e6, FusedJ: 0.5}
+	if _, err := PredictAgain(ok); err != nil {
+		t.Fatalf("the session's magnitudes: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*AgainInput)
+		want string
+	}{
+		{"no power", func(in *AgainInput) { in.PowerW = 0 }, "power held"},
+		{"no clock", func(in *AgainInput) { in.AgainMHz = 0 }, "clocks"},
+		{"again not longer", func(in *AgainInput) { in.AgainReplacedNS = in.ReplacedNS }, "times in context"},
+		{"no kernel", func(in *AgainInput) { in.FusedJ = 0 }, "kernel's time and energy"},
+		{"clock not up", func(in *AgainInput) { in.AgainMHz = 1600 }, "not above"},
+		{"kept slower", func(in *AgainInput) { in.AgainNS = 76e6 }, "not faster at the higher clock"},
+	} {
+		in := ok
+		c.edit(&in)
+		_, err := PredictAgain(in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// againInput sums the replaced signatures' times in context in each
+// timeline and prices them at their power alone; it refuses timelines
+// not at the cap.
+func TestAgainInput(t *testing.T) {
+	ctx := func(n float64) []replay.SigContext {
+		return []replay.SigContext{{ID: "r1", Invocations: 65, MeanNS: 20e3 * n}, {ID: "r2", Invocations: 65, MeanNS: 10e3}, {ID: "k", Invocations: 64, MeanNS: 250e3}}
+	}
+	capped := &replay.Energy{Watts: 695, Throttled: true}
+	tc := &TimelineCheck{PlainMeanNS: 64e6, PlainMHz: 1625, AgainMeanNS: 72e6, AgainMHz: 1710,
+		Plain: &replay.TimelineResult{Energy: capped, Context: ctx(1)}, Again: &replay.TimelineResult{Energy: capped, Context: ctx(2)}}
+	rot := map[string]Times{"r1": {NS: 18e3, J: 0.009}, "r2": {NS: 9e3, J: 0.0036}, "f": {NS: 14e3, J: 0.0077}}
+	in, err := againInput(tc, []string{"r1", "r2"}, map[string]int{"f": 65}, rot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNS := 65 * (20e3 + 10e3)
+	wantJ := 65 * (20e3*0.009/18e3 + 10e3*0.0036/9e3)
+	if math.Abs(in.ReplacedNS-wantNS) > 1e-6 || math.Abs(in.ReplacedJ-wantJ) > 1e-12 || math.Abs(in.AgainReplacedNS-65*(40e3+10e3)) > 1e-6 {
+		t.Errorf("replaced %g ns, %g J, again %g ns; want %g ns, %g J", in.ReplacedNS, in.ReplacedJ, in.AgainReplacedNS, wantNS, wantJ)
+	}
+	if in.FusedNS != 65*14e3 || math.Abs(in.FusedJ-65*0.0077) > 1e-12 || in.PowerW != 695 {
+		t.Errorf("kernel %g ns, %g J, power %g W", in.FusedNS, in.FusedJ, in.PowerW)
+	}
+	tc.Again.Energy = &replay.Energy{Watts: 650}
+	if _, err := againInput(tc, []string{"r1", "r2"}, map[string]int{"f": 65}, rot); err == nil || !strings.Contains(err.Error(), "not at the power cap") {
+		t.Errorf("again timeline under the cap: error %v", err)
+	}
+	tc.Again.Energy = capped
+	delete(rot, "r2")
+	if _, err := againInput(tc, []string{"r1", "r2"}, map[string]int{"f": 65}, rot); err == nil || !strings.Contains(err.Error(), "r2") {
+		t.Errorf("no rotating replay of r2: error %v", err)
+	}
+}
