@@ -54,6 +54,11 @@ import (
 // -8.9% (mean -6.9%) against the sustained saving, -3.7% to +3.8%
 // against the median; the predicted clock 3-34 MHz under the measured.
 //
+// again.go predicts from two runs of the baseline at the cap instead,
+// with -again: it separates the context from the clock, which this
+// one-run curve mixes (seventeenth session: -6.1% to -10.6% here, +2.7% to
+// +4.9% there, against the sustained saving, on two more H100s).
+//
 // Tried and withdrawn (fifteenth session): placing the what-if's run at
 // the limit less the baseline's deficit, scaled by the two mixes' demand
 // below the limit (the chain's kernels draw less than it even at full

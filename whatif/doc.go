@@ -21,6 +21,10 @@
 // energy over the limit (Prediction.Saving; limit.go says why and what
 // was measured).
 //
+// At the cap, two more views calibrate on runs of the baseline's timeline:
+// the plain run alone (cap.go), or with -again the plain run and the run
+// with each replaced run launched twice (again.go).
+//
 // It then checks the prediction against the timeline replay
 // (replay.Device.PrepareTimeline) with each run's launches replaced by one
 // launch of the kernel (replay.TimelineOptions.Substitute).

@@ -17,7 +17,9 @@
 #   summary.txt     the acceptance numbers.
 # Set BENCH=FILE.bench (kreplay predict's output for the same trace on the
 # same GPU) for the predicted totals; ROUNDS (default 5) for the timeline's
-# alternating rounds; ENERGY=0 to skip the energies.
+# alternating rounds; ENERGY=0 to skip the energies; AGAIN=0 to predict at
+# the cap from the plain timeline alone (whatif/cap.go) instead of from it
+# and the again timeline (-again, whatif/again.go; with the energies).
 #
 # Acceptance (issue 20): the kernel's output matches the chain's within
 # f16 tolerance, and the predicted saving is within 5% of the saving the
@@ -29,18 +31,20 @@ set -uo pipefail
 OUT=${OUT:-out}/whatif
 ROUNDS=${ROUNDS:-5}
 ENERGY=${ENERGY:-1}
+AGAIN=${AGAIN:-1}
 mkdir -p "$OUT"
 go build -o "$OUT/kreplay" ./cmd/kreplay || exit 1
 
 echo "== GPU tests" | tee "$OUT/tests.log"
 KREPLAY_REQUIRE_GPU=1 go test -count 1 -v -run 'TestGPUWhatIfLlamaRMSNorm|TestExampleKernel' ./whatif 2>&1 | tee -a "$OUT/tests.log"
 tests=${PIPESTATUS[0]}
-KREPLAY_REQUIRE_GPU=1 go test -count 1 -v -run 'TestGPUTimelineSubstitute|TestGPUTimelinePrefill' ./replay 2>&1 | tee -a "$OUT/tests.log"
+KREPLAY_REQUIRE_GPU=1 go test -count 1 -v -run 'TestGPUTimelineSubstitute|TestGPUTimelineAgain|TestGPUTimelinePrefill' ./replay 2>&1 | tee -a "$OUT/tests.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || tests=1
 
 echo "== kreplay whatif"
 args=(-kernel examples/whatif/rmsnorm/rmsnorm_fused.cu -name rmsnorm_fused -replace llama-rmsnorm -rounds "$ROUNDS" -o "$OUT/rmsnorm.json")
 [ "$ENERGY" = 0 ] || args+=(-energy)
+[ "$ENERGY" = 0 ] || [ "$AGAIN" = 0 ] || args+=(-again)
 [ -z "${BENCH:-}" ] || args+=(-bench "$BENCH")
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > "$OUT/gpu.csv" 2>&1
 "$OUT/kreplay" whatif "${args[@]}" embedded:h100_llama-7b_prefill 2> "$OUT/rmsnorm.progress" | tee "$OUT/rmsnorm.txt"
@@ -72,14 +76,20 @@ if p.get("power_limit_w"):
           f"saving at the limit {p['limit_saving_ns']/1e3:.1f} us (the prediction when at it)")
 if p.get("base_ns"):
     print(f"predicted GPU time {p['base_ns']/1e6:.3f} -> {p['new_ns']/1e6:.3f} ms")
-cap = p.get("cap")
+cap, again = p.get("cap"), p.get("again")
 if cap:
+    compared = "" if again else " (the prediction compared)"
     print(f"at the cap, calibrated on {cap['from']}: {cap['base_ns']/1e6:.3f} -> {cap['new_ns']/1e6:.3f} ms at {cap['new_mhz']:.0f} MHz, "
-          f"saving {cap['saving_ns']/1e3:.1f} us, {cap['saving_j']:.3f} J (the prediction compared)")
+          f"saving {cap['saving_ns']/1e3:.1f} us, {cap['saving_j']:.3f} J{compared}")
     if cap.get("warning"):
         print("warning:", cap["warning"])
 elif p.get("cap_error"):
     print("at the cap, calibrated: not done:", p["cap_error"])
+if again:
+    print(f"at the cap, from the plain and again timelines: {again['plain_ns']/1e6:.3f} -> {again['new_ns']/1e6:.3f} ms at {again['new_mhz']:.0f} MHz "
+          f"(the replaced runs twice: {again['again_ns']/1e6:.3f} ms at {again['again_mhz']:.0f} MHz), saving {again['saving_ns']/1e3:.1f} us (the prediction compared)")
+elif p.get("again_error"):
+    print("at the cap, from the plain and again timelines: not done:", p["again_error"])
 t = r.get("timeline")
 if not t:
     print("timeline check: not done:", r.get("timeline_error"))
