@@ -178,16 +178,7 @@ func TestGPUTimelineSubstitute(t *testing.T) {
 			subs = append(subs, Substitution{Invocations: []int{i}, With: with})
 		}
 	}
-	plain, err := d.PrepareTimeline(set, TimelineOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plainLaunched := plain.Launched
-	plain.Close()
-	tl, err := d.PrepareTimeline(set, TimelineOptions{Substitute: subs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plainLaunched, tl := plainAnd(t, d, set, TimelineOptions{Substitute: subs})
 	defer tl.Close()
 	if tl.Substituted != len(subs) || tl.Launched != plainLaunched || len(subs) != add.Count {
 		t.Errorf("%d substituted of %d, %d launched, %d plain", tl.Substituted, add.Count, tl.Launched, plainLaunched)
@@ -230,16 +221,7 @@ func TestGPUTimelineAgain(t *testing.T) {
 			runs = append(runs, []int{i})
 		}
 	}
-	plain, err := d.PrepareTimeline(set, TimelineOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plainLaunched := plain.Launched
-	plain.Close()
-	tl, err := d.PrepareTimeline(set, TimelineOptions{Again: runs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plainLaunched, tl := plainAnd(t, d, set, TimelineOptions{Again: runs})
 	defer tl.Close()
 	if tl.Again != len(runs) || tl.Launched != plainLaunched+len(runs) {
 		t.Errorf("%d launched again of %d runs, %d launched, %d plain", tl.Again, len(runs), tl.Launched, plainLaunched)
@@ -256,4 +238,21 @@ func TestGPUTimelineAgain(t *testing.T) {
 	if !found || res.ContextErr != "" {
 		t.Errorf("no time in context for the add's %d launches (context error %q)", 2*len(runs), res.ContextErr)
 	}
+}
+
+// plainAnd returns how many launches set's plain timeline makes, and its
+// timeline prepared with o (the caller closes it).
+func plainAnd(t *testing.T, d *Device, set *signatures.Set, o TimelineOptions) (int, *Timeline) {
+	t.Helper()
+	plain, err := d.PrepareTimeline(set, TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := plain.Launched
+	plain.Close()
+	tl, err := d.PrepareTimeline(set, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, tl
 }
