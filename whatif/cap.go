@@ -56,8 +56,9 @@ import (
 //
 // again.go predicts from two runs of the baseline at the cap instead,
 // with -again: it separates the context from the clock, which this
-// one-run curve mixes (seventeenth session: -6.1% to -10.6% here, +2.7% to
-// +4.9% there, against the sustained saving, on two more H100s).
+// one-run curve mixes (seventeenth session, nine runs on three more H100s:
+// -3.3% to -10.6% here, +2.7% to +5.9% there, against the sustained
+// saving).
 //
 // Tried and withdrawn (fifteenth session): placing the what-if's run at
 // the limit less the baseline's deficit, scaled by the two mixes' demand
