@@ -1,7 +1,11 @@
 package whatif
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -131,4 +135,58 @@ func TestAgainInput(t *testing.T) {
 	if _, err := againInput(tc, []string{"r1", "r2"}, map[string]int{"f": 65}, rot); err == nil || !strings.Contains(err.Error(), "r2") {
 		t.Errorf("no rotating replay of r2: error %v", err)
 	}
+}
+
+// A recorded run of the model (results/h100/roofline-whatif/, seventeenth
+// session, call 202, run 1, H100): its inputs give its prediction again,
+// its replaced signatures' times in context sum as the model summed them,
+// and the report prints it as the prediction the check compares.
+func TestAgainRecorded(t *testing.T) {
+	var r Result
+	data, err := os.ReadFile(filepath.Join("testdata", "h100-llama-7b_prefill.again.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	a, tc := r.Prediction.Again, r.Timeline
+	if a == nil || tc == nil || tc.Again == nil {
+		t.Fatal("no again prediction or timeline in the recorded result")
+	}
+	got, err := PredictAgain(AgainInput{PowerW: a.PowerW, PlainNS: a.PlainNS, PlainMHz: a.PlainMHz, AgainNS: a.AgainNS, AgainMHz: a.AgainMHz,
+		ReplacedNS: a.ReplacedNS, ReplacedJ: a.ReplacedJ, AgainReplacedNS: a.AgainReplacedNS, AgainRepJ: a.AgainReplacedJ,
+		FusedNS: a.FusedNS, FusedJ: a.FusedJ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.NewNS-a.NewNS) > 1 || math.Abs(got.NewMHz-a.NewMHz) > 1e-6 {
+		t.Errorf("again: %.6f ms at %.3f MHz, recorded %.6f ms at %.3f", got.NewNS/1e6, got.NewMHz, a.NewNS/1e6, a.NewMHz)
+	}
+	// The replaced signatures' times in context, each priced at one
+	// power: their sums are the recorded ones.
+	ids := replacedIDs(r.Match)
+	one := map[string]Times{}
+	for _, id := range ids {
+		one[id] = Times{NS: 1, J: 1e-9}
+	}
+	for _, c := range []struct {
+		res  *replay.TimelineResult
+		want float64
+	}{{tc.Plain, a.ReplacedNS}, {tc.Again, a.AgainReplacedNS}} {
+		ns, j, err := inContext(c.res, ids, one)
+		if err != nil || math.Abs(ns-c.want) > 1e-3 || math.Abs(j-ns*1e-9) > 1e-12 {
+			t.Errorf("in context: %v ns, %v J (%v); recorded %v ns", ns, j, err, c.want)
+		}
+	}
+	if tc.AgainMHz <= tc.PlainMHz || tc.AgainLaunches != tc.PlainLaunches+len(ids)*len(r.Match.Runs) {
+		t.Errorf("again timeline: %.0f MHz against plain %.0f, %d launches against %d", tc.AgainMHz, tc.PlainMHz, tc.AgainLaunches, tc.PlainLaunches)
+	}
+	var b bytes.Buffer
+	r.Prediction.writeAgain(&errWriter{w: &b})
+	if !strings.Contains(b.String(), "saving 7.493ms; saving 5.206 J (the prediction the check compares)") {
+		t.Errorf("report:\n%s", b.String())
+	}
+	t.Logf("recorded: plain %.3f ms at %.0f MHz, again %.3f ms at %.0f MHz, what-if %.3f ms at %.0f MHz; sustained saving %.3f ms",
+		a.PlainNS/1e6, a.PlainMHz, a.AgainNS/1e6, a.AgainMHz, a.NewNS/1e6, a.NewMHz, tc.MeanSavingNS/1e6)
 }

@@ -103,6 +103,9 @@ type Result struct {
 	// Modes are the probe's replays alone in other cache modes
 	// (Options.Modes).
 	Modes []ModeTime `json:"modes,omitempty"`
+	// Rotating are the kernel's and the replaced signatures' replays alone
+	// in the Rotating cache mode, by signature ID (Options.Again).
+	Rotating map[string]Times `json:"rotating,omitempty"`
 }
 
 // OK reports whether every variant's output check passed.
@@ -183,9 +186,8 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 	if len(o.Modes) > 0 {
 		r.Modes = probeModes(d, p, o.Modes, o)
 	}
-	var rot map[string]Times
 	if o.Again && !o.NoTimeline {
-		if rot, err = measureRotating(d, p, o); err != nil {
+		if r.Rotating, err = measureRotating(d, p, o); err != nil {
 			return nil, err
 		}
 	}
@@ -200,7 +202,7 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 			}
 			atCap(r.Prediction, r.Baseline, tc, here)
 			if o.Again {
-				againAtCap(r.Prediction, p, tc, rot)
+				againAtCap(r.Prediction, p, tc, r.Rotating)
 			}
 			tc.compare(r.Prediction)
 			r.Timeline = tc
