@@ -90,6 +90,7 @@ func TestLoadKernel(t *testing.T) {
 		path, name, err string
 	}{
 		{exampleKernel, "rmsnorm_fused", ""},
+		{exampleBF16, "rmsnorm_fused_bf16", ""},
 		{exampleKernel, "rmsnorm", `no extern "C" kernel rmsnorm`},
 		{exampleKernel, "", "no kernel name"},
 		{cxx, "k", `no extern "C" kernel k`},
@@ -140,20 +141,22 @@ func TestKernelSignature(t *testing.T) {
 	}
 }
 
-// The example compiles with NVRTC for an H100 (sm_90), where NVRTC is
+// The examples compile with NVRTC for an H100 (sm_90), where NVRTC is
 // installed; skipped elsewhere (fails under KREPLAY_REQUIRE_GPU=1).
 func TestExampleKernelCompiles(t *testing.T) {
 	gputest.Require(t, nvrtc.Init)
-	k, err := LoadKernel(exampleKernel, "rmsnorm_fused")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The options tier3's compiler gives every source.
-	res, err := nvrtc.Compile(k.Source, "rmsnorm_fused.cu", []string{"--gpu-architecture=sm_90", "--std=c++17", "-default-device"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.CUBIN) == 0 || !strings.Contains(string(res.CUBIN), "rmsnorm_fused") {
-		t.Errorf("%d bytes of CUBIN without the kernel", len(res.CUBIN))
+	for _, c := range []struct{ path, name string }{{exampleKernel, "rmsnorm_fused"}, {exampleBF16, "rmsnorm_fused_bf16"}} {
+		k, err := LoadKernel(c.path, c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The options tier3's compiler gives every source.
+		res, err := nvrtc.Compile(k.Source, c.name+".cu", []string{"--gpu-architecture=sm_90", "--std=c++17", "-default-device"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(res.CUBIN) == 0 || !strings.Contains(string(res.CUBIN), c.name) {
+			t.Errorf("%s: %d bytes of CUBIN without the kernel", c.name, len(res.CUBIN))
+		}
 	}
 }
