@@ -23,6 +23,7 @@ func init() {
 // dtype argument, to kreplay dtypes.
 var ewScalarTypes = map[int64]string{
 	0: "u8", 1: "i8", 2: "i16", 3: "i32", 4: "i64", 5: "f16", 6: "f32", 7: "f64", 11: "bool", 15: "bf16",
+	23: "f8e5m2", 24: "f8e4m3",
 }
 
 // ewDTypeArg reads a dtype argument: "" or "None" is no dtype (the

@@ -194,6 +194,10 @@ func TestGPUCopy(t *testing.T) {
 		{"to half", "aten::to", []ewTArg{ewT(f32, ewDims(4, 512)), ewS("5"), ewS("False"), ewS("False"), ewNone()}},
 		{"clone strided", "aten::clone", []ewTArg{ewT(f16, ewDims(4, 16, 512, 64), 1048576, 128, 2048, 1), ewNone()}},
 		{"contiguous transposed", "aten::contiguous", []ewTArg{ewT(f32, ewDims(512, 33), 1, 512), ewNone()}},
+		// FP8 casts: a plain FP8 trace's input quantization, and back.
+		{"copy_ bf16 to f8e4m3", "aten::copy_", []ewTArg{ewT("c10::Float8_e4m3fn", ewDims(2048, 2048)), ewT("c10::BFloat16", ewDims(2048, 2048)), ewS("False")}},
+		{"copy_ f8e5m2 to f32", "aten::copy_", []ewTArg{ewT(f32, ewDims(4, 1001)), ewT("c10::Float8_e5m2", ewDims(4, 1001)), ewS("False")}},
+		{"_to_copy f32 to f8e4m3", "aten::_to_copy", []ewTArg{ewT(f32, ewDims(4, 512, 2048)), ewS("24"), ewNone(), ewNone(), ewNone(), ewS("False"), ewNone()}},
 	} {
 		sub.Run(c.name, func(t *testing.T) {
 			sig := ewSig(t, c.op, c.args...)

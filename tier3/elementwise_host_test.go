@@ -365,6 +365,10 @@ func ewHostCases() []struct {
 		{"copy_ 8-d permute", "aten::copy_", []ewTArg{ewT(f32, ewDims(2, 3, 2, 3, 2, 3, 2, 3)),
 			ewT(f32, ewDims(2, 3, 2, 3, 2, 3, 2, 3), 1, 2, 6, 12, 36, 72, 216, 432), ewS("False")}},
 		{"fill_ i32 strided", "aten::fill_", []ewTArg{ewT("int", ewDims(33, 7), 1, 33), ewS("-5")}},
+		{"copy_ bf16 to f8e4m3", "aten::copy_", []ewTArg{ewT("c10::Float8_e4m3fn", ewDims(64, 2048)), ewT("c10::BFloat16", ewDims(64, 2048)), ewS("False")}},
+		{"copy_ f32 to f8e5m2 odd", "aten::copy_", []ewTArg{ewT("c10::Float8_e5m2", ewDims(3, 1001)), ewT(f32, ewDims(3, 1001)), ewS("False")}},
+		{"copy_ f8e4m3 to f32", "aten::copy_", []ewTArg{ewT(f32, ewDims(4, 2048)), ewT("c10::Float8_e4m3fn", ewDims(4, 2048)), ewS("False")}},
+		{"_to_copy f32 to f8e4m3", "aten::_to_copy", []ewTArg{ewT(f32, ewDims(4, 1024)), ewS("24"), ewNone(), ewNone(), ewNone(), ewS("False"), ewNone()}},
 	}
 }
 

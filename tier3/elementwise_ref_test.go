@@ -30,6 +30,9 @@ func ewRound(v float64, dtype string) float64 {
 		return float64(math.Float32frombits(b &^ 0xffff))
 	case "f32":
 		return float64(float32(v))
+	case "f8e4m3", "f8e5m2":
+		c, _ := launch.F32ToFP8(dtype, float32(v))
+		return float64(launch.FP8ToF32(dtype, c))
 	case "f64":
 		return v
 	case "bool":

@@ -130,6 +130,8 @@ func elem(raw []byte, i int64, dtype string) float64 {
 		return float64(int32(binary.LittleEndian.Uint32(raw[4*i:])))
 	case "bool", "u8":
 		return float64(raw[i])
+	case "f8e4m3", "f8e5m2":
+		return float64(launch.FP8ToF32(dtype, raw[i]))
 	}
 	panic("dtype " + dtype)
 }

@@ -25,7 +25,7 @@ func ewCategoryOf(dtype string) ewCategory {
 	switch dtype {
 	case "bool":
 		return ewBoolCat
-	case "f16", "bf16", "f32", "f64":
+	case "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2":
 		return ewFloatCat
 	}
 	return ewIntCat

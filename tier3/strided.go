@@ -30,7 +30,7 @@ const ewMaxDims = 8
 // ewCodes maps kreplay dtypes to the kernels' dtype codes (ew_common.cu).
 var ewCodes = map[string]string{
 	"bool": "EW_BOOL", "u8": "EW_U8", "i8": "EW_I8", "i16": "EW_I16", "i32": "EW_I32", "i64": "EW_I64",
-	"f16": "EW_F16", "bf16": "EW_BF16", "f32": "EW_F32", "f64": "EW_F64",
+	"f16": "EW_F16", "bf16": "EW_BF16", "f32": "EW_F32", "f64": "EW_F64", "f8e4m3": "EW_F8E4M3", "f8e5m2": "EW_F8E5M2",
 }
 
 // ewRawDType is the integer dtype of an element size, for copies that move
@@ -52,7 +52,7 @@ func ewRawDType(size int64) string {
 // and int for the narrower integers.
 func ewCType(dtype string) string {
 	switch dtype {
-	case "f16", "bf16", "f32":
+	case "f16", "bf16", "f32", "f8e4m3", "f8e5m2":
 		return "float"
 	case "f64":
 		return "double"

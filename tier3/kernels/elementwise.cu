@@ -602,6 +602,8 @@ __device__ EW_DYN_INLINE EW_PT_DYN ew_dyn_fetch(const char *p, ew_idx e, int cod
 	case 7: return ew_dyn_ld<EW_F64>(p, e);
 	case 11: return ew_dyn_ld<EW_BOOL>(p, e);
 	case 15: return ew_dyn_ld<EW_BF16>(p, e);
+	case 23: return ew_dyn_ld<EW_F8E5M2>(p, e);
+	case 24: return ew_dyn_ld<EW_F8E4M3>(p, e);
 	}
 	return (EW_PT_DYN)0;
 }
@@ -617,6 +619,8 @@ __device__ EW_DYN_INLINE void ew_dyn_store(char *p, ew_idx e, int code, EW_PT_DY
 	case 7: ew_dyn_st<EW_F64>(p, e, v); return;
 	case 11: ew_dyn_st<EW_BOOL>(p, e, v); return;
 	case 15: ew_dyn_st<EW_BF16>(p, e, v); return;
+	case 23: ew_dyn_st<EW_F8E5M2>(p, e, v); return;
+	case 24: ew_dyn_st<EW_F8E4M3>(p, e, v); return;
 	}
 }
 extern "C" __global__ void __launch_bounds__(EW_PT_NT) kr_ew_pt_dyncopy(const EwParams p) {

@@ -16,6 +16,8 @@ typedef unsigned short u16;
 #define EW_BF16 8
 #define EW_F32 9
 #define EW_F64 10
+#define EW_F8E4M3 11
+#define EW_F8E5M2 12
 
 #define EW_MAXD 8
 
@@ -41,6 +43,32 @@ __device__ __forceinline__ u16 ew_f2b(float f) {
 	u32 u = __float_as_uint(f);
 	if ((u & 0x7fffffffu) > 0x7f800000u) return (u16)((u >> 16) | 0x40u);
 	return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// FP8 (float8_e4m3fn: bias 7, no Inf, NaN S.1111.111; float8_e5m2: bias
+// 15, IEEE-like) from and to f32 as PyTorch's c10 casts them: to nearest,
+// ties to even, subnormals kept; e4m3fn turns what rounds beyond 448, Inf
+// and NaN into NaN, e5m2 rounds beyond 57344 to Inf. launch.F32ToFP8 is the
+// reference.
+__device__ __forceinline__ unsigned char ew_f2f8(float f, int mbits, int bias, bool fn) {
+	u32 u = __float_as_uint(f);
+	const unsigned char sign = (unsigned char)((u >> 24) & 0x80u);
+	u &= 0x7fffffffu;
+	if (u > 0x7f800000u) return sign | 0x7fu;
+	if (u < (u32)(128 - bias) << 23) // below the smallest normal: whole subnormal steps, to even
+		return sign | (unsigned char)rintf(__uint_as_float(u) * __uint_as_float((u32)(127 + bias + mbits - 1) << 23));
+	const int drop = 23 - mbits;
+	const u32 r = u + ((1u << (drop - 1)) - 1u) + ((u >> drop) & 1u);
+	const int code = ((int)(r >> 23) - 127 + bias) << mbits | (int)((r >> drop) & ((1u << mbits) - 1u));
+	if (fn && code > 0x7e) return sign | 0x7fu;
+	if (!fn && code >= 0x7c) return sign | 0x7cu;
+	return sign | (unsigned char)code;
+}
+__device__ __forceinline__ float ew_e4m3_2f(unsigned char c) {
+	const u32 s = (u32)(c & 0x80u) << 24, e = (c >> 3) & 15u, m = c & 7u;
+	if (e == 15u && m == 7u) return __uint_as_float(s | 0x7fc00000u);
+	if (e == 0u) return __uint_as_float(s | __float_as_uint((float)m * (1.f / 512.f)));
+	return __uint_as_float(s | (e + 120u) << 23 | m << 20);
 }
 
 // EwTy<code>: S is the storage type, N the natural arithmetic type of the
@@ -107,6 +135,19 @@ template <> struct EwTy<EW_F64> {
 	typedef double N;
 	static __device__ __forceinline__ N ld(S s) { return s; }
 	static __device__ __forceinline__ S st(N v) { return v; }
+};
+template <> struct EwTy<EW_F8E4M3> {
+	typedef unsigned char S;
+	typedef float N;
+	static __device__ __forceinline__ N ld(S s) { return ew_e4m3_2f(s); }
+	static __device__ __forceinline__ S st(N v) { return ew_f2f8(v, 3, 7, true); }
+};
+template <> struct EwTy<EW_F8E5M2> {
+	typedef unsigned char S;
+	typedef float N;
+	// An e5m2 is the top byte of an f16.
+	static __device__ __forceinline__ N ld(S s) { return ew_h2f((u16)((u16)s << 8)); }
+	static __device__ __forceinline__ S st(N v) { return ew_f2f8(v, 2, 15, false); }
 };
 
 // Vector loads and stores of V elements of type S (V*sizeof(S) bytes,
