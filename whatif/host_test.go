@@ -14,12 +14,9 @@ import (
 	"testing"
 )
 
-// exampleKernel is the worked example's kernel source, exampleBF16 its
-// bf16 model's.
-var (
-	exampleKernel = filepath.Join("..", "examples", "whatif", "rmsnorm", "rmsnorm_fused.cu")
-	exampleBF16   = filepath.Join("..", "examples", "whatif", "rmsnorm", "rmsnorm_fused_bf16.cu")
-)
+// exampleKernel is the worked example's kernel source: rmsnorm_fused for
+// an f16 model, rmsnorm_fused_bf16 for a bf16 one.
+var exampleKernel = filepath.Join("..", "examples", "whatif", "rmsnorm", "rmsnorm_fused.cu")
 
 // The PTX conversions of the example, replaced by the host shim's for a
 // host build (as tier3's host tests do).
@@ -103,7 +100,7 @@ func randomHalf(t *testing.T, r *rand.Rand, n int, dtype string) []byte {
 func TestExampleKernelOnHost(t *testing.T) {
 	for _, k := range []struct{ file, name, dtype string }{
 		{exampleKernel, "rmsnorm_fused", "f16"},
-		{exampleBF16, "rmsnorm_fused_bf16", "bf16"},
+		{exampleKernel, "rmsnorm_fused_bf16", "bf16"},
 	} {
 		t.Run(k.dtype, func(t *testing.T) { checkExampleOnHost(t, buildHost(t, k.file, k.name), k.dtype) })
 	}

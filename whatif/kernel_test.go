@@ -90,7 +90,7 @@ func TestLoadKernel(t *testing.T) {
 		path, name, err string
 	}{
 		{exampleKernel, "rmsnorm_fused", ""},
-		{exampleBF16, "rmsnorm_fused_bf16", ""},
+		{exampleKernel, "rmsnorm_fused_bf16", ""},
 		{exampleKernel, "rmsnorm", `no extern "C" kernel rmsnorm`},
 		{exampleKernel, "", "no kernel name"},
 		{cxx, "k", `no extern "C" kernel k`},
@@ -145,7 +145,7 @@ func TestKernelSignature(t *testing.T) {
 // installed; skipped elsewhere (fails under KREPLAY_REQUIRE_GPU=1).
 func TestExampleKernelCompiles(t *testing.T) {
 	gputest.Require(t, nvrtc.Init)
-	for _, c := range []struct{ path, name string }{{exampleKernel, "rmsnorm_fused"}, {exampleBF16, "rmsnorm_fused_bf16"}} {
+	for _, c := range []struct{ path, name string }{{exampleKernel, "rmsnorm_fused"}, {exampleKernel, "rmsnorm_fused_bf16"}} {
 		k, err := LoadKernel(c.path, c.name)
 		if err != nil {
 			t.Fatal(err)

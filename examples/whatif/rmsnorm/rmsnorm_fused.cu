@@ -19,6 +19,12 @@
 //
 //   extern "C" __global__ void NAME(const T *x, const T *w, T *y, int rows, int cols, float eps)
 //
+// rmsnorm_fused_bf16, below, is the same kernel for a bf16 model (the
+// recipe binds T = bf16 there): bf16's conversions in place of f16's (a
+// bf16 is the top half of an f32; f32 rounds to it to nearest even, NaN
+// staying a quiet NaN, as PyTorch's c10::BFloat16 rounds), the same
+// precision otherwise.
+//
 // x and y [rows, cols] row-major, w [cols]. One block per row: launch with
 // grid (rows), a block of a multiple of 32 threads up to 1024 (kreplay
 // whatif's defaults: -grid rows -block 256). No #include: NVRTC compiles it
@@ -38,18 +44,32 @@ __device__ __forceinline__ u16 f2h(float f) {
 	return h;
 }
 
+// The 16-bit formats: F16 and BF16 convert one value to and from f32.
+struct F16 {
+	static __device__ __forceinline__ float f(u16 h) { return h2f(h); }
+	static __device__ __forceinline__ u16 to(float v) { return f2h(v); }
+};
+struct BF16 {
+	static __device__ __forceinline__ float f(u16 b) { return __uint_as_float((u32)b << 16); }
+	static __device__ __forceinline__ u16 to(float v) {
+		const u32 u = __float_as_uint(v);
+		if ((u & 0x7fffffffu) > 0x7f800000u) return (u16)((u >> 16) | 0x40u);
+		return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+	}
+};
+
 // sq2 is the sum of the squares of the two halves packed in u.
-__device__ __forceinline__ float sq2(u32 u) {
-	const float a = h2f((u16)(u & 0xffffu)), b = h2f((u16)(u >> 16));
+template <class T> __device__ __forceinline__ float sq2(u32 u) {
+	const float a = T::f((u16)(u & 0xffffu)), b = T::f((u16)(u >> 16));
 	return a * a + b * b;
 }
 
-// norm1 is one output: w * f16(x * r), rounded to f16, as the chain has it.
-__device__ __forceinline__ u16 norm1(u16 x, u16 w, float r) { return f2h(h2f(w) * h2f(f2h(h2f(x) * r))); }
+// norm1 is one output: w * T(x * r), rounded to T, as the chain has it.
+template <class T> __device__ __forceinline__ u16 norm1(u16 x, u16 w, float r) { return T::to(T::f(w) * T::f(T::to(T::f(x) * r))); }
 
 // norm2 applies norm1 to the two halves packed in x and w.
-__device__ __forceinline__ u32 norm2(u32 x, u32 w, float r) {
-	return (u32)norm1((u16)(x & 0xffffu), (u16)(w & 0xffffu), r) | (u32)norm1((u16)(x >> 16), (u16)(w >> 16), r) << 16;
+template <class T> __device__ __forceinline__ u32 norm2(u32 x, u32 w, float r) {
+	return (u32)norm1<T>((u16)(x & 0xffffu), (u16)(w & 0xffffu), r) | (u32)norm1<T>((u16)(x >> 16), (u16)(w >> 16), r) << 16;
 }
 
 // block_sum returns the sum of v over the block to every thread: within
@@ -65,23 +85,24 @@ __device__ __forceinline__ float block_sum(float v) {
 	return v;
 }
 
-extern "C" __global__ void __launch_bounds__(1024)
-rmsnorm_fused(const u16 *__restrict__ x, const u16 *__restrict__ w, u16 *__restrict__ y, int rows, int cols, float eps) {
+// rmsnorm_rows is the kernel's body for the 16-bit format T.
+template <class T>
+__device__ __forceinline__ void rmsnorm_rows(const u16 *__restrict__ x, const u16 *__restrict__ w, u16 *__restrict__ y, int rows, int cols, float eps) {
 	const int row = blockIdx.x;
 	if (row >= rows) return;
 	const u16 *xr = x + (long long)row * cols;
 	u16 *yr = y + (long long)row * cols;
-	// 16-byte vectors of 8 halves where the rows and buffers allow them.
+	// 16-byte vectors of 8 values where the rows and buffers allow them.
 	const bool vec = (cols & 7) == 0 && (((unsigned long long)x | (unsigned long long)w | (unsigned long long)y) & 15) == 0;
 	float ss = 0.f;
 	if (vec) {
 		for (int i = threadIdx.x * 8; i < cols; i += blockDim.x * 8) {
 			const uint4 v = *(const uint4 *)(xr + i);
-			ss += (sq2(v.x) + sq2(v.y)) + (sq2(v.z) + sq2(v.w));
+			ss += (sq2<T>(v.x) + sq2<T>(v.y)) + (sq2<T>(v.z) + sq2<T>(v.w));
 		}
 	} else {
 		for (int i = threadIdx.x; i < cols; i += blockDim.x) {
-			const float f = h2f(xr[i]);
+			const float f = T::f(xr[i]);
 			ss += f * f;
 		}
 	}
@@ -90,13 +111,23 @@ rmsnorm_fused(const u16 *__restrict__ x, const u16 *__restrict__ w, u16 *__restr
 		for (int i = threadIdx.x * 8; i < cols; i += blockDim.x * 8) {
 			const uint4 v = *(const uint4 *)(xr + i), g = *(const uint4 *)(w + i);
 			uint4 o;
-			o.x = norm2(v.x, g.x, r);
-			o.y = norm2(v.y, g.y, r);
-			o.z = norm2(v.z, g.z, r);
-			o.w = norm2(v.w, g.w, r);
+			o.x = norm2<T>(v.x, g.x, r);
+			o.y = norm2<T>(v.y, g.y, r);
+			o.z = norm2<T>(v.z, g.z, r);
+			o.w = norm2<T>(v.w, g.w, r);
 			*(uint4 *)(yr + i) = o;
 		}
 	} else {
-		for (int i = threadIdx.x; i < cols; i += blockDim.x) yr[i] = norm1(xr[i], w[i], r);
+		for (int i = threadIdx.x; i < cols; i += blockDim.x) yr[i] = norm1<T>(xr[i], w[i], r);
 	}
+}
+
+extern "C" __global__ void __launch_bounds__(1024)
+rmsnorm_fused(const u16 *__restrict__ x, const u16 *__restrict__ w, u16 *__restrict__ y, int rows, int cols, float eps) {
+	rmsnorm_rows<F16>(x, w, y, rows, cols, eps);
+}
+
+extern "C" __global__ void __launch_bounds__(1024)
+rmsnorm_fused_bf16(const u16 *__restrict__ x, const u16 *__restrict__ w, u16 *__restrict__ y, int rows, int cols, float eps) {
+	rmsnorm_rows<BF16>(x, w, y, rows, cols, eps);
 }
