@@ -65,8 +65,11 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "kreplay whatif: give -replace, and -kernel with -name")
 		return errUsage
 	}
-	if *f.again && !*f.energy {
+	switch {
+	case *f.again && !*f.energy:
 		return fmt.Errorf("-again predicts from the timelines' energies: give -energy too")
+	case *f.again && *f.noTimeline:
+		return fmt.Errorf("-again predicts from the timeline check's runs: drop -no-timeline")
 	}
 	if *f.ticks < 2 || *f.rounds < 1 {
 		return fmt.Errorf("-ticks %d, -rounds %d: want 2 or more ticks and a round or more", *f.ticks, *f.rounds)
