@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
 )
 
 // Replays beyond the one-run prediction's. The again timeline is the
@@ -54,11 +55,7 @@ func probeModes(d *replay.Device, p *Plan, modes []replay.CacheMode, o Options) 
 				return d.PrepareWith(b.Sig, mode, p.Kernel.Builder(b.RowNorm))
 			})
 		}
-		for _, rep := range p.Match.Replaced {
-			if rep.PartOf != "" {
-				continue
-			}
-			sig := p.Set.Signatures[rep.Sig]
+		for _, sig := range p.replaced() {
 			one(sig.ID, sig.Label, mode, func() (*replay.Prepared, error) { return d.PrepareFor(sig, mode) })
 		}
 	}
@@ -89,15 +86,28 @@ func measureRotating(d *replay.Device, p *Plan, o Options) (map[string]Times, er
 			return nil, err
 		}
 	}
-	for _, id := range replacedIDs(p.Match) {
-		if err := one(d.PrepareFor(p.Set.ByID(id), replay.Rotating)); err != nil {
+	for _, sig := range p.replaced() {
+		if err := one(d.PrepareFor(sig, replay.Rotating)); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// replacedIDs are the replaced signatures that are not part of another.
+// replaced are the replaced signatures that are not part of another, as
+// they replay alone.
+func (p *Plan) replaced() []*signatures.Signature {
+	var sigs []*signatures.Signature
+	for _, r := range p.Match.Replaced {
+		if r.PartOf == "" {
+			sigs = append(sigs, p.Set.Signatures[r.Sig])
+		}
+	}
+	return sigs
+}
+
+// replacedIDs are the IDs of the replaced signatures that are not part of
+// another.
 func replacedIDs(m *Match) []string {
 	var ids []string
 	for _, r := range m.Replaced {

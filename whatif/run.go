@@ -226,11 +226,7 @@ func measureWith(d *replay.Device, b *Bound, k *Kernel, o replay.Options) (*repl
 // returns the baseline of their times, without totals.
 func replayReplaced(d *replay.Device, p *Plan, o Options, r *Result) (*Baseline, error) {
 	base := &Baseline{From: "the replaced signatures replayed alone now", Sigs: map[string]Times{}}
-	for _, rep := range p.Match.Replaced {
-		if rep.PartOf != "" {
-			continue
-		}
-		sig := p.Set.Signatures[rep.Sig]
+	for _, sig := range p.replaced() {
 		prep, err := d.PrepareFor(sig, replay.Auto)
 		if err != nil {
 			return nil, err

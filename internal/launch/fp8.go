@@ -9,20 +9,20 @@ import "math"
 // NaN (S.1111.111). float8_e5m2 rounds beyond 57344 to Inf, and NaN stays
 // NaN (S.11111.11). Other dtypes give 0 and false.
 func F32ToFP8(dtype string, f float32) (byte, bool) {
-	var mbits, bias, nan int
+	var mbits, bias int
 	switch dtype {
 	case "f8e4m3":
-		mbits, bias, nan = 3, 7, 0x7f
+		mbits, bias = 3, 7
 	case "f8e5m2":
-		mbits, bias, nan = 2, 15, 0x7f
+		mbits, bias = 2, 15
 	default:
 		return 0, false
 	}
 	u := math.Float32bits(f)
 	sign := byte(u >> 24 & 0x80)
 	u &= 0x7fffffff
-	if u > 0x7f800000 {
-		return sign | byte(nan), true
+	if u > 0x7f800000 { // NaN: S.1111.111 in both formats
+		return sign | 0x7f, true
 	}
 	a := float64(math.Float32frombits(u))
 	// The subnormals' step, 2^(1-bias-mbits): below the smallest normal,
