@@ -205,6 +205,19 @@ func TestSummarize(t *testing.T) {
 	if tc.PlainMHz != 0 || tc.SubstMHz != 0 {
 		t.Errorf("clocks %g, %g MHz with a round missing one; want none", tc.PlainMHz, tc.SubstMHz)
 	}
+	// The again timeline's likewise.
+	tc.Again = &replay.TimelineResult{}
+	for i, mhz := range []float64{1700, 1800, 1750} {
+		tc.Rounds[i].AgainNS, tc.Rounds[i].AgainMeanNS, tc.Rounds[i].AgainMHz = 70e6+float64(i)*1e6, 71e6, mhz
+	}
+	tc.summarizeAgain()
+	if tc.AgainNS != 71e6 || tc.AgainMeanNS != 71e6 || tc.AgainMHz != 1750 {
+		t.Errorf("again: %g ns, mean %g ns, %g MHz; want 71e6, 71e6, 1750", tc.AgainNS, tc.AgainMeanNS, tc.AgainMHz)
+	}
+	tc.Rounds[2].AgainMHz = 0
+	if tc.summarizeAgain(); tc.AgainMHz != 0 {
+		t.Errorf("again: %g MHz with a round missing its clock; want none", tc.AgainMHz)
+	}
 }
 
 func TestGPUWarning(t *testing.T) {

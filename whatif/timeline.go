@@ -211,11 +211,16 @@ func (tc *TimelineCheck) summarizeAgain() {
 	}
 	var ns []float64
 	var mean, mhz float64
+	clocks := true
 	for _, r := range tc.Rounds {
 		ns, mean, mhz = append(ns, r.AgainNS), mean+r.AgainMeanNS, mhz+r.AgainMHz
+		clocks = clocks && r.AgainMHz > 0
 	}
 	n := float64(len(tc.Rounds))
-	tc.AgainNS, tc.AgainMeanNS, tc.AgainMHz = median(ns), mean/n, mhz/n
+	tc.AgainNS, tc.AgainMeanNS, tc.AgainMHz = median(ns), mean/n, 0
+	if clocks { // as summarize: a clock only where every round has one
+		tc.AgainMHz = mhz / n
+	}
 	if tc.Again.Energy != nil {
 		tc.AgainJ = tc.Again.Energy.JoulesPerOp
 	}
