@@ -512,6 +512,9 @@ type TimelineResult struct {
 	// kept in the statistics: the timeline replays the whole inference,
 	// whose real run the power limiter caps the same way.
 	ThrottledSamples int `json:"throttled_samples,omitempty"`
+	// Launches is the timed launches in order, each with the SM clock
+	// and power NVML read while it ran (see LaunchSample).
+	Launches []LaunchSample `json:"launches,omitempty"`
 
 	// Context is each replayed signature's time in context: the kernel
 	// time of its invocations within the timeline replay, each preceded
@@ -646,6 +649,7 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 		}
 	}
 	values := sam.values
+	r.Launches = launchSeries(values, sam.spans, states)
 	sum := summarize(values, o.Confidence)
 	r.RelCI = relCI(sum)
 	r.Converged = r.RelCI <= o.TargetRelCI

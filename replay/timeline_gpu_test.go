@@ -71,6 +71,20 @@ func TestGPUTimelinePrefill(t *testing.T) {
 	if r.GPU == nil && d.Meter != nil {
 		t.Error("no NVML samples")
 	}
+	// The launch series holds every sample, in order, with the clock
+	// where NVML read one during it.
+	var clocked int
+	for i, l := range r.Launches {
+		if l.NS <= 0 || (i > 0 && l.AtMS <= r.Launches[i-1].AtMS) {
+			t.Errorf("launch %d of the series: %+v", i, l)
+		}
+		if l.MHz > 0 {
+			clocked++
+		}
+	}
+	if len(r.Launches) != r.Samples || (d.Meter != nil && clocked == 0) {
+		t.Errorf("%d launches in the series (%d with a clock) for %d samples", len(r.Launches), clocked, r.Samples)
+	}
 	// Every replayed kernel signature has its time in context, and the
 	// in-context times add up to about the timeline's own time.
 	if r.ContextErr != "" {

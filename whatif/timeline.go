@@ -95,11 +95,18 @@ type Round struct {
 	AgainNS     float64 `json:"again_ns,omitempty"`
 	AgainMeanNS float64 `json:"again_mean_ns,omitempty"`
 	AgainMHz    float64 `json:"again_mhz,omitempty"`
+	// PlainSeries, SubstSeries and AgainSeries are each timing's launches
+	// in order (replay.TimelineResult.Launches): where the limiter's
+	// clock settles after the switch from the previous timeline.
+	PlainSeries []replay.LaunchSample `json:"plain_series,omitempty"`
+	SubstSeries []replay.LaunchSample `json:"subst_series,omitempty"`
+	AgainSeries []replay.LaunchSample `json:"again_series,omitempty"`
 }
 
 // roundOf is a round's times and clocks.
 func roundOf(pr, sr *replay.TimelineResult) Round {
-	r := Round{PlainNS: pr.MedianNS, SubstNS: sr.MedianNS, PlainMeanNS: pr.MeanNS, SubstMeanNS: sr.MeanNS}
+	r := Round{PlainNS: pr.MedianNS, SubstNS: sr.MedianNS, PlainMeanNS: pr.MeanNS, SubstMeanNS: sr.MeanNS,
+		PlainSeries: pr.Launches, SubstSeries: sr.Launches}
 	if pr.GPU != nil && sr.GPU != nil {
 		r.PlainMHz, r.SubstMHz = pr.GPU.MeanSMClockMHz, sr.GPU.MeanSMClockMHz
 	}
@@ -155,7 +162,7 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 			if err != nil {
 				return nil, fmt.Errorf("the again timeline: %w", err)
 			}
-			round.AgainNS, round.AgainMeanNS = ar.MedianNS, ar.MeanNS
+			round.AgainNS, round.AgainMeanNS, round.AgainSeries = ar.MedianNS, ar.MeanNS, ar.Launches
 			if ar.GPU != nil {
 				round.AgainMHz = ar.GPU.MeanSMClockMHz
 			}

@@ -23,7 +23,7 @@ type whatifFlags struct {
 	eps, tol                                       *float64
 	energy, noTimeline, again                      *bool
 	ticks, rounds, device                          *int
-	budget                                         *time.Duration
+	budget, settle                                 *time.Duration
 }
 
 func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
@@ -43,6 +43,7 @@ func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
 		budget:     fs.Duration("budget", 2*time.Second, "time `BUDGET` of each replay alone"),
 		noTimeline: fs.Bool("no-timeline", false, "skip the timeline check (the trace replayed plain and with the kernel substituted)"),
 		rounds:     fs.Int("rounds", 3, "time the plain and the substituted timelines `N` times each, alternately"),
+		settle:     fs.Duration("settle", 20*time.Millisecond, "launch each timeline for this `WARMUP` before each timing of it: at the power cap the limiter's clock\nsettles after the switch from the other timeline (each round's launches and clocks are in the JSON's rounds)"),
 		device:     fs.Int("device", 0, "CUDA device `INDEX`"),
 		out:        fs.String("o", "", "write the result as JSON to `FILE`"),
 		again:      fs.Bool("again", false, "at the power cap: also time the plain timeline with the replaced runs launched twice, in each round, replay the kernel\nand the replaced signatures alone in the Rotating cache mode, and predict from the two timelines (needs -energy)"),
@@ -70,6 +71,9 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-again predicts from the timelines' energies: give -energy too")
 	case *f.again && *f.noTimeline:
 		return fmt.Errorf("-again predicts from the timeline check's runs: drop -no-timeline")
+	}
+	if *f.settle <= 0 {
+		return fmt.Errorf("-settle %v: want a positive duration", *f.settle)
 	}
 	if *f.ticks < 2 || *f.rounds < 1 {
 		return fmt.Errorf("-ticks %d, -rounds %d: want 2 or more ticks and a round or more", *f.ticks, *f.rounds)
@@ -121,7 +125,8 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 	defer d.Close()
 	measure := replay.Options{Budget: *f.budget, Energy: *f.energy, EnergyTicks: *f.ticks}
 	r, err := whatif.Evaluate(d, plan, whatif.Options{Tolerance: *f.tol, Baseline: base, Measure: measure,
-		NoTimeline: *f.noTimeline, Rounds: *f.rounds, Progress: stderr, Again: *f.again, Modes: modes})
+		NoTimeline: *f.noTimeline, Rounds: *f.rounds, Progress: stderr, Again: *f.again, Modes: modes,
+		Timeline: replay.Options{Warmup: *f.settle}})
 	if err != nil {
 		return err
 	}
