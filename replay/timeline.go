@@ -50,6 +50,9 @@ type TimelineOptions struct {
 	// buffers. A probe of the workload's response to more of those ops
 	// (package whatif: the replaced runs twice); 0 runs: none.
 	Again [][]int
+	// AgainTimes is how many more times each Again run is launched
+	// right after itself (0: once).
+	AgainTimes int
 }
 
 // Substitution replaces a run of a timeline's invocations with one launch
@@ -154,7 +157,7 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 	if err != nil {
 		return nil, err
 	}
-	again, err := agains(set, o.Again, subbed)
+	again, err := agains(set, o.Again, o.AgainTimes, subbed)
 	if err != nil {
 		return nil, err
 	}
@@ -254,8 +257,12 @@ func substitutions(set *signatures.Set, subs []Substitution) (map[int]*Prepared,
 }
 
 // agains checks runs against set's timeline and the substituted
-// invocations, and returns each run by its last invocation.
-func agains(set *signatures.Set, runs [][]int, subbed []bool) (map[int][]int, error) {
+// invocations, and returns each run by its last invocation, repeated
+// times times (0: once), to launch after it.
+func agains(set *signatures.Set, runs [][]int, times int, subbed []bool) (map[int][]int, error) {
+	if times < 0 {
+		return nil, fmt.Errorf("timeline: AgainTimes %d: want 0 or more", times)
+	}
 	at := map[int][]int{}
 	seen := make([]bool, len(set.Timeline))
 	for k, run := range runs {
@@ -276,7 +283,11 @@ func agains(set *signatures.Set, runs [][]int, subbed []bool) (map[int][]int, er
 			}
 			seen[i], prev = true, i
 		}
-		at[run[len(run)-1]] = run
+		rep := make([]int, 0, len(run)*max(times, 1))
+		for range max(times, 1) {
+			rep = append(rep, run...)
+		}
+		at[run[len(run)-1]] = rep
 	}
 	return at, nil
 }

@@ -235,22 +235,24 @@ func TestGPUTimelineAgain(t *testing.T) {
 			runs = append(runs, []int{i})
 		}
 	}
-	plainLaunched, tl := plainAnd(t, d, set, TimelineOptions{Again: runs})
-	defer tl.Close()
-	if tl.Again != len(runs) || tl.Launched != plainLaunched+len(runs) {
-		t.Errorf("%d launched again of %d runs, %d launched, %d plain", tl.Again, len(runs), tl.Launched, plainLaunched)
-	}
-	res, err := tl.Measure(quick)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(res)
-	found := false
-	for _, c := range res.Context {
-		found = found || c.ID == add.ID && c.Invocations == 2*len(runs)
-	}
-	if !found || res.ContextErr != "" {
-		t.Errorf("no time in context for the add's %d launches (context error %q)", 2*len(runs), res.ContextErr)
+	for _, times := range []int{1, 2} {
+		plainLaunched, tl := plainAnd(t, d, set, TimelineOptions{Again: runs, AgainTimes: times})
+		if tl.Again != times*len(runs) || tl.Launched != plainLaunched+times*len(runs) {
+			t.Errorf("times %d: %d launched again of %d runs, %d launched, %d plain", times, tl.Again, len(runs), tl.Launched, plainLaunched)
+		}
+		res, err := tl.Measure(quick)
+		tl.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(res)
+		found := false
+		for _, c := range res.Context {
+			found = found || c.ID == add.ID && c.Invocations == (times+1)*len(runs)
+		}
+		if !found || res.ContextErr != "" {
+			t.Errorf("times %d: no time in context for the add's %d launches (context error %q)", times, (times+1)*len(runs), res.ContextErr)
+		}
 	}
 }
 

@@ -143,22 +143,35 @@ func TestTimelinePlanAgain(t *testing.T) {
 		set.Timeline = append(set.Timeline, signatures.Invocation{Sig: s, Dur: 10})
 	}
 	pa, pb, pc := &Prepared{Sig: sigs[0]}, &Prepared{Sig: sigs[1]}, &Prepared{Sig: sigs[2]}
-	again, err := agains(set, [][]int{{1, 2, 3}, {5, 6}}, make([]bool, len(set.Timeline)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl := &Timeline{Set: set}
-	order := tl.plan([]*Prepared{pa, pb, pc, nil}, []string{"", "", "", ""}, nil, make([]bool, len(set.Timeline)), again)
-	want := []*Prepared{pa, pb, pc, pb, pc, pa, pb, pc, pb, pc}
-	var ids []string
-	for _, p := range order {
-		ids = append(ids, p.Sig.ID)
-	}
-	if !slices.Equal(order, want) {
-		t.Errorf("order %v, want a b c b c a b c b c", ids)
-	}
-	if tl.Launched != 10 || tl.Again != 4 || tl.Parts != 1 || tl.Skipped != 0 {
-		t.Errorf("launched %d, again %d, parts %d, skipped %d", tl.Launched, tl.Again, tl.Parts, tl.Skipped)
+	for _, tc := range []struct {
+		times int
+		want  string
+	}{
+		{0, "a b c b c a b c b c"},
+		{1, "a b c b c a b c b c"},
+		{2, "a b c b c b c a b c b c b c"},
+	} {
+		runs := [][]int{{1, 2, 3}, {5, 6}}
+		again, err := agains(set, runs, tc.times, make([]bool, len(set.Timeline)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := &Timeline{Set: set}
+		order := tl.plan([]*Prepared{pa, pb, pc, nil}, []string{"", "", "", ""}, nil, make([]bool, len(set.Timeline)), again)
+		var ids []string
+		for _, p := range order {
+			ids = append(ids, p.Sig.ID)
+		}
+		n := len(strings.Fields(tc.want))
+		if got := strings.Join(ids, " "); got != tc.want {
+			t.Errorf("times %d: order %s, want %s", tc.times, got, tc.want)
+		}
+		if tl.Launched != n || tl.Again != n-6 || tl.Parts != 1 || tl.Skipped != 0 {
+			t.Errorf("times %d: launched %d, again %d, parts %d, skipped %d", tc.times, tl.Launched, tl.Again, tl.Parts, tl.Skipped)
+		}
+		if !slices.Equal(runs[0], []int{1, 2, 3}) || !slices.Equal(runs[1], []int{5, 6}) {
+			t.Errorf("times %d: the runs given changed: %v", tc.times, runs)
+		}
 	}
 }
 
@@ -168,19 +181,22 @@ func TestTimelineAgains(t *testing.T) {
 	set := &signatures.Set{Timeline: make(signatures.Timeline, 6)}
 	subbed := []bool{false, false, false, false, true, false}
 	for _, c := range []struct {
-		name string
-		runs [][]int
-		err  string
+		name  string
+		runs  [][]int
+		times int
+		err   string
 	}{
-		{"none", nil, ""},
-		{"two runs", [][]int{{0, 1}, {2, 3}}, ""},
-		{"empty", [][]int{{}}, "is empty"},
-		{"out of range", [][]int{{5, 6}}, "invocation 6 of 6"},
-		{"not increasing", [][]int{{2, 1}}, "not increasing"},
-		{"substituted", [][]int{{3, 4}}, "invocation 4 is substituted"},
-		{"overlap", [][]int{{0, 1}, {1, 2}}, "in another run"},
+		{"none", nil, 1, ""},
+		{"two runs", [][]int{{0, 1}, {2, 3}}, 1, ""},
+		{"two runs thrice", [][]int{{0, 1}, {2, 3}}, 3, ""},
+		{"negative times", [][]int{{0, 1}}, -1, "AgainTimes -1"},
+		{"empty", [][]int{{}}, 1, "is empty"},
+		{"out of range", [][]int{{5, 6}}, 1, "invocation 6 of 6"},
+		{"not increasing", [][]int{{2, 1}}, 1, "not increasing"},
+		{"substituted", [][]int{{3, 4}}, 1, "invocation 4 is substituted"},
+		{"overlap", [][]int{{0, 1}, {1, 2}}, 1, "in another run"},
 	} {
-		at, err := agains(set, c.runs, subbed)
+		at, err := agains(set, c.runs, c.times, subbed)
 		switch {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
