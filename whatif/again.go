@@ -40,16 +40,13 @@ import (
 //
 //	P (KG(s) + F) = E_KG(s) + E_F
 //
-// With the thrice timeline (Options.Thrice: the replaced runs three
-// times, a third point above B's clock) E_KG is the parabola through the
-// three runs instead of the line through two; KG stays a + b/s through A
-// and B. Why (results/h100/roofline-whatif/, eighteenth session): in all
-// fifteen runs of calls 202-208, at the substituted run's measured clock
-// the model's time was within 0.14 ms of the measured one, and its
-// energy 0.19-0.53 J short of the power held times that time, on both
-// workloads: the line's extrapolation below A is where it errs, and a
-// convex E_KG (energy per operation falling less than linearly with the
-// clock) is one reading that a third point can measure.
+// Tried and dropped (eighteenth session, 25a7b6c, fixed before its test):
+// a third run, the replaced runs three times (replay.TimelineOptions.
+// AgainTimes), with E_KG the parabola through the three runs. In all
+// eighteen runs of calls 202-209 the model's time at the substituted
+// run's measured clock was within 0.14 ms, and its energy 0.19-0.57 J
+// short there; the parabola missed by -6.2%, +1.4% (Llama-7B) and +9.5%
+// (the held-out bf16 workload, whose three runs lay on a line).
 //
 // Guesses, labelled: the memory-bound kernels' power in the timelines is
 // taken as their power alone at full clock (alone they ran at about 1980
@@ -83,15 +80,6 @@ type AgainPrediction struct {
 	ClockNS     float64 `json:"clock_ns_mhz"`
 	KeptJ       float64 `json:"kept_j"`
 	EnergySlope float64 `json:"energy_j_per_mhz"`
-	// With the thrice run: its time, clock, the replaced signatures' time
-	// and energy in it, and EnergyCurve (J per MHz²), the parabola's
-	// coefficient: E_KG(s) = KeptJ + EnergySlope (s - PlainMHz) +
-	// EnergyCurve (s - PlainMHz)(s - AgainMHz).
-	ThriceNS         float64 `json:"thrice_ns,omitempty"`
-	ThriceMHz        float64 `json:"thrice_mhz,omitempty"`
-	ThriceReplacedNS float64 `json:"thrice_replaced_ns,omitempty"`
-	ThriceReplacedJ  float64 `json:"thrice_replaced_j,omitempty"`
-	EnergyCurve      float64 `json:"energy_j_per_mhz2,omitempty"`
 	// FusedNS and FusedJ are the kernel's runs in context: its time and
 	// energy alone in the Rotating mode, times the runs.
 	FusedNS float64 `json:"fused_ns"`
@@ -115,9 +103,6 @@ type AgainInput struct {
 	ReplacedNS, ReplacedJ      float64
 	AgainReplacedNS, AgainRepJ float64
 	FusedNS, FusedJ            float64
-	// The thrice run, when timed (0: none).
-	ThriceNS, ThriceMHz          float64
-	ThriceReplacedNS, ThriceRepJ float64
 }
 
 // PredictAgain solves the model above. It errs, naming what is missing or
@@ -150,21 +135,11 @@ func PredictAgain(in AgainInput) (*AgainPrediction, error) {
 	w := in.PowerW / 1e9 // J per ns
 	eA, eB := w*in.PlainNS-in.ReplacedJ, w*in.AgainNS-in.AgainRepJ
 	p.KeptJ, p.EnergySlope = eA, (eB-eA)/(in.AgainMHz-in.PlainMHz)
-	lo, hi := in.PlainMHz/4, 2*in.AgainMHz
-	if in.ThriceNS > 0 {
-		if err := p.thrice(in, w); err != nil {
-			return nil, err
-		}
-		// The parabola holds near its points: search no further.
-		span := in.ThriceMHz - in.PlainMHz
-		lo, hi = in.PlainMHz-3*span, in.ThriceMHz+span
-	}
 	kg := func(mhz float64) float64 { return p.KeptNS + p.ClockNS/mhz }
-	ekg := func(mhz float64) float64 {
-		return eA + p.EnergySlope*(mhz-in.PlainMHz) + p.EnergyCurve*(mhz-in.PlainMHz)*(mhz-in.AgainMHz)
-	}
+	ekg := func(mhz float64) float64 { return eA + p.EnergySlope*(mhz-in.PlainMHz) }
 	// Above the root the run would draw less than the cap holds.
 	under := func(mhz float64) bool { return w*(kg(mhz)+in.FusedNS) > ekg(mhz)+in.FusedJ }
+	lo, hi := in.PlainMHz/4, 2*in.AgainMHz
 	if !under(lo) || under(hi) {
 		return nil, fmt.Errorf("no clock between %.0f and %.0f MHz holds the power at %.0f W", lo, hi, in.PowerW)
 	}
@@ -173,22 +148,6 @@ func PredictAgain(in AgainInput) (*AgainPrediction, error) {
 	p.NewJ = w * p.NewNS
 	p.SavingNS, p.SavingJ = in.PlainNS-p.NewNS, w*(in.PlainNS-p.NewNS)
 	return p, nil
-}
-
-// thrice checks the thrice run and sets the parabola's coefficient
-// through it (w: the power held, J per ns).
-func (p *AgainPrediction) thrice(in AgainInput, w float64) error {
-	switch {
-	case in.ThriceMHz <= in.AgainMHz:
-		return fmt.Errorf("the thrice run's clock, %.0f MHz, is not above the again run's, %.0f: no curve to fit", in.ThriceMHz, in.AgainMHz)
-	case in.ThriceReplacedNS <= in.AgainReplacedNS || in.ThriceRepJ <= 0:
-		return fmt.Errorf("the replaced signatures' time in context in the thrice run (%.4g ms) or their energy is missing", in.ThriceReplacedNS/1e6)
-	}
-	p.ThriceNS, p.ThriceMHz, p.ThriceReplacedNS, p.ThriceReplacedJ = in.ThriceNS, in.ThriceMHz, in.ThriceReplacedNS, in.ThriceRepJ
-	e3 := w*in.ThriceNS - in.ThriceRepJ
-	d := in.ThriceMHz - in.PlainMHz
-	p.EnergyCurve = (e3 - p.KeptJ - p.EnergySlope*d) / (d * (in.ThriceMHz - in.AgainMHz))
-	return nil
 }
 
 // againInput gathers PredictAgain's input from the timeline check, the
@@ -213,15 +172,6 @@ func againInput(tc *TimelineCheck, replaced []string, kernels map[string]int, ro
 	}
 	if in.AgainReplacedNS, in.AgainRepJ, err = inContext(tc.Again, replaced, rot); err != nil {
 		return in, fmt.Errorf("the again timeline: %w", err)
-	}
-	if tc.Thrice != nil {
-		if tc.Thrice.Energy == nil || !tc.Thrice.Energy.Throttled {
-			return in, fmt.Errorf("the thrice timeline's energy was not measured at the power cap")
-		}
-		in.ThriceNS, in.ThriceMHz = tc.ThriceMeanNS, tc.ThriceMHz
-		if in.ThriceReplacedNS, in.ThriceRepJ, err = inContext(tc.Thrice, replaced, rot); err != nil {
-			return in, fmt.Errorf("the thrice timeline: %w", err)
-		}
 	}
 	for id, runs := range kernels {
 		k := rot[id]

@@ -18,8 +18,7 @@ import (
 // MHz, a chain 10.3 ms at 500 W, the fused kernel's runs 0.9 ms.
 type againWorld struct {
 	a, b       float64 // kept time a + b/MHz, ns
-	e0, g      float64 // kept energy e0 + g (MHz - 1625) + c (MHz - 1625)², J
-	c          float64
+	e0, g      float64 // kept energy e0 + g (MHz - 1625), J
 	r, rw      float64 // a chain's time (ns) and power (W)
 	f, fj      float64 // the kernel's runs: time (ns), energy (J)
 	powerW     float64
@@ -34,9 +33,7 @@ func (w againWorld) run() (ns, mhz float64) {
 		f, fj = w.f, w.fj
 	}
 	t := func(m float64) float64 { return w.a + w.b/m + w.chains*w.r + f }
-	e := func(m float64) float64 {
-		return w.e0 + w.g*(m-1625) + w.c*(m-1625)*(m-1625) + w.chains*w.r*w.rw/1e9 + fj
-	}
+	e := func(m float64) float64 { return w.e0 + w.g*(m-1625) + w.chains*w.r*w.rw/1e9 + fj }
 	mhz = bisect(func(m float64) bool { return w.powerW*t(m)/1e9 < e(m) }, 200, 4000)
 	return t(mhz), mhz
 }
@@ -79,38 +76,6 @@ func TestPredictAgainRecoversWorld(t *testing.T) {
 		plainNS/1e6, plainMHz, againNS/1e6, againMHz, p.NewNS/1e6, p.NewMHz, p.SavingNS/1e6)
 }
 
-// With a curved kept energy (the gap calls 202-208 measured: about 0.4 J
-// at the what-if's clock), the line through two runs misses the what-if's
-// clock and the parabola through three recovers it.
-func TestPredictAgainThriceRecoversCurvedWorld(t *testing.T) {
-	w := newAgainWorld()
-	w.c = 2.7e-5
-	var ns, mhz [4]float64
-	for n := range 4 {
-		w.chains, w.withKernel = float64(n), n == 0
-		ns[n], mhz[n] = w.run()
-	}
-	in := AgainInput{PowerW: w.powerW, PlainNS: ns[1], PlainMHz: mhz[1], AgainNS: ns[2], AgainMHz: mhz[2],
-		ReplacedNS: w.r, ReplacedJ: w.r * w.rw / 1e9, AgainReplacedNS: 2 * w.r, AgainRepJ: 2 * w.r * w.rw / 1e9, FusedNS: w.f, FusedJ: w.fj}
-	line, err := PredictAgain(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.ThriceNS, in.ThriceMHz, in.ThriceReplacedNS, in.ThriceRepJ = ns[3], mhz[3], 3*w.r, 3*w.r*w.rw/1e9
-	curve, err := PredictAgain(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if math.Abs(curve.NewNS-ns[0]) > 10 || math.Abs(curve.NewMHz-mhz[0]) > 1e-3 || math.Abs(curve.EnergyCurve-w.c) > 1e-9 {
-		t.Errorf("thrice: what-if %.6f ms at %.3f MHz, curve %g; want %.6f ms at %.3f, %g", curve.NewNS/1e6, curve.NewMHz, curve.EnergyCurve, ns[0]/1e6, mhz[0], w.c)
-	}
-	if line.NewMHz-mhz[0] < 5 || line.EnergyCurve != 0 {
-		t.Errorf("the line through two runs puts the what-if at %.1f MHz (curve %g), want it more than 5 MHz above %.1f", line.NewMHz, line.EnergyCurve, mhz[0])
-	}
-	t.Logf("clocks: what-if %.1f, plain %.1f, again %.1f, thrice %.1f MHz; the line says %.1f MHz (saving %+.1f%%)",
-		mhz[0], mhz[1], mhz[2], mhz[3], line.NewMHz, 100*(line.SavingNS/(ns[1]-ns[0])-1))
-}
-
 func TestPredictAgainErrors(t *testing.T) {
 	ok := AgainInput{PowerW: 695, PlainNS: 64.3e6, PlainMHz: 1625, AgainNS: 72.6e6, AgainMHz: 1710,
 		ReplacedNS: 10.3e6, ReplacedJ: 5.1, AgainReplacedNS: 20.4e6, AgainRepJ: 10.2, FusedNS: 0.9e6, FusedJ: 0.5}
@@ -128,14 +93,6 @@ func TestPredictAgainErrors(t *testing.T) {
 		{"no kernel", func(in *AgainInput) { in.FusedJ = 0 }, "kernel's time and energy"},
 		{"clock not up", func(in *AgainInput) { in.AgainMHz = 1600 }, "not above"},
 		{"kept slower", func(in *AgainInput) { in.AgainNS = 76e6 }, "not faster at the higher clock"},
-		{"thrice clock not up", func(in *AgainInput) {
-			in.ThriceNS, in.ThriceMHz, in.ThriceReplacedNS, in.ThriceRepJ = 80e6, 1700, 30.6e6, 15.3
-		},
-			"thrice run's clock, 1700 MHz, is not above"},
-		{"thrice not longer", func(in *AgainInput) {
-			in.ThriceNS, in.ThriceMHz, in.ThriceReplacedNS, in.ThriceRepJ = 80e6, 1790, 20e6, 15.3
-		},
-			"in the thrice run"},
 	} {
 		in := ok
 		c.edit(&in)

@@ -190,11 +190,6 @@ func (p *Prediction) writeAgain(ew *errWriter) {
 		bench.FormatNS(a.ReplacedNS), a.ReplacedJ, bench.FormatNS(a.FusedNS), a.FusedJ)
 	ew.printf("    the rest (the other kernels and the gaps) took %s and %s (fitted as a + b / clock), %.2f J at %.0f MHz, %+.4f J per MHz;\n",
 		bench.FormatNS(a.PlainNS-a.ReplacedNS), bench.FormatNS(a.AgainNS-a.AgainReplacedNS), a.KeptJ, a.PlainMHz, a.EnergySlope)
-	if a.ThriceNS > 0 {
-		ew.printf("    the replaced runs three times %s at %.0f MHz (replaced %s, %.3f J): the rest %s; its energy a parabola, %+.3g J per MHz²;\n",
-			bench.FormatNS(a.ThriceNS), a.ThriceMHz, bench.FormatNS(a.ThriceReplacedNS), a.ThriceReplacedJ,
-			bench.FormatNS(a.ThriceNS-a.ThriceReplacedNS), a.EnergyCurve)
-	}
 	ew.printf("    the what-if runs at %.0f MHz, where it draws the power held:\n", a.NewMHz)
 	ew.printf("    %s -> %s, saving %s; saving %.3f J (the prediction the check compares)\n",
 		bench.FormatNS(a.PlainNS), bench.FormatNS(a.NewNS), bench.FormatNS(a.SavingNS), a.SavingJ)
@@ -239,10 +234,6 @@ func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
 	if tc.Again != nil {
 		ew.printf("  probe, the replaced runs twice (%d launches): %.3fms per launch, sustained %.3fms (plain %+.3fms), %.0f MHz%s\n",
 			tc.AgainLaunches, tc.AgainNS/1e6, tc.AgainMeanNS/1e6, (tc.AgainMeanNS-tc.PlainMeanNS)/1e6, tc.AgainMHz, joules(tc.AgainJ))
-	}
-	if tc.Thrice != nil {
-		ew.printf("  probe, the replaced runs three times (%d launches): %.3fms per launch, sustained %.3fms (plain %+.3fms), %.0f MHz%s\n",
-			tc.ThriceLaunches, tc.ThriceNS/1e6, tc.ThriceMeanNS/1e6, (tc.ThriceMeanNS-tc.PlainMeanNS)/1e6, tc.ThriceMHz, joules(tc.ThriceJ))
 	}
 }
 

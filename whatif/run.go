@@ -39,10 +39,6 @@ type Options struct {
 	// alone, and predicts at the cap from the two timelines (again.go);
 	// it needs Measure.Energy.
 	Again bool
-	// Thrice, with Again, adds a fourth timeline: the replaced runs
-	// launched three times. The again model then fits the kept work's
-	// energy through the three runs (a parabola in the clock).
-	Thrice bool
 	// Modes replays the kernel and the replaced signatures alone in
 	// each of these cache modes, a probe (Result.Modes).
 	Modes []replay.CacheMode

@@ -80,15 +80,6 @@ type TimelineCheck struct {
 	AgainJ        float64                `json:"again_j,omitempty"`
 	AgainLaunches int                    `json:"again_launches,omitempty"`
 	Again         *replay.TimelineResult `json:"again,omitempty"`
-	// The thrice timeline (Options.Thrice): the plain one with each
-	// replaced run launched three times, timed in each round after the
-	// again one; its fields as the again timeline's.
-	ThriceNS       float64                `json:"thrice_ns,omitempty"`
-	ThriceMeanNS   float64                `json:"thrice_mean_ns,omitempty"`
-	ThriceMHz      float64                `json:"thrice_mhz,omitempty"`
-	ThriceJ        float64                `json:"thrice_j,omitempty"`
-	ThriceLaunches int                    `json:"thrice_launches,omitempty"`
-	Thrice         *replay.TimelineResult `json:"thrice,omitempty"`
 }
 
 // Round is one round's medians and means, per launch of each timeline,
@@ -110,11 +101,6 @@ type Round struct {
 	PlainSeries []replay.LaunchSample `json:"plain_series,omitempty"`
 	SubstSeries []replay.LaunchSample `json:"subst_series,omitempty"`
 	AgainSeries []replay.LaunchSample `json:"again_series,omitempty"`
-	// The thrice timeline's (Options.Thrice), as the again one's.
-	ThriceNS     float64               `json:"thrice_ns,omitempty"`
-	ThriceMeanNS float64               `json:"thrice_mean_ns,omitempty"`
-	ThriceMHz    float64               `json:"thrice_mhz,omitempty"`
-	ThriceSeries []replay.LaunchSample `json:"thrice_series,omitempty"`
 }
 
 // roundOf is a round's times and clocks.
@@ -147,23 +133,14 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 	tc := &TimelineCheck{PlainLaunches: plain.Launched, SubstLaunches: subst.Launched, Substituted: subst.Substituted,
 		RunsSkipped: runsSkipped(set, plain, subs)}
 	fmt.Fprintf(o.Progress, "timeline: %d launches plain, %d substituted (%d invocations replaced)\n", tc.PlainLaunches, tc.SubstLaunches, tc.Substituted)
-	again, err := prepareAgain(d, set, subs, o.Again, 1)
-	if err != nil {
-		return nil, fmt.Errorf("the again timeline (beside the other two): %w", err)
-	}
-	if again != nil {
+	var again *replay.Timeline
+	if o.Again {
+		if again, err = d.PrepareTimeline(set, replay.TimelineOptions{Again: againRuns(subs)}); err != nil {
+			return nil, fmt.Errorf("the again timeline (beside the other two): %w", err)
+		}
 		defer again.Close()
 		tc.AgainLaunches = again.Launched
 		fmt.Fprintf(o.Progress, "timeline: %d launches again (the replaced runs twice)\n", tc.AgainLaunches)
-	}
-	thrice, err := prepareAgain(d, set, subs, o.Thrice, 2)
-	if err != nil {
-		return nil, fmt.Errorf("the thrice timeline (beside the other three): %w", err)
-	}
-	if thrice != nil {
-		defer thrice.Close()
-		tc.ThriceLaunches = thrice.Launched
-		fmt.Fprintf(o.Progress, "timeline: %d launches thrice (the replaced runs three times)\n", tc.ThriceLaunches)
 	}
 	for i := range o.Rounds {
 		last := i == o.Rounds-1
@@ -185,19 +162,12 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 			if err != nil {
 				return nil, fmt.Errorf("the again timeline: %w", err)
 			}
-			round.AgainNS, round.AgainMeanNS, round.AgainMHz, round.AgainSeries = statsOf(ar)
+			round.AgainNS, round.AgainMeanNS, round.AgainSeries = ar.MedianNS, ar.MeanNS, ar.Launches
+			if ar.GPU != nil {
+				round.AgainMHz = ar.GPU.MeanSMClockMHz
+			}
 			if last {
 				tc.Again = ar
-			}
-		}
-		if thrice != nil {
-			ar, err := thrice.Measure(mo)
-			if err != nil {
-				return nil, fmt.Errorf("the thrice timeline: %w", err)
-			}
-			round.ThriceNS, round.ThriceMeanNS, round.ThriceMHz, round.ThriceSeries = statsOf(ar)
-			if last {
-				tc.Thrice = ar
 			}
 		}
 		tc.Rounds = append(tc.Rounds, round)
@@ -240,61 +210,27 @@ func (tc *TimelineCheck) summarize() {
 	}
 }
 
-// summarizeAgain takes the again and thrice timelines' medians, means,
-// clocks and energies as summarize and energy take the others'.
+// summarizeAgain takes the again timeline's medians, means, clock and
+// energy as summarize and energy take the others'.
 func (tc *TimelineCheck) summarizeAgain() {
-	if tc.Again != nil {
-		tc.AgainNS, tc.AgainMeanNS, tc.AgainMHz, tc.AgainJ = summarizeProbe(tc.Rounds, tc.Again,
-			func(r Round) (float64, float64, float64) { return r.AgainNS, r.AgainMeanNS, r.AgainMHz })
+	if tc.Again == nil {
+		return
 	}
-	if tc.Thrice != nil {
-		tc.ThriceNS, tc.ThriceMeanNS, tc.ThriceMHz, tc.ThriceJ = summarizeProbe(tc.Rounds, tc.Thrice,
-			func(r Round) (float64, float64, float64) { return r.ThriceNS, r.ThriceMeanNS, r.ThriceMHz })
-	}
-}
-
-// summarizeProbe gives a probe timeline's median and mean over the
-// rounds (of of each round's median, mean and clock), its clock where
-// every round has one (as summarize), and the last round's energy.
-func summarizeProbe(rounds []Round, last *replay.TimelineResult, of func(Round) (float64, float64, float64)) (med, mean, mhz, j float64) {
 	var ns []float64
+	var mean, mhz float64
 	clocks := true
-	for _, r := range rounds {
-		m, a, c := of(r)
-		ns, mean, mhz = append(ns, m), mean+a, mhz+c
-		clocks = clocks && c > 0
+	for _, r := range tc.Rounds {
+		ns, mean, mhz = append(ns, r.AgainNS), mean+r.AgainMeanNS, mhz+r.AgainMHz
+		clocks = clocks && r.AgainMHz > 0
 	}
-	n := float64(len(rounds))
-	if n == 0 {
-		return 0, 0, 0, 0
+	n := float64(len(tc.Rounds))
+	tc.AgainNS, tc.AgainMeanNS, tc.AgainMHz = median(ns), mean/n, 0
+	if clocks { // as summarize: a clock only where every round has one
+		tc.AgainMHz = mhz / n
 	}
-	med, mean = median(ns), mean/n
-	if !clocks {
-		mhz = 0
-	} else {
-		mhz /= n
+	if tc.Again.Energy != nil {
+		tc.AgainJ = tc.Again.Energy.JoulesPerOp
 	}
-	if last.Energy != nil {
-		j = last.Energy.JoulesPerOp
-	}
-	return med, mean, mhz, j
-}
-
-// prepareAgain prepares the plain timeline with the substitutions' runs
-// launched times more times after themselves, when on; nil when not.
-func prepareAgain(d *replay.Device, set *signatures.Set, subs []replay.Substitution, on bool, times int) (*replay.Timeline, error) {
-	if !on {
-		return nil, nil
-	}
-	return d.PrepareTimeline(set, replay.TimelineOptions{Again: againRuns(subs), AgainTimes: times})
-}
-
-// statsOf is a timing's median, mean, NVML clock (0 without) and launches.
-func statsOf(r *replay.TimelineResult) (med, mean, mhz float64, series []replay.LaunchSample) {
-	if r.GPU != nil {
-		mhz = r.GPU.MeanSMClockMHz
-	}
-	return r.MedianNS, r.MeanNS, mhz, r.Launches
 }
 
 // runsSkipped counts the runs' invocations the plain timeline skipped.

@@ -21,7 +21,7 @@ type whatifFlags struct {
 	modes                                          *string
 	shared                                         *uint
 	eps, tol                                       *float64
-	energy, noTimeline, again, thrice              *bool
+	energy, noTimeline, again                      *bool
 	ticks, rounds, device                          *int
 	budget, settle                                 *time.Duration
 }
@@ -47,7 +47,6 @@ func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
 		device:     fs.Int("device", 0, "CUDA device `INDEX`"),
 		out:        fs.String("o", "", "write the result as JSON to `FILE`"),
 		again:      fs.Bool("again", false, "at the power cap: also time the plain timeline with the replaced runs launched twice, in each round, replay the kernel\nand the replaced signatures alone in the Rotating cache mode, and predict from the two timelines (needs -energy)"),
-		thrice:     fs.Bool("thrice", false, "with -again: also time the plain timeline with the replaced runs launched three times, and fit the kept work's\nenergy through the three runs at the cap (a parabola in the clock) instead of the two"),
 		modes:      fs.String("probe-modes", "", "a probe: also replay the kernel and the replaced signatures alone in these cache `MODES` (comma-separated: rotating, warm, cold, primed)"),
 	}
 }
@@ -72,8 +71,6 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-again predicts from the timelines' energies: give -energy too")
 	case *f.again && *f.noTimeline:
 		return fmt.Errorf("-again predicts from the timeline check's runs: drop -no-timeline")
-	case *f.thrice && !*f.again:
-		return fmt.Errorf("-thrice adds a run to -again's: give -again too")
 	}
 	if *f.settle <= 0 {
 		return fmt.Errorf("-settle %v: want a positive duration", *f.settle)
@@ -128,7 +125,7 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 	defer d.Close()
 	measure := replay.Options{Budget: *f.budget, Energy: *f.energy, EnergyTicks: *f.ticks}
 	r, err := whatif.Evaluate(d, plan, whatif.Options{Tolerance: *f.tol, Baseline: base, Measure: measure,
-		NoTimeline: *f.noTimeline, Rounds: *f.rounds, Progress: stderr, Again: *f.again, Thrice: *f.thrice, Modes: modes,
+		NoTimeline: *f.noTimeline, Rounds: *f.rounds, Progress: stderr, Again: *f.again, Modes: modes,
 		Timeline: replay.Options{Warmup: *f.settle}})
 	if err != nil {
 		return err

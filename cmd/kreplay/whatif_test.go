@@ -62,7 +62,6 @@ func TestWhatIfErrors(t *testing.T) {
 		{with("-again"), 1, "give -energy too"},
 		{with("-again", "-energy", "-no-timeline"), 1, "drop -no-timeline"},
 		{with("-probe-modes", "hot"), 1, "-probe-modes: unknown cache mode"},
-		{with("-thrice", "-energy"), 1, "give -again too"},
 		{with("-settle", "0s"), 1, "-settle 0s: want a positive duration"},
 		{with("-bench", bloomBench), 1, "no results for workload llama-7b_prefill"},
 		{[]string{"whatif", "-device", "999", "-kernel", exampleKernel, "-name", "other", "-replace", "llama-rmsnorm", llamaBundle}, 1, `no extern "C" kernel other`},
