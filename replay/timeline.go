@@ -63,7 +63,9 @@ type Substitution struct {
 	// Invocations are indices into the set's Timeline, increasing.
 	Invocations []int
 	// With is the kernel launched in their place (prepared by the
-	// caller, PrepareWith, in the Warm cache mode; capturable).
+	// caller, PrepareWith, in the Warm cache mode; capturable). Nil
+	// removes the run: nothing launches in its place, the most that
+	// replacing it could save.
 	With *Prepared
 }
 
@@ -175,7 +177,7 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 		count[inv.Sig]++
 	}
 	for _, sub := range o.Substitute {
-		if !slices.Contains(t.subs, sub.With) {
+		if sub.With != nil && !slices.Contains(t.subs, sub.With) {
 			t.subs = append(t.subs, sub.With)
 		}
 	}
@@ -234,7 +236,9 @@ func substitutions(set *signatures.Set, subs []Substitution) (map[int]*Prepared,
 		switch {
 		case len(sub.Invocations) == 0:
 			return nil, nil, fmt.Errorf("timeline: substitution %d replaces no invocation", k)
-		case sub.With == nil || sub.With.Kernel == nil:
+		case sub.With == nil:
+			// The run removed: nothing launches in its place.
+		case sub.With.Kernel == nil:
 			return nil, nil, fmt.Errorf("timeline: substitution %d has no prepared kernel", k)
 		case !sub.With.Kernel.Capturable():
 			return nil, nil, fmt.Errorf("timeline: substitution %d: %s cannot be captured in a CUDA graph", k, sub.With.Sig.ID)

@@ -71,15 +71,17 @@ func TestTimelineSubstitutions(t *testing.T) {
 		subs []Substitution
 		err  string
 		at   []int
+		nsub int // invocations substituted
 	}{
-		{"none", nil, "", nil},
-		{"two runs", []Substitution{{[]int{1, 2}, with}, {[]int{4, 5}, with}}, "", []int{1, 4}},
-		{"empty", []Substitution{{nil, with}}, "replaces no invocation", nil},
-		{"no kernel", []Substitution{{[]int{1}, nil}}, "no prepared kernel", nil},
-		{"not capturable", []Substitution{{[]int{1}, &Prepared{Sig: with.Sig, Kernel: fakeKernel{}}}}, "cannot be captured", nil},
-		{"out of range", []Substitution{{[]int{5, 6}, with}}, "invocation 6 of 6", nil},
-		{"not increasing", []Substitution{{[]int{2, 1}, with}}, "not increasing", nil},
-		{"overlap", []Substitution{{[]int{1, 2}, with}, {[]int{2, 3}, with}}, "in another substitution", nil},
+		{"none", nil, "", nil, 0},
+		{"two runs", []Substitution{{[]int{1, 2}, with}, {[]int{4, 5}, with}}, "", []int{1, 4}, 4},
+		{"removed", []Substitution{{[]int{1, 2}, nil}, {[]int{4}, with}}, "", []int{4}, 3},
+		{"empty", []Substitution{{nil, with}}, "replaces no invocation", nil, 0},
+		{"no kernel", []Substitution{{[]int{1}, &Prepared{Sig: with.Sig}}}, "no prepared kernel", nil, 0},
+		{"not capturable", []Substitution{{[]int{1}, &Prepared{Sig: with.Sig, Kernel: fakeKernel{}}}}, "cannot be captured", nil, 0},
+		{"out of range", []Substitution{{[]int{5, 6}, with}}, "invocation 6 of 6", nil, 0},
+		{"not increasing", []Substitution{{[]int{2, 1}, with}}, "not increasing", nil, 0},
+		{"overlap", []Substitution{{[]int{1, 2}, with}, {[]int{2, 3}, with}}, "in another substitution", nil, 0},
 	} {
 		at, subbed, err := substitutions(set, c.subs)
 		if c.err != "" {
@@ -93,13 +95,17 @@ func TestTimelineSubstitutions(t *testing.T) {
 			continue
 		}
 		var got []int
-		for i := range subbed {
+		n := 0
+		for i, sub := range subbed {
 			if at[i] != nil {
 				got = append(got, i)
 			}
+			if sub {
+				n++
+			}
 		}
-		if !slices.Equal(got, c.at) {
-			t.Errorf("%s: substitutes at %v, want %v", c.name, got, c.at)
+		if !slices.Equal(got, c.at) || n != c.nsub {
+			t.Errorf("%s: substitutes at %v, %d substituted; want %v, %d", c.name, got, n, c.at, c.nsub)
 		}
 	}
 }
