@@ -187,6 +187,15 @@ func TestAgainRecorded(t *testing.T) {
 	if !strings.Contains(b.String(), "saving 7.493ms; saving 5.206 J (the prediction the check compares)") {
 		t.Errorf("report:\n%s", b.String())
 	}
+	// Without the baseline's totals (no -bench: no power limit known) the
+	// report still gives the again prediction, which the check compares.
+	bare := *r.Prediction
+	bare.PowerLimitW, bare.BaseNS, bare.BaseJ, bare.AtLimit, bare.Cap = 0, 0, 0, false, nil
+	b.Reset()
+	bare.write(&errWriter{w: &b})
+	if !strings.Contains(b.String(), "from the plain and again timelines") || !strings.Contains(b.String(), "no predicted total") {
+		t.Errorf("report without -bench:\n%s", b.String())
+	}
 	t.Logf("recorded: plain %.3f ms at %.0f MHz, again %.3f ms at %.0f MHz, what-if %.3f ms at %.0f MHz; sustained saving %.3f ms",
 		a.PlainNS/1e6, a.PlainMHz, a.AgainNS/1e6, a.AgainMHz, a.NewNS/1e6, a.NewMHz, tc.MeanSavingNS/1e6)
 }

@@ -137,6 +137,7 @@ func (p *Prediction) write(ew *errWriter) {
 		ew.printf("  energy: saving %.3f J per inference\n", p.SavingJ)
 	}
 	p.writeLimit(ew)
+	p.writeAgain(ew) // with or without the baseline's totals and limit
 }
 
 // writeLimit prints the power limit's view (limit.go).
@@ -172,7 +173,6 @@ func (p *Prediction) writeLimit(ew *errWriter) {
 	case p.CapErr != "":
 		ew.printf("  at the cap, calibrated: not done: %s\n", p.CapErr)
 	}
-	p.writeAgain(ew)
 }
 
 // writeAgain prints the prediction from the plain and again timelines.
