@@ -53,6 +53,11 @@ type TimelineOptions struct {
 	// AgainTimes is how many more times each Again run is launched
 	// right after itself (0: once).
 	AgainTimes int
+	// AgainAfter, when set, holds for each Again run the invocation
+	// after which it is launched again (an index into the set's
+	// Timeline, at or after the run's last invocation) instead of right
+	// after the run: a probe of how the repeat's place matters.
+	AgainAfter []int
 }
 
 // Substitution replaces a run of a timeline's invocations with one launch
@@ -159,7 +164,7 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 	if err != nil {
 		return nil, err
 	}
-	again, err := agains(set, o.Again, o.AgainTimes, subbed)
+	again, err := agains(set, o.Again, o.AgainTimes, o.AgainAfter, subbed)
 	if err != nil {
 		return nil, err
 	}
@@ -261,11 +266,14 @@ func substitutions(set *signatures.Set, subs []Substitution) (map[int]*Prepared,
 }
 
 // agains checks runs against set's timeline and the substituted
-// invocations, and returns each run by its last invocation, repeated
-// times times (0: once), to launch after it.
-func agains(set *signatures.Set, runs [][]int, times int, subbed []bool) (map[int][]int, error) {
-	if times < 0 {
+// invocations, and returns each run repeated times times (0: once) by the
+// invocation to launch it after: its last, or after[k] for run k.
+func agains(set *signatures.Set, runs [][]int, times int, after []int, subbed []bool) (map[int][]int, error) {
+	switch {
+	case times < 0:
 		return nil, fmt.Errorf("timeline: AgainTimes %d: want 0 or more", times)
+	case after != nil && len(after) != len(runs):
+		return nil, fmt.Errorf("timeline: AgainAfter has %d invocations for %d runs", len(after), len(runs))
 	}
 	at := map[int][]int{}
 	seen := make([]bool, len(set.Timeline))
@@ -287,11 +295,16 @@ func agains(set *signatures.Set, runs [][]int, times int, subbed []bool) (map[in
 			}
 			seen[i], prev = true, i
 		}
-		rep := make([]int, 0, len(run)*max(times, 1))
-		for range max(times, 1) {
-			rep = append(rep, run...)
+		where := run[len(run)-1]
+		if after != nil {
+			if a := after[k]; a < where || a >= len(set.Timeline) {
+				return nil, fmt.Errorf("timeline: run %d to launch again after invocation %d: want %d to %d", k, a, where, len(set.Timeline)-1)
+			}
+			where = after[k]
 		}
-		at[run[len(run)-1]] = rep
+		for range max(times, 1) {
+			at[where] = append(at[where], run...)
+		}
 	}
 	return at, nil
 }

@@ -151,14 +151,16 @@ func TestTimelinePlanAgain(t *testing.T) {
 	pa, pb, pc := &Prepared{Sig: sigs[0]}, &Prepared{Sig: sigs[1]}, &Prepared{Sig: sigs[2]}
 	for _, tc := range []struct {
 		times int
+		after []int
 		want  string
 	}{
-		{0, "a b c b c a b c b c"},
-		{1, "a b c b c a b c b c"},
-		{2, "a b c b c b c a b c b c b c"},
+		{0, nil, "a b c b c a b c b c"},
+		{1, nil, "a b c b c a b c b c"},
+		{2, nil, "a b c b c b c a b c b c b c"},
+		{1, []int{4, 6}, "a b c a b c b c b c"},
 	} {
 		runs := [][]int{{1, 2, 3}, {5, 6}}
-		again, err := agains(set, runs, tc.times, make([]bool, len(set.Timeline)))
+		again, err := agains(set, runs, tc.times, tc.after, make([]bool, len(set.Timeline)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,26 +192,39 @@ func TestTimelineAgains(t *testing.T) {
 		name  string
 		runs  [][]int
 		times int
+		after []int
 		err   string
 	}{
-		{"none", nil, 1, ""},
-		{"two runs", [][]int{{0, 1}, {2, 3}}, 1, ""},
-		{"two runs thrice", [][]int{{0, 1}, {2, 3}}, 3, ""},
-		{"negative times", [][]int{{0, 1}}, -1, "AgainTimes -1"},
-		{"empty", [][]int{{}}, 1, "is empty"},
-		{"out of range", [][]int{{5, 6}}, 1, "invocation 6 of 6"},
-		{"not increasing", [][]int{{2, 1}}, 1, "not increasing"},
-		{"substituted", [][]int{{3, 4}}, 1, "invocation 4 is substituted"},
-		{"overlap", [][]int{{0, 1}, {1, 2}}, 1, "in another run"},
+		{"none", nil, 1, nil, ""},
+		{"two runs", [][]int{{0, 1}, {2, 3}}, 1, nil, ""},
+		{"two runs thrice", [][]int{{0, 1}, {2, 3}}, 3, nil, ""},
+		{"negative times", [][]int{{0, 1}}, -1, nil, "AgainTimes -1"},
+		{"after", [][]int{{0, 1}, {2, 3}}, 1, []int{1, 5}, ""},
+		{"after both at one place", [][]int{{0, 1}, {2, 3}}, 1, []int{3, 3}, ""},
+		{"after before the run", [][]int{{2, 3}}, 1, []int{2}, "want 3 to 5"},
+		{"after out of range", [][]int{{2, 3}}, 1, []int{6}, "want 3 to 5"},
+		{"after for some runs", [][]int{{0, 1}, {2, 3}}, 1, []int{4}, "1 invocations for 2 runs"},
+		{"empty", [][]int{{}}, 1, nil, "is empty"},
+		{"out of range", [][]int{{5, 6}}, 1, nil, "invocation 6 of 6"},
+		{"not increasing", [][]int{{2, 1}}, 1, nil, "not increasing"},
+		{"substituted", [][]int{{3, 4}}, 1, nil, "invocation 4 is substituted"},
+		{"overlap", [][]int{{0, 1}, {1, 2}}, 1, nil, "in another run"},
 	} {
-		at, err := agains(set, c.runs, c.times, subbed)
+		at, err := agains(set, c.runs, c.times, c.after, subbed)
+		want, got := 0, 0
+		for _, r := range c.runs {
+			want += max(c.times, 1) * len(r)
+		}
+		for _, a := range at {
+			got += len(a)
+		}
 		switch {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
 		case c.err == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
-		case c.err == "" && len(at) != len(c.runs):
-			t.Errorf("%s: %d runs by their last invocation, want %d", c.name, len(at), len(c.runs))
+		case c.err == "" && got != want:
+			t.Errorf("%s: %d invocations to launch again, want %d", c.name, got, want)
 		}
 	}
 }

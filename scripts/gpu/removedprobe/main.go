@@ -1,8 +1,10 @@
 // Command removedprobe times, alternately for some rounds, a trace's
 // timeline as traced (plain), with each run of a what-if's replaced ops
 // removed (nothing in their place: replay.Substitution with no kernel),
-// and with each run launched once more (again, as kreplay whatif -again
-// does), and prints each one's sustained time, NVML clock and energy.
+// with each run launched once more right after itself (again, as kreplay
+// whatif -again does), and with each run launched once more midway to the
+// next run (apart: replay.TimelineOptions.AgainAfter), and prints each
+// one's sustained time, NVML clock and energy.
 // A probe of how the power cap's clock answers to the count of those
 // runs, from none to two (results/h100/roofline-whatif/): it predicts
 // nothing.
@@ -15,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,12 +56,13 @@ func main() {
 		removed = append(removed, replay.Substitution{Invocations: r.Invocations})
 		runs = append(runs, r.Invocations)
 	}
+	slices.SortFunc(runs, func(a, b []int) int { return a[0] - b[0] })
 	fmt.Printf("%s: %d runs of %s\n", set.Source.Workload, len(runs), strings.Join(steps, ","))
 	d, err := replay.Open(0)
 	fail(err)
 	defer d.Close()
-	ts := []*timing{{Name: "plain"}, {Name: "removed"}, {Name: "again"}}
-	for i, o := range []replay.TimelineOptions{{}, {Substitute: removed}, {Again: runs}} {
+	ts := []*timing{{Name: "plain"}, {Name: "removed"}, {Name: "again"}, {Name: "apart"}}
+	for i, o := range []replay.TimelineOptions{{}, {Substitute: removed}, {Again: runs}, {Again: runs, AgainAfter: midway(runs, len(set.Timeline))}} {
 		ts[i].tl, err = d.PrepareTimeline(set, o)
 		fail(err)
 		defer ts[i].tl.Close()
@@ -81,6 +85,21 @@ func main() {
 		fail(err)
 		fail(os.WriteFile(*out, b, 0o644))
 	}
+}
+
+// midway gives each run's place to launch again: halfway from its last
+// invocation to the next run's first (the timeline's end for the last).
+// runs are in timeline order.
+func midway(runs [][]int, n int) []int {
+	after := make([]int, len(runs))
+	for k, r := range runs {
+		last, next := r[len(r)-1], n
+		if k+1 < len(runs) {
+			next = runs[k+1][0]
+		}
+		after[k] = last + (next-1-last)/2
+	}
+	return after
 }
 
 // report prints a timeline's medians and means over the rounds, its
