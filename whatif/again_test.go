@@ -24,6 +24,9 @@ type againWorld struct {
 	powerW     float64
 	chains     float64
 	withKernel bool
+	// aloneMHz, when set, scales the chains' and the kernel's power by
+	// the clock over it (their power alone at aloneMHz).
+	aloneMHz float64
 }
 
 // run solves the world for its clock at the cap and returns the run.
@@ -32,8 +35,14 @@ func (w againWorld) run() (ns, mhz float64) {
 	if w.withKernel {
 		f, fj = w.f, w.fj
 	}
+	sc := func(m float64) float64 {
+		if w.aloneMHz == 0 {
+			return 1
+		}
+		return m / w.aloneMHz
+	}
 	t := func(m float64) float64 { return w.a + w.b/m + w.chains*w.r + f }
-	e := func(m float64) float64 { return w.e0 + w.g*(m-1625) + w.chains*w.r*w.rw/1e9 + fj }
+	e := func(m float64) float64 { return w.e0 + w.g*(m-1625) + (w.chains*w.r*w.rw/1e9+fj)*sc(m) }
 	mhz = bisect(func(m float64) bool { return w.powerW*t(m)/1e9 < e(m) }, 200, 4000)
 	return t(mhz), mhz
 }
@@ -74,6 +83,38 @@ func TestPredictAgainRecoversWorld(t *testing.T) {
 	}
 	t.Logf("plain %.3f ms at %.0f MHz, again %.3f ms at %.0f MHz, what-if %.3f ms at %.0f MHz, saving %.3f ms",
 		plainNS/1e6, plainMHz, againNS/1e6, againMHz, p.NewNS/1e6, p.NewMHz, p.SavingNS/1e6)
+}
+
+// In a world where the chains' and the kernel's power follow the clock,
+// the model given the clock of their replays alone recovers the what-if's
+// run; priced at their power alone it puts the run too fast.
+func TestPredictAgainScaledWorld(t *testing.T) {
+	w := newAgainWorld()
+	w.aloneMHz = 1980
+	var ns, mhz [3]float64
+	for n := range 3 {
+		w.chains, w.withKernel = float64(n), n == 0
+		ns[n], mhz[n] = w.run()
+	}
+	in := AgainInput{PowerW: w.powerW, PlainNS: ns[1], PlainMHz: mhz[1], AgainNS: ns[2], AgainMHz: mhz[2],
+		ReplacedNS: w.r, ReplacedJ: w.r * w.rw / 1e9, AgainReplacedNS: 2 * w.r, AgainRepJ: 2 * w.r * w.rw / 1e9, FusedNS: w.f, FusedJ: w.fj}
+	flat, err := PredictAgain(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.AloneMHz = w.aloneMHz
+	scaled, err := PredictAgain(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(scaled.NewNS-ns[0]) > 10 || math.Abs(scaled.NewMHz-mhz[0]) > 1e-3 || scaled.AloneMHz != w.aloneMHz {
+		t.Errorf("scaled: what-if %.6f ms at %.3f MHz, want %.6f ms at %.3f", scaled.NewNS/1e6, scaled.NewMHz, ns[0]/1e6, mhz[0])
+	}
+	if flat.NewMHz <= mhz[0]+1 || flat.SavingNS <= scaled.SavingNS {
+		t.Errorf("priced at their power alone: %.1f MHz, saving %.3f ms; want above %.1f MHz and the scaled saving %.3f ms",
+			flat.NewMHz, flat.SavingNS/1e6, mhz[0], scaled.SavingNS/1e6)
+	}
+	t.Logf("what-if %.1f MHz; priced alone %.1f MHz (saving %+.1f%%)", mhz[0], flat.NewMHz, 100*(flat.SavingNS/(ns[1]-ns[0])-1))
 }
 
 func TestPredictAgainErrors(t *testing.T) {
@@ -125,6 +166,24 @@ func TestAgainInput(t *testing.T) {
 	}
 	if in.FusedNS != 65*14e3 || math.Abs(in.FusedJ-65*0.0077) > 1e-12 || in.PowerW != 695 {
 		t.Errorf("kernel %g ns, %g J, power %g W", in.FusedNS, in.FusedJ, in.PowerW)
+	}
+	// The replays' clock: unknown until every one has one, then their mean.
+	if in.AloneMHz != 0 {
+		t.Errorf("alone at %g MHz with no clocks recorded, want 0", in.AloneMHz)
+	}
+	for id, mhz := range map[string]float64{"r1": 1980, "r2": 1970} {
+		r := rot[id]
+		r.MHz = mhz
+		rot[id] = r
+	}
+	if in, _ = againInput(tc, []string{"r1", "r2"}, map[string]int{"f": 65}, rot); in.AloneMHz != 0 {
+		t.Errorf("alone at %g MHz without the kernel's clock, want 0", in.AloneMHz)
+	}
+	f := rot["f"]
+	f.MHz = 1990
+	rot["f"] = f
+	if in, _ = againInput(tc, []string{"r1", "r2"}, map[string]int{"f": 65}, rot); in.AloneMHz != 1980 {
+		t.Errorf("alone at %g MHz, want the mean 1980", in.AloneMHz)
 	}
 	tc.Again.Energy = &replay.Energy{Watts: 650}
 	if _, err := againInput(tc, []string{"r1", "r2"}, map[string]int{"f": 65}, rot); err == nil || !strings.Contains(err.Error(), "not at the power cap") {

@@ -19,6 +19,9 @@ import (
 type Times struct {
 	NS float64 `json:"ns"`
 	J  float64 `json:"j,omitempty"`
+	// MHz is NVML's mean SM clock while the replay was timed; 0 when
+	// unknown (without NVML, or a baseline from kreplay predict).
+	MHz float64 `json:"mhz,omitempty"`
 }
 
 // Baseline is the prediction without the what-if: its totals, and the

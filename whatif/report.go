@@ -190,6 +190,9 @@ func (p *Prediction) writeAgain(ew *errWriter) {
 		bench.FormatNS(a.ReplacedNS), a.ReplacedJ, bench.FormatNS(a.FusedNS), a.FusedJ)
 	ew.printf("    the rest (the other kernels and the gaps) took %s and %s (fitted as a + b / clock), %.2f J at %.0f MHz, %+.4f J per MHz;\n",
 		bench.FormatNS(a.PlainNS-a.ReplacedNS), bench.FormatNS(a.AgainNS-a.AgainReplacedNS), a.KeptJ, a.PlainMHz, a.EnergySlope)
+	if a.AloneMHz > 0 {
+		ew.printf("    their and the kernel's power scaled by the clock over the replays' alone, %.0f MHz (a guess: memory-bound power follows the SM clock);\n", a.AloneMHz)
+	}
 	ew.printf("    the what-if runs at %.0f MHz, where it draws the power held:\n", a.NewMHz)
 	ew.printf("    %s -> %s, saving %s; saving %.3f J (the prediction the check compares)\n",
 		bench.FormatNS(a.PlainNS), bench.FormatNS(a.NewNS), bench.FormatNS(a.SavingNS), a.SavingJ)

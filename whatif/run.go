@@ -124,6 +124,9 @@ func timesOf(r *replay.Result) Times {
 	if r.Energy != nil {
 		t.J = r.Energy.JoulesPerOp
 	}
+	if r.GPU != nil {
+		t.MHz = r.GPU.MeanSMClockMHz
+	}
 	return t
 }
 
