@@ -40,18 +40,21 @@ func (p *Prediction) atLimit(limitW float64, from string) {
 }
 
 // Saving is the predicted saving of GPU time per inference: at the cap,
-// calibrated (Cap) when that could be done, else the power limit's first
-// order (LimitSavingNS) when the baseline runs at the limit (AtLimit);
-// the kernels' own (SavingNS) otherwise.
+// from two runs there (Again) or calibrated on one (Cap) when that could
+// be done, else the power limit's first order (LimitSavingNS) when the
+// baseline runs at the limit (AtLimit); under it, the kernels' own
+// saving with operands from device memory (InContext) where measured,
+// else the kernels' own (SavingNS).
 func (p *Prediction) Saving() float64 {
-	if p.Again != nil {
+	switch {
+	case p.Again != nil:
 		return p.Again.SavingNS
-	}
-	if p.Cap != nil {
+	case p.Cap != nil:
 		return p.Cap.SavingNS
-	}
-	if p.AtLimit {
+	case p.AtLimit:
 		return p.LimitSavingNS
+	case p.InContext != nil:
+		return p.InContext.SavingNS
 	}
 	return p.SavingNS
 }

@@ -178,6 +178,15 @@ type Prediction struct {
 	// compares.
 	Again    *AgainPrediction `json:"again,omitempty"`
 	AgainErr string           `json:"again_error,omitempty"`
+	// InContext is the kernels' own saving again, with the replaced
+	// signatures and the kernel replayed alone in the Rotating cache mode
+	// (operands from device memory, as in a model's timeline, where the
+	// GEMMs between the runs evict them from the L2): its ReplacedNS,
+	// FusedNS and SavingNS (and J) are those of Predict. Under the power
+	// limit it is the prediction the check compares. InContextErr says
+	// why there is none where it was tried.
+	InContext    *Prediction `json:"in_context,omitempty"`
+	InContextErr string      `json:"in_context_error,omitempty"`
 }
 
 // Predict predicts the what-if from the baseline and each variant's

@@ -127,3 +127,19 @@ func againRuns(subs []replay.Substitution) [][]int {
 	}
 	return runs
 }
+
+// predictInContext predicts the kernels' own saving from the Rotating
+// replays alone (rot, by signature ID) of the replaced signatures and of
+// each variant's kernel.
+func predictInContext(p *Plan, rot map[string]Times) (*Prediction, error) {
+	base := &Baseline{From: "the replays alone in the Rotating cache mode", Sigs: rot}
+	fused := make([]Times, len(p.Match.Variants))
+	for _, b := range p.Variants {
+		t, ok := rot[b.Sig.ID]
+		if !ok {
+			return nil, fmt.Errorf("the kernel of variant %d has no replay in the Rotating mode", b.Index)
+		}
+		fused[b.Index] = t
+	}
+	return Predict(p.Match, base, fused)
+}

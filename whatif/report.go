@@ -136,8 +136,31 @@ func (p *Prediction) write(ew *errWriter) {
 	default:
 		ew.printf("  energy: saving %.3f J per inference\n", p.SavingJ)
 	}
+	p.writeInContext(ew)
 	p.writeLimit(ew)
 	p.writeAgain(ew) // with or without the baseline's totals and limit
+}
+
+// writeInContext prints the saving from the replays with operands from
+// device memory.
+func (p *Prediction) writeInContext(ew *errWriter) {
+	c := p.InContext
+	if c == nil {
+		if p.InContextErr != "" {
+			ew.printf("  in context (Rotating replays): not done: %s\n", p.InContextErr)
+		}
+		return
+	}
+	compared := ""
+	if !p.AtLimit && p.Again == nil && p.Cap == nil {
+		compared = " (the prediction the check compares)"
+	}
+	energy := ""
+	if c.Energy {
+		energy = fmt.Sprintf(", %.3f J", c.SavingJ)
+	}
+	ew.printf("  in context (replayed alone with operands from device memory, as between a model's GEMMs): the runs' signatures %s, the kernel %s: saving %s%s%s\n",
+		bench.FormatNS(c.ReplacedNS), bench.FormatNS(c.FusedNS), bench.FormatNS(c.SavingNS), energy, compared)
 }
 
 // writeLimit prints the power limit's view (limit.go).

@@ -104,7 +104,8 @@ type Result struct {
 	// (Options.Modes).
 	Modes []ModeTime `json:"modes,omitempty"`
 	// Rotating are the kernel's and the replaced signatures' replays alone
-	// in the Rotating cache mode, by signature ID (Options.Again).
+	// in the Rotating cache mode, by signature ID (Prediction.InContext,
+	// and the again model's energies).
 	Rotating map[string]Times `json:"rotating,omitempty"`
 }
 
@@ -189,10 +190,11 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 	if len(o.Modes) > 0 {
 		r.Modes = probeModes(d, p, o.Modes, o)
 	}
-	if o.Again && !o.NoTimeline {
-		if r.Rotating, err = measureRotating(d, p, o); err != nil {
-			return nil, err
-		}
+	if r.Rotating, err = measureRotating(d, p, o); err != nil {
+		return nil, err
+	}
+	if r.Prediction.InContext, err = predictInContext(p, r.Rotating); err != nil {
+		r.Prediction.InContextErr = err.Error()
 	}
 	if !o.NoTimeline {
 		tc, err := CheckTimeline(d, p.Set, subs, o)
