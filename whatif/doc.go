@@ -15,6 +15,12 @@
 //	new total = predicted total - sum over replaced signatures of (replay time x invocations in the runs)
 //	                            + the kernel's replay time x runs
 //
+// The kernel and the replaced signatures are also replayed alone in the
+// Rotating cache mode (operands from device memory, as a model's
+// timeline has them after the GEMMs between the runs); under the power
+// limit that saving (Prediction.InContext) is the prediction the check
+// compares.
+//
 // When the energies and the totals are known and the baseline's
 // signatures draw more than the GPU's power limit back to back, the GPU
 // runs at the limit, its clocks held down, and the saving is the saved
