@@ -58,3 +58,9 @@ func (p *Prediction) Saving() float64 {
 	}
 	return p.SavingNS
 }
+
+// inContextCompared says whether Saving is the in-context one: measured,
+// and no view of the power limit comes before it.
+func (p *Prediction) inContextCompared() bool {
+	return p.InContext != nil && p.Again == nil && p.Cap == nil && !p.AtLimit
+}

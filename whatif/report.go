@@ -152,7 +152,7 @@ func (p *Prediction) writeInContext(ew *errWriter) {
 		return
 	}
 	compared := ""
-	if !p.AtLimit && p.Again == nil && p.Cap == nil {
+	if p.inContextCompared() {
 		compared = " (the prediction the check compares)"
 	}
 	energy := ""

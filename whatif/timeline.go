@@ -303,7 +303,7 @@ func (tc *TimelineCheck) compare(p *Prediction) {
 		tc.EnergyRatio = ratio(p.Again.SavingJ, tc.SavingJ)
 	case p.Cap != nil:
 		tc.EnergyRatio = ratio(p.Cap.SavingJ, tc.SavingJ)
-	case !p.AtLimit && p.InContext != nil && p.InContext.Energy:
+	case p.inContextCompared() && p.InContext.Energy:
 		tc.EnergyRatio = ratio(p.InContext.SavingJ, tc.SavingJ)
 	case p.Energy:
 		tc.EnergyRatio = ratio(p.SavingJ, tc.SavingJ)
