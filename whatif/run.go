@@ -27,8 +27,9 @@ type Options struct {
 	// Rounds is how many times the plain and the substituted timelines
 	// are each timed, alternately (default 3).
 	Rounds int
-	// Timeline tunes each timing of a timeline (zero: a budget of 3 s and
-	// a target of ±0.2% for the median's interval); the CUPTI pass for
+	// Timeline tunes each timing of a timeline (zero: a budget of 3 s, a
+	// target of ±0.2% for the median's interval and DefaultSettle of
+	// warm-up before each timing); the CUPTI pass for
 	// the times in context runs in the last round only, and the energy,
 	// with Measure.Energy, there too.
 	Timeline replay.Options
@@ -44,6 +45,17 @@ type Options struct {
 	Modes []replay.CacheMode
 }
 
+// DefaultSettle is the timelines' warm-up before each timing: the plain,
+// substituted and again timelines alternate, and at the power cap the
+// limiter's clock settles after each switch. Measured on H100s
+// (results/h100/roofline-whatif/, eighteenth session, call 208): the
+// limiter runs a cycle of about 0.95 s locked to each timing's start,
+// its first cut the deepest right after the switch. With 20 ms of
+// warm-up the plain timeline's mean was 0.67 ms over its median and the
+// median saving 4.3% under the sustained one (7.2% in call 212); with
+// 1 s, 0.34-0.35 ms and 0.2-2.0%.
+const DefaultSettle = time.Second
+
 func (o *Options) defaults() {
 	if o.Tolerance <= 0 {
 		o.Tolerance = DefaultTolerance
@@ -56,6 +68,9 @@ func (o *Options) defaults() {
 	}
 	if o.Timeline.TargetRelCI <= 0 {
 		o.Timeline.TargetRelCI = 0.002
+	}
+	if o.Timeline.Warmup <= 0 {
+		o.Timeline.Warmup = DefaultSettle
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard

@@ -43,7 +43,7 @@ func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
 		budget:     fs.Duration("budget", 2*time.Second, "time `BUDGET` of each replay alone"),
 		noTimeline: fs.Bool("no-timeline", false, "skip the timeline check (the trace replayed plain and with the kernel substituted)"),
 		rounds:     fs.Int("rounds", 3, "time the plain and the substituted timelines `N` times each, alternately"),
-		settle:     fs.Duration("settle", 20*time.Millisecond, "launch each timeline for this `WARMUP` before each timing of it: at the power cap the limiter's clock\nsettles after the switch from the other timeline (each round's launches and clocks are in the JSON's rounds)"),
+		settle:     fs.Duration("settle", whatif.DefaultSettle, "launch each timeline for this `WARMUP` before each timing of it: at the power cap the limiter's clock\nsettles after the switch from the other timeline (each round's launches and clocks are in the JSON's rounds)"),
 		device:     fs.Int("device", 0, "CUDA device `INDEX`"),
 		out:        fs.String("o", "", "write the result as JSON to `FILE`"),
 		again:      fs.Bool("again", false, "at the power cap: also time the plain timeline with the replaced runs launched twice, in each round, replay the kernel\nand the replaced signatures alone in the Rotating cache mode, and predict from the two timelines (needs -energy)"),

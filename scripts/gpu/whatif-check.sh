@@ -19,7 +19,12 @@
 # same GPU) for the predicted totals; ROUNDS (default 5) for the timeline's
 # alternating rounds; ENERGY=0 to skip the energies; AGAIN=0 to predict at
 # the cap from the plain timeline alone (whatif/cap.go) instead of from it
-# and the again timeline (-again, whatif/again.go; with the energies).
+# and the again timeline (-again, whatif/again.go; with the energies);
+# TICKS for the energy windows' NVML ticks (default: kreplay's); SETTLE for
+# the warm-up before each timing (default: kreplay's, whatif.DefaultSettle).
+# On a machine without Go: KREPLAY=PATH, a built CLI, and either
+# WHATIF_TEST=PATH and REPLAY_TEST=PATH (`go test -c` of ./whatif and
+# ./replay) or TESTS=0 to skip the GPU tests.
 #
 # Acceptance (issue 20): the kernel's output matches the chain's within
 # f16 tolerance, and the predicted saving is within 5% of the saving the
@@ -32,22 +37,41 @@ OUT=${OUT:-out}/whatif
 ROUNDS=${ROUNDS:-5}
 ENERGY=${ENERGY:-1}
 AGAIN=${AGAIN:-1}
+TESTS=${TESTS:-1}
 mkdir -p "$OUT"
-go build -o "$OUT/kreplay" ./cmd/kreplay || exit 1
+K=${KREPLAY:-}
+if [ -z "$K" ]; then
+  go build -o "$OUT/kreplay" ./cmd/kreplay || exit 1
+  K=$OUT/kreplay
+fi
 
-echo "== GPU tests" | tee "$OUT/tests.log"
-KREPLAY_REQUIRE_GPU=1 go test -count 1 -v -run 'TestGPUWhatIfLlamaRMSNorm|TestExampleKernel' ./whatif 2>&1 | tee -a "$OUT/tests.log"
-tests=${PIPESTATUS[0]}
-KREPLAY_REQUIRE_GPU=1 go test -count 1 -v -run 'TestGPUTimelineSubstitute|TestGPUTimelineAgain|TestGPUTimelinePrefill' ./replay 2>&1 | tee -a "$OUT/tests.log"
-[ "${PIPESTATUS[0]}" -eq 0 ] || tests=1
+# gputest PKG BINARY PATTERN: the package's tests matching PATTERN, from
+# BINARY where given (run in the package's folder, as go test does).
+gputest() {
+  if [ -n "$2" ]; then
+    (b=$(realpath "$2") && cd "$1" && KREPLAY_REQUIRE_GPU=1 "$b" -test.count 1 -test.v -test.run "$3")
+  else
+    KREPLAY_REQUIRE_GPU=1 go test -count 1 -v -run "$3" "./$1"
+  fi
+}
+tests=0
+if [ "$TESTS" != 0 ]; then
+  echo "== GPU tests" | tee "$OUT/tests.log"
+  gputest whatif "${WHATIF_TEST:-}" 'TestGPUWhatIfLlamaRMSNorm|TestExampleKernel' 2>&1 | tee -a "$OUT/tests.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || tests=1
+  gputest replay "${REPLAY_TEST:-}" 'TestGPUTimelineSubstitute|TestGPUTimelineAgain|TestGPUTimelinePrefill' 2>&1 | tee -a "$OUT/tests.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || tests=1
+fi
 
 echo "== kreplay whatif"
 args=(-kernel examples/whatif/rmsnorm/rmsnorm_fused.cu -name rmsnorm_fused -replace llama-rmsnorm -rounds "$ROUNDS" -o "$OUT/rmsnorm.json")
 [ "$ENERGY" = 0 ] || args+=(-energy)
 [ "$ENERGY" = 0 ] || [ "$AGAIN" = 0 ] || args+=(-again)
 [ -z "${BENCH:-}" ] || args+=(-bench "$BENCH")
+[ -z "${TICKS:-}" ] || args+=(-ticks "$TICKS")
+[ -z "${SETTLE:-}" ] || args+=(-settle "$SETTLE")
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv > "$OUT/gpu.csv" 2>&1
-"$OUT/kreplay" whatif "${args[@]}" embedded:h100_llama-7b_prefill 2> "$OUT/rmsnorm.progress" | tee "$OUT/rmsnorm.txt"
+"$K" whatif "${args[@]}" embedded:h100_llama-7b_prefill 2> "$OUT/rmsnorm.progress" | tee "$OUT/rmsnorm.txt"
 run=${PIPESTATUS[0]}
 [ -s "$OUT/rmsnorm.json" ] || { echo "whatif-check: no result (exit $run): see $OUT/rmsnorm.progress" >&2; exit 1; }
 
