@@ -179,10 +179,7 @@ func PredictAgain(in AgainInput) (*AgainPrediction, error) {
 // scale is the factor on an energy priced alone at AloneMHz for a run at
 // mhz: their ratio, or 1 when AloneMHz is unknown.
 func (p *AgainPrediction) scale(mhz float64) float64 {
-	if p.AloneMHz <= 0 {
-		return 1
-	}
-	return mhz / p.AloneMHz
+	return clockScale(mhz, p.AloneMHz)
 }
 
 // againInput gathers PredictAgain's input from the timeline check, the
@@ -208,15 +205,24 @@ func againInput(tc *TimelineCheck, replaced []string, kernels map[string]int, ro
 	if in.AgainReplacedNS, in.AgainRepJ, err = inContext(tc.Again, replaced, rot); err != nil {
 		return in, fmt.Errorf("the again timeline: %w", err)
 	}
-	for id, runs := range kernels {
-		k := rot[id]
-		if k.NS <= 0 || k.J <= 0 {
-			return in, fmt.Errorf("the kernel's signature %s has no time and energy alone (Rotating)", id)
-		}
-		in.FusedNS, in.FusedJ = in.FusedNS+float64(runs)*k.NS, in.FusedJ+float64(runs)*k.J
+	if in.FusedNS, in.FusedJ, err = kernelRuns(kernels, rot); err != nil {
+		return in, err
 	}
 	in.AloneMHz = aloneMHz(rot, replaced, kernels)
 	return in, nil
+}
+
+// kernelRuns sums the kernel's runs (by its signature for each variant):
+// its time and energy alone in the Rotating mode, times the runs.
+func kernelRuns(kernels map[string]int, rot map[string]Times) (ns, j float64, err error) {
+	for id, runs := range kernels {
+		k := rot[id]
+		if k.NS <= 0 || k.J <= 0 {
+			return 0, 0, fmt.Errorf("the kernel's signature %s has no time and energy alone (Rotating)", id)
+		}
+		ns, j = ns+float64(runs)*k.NS, j+float64(runs)*k.J
+	}
+	return ns, j, nil
 }
 
 // aloneMHz is the mean of NVML's clocks during the replays alone of the

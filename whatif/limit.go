@@ -40,13 +40,15 @@ func (p *Prediction) atLimit(limitW float64, from string) {
 }
 
 // Saving is the predicted saving of GPU time per inference: at the cap,
-// from two runs there (Again) or calibrated on one (Cap) when that could
+// from two runs there (Removed, else Again) or calibrated on one (Cap) when that could
 // be done, else the power limit's first order (LimitSavingNS) when the
 // baseline runs at the limit (AtLimit); under it, the kernels' own
 // saving with operands from device memory (InContext) where measured,
 // else the kernels' own (SavingNS).
 func (p *Prediction) Saving() float64 {
 	switch {
+	case p.Removed != nil:
+		return p.Removed.SavingNS
 	case p.Again != nil:
 		return p.Again.SavingNS
 	case p.Cap != nil:
@@ -62,5 +64,5 @@ func (p *Prediction) Saving() float64 {
 // inContextCompared says whether Saving is the in-context one: measured,
 // and no view of the power limit comes before it.
 func (p *Prediction) inContextCompared() bool {
-	return p.InContext != nil && p.Again == nil && p.Cap == nil && !p.AtLimit
+	return p.InContext != nil && p.Removed == nil && p.Again == nil && p.Cap == nil && !p.AtLimit
 }

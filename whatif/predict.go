@@ -178,6 +178,11 @@ type Prediction struct {
 	// compares.
 	Again    *AgainPrediction `json:"again,omitempty"`
 	AgainErr string           `json:"again_error,omitempty"`
+	// Removed is the prediction at the cap from the plain and removed
+	// timelines (removed.go), with Options.Removed; RemovedErr says why
+	// not. Where both are given it is the one compared.
+	Removed    *RemovedPrediction `json:"removed,omitempty"`
+	RemovedErr string             `json:"removed_error,omitempty"`
 	// InContext is the kernels' own saving again, with the replaced
 	// signatures and the kernel replayed alone in the Rotating cache mode
 	// (operands from device memory, as in a model's timeline, where the

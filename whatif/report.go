@@ -139,6 +139,7 @@ func (p *Prediction) write(ew *errWriter) {
 	p.writeInContext(ew)
 	p.writeLimit(ew)
 	p.writeAgain(ew) // with or without the baseline's totals and limit
+	p.writeRemoved(ew)
 }
 
 // writeInContext prints the saving from the replays with operands from
@@ -185,7 +186,7 @@ func (p *Prediction) writeLimit(ew *errWriter) {
 		ew.printf("    clock-bound share %.3f, energy per operation -%.1f%% per -10%% of clock; the what-if runs at %.0f MHz:\n",
 			c.ClockShare, 10*c.EnergySlope, c.NewMHz)
 		compared := " (the prediction the check compares)"
-		if p.Again != nil {
+		if p.Again != nil || p.Removed != nil {
 			compared = ""
 		}
 		ew.printf("    %s -> %s, saving %s; %.2f J -> %.2f J, saving %.3f J%s\n",
@@ -216,9 +217,36 @@ func (p *Prediction) writeAgain(ew *errWriter) {
 	if a.AloneMHz > 0 {
 		ew.printf("    their and the kernel's power scaled by the clock over the replays' alone, %.0f MHz (a guess: memory-bound power follows the SM clock);\n", a.AloneMHz)
 	}
+	compared := " (the prediction the check compares)"
+	if p.Removed != nil {
+		compared = ""
+	}
 	ew.printf("    the what-if runs at %.0f MHz, where it draws the power held:\n", a.NewMHz)
+	ew.printf("    %s -> %s, saving %s; saving %.3f J%s\n",
+		bench.FormatNS(a.PlainNS), bench.FormatNS(a.NewNS), bench.FormatNS(a.SavingNS), a.SavingJ, compared)
+}
+
+// writeRemoved prints the prediction from the plain and removed timelines.
+func (p *Prediction) writeRemoved(ew *errWriter) {
+	r := p.Removed
+	if r == nil {
+		if p.RemovedErr != "" {
+			ew.printf("  at the cap, from the plain and removed timelines: not done: %s\n", p.RemovedErr)
+		}
+		return
+	}
+	ew.printf("  at the cap, from the plain and removed timelines (%.0f W held): plain %s at %.0f MHz, the replaced runs removed %s at %.0f MHz;\n",
+		r.PowerW, bench.FormatNS(r.PlainNS), r.PlainMHz, bench.FormatNS(r.RemovedNS), r.RemovedMHz)
+	ew.printf("    the replaced signatures in context %s (%.3f J at their power alone, rotating), the kernel's runs %s (%.3f J, alone rotating: a guess);\n",
+		bench.FormatNS(r.ReplacedNS), r.ReplacedJ, bench.FormatNS(r.FusedNS), r.FusedJ)
+	ew.printf("    the rest (the other kernels and the gaps) took %s and %s (fitted as a + b / clock), %.2f J at %.0f MHz, %+.4f J per MHz;\n",
+		bench.FormatNS(r.PlainNS-r.ReplacedNS), bench.FormatNS(r.RemovedNS), r.KeptJ, r.RemovedMHz, r.EnergySlope)
+	if r.AloneMHz > 0 {
+		ew.printf("    their and the kernel's power scaled by the clock over the replays' alone, %.0f MHz (a guess: memory-bound power follows the SM clock);\n", r.AloneMHz)
+	}
+	ew.printf("    the what-if runs at %.0f MHz, where it draws the power held:\n", r.NewMHz)
 	ew.printf("    %s -> %s, saving %s; saving %.3f J (the prediction the check compares)\n",
-		bench.FormatNS(a.PlainNS), bench.FormatNS(a.NewNS), bench.FormatNS(a.SavingNS), a.SavingJ)
+		bench.FormatNS(r.PlainNS), bench.FormatNS(r.NewNS), bench.FormatNS(r.SavingNS), r.SavingJ)
 }
 
 func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
@@ -260,6 +288,10 @@ func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
 	if tc.Again != nil {
 		ew.printf("  probe, the replaced runs twice (%d launches): %.3fms per launch, sustained %.3fms (plain %+.3fms), %.0f MHz%s\n",
 			tc.AgainLaunches, tc.AgainNS/1e6, tc.AgainMeanNS/1e6, (tc.AgainMeanNS-tc.PlainMeanNS)/1e6, tc.AgainMHz, joules(tc.AgainJ))
+	}
+	if r := tc.Removed; r != nil {
+		ew.printf("  probe, the replaced runs removed (%d launches): %.3fms per launch, sustained %.3fms (plain %+.3fms), %.0f MHz%s\n",
+			r.Launches, r.NS/1e6, r.MeanNS/1e6, (r.MeanNS-tc.PlainMeanNS)/1e6, r.MHz, joules(r.J))
 	}
 }
 

@@ -40,6 +40,11 @@ type Options struct {
 	// alone, and predicts at the cap from the two timelines (again.go);
 	// it needs Measure.Energy.
 	Again bool
+	// Removed adds the removed timeline to the check (the plain timeline
+	// with the replaced runs removed, nothing in their place) and the
+	// Rotating replays alone, and predicts at the cap from the plain and
+	// removed timelines (removed.go); it needs Measure.Energy.
+	Removed bool
 	// Modes replays the kernel and the replaced signatures alone in
 	// each of these cache modes, a probe (Result.Modes).
 	Modes []replay.CacheMode
@@ -224,6 +229,9 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 			if o.Again {
 				againAtCap(r.Prediction, p, tc, r.Rotating)
 			}
+			if o.Removed {
+				removedAtCap(r.Prediction, p, tc, r.Rotating)
+			}
 			tc.compare(r.Prediction)
 			r.Timeline = tc
 		}
@@ -287,14 +295,31 @@ func atCap(p *Prediction, b *Baseline, tc *TimelineCheck, gpu string) {
 	p.Cap = cp
 }
 
-// againAtCap fills p.Again from the plain and again timelines (again.go),
-// or p.AgainErr.
-func againAtCap(pr *Prediction, p *Plan, tc *TimelineCheck, rot map[string]Times) {
+// kernelsOf counts the kernel's runs by its signature for each variant.
+func kernelsOf(p *Plan) map[string]int {
 	kernels := map[string]int{}
 	for _, b := range p.Variants {
 		kernels[b.Sig.ID] += b.Variant.Runs
 	}
-	in, err := againInput(tc, replacedIDs(p.Match), kernels, rot)
+	return kernels
+}
+
+// removedAtCap fills p.Removed from the plain and removed timelines
+// (removed.go), or p.RemovedErr.
+func removedAtCap(pr *Prediction, p *Plan, tc *TimelineCheck, rot map[string]Times) {
+	in, err := removedInput(tc, replacedIDs(p.Match), kernelsOf(p), rot)
+	if err == nil {
+		pr.Removed, err = PredictRemoved(in)
+	}
+	if err != nil {
+		pr.RemovedErr = err.Error()
+	}
+}
+
+// againAtCap fills p.Again from the plain and again timelines (again.go),
+// or p.AgainErr.
+func againAtCap(pr *Prediction, p *Plan, tc *TimelineCheck, rot map[string]Times) {
+	in, err := againInput(tc, replacedIDs(p.Match), kernelsOf(p), rot)
 	if err == nil {
 		pr.Again, err = PredictAgain(in)
 	}

@@ -81,6 +81,43 @@ type TimelineCheck struct {
 	AgainJ        float64                `json:"again_j,omitempty"`
 	AgainLaunches int                    `json:"again_launches,omitempty"`
 	Again         *replay.TimelineResult `json:"again,omitempty"`
+	// Removed is the removed timeline (Options.Removed): the plain one
+	// with the replaced runs removed, nothing launched in their place,
+	// timed in each round after the others.
+	Removed *ProbeTimeline `json:"removed,omitempty"`
+}
+
+// ProbeTimeline is a timeline the check times beside the plain and the
+// substituted ones, summarized as they are: the medians and means over
+// the rounds of its median and mean time per launch, its clock (0 unless
+// every round has one), its energy per launch in the last round, its
+// launches, and the last round's measurement.
+type ProbeTimeline struct {
+	NS       float64                `json:"ns"`
+	MeanNS   float64                `json:"mean_ns"`
+	MHz      float64                `json:"mhz,omitempty"`
+	J        float64                `json:"j,omitempty"`
+	Launches int                    `json:"launches"`
+	Last     *replay.TimelineResult `json:"last,omitempty"`
+}
+
+// Timing is one round's timing of a probe timeline: its median and mean
+// time per launch, NVML's mean SM clock (0 without NVML) and its
+// launches in order.
+type Timing struct {
+	NS     float64               `json:"ns"`
+	MeanNS float64               `json:"mean_ns"`
+	MHz    float64               `json:"mhz,omitempty"`
+	Series []replay.LaunchSample `json:"series,omitempty"`
+}
+
+// timingOf is a probe timeline's timing in a round.
+func timingOf(r *replay.TimelineResult) *Timing {
+	t := &Timing{NS: r.MedianNS, MeanNS: r.MeanNS, Series: r.Launches}
+	if r.GPU != nil {
+		t.MHz = r.GPU.MeanSMClockMHz
+	}
+	return t
 }
 
 // Round is one round's medians and means, per launch of each timeline,
@@ -102,6 +139,8 @@ type Round struct {
 	PlainSeries []replay.LaunchSample `json:"plain_series,omitempty"`
 	SubstSeries []replay.LaunchSample `json:"subst_series,omitempty"`
 	AgainSeries []replay.LaunchSample `json:"again_series,omitempty"`
+	// Removed is the removed timeline's timing (Options.Removed).
+	Removed *Timing `json:"removed,omitempty"`
 }
 
 // roundOf is a round's times and clocks.
@@ -143,6 +182,15 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 		tc.AgainLaunches = again.Launched
 		fmt.Fprintf(o.Progress, "timeline: %d launches again (the replaced runs twice)\n", tc.AgainLaunches)
 	}
+	var removed *replay.Timeline
+	if o.Removed {
+		if removed, err = d.PrepareTimeline(set, replay.TimelineOptions{Substitute: removedRuns(subs)}); err != nil {
+			return nil, fmt.Errorf("the removed timeline (beside the others): %w", err)
+		}
+		defer removed.Close()
+		tc.Removed = &ProbeTimeline{Launches: removed.Launched}
+		fmt.Fprintf(o.Progress, "timeline: %d launches removed (the replaced runs, nothing in their place)\n", removed.Launched)
+	}
 	for i := range o.Rounds {
 		last := i == o.Rounds-1
 		mo := o.Timeline
@@ -171,6 +219,16 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 				tc.Again = ar
 			}
 		}
+		if removed != nil {
+			dr, err := removed.Measure(mo)
+			if err != nil {
+				return nil, fmt.Errorf("the removed timeline: %w", err)
+			}
+			round.Removed = timingOf(dr)
+			if last {
+				tc.Removed.Last = dr
+			}
+		}
 		tc.Rounds = append(tc.Rounds, round)
 		fmt.Fprintf(o.Progress, "timeline round %d: plain %.1f µs, substituted %.1f µs, saving %.1f µs\n",
 			i+1, pr.MedianNS/1e3, sr.MedianNS/1e3, (pr.MedianNS-sr.MedianNS)/1e3)
@@ -180,6 +238,7 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 	}
 	tc.summarize()
 	tc.summarizeAgain()
+	tc.summarizeRemoved()
 	tc.inContext()
 	tc.energy()
 	return tc, nil
@@ -232,6 +291,42 @@ func (tc *TimelineCheck) summarizeAgain() {
 	if tc.Again.Energy != nil {
 		tc.AgainJ = tc.Again.Energy.JoulesPerOp
 	}
+}
+
+// summarizeRemoved takes the removed timeline's medians, means, clock and
+// energy as summarize and energy take the others'.
+func (tc *TimelineCheck) summarizeRemoved() {
+	pt := tc.Removed
+	if pt == nil || pt.Last == nil {
+		return
+	}
+	var ns []float64
+	var mean, mhz float64
+	clocks := true
+	for _, r := range tc.Rounds {
+		if r.Removed == nil {
+			return
+		}
+		ns, mean, mhz = append(ns, r.Removed.NS), mean+r.Removed.MeanNS, mhz+r.Removed.MHz
+		clocks = clocks && r.Removed.MHz > 0
+	}
+	n := float64(len(tc.Rounds))
+	pt.NS, pt.MeanNS, pt.MHz = median(ns), mean/n, 0
+	if clocks {
+		pt.MHz = mhz / n
+	}
+	if pt.Last.Energy != nil {
+		pt.J = pt.Last.Energy.JoulesPerOp
+	}
+}
+
+// removedRuns is subs with nothing in the runs' place.
+func removedRuns(subs []replay.Substitution) []replay.Substitution {
+	out := make([]replay.Substitution, 0, len(subs))
+	for _, s := range subs {
+		out = append(out, replay.Substitution{Invocations: s.Invocations})
+	}
+	return out
 }
 
 // runsSkipped counts the runs' invocations the plain timeline skipped.
@@ -299,6 +394,8 @@ func (tc *TimelineCheck) compare(p *Prediction) {
 	tc.MeanRatio = ratio(p.Saving(), tc.MeanSavingNS)
 	tc.KernelRatio = ratio(p.Saving(), tc.KernelSavingNS)
 	switch {
+	case p.Removed != nil:
+		tc.EnergyRatio = ratio(p.Removed.SavingJ, tc.SavingJ)
 	case p.Again != nil:
 		tc.EnergyRatio = ratio(p.Again.SavingJ, tc.SavingJ)
 	case p.Cap != nil:

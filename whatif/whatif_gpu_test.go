@@ -45,6 +45,7 @@ func TestGPUWhatIfLlamaRMSNorm(t *testing.T) {
 		Rounds:   2,
 		Timeline: replay.Options{Budget: 2 * time.Second},
 		Progress: logWriter{t},
+		Removed:  true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +81,18 @@ func TestGPUWhatIfLlamaRMSNorm(t *testing.T) {
 	}
 	if tc.SavingNS <= 0 || tc.Ratio <= 0 {
 		t.Errorf("timeline: measured saving %g ns, ratio %g", tc.SavingNS, tc.Ratio)
+	}
+	// The removed timeline: the runs' 520 launches gone, nothing in their
+	// place, and faster than the substituted one (no kernel's runs). Without
+	// energies there is no prediction from it.
+	switch rm := tc.Removed; {
+	case rm == nil || len(tc.Rounds) != 2 || tc.Rounds[1].Removed == nil:
+		t.Errorf("no removed timeline in every round: %v", rm)
+	case rm.Launches != tc.PlainLaunches-520 || rm.MeanNS <= 0 || rm.MeanNS >= tc.SubstMeanNS:
+		t.Errorf("removed timeline: %d launches (plain %d), %.0f ns sustained (substituted %.0f)", rm.Launches, tc.PlainLaunches, rm.MeanNS, tc.SubstMeanNS)
+	}
+	if pr.Removed != nil || !strings.Contains(pr.RemovedErr, "energies") {
+		t.Errorf("removed prediction without energies: %+v, %q", pr.Removed, pr.RemovedErr)
 	}
 	found := false
 	for _, c := range tc.Subst.Context {

@@ -21,7 +21,7 @@ type whatifFlags struct {
 	modes                                          *string
 	shared                                         *uint
 	eps, tol                                       *float64
-	energy, noTimeline, again                      *bool
+	energy, noTimeline, again, removed             *bool
 	ticks, rounds, device                          *int
 	budget, settle                                 *time.Duration
 }
@@ -47,6 +47,7 @@ func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
 		device:     fs.Int("device", 0, "CUDA device `INDEX`"),
 		out:        fs.String("o", "", "write the result as JSON to `FILE`"),
 		again:      fs.Bool("again", false, "at the power cap: also time the plain timeline with the replaced runs launched twice, in each round, replay the kernel\nand the replaced signatures alone in the Rotating cache mode, and predict from the two timelines (needs -energy)"),
+		removed:    fs.Bool("removed", false, "at the power cap: also time the plain timeline with the replaced runs removed, in each round, replay the kernel\nand the replaced signatures alone in the Rotating cache mode, and predict from the plain and removed timelines (needs -energy;\nthe prediction compared, before -again's)"),
 		modes:      fs.String("probe-modes", "", "a probe: also replay the kernel and the replaced signatures alone in these cache `MODES` (comma-separated: rotating, warm, cold, primed)"),
 	}
 }
@@ -71,6 +72,10 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-again predicts from the timelines' energies: give -energy too")
 	case *f.again && *f.noTimeline:
 		return fmt.Errorf("-again predicts from the timeline check's runs: drop -no-timeline")
+	case *f.removed && !*f.energy:
+		return fmt.Errorf("-removed predicts from the timelines' energies: give -energy too")
+	case *f.removed && *f.noTimeline:
+		return fmt.Errorf("-removed predicts from the timeline check's runs: drop -no-timeline")
 	}
 	if *f.settle <= 0 {
 		return fmt.Errorf("-settle %v: want a positive duration", *f.settle)
@@ -125,7 +130,7 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 	defer d.Close()
 	measure := replay.Options{Budget: *f.budget, Energy: *f.energy, EnergyTicks: *f.ticks}
 	r, err := whatif.Evaluate(d, plan, whatif.Options{Tolerance: *f.tol, Baseline: base, Measure: measure,
-		NoTimeline: *f.noTimeline, Rounds: *f.rounds, Progress: stderr, Again: *f.again, Modes: modes,
+		NoTimeline: *f.noTimeline, Rounds: *f.rounds, Progress: stderr, Again: *f.again, Removed: *f.removed, Modes: modes,
 		Timeline: replay.Options{Warmup: *f.settle}})
 	if err != nil {
 		return err

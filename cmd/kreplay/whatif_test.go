@@ -61,6 +61,8 @@ func TestWhatIfErrors(t *testing.T) {
 		{with("-ticks", "1"), 1, "want 2 or more"},
 		{with("-again"), 1, "give -energy too"},
 		{with("-again", "-energy", "-no-timeline"), 1, "drop -no-timeline"},
+		{with("-removed"), 1, "give -energy too"},
+		{with("-removed", "-energy", "-no-timeline"), 1, "drop -no-timeline"},
 		{with("-probe-modes", "hot"), 1, "-probe-modes: unknown cache mode"},
 		{with("-settle", "0s"), 1, "-settle 0s: want a positive duration"},
 		{with("-bench", bloomBench), 1, "no results for workload llama-7b_prefill"},

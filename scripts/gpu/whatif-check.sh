@@ -17,9 +17,12 @@
 #   summary.txt     the acceptance numbers.
 # Set BENCH=FILE.bench (kreplay predict's output for the same trace on the
 # same GPU) for the predicted totals; ROUNDS (default 5) for the timeline's
-# alternating rounds; ENERGY=0 to skip the energies; AGAIN=0 to predict at
-# the cap from the plain timeline alone (whatif/cap.go) instead of from it
-# and the again timeline (-again, whatif/again.go; with the energies);
+# alternating rounds; ENERGY=0 to skip the energies. At the cap the
+# prediction compared is, with the energies, the one from the plain and
+# removed timelines (-removed, whatif/removed.go); REMOVED=0 drops it, and
+# AGAIN=1 adds the one from the plain and again timelines (-again,
+# whatif/again.go), compared when REMOVED=0; without either, the one
+# calibrated on the plain timeline alone (whatif/cap.go, with BENCH).
 # TICKS for the energy windows' NVML ticks (default: kreplay's); SETTLE for
 # the warm-up before each timing (default: kreplay's, whatif.DefaultSettle).
 # On a machine without Go: KREPLAY=PATH, a built CLI, and either
@@ -36,7 +39,8 @@ set -uo pipefail
 OUT=${OUT:-out}/whatif
 ROUNDS=${ROUNDS:-5}
 ENERGY=${ENERGY:-1}
-AGAIN=${AGAIN:-1}
+AGAIN=${AGAIN:-0}
+REMOVED=${REMOVED:-1}
 TESTS=${TESTS:-1}
 mkdir -p "$OUT"
 K=${KREPLAY:-}
@@ -67,6 +71,7 @@ echo "== kreplay whatif"
 args=(-kernel examples/whatif/rmsnorm/rmsnorm_fused.cu -name rmsnorm_fused -replace llama-rmsnorm -rounds "$ROUNDS" -o "$OUT/rmsnorm.json")
 [ "$ENERGY" = 0 ] || args+=(-energy)
 [ "$ENERGY" = 0 ] || [ "$AGAIN" = 0 ] || args+=(-again)
+[ "$ENERGY" = 0 ] || [ "$REMOVED" = 0 ] || args+=(-removed)
 [ -z "${BENCH:-}" ] || args+=(-bench "$BENCH")
 [ -z "${TICKS:-}" ] || args+=(-ticks "$TICKS")
 [ -z "${SETTLE:-}" ] || args+=(-settle "$SETTLE")
@@ -100,9 +105,9 @@ if p.get("power_limit_w"):
           f"saving at the limit {p['limit_saving_ns']/1e3:.1f} us (the prediction when at it)")
 if p.get("base_ns"):
     print(f"predicted GPU time {p['base_ns']/1e6:.3f} -> {p['new_ns']/1e6:.3f} ms")
-cap, again = p.get("cap"), p.get("again")
+cap, again, removed = p.get("cap"), p.get("again"), p.get("removed")
 if cap:
-    compared = "" if again else " (the prediction compared)"
+    compared = "" if again or removed else " (the prediction compared)"
     print(f"at the cap, calibrated on {cap['from']}: {cap['base_ns']/1e6:.3f} -> {cap['new_ns']/1e6:.3f} ms at {cap['new_mhz']:.0f} MHz, "
           f"saving {cap['saving_ns']/1e3:.1f} us, {cap['saving_j']:.3f} J{compared}")
     if cap.get("warning"):
@@ -110,10 +115,16 @@ if cap:
 elif p.get("cap_error"):
     print("at the cap, calibrated: not done:", p["cap_error"])
 if again:
+    compared = "" if removed else " (the prediction compared)"
     print(f"at the cap, from the plain and again timelines: {again['plain_ns']/1e6:.3f} -> {again['new_ns']/1e6:.3f} ms at {again['new_mhz']:.0f} MHz "
-          f"(the replaced runs twice: {again['again_ns']/1e6:.3f} ms at {again['again_mhz']:.0f} MHz), saving {again['saving_ns']/1e3:.1f} us (the prediction compared)")
+          f"(the replaced runs twice: {again['again_ns']/1e6:.3f} ms at {again['again_mhz']:.0f} MHz), saving {again['saving_ns']/1e3:.1f} us{compared}")
 elif p.get("again_error"):
     print("at the cap, from the plain and again timelines: not done:", p["again_error"])
+if removed:
+    print(f"at the cap, from the plain and removed timelines: {removed['plain_ns']/1e6:.3f} -> {removed['new_ns']/1e6:.3f} ms at {removed['new_mhz']:.0f} MHz "
+          f"(the replaced runs removed: {removed['removed_ns']/1e6:.3f} ms at {removed['removed_mhz']:.0f} MHz), saving {removed['saving_ns']/1e3:.1f} us (the prediction compared)")
+elif p.get("removed_error"):
+    print("at the cap, from the plain and removed timelines: not done:", p["removed_error"])
 t = r.get("timeline")
 if not t:
     print("timeline check: not done:", r.get("timeline_error"))
@@ -126,7 +137,7 @@ else:
     print(f"timeline: plain {t['plain_ns']/1e6:.3f} ms, substituted {t['subst_ns']/1e6:.3f} ms; savings per round (us): {rounds}")
     print(f"measured saving {t['saving_ns']/1e3:.1f} us; predicted/measured {t['ratio']:.4f} ({100*dev:+.2f}%): "
           f"{'within' if within else 'NOT within'} 5%")
-    if p.get("at_limit") and t.get("mean_ratio"):
+    if (p.get("at_limit") or cap or again or removed) and t.get("mean_ratio"):
         # At the cap the sustained saving (the rounds' means) counts too.
         mdev = t["mean_ratio"] - 1
         mwithin = abs(mdev) <= 0.05

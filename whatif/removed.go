@@ -1,0 +1,169 @@
+package whatif
+
+import (
+	"fmt"
+)
+
+// The what-if at the power cap, from the baseline run twice at the cap:
+// as it is (the plain timeline, A) and with the replaced runs removed,
+// nothing launched in their place (the removed timeline, D:
+// replay.Substitution with no kernel). D holds neither the replaced
+// signatures nor the kernel: it is everything the what-if keeps, at the
+// cap, and the what-if's run is D with the kernel's runs added.
+//
+// Why D and not the again run alone (again.go). The again model
+// extrapolates from A and B, both above the what-if's clock, and on
+// H100s it put the what-if 10-30 MHz too high: with the runs removed
+// (no kernel) it over-predicted D's saving by 6-7% (eighteenth session,
+// calls 210-211), and on a fresh GPU, with the clock scaling, by 6-8% of
+// the sustained saving (nineteenth session, call 214). The first set of
+// chains moved the clock 100-137 MHz, the second 48-83: the kept work's
+// energy is not linear in the clock over that span (a line through A and
+// B, extrapolated to D, was 0.4-0.6 J short there). D measures the kept
+// work at about the what-if's clock, so the model interpolates between D
+// and A instead of extrapolating.
+//
+// The model, in again.go's terms. KG(s) = a + b/s through D (KG = T_D)
+// and A (KG = T_A - R_A, R_A the replaced signatures' time in context);
+// E_KG(s) the line through D (P T_D) and A (P T_A - E_R, E_R their power
+// alone, Rotating, times the clock ratio, times R_A). The what-if runs
+// where P (KG(s) + F) = E_KG(s) + E_F, F and E_F the kernel's runs alone
+// (Rotating), its power scaled by the clock as the replaced ones'.
+//
+// Guesses, labelled: the kernel's runs take in context their time alone
+// in the Rotating mode (the fused RMSNorm: 13.90 µs alone, 14.14 in the
+// timeline) and draw its power alone times the clock ratio; the kept
+// work's energy is linear in the clock between D and A; the cap holds
+// the plain timeline's power in every run.
+
+// RemovedPrediction is the what-if's prediction at the cap from the plain
+// and removed timelines.
+type RemovedPrediction struct {
+	// PowerW is the power the cap held (the plain timeline's energy
+	// window).
+	PowerW float64 `json:"power_w"`
+	// PlainNS, PlainMHz, RemovedNS and RemovedMHz are the two runs'
+	// sustained times per launch (the rounds' means) and NVML clocks.
+	PlainNS    float64 `json:"plain_ns"`
+	PlainMHz   float64 `json:"plain_mhz"`
+	RemovedNS  float64 `json:"removed_ns"`
+	RemovedMHz float64 `json:"removed_mhz"`
+	// ReplacedNS and ReplacedJ are the replaced signatures' time in
+	// context in the plain run and their energy there (power alone,
+	// Rotating, scaled to PlainMHz).
+	ReplacedNS float64 `json:"replaced_ns"`
+	ReplacedJ  float64 `json:"replaced_j"`
+	// KeptNS (a) and ClockNS (b, ns x MHz) give the kept work's time
+	// KG(s) = a + b/s; KeptJ (at RemovedMHz) and EnergySlope (J per MHz)
+	// its energy.
+	KeptNS      float64 `json:"kept_ns"`
+	ClockNS     float64 `json:"clock_ns_mhz"`
+	KeptJ       float64 `json:"kept_j"`
+	EnergySlope float64 `json:"energy_j_per_mhz"`
+	// FusedNS and FusedJ are the kernel's runs: its time and energy alone
+	// in the Rotating mode, times the runs; AloneMHz the clock of those
+	// replays (0: the energies not scaled).
+	FusedNS  float64 `json:"fused_ns"`
+	FusedJ   float64 `json:"fused_j"`
+	AloneMHz float64 `json:"alone_mhz,omitempty"`
+	// NewMHz, NewNS and NewJ are the what-if's run at the cap; SavingNS
+	// and SavingJ its savings against the plain run.
+	NewMHz   float64 `json:"new_mhz"`
+	NewNS    float64 `json:"new_ns"`
+	NewJ     float64 `json:"new_j"`
+	SavingNS float64 `json:"saving_ns"`
+	SavingJ  float64 `json:"saving_j"`
+}
+
+// RemovedInput is what PredictRemoved needs: the two runs at the cap, the
+// replaced signatures' time in context in the plain one and their energy
+// alone, and the kernel's runs.
+type RemovedInput struct {
+	PowerW                float64
+	PlainNS, PlainMHz     float64
+	RemovedNS, RemovedMHz float64
+	ReplacedNS, ReplacedJ float64
+	FusedNS, FusedJ       float64
+	// AloneMHz is the clock of the replays alone that priced ReplacedJ
+	// and FusedJ (0: unknown, and their energies stand as given).
+	AloneMHz float64
+}
+
+// PredictRemoved solves the model above. It errs, naming what is missing
+// or out of order, where the two runs do not give a curve: no power or
+// clocks, a removed run not at a lower clock than the plain one, or kept
+// work that does not speed up with the clock.
+func PredictRemoved(in RemovedInput) (*RemovedPrediction, error) {
+	switch {
+	case in.PowerW <= 0 || in.PlainNS <= 0 || in.RemovedNS <= 0 || in.PlainMHz <= 0 || in.RemovedMHz <= 0:
+		return nil, fmt.Errorf("the plain and removed runs need times, clocks and the power held (%.0f W)", in.PowerW)
+	case in.ReplacedNS <= 0 || in.ReplacedJ <= 0:
+		return nil, fmt.Errorf("the replaced signatures' time in context (%.4g ms) or their energy is missing", in.ReplacedNS/1e6)
+	case in.FusedNS <= 0 || in.FusedJ <= 0:
+		return nil, fmt.Errorf("the kernel's time and energy alone (Rotating) are missing")
+	case in.RemovedMHz >= in.PlainMHz:
+		return nil, fmt.Errorf("the removed run's clock, %.0f MHz, is not below the plain run's, %.0f: no curve to fit", in.RemovedMHz, in.PlainMHz)
+	}
+	p := &RemovedPrediction{PowerW: in.PowerW, PlainNS: in.PlainNS, PlainMHz: in.PlainMHz, RemovedNS: in.RemovedNS, RemovedMHz: in.RemovedMHz,
+		ReplacedNS: in.ReplacedNS, FusedNS: in.FusedNS, FusedJ: in.FusedJ, AloneMHz: in.AloneMHz}
+	sc := func(mhz float64) float64 { return clockScale(mhz, in.AloneMHz) }
+	kgA, kgD := in.PlainNS-in.ReplacedNS, in.RemovedNS
+	p.ClockNS = (kgD - kgA) / (1/in.RemovedMHz - 1/in.PlainMHz)
+	if p.ClockNS <= 0 {
+		return nil, fmt.Errorf("the kept work took %.4g ms at %.0f MHz and %.4g ms at %.0f: not faster at the higher clock",
+			kgD/1e6, in.RemovedMHz, kgA/1e6, in.PlainMHz)
+	}
+	p.KeptNS = kgD - p.ClockNS/in.RemovedMHz
+	w := in.PowerW / 1e9 // J per ns
+	p.ReplacedJ = in.ReplacedJ * sc(in.PlainMHz)
+	eD, eA := w*in.RemovedNS, w*in.PlainNS-p.ReplacedJ
+	p.KeptJ, p.EnergySlope = eD, (eA-eD)/(in.PlainMHz-in.RemovedMHz)
+	kg := func(mhz float64) float64 { return p.KeptNS + p.ClockNS/mhz }
+	ekg := func(mhz float64) float64 { return eD + p.EnergySlope*(mhz-in.RemovedMHz) }
+	// Above the root the run would draw less than the cap holds.
+	under := func(mhz float64) bool { return w*(kg(mhz)+in.FusedNS) > ekg(mhz)+in.FusedJ*sc(mhz) }
+	lo, hi := in.RemovedMHz/4, 2*in.PlainMHz
+	if !under(lo) || under(hi) {
+		return nil, fmt.Errorf("no clock between %.0f and %.0f MHz holds the power at %.0f W", lo, hi, in.PowerW)
+	}
+	p.NewMHz = bisect(func(mhz float64) bool { return !under(mhz) }, lo, hi)
+	p.NewNS = kg(p.NewMHz) + in.FusedNS
+	p.NewJ = w * p.NewNS
+	p.SavingNS, p.SavingJ = in.PlainNS-p.NewNS, w*(in.PlainNS-p.NewNS)
+	return p, nil
+}
+
+// clockScale is the factor on an energy priced alone at aloneMHz for a
+// run at mhz: their ratio, or 1 when aloneMHz is unknown.
+func clockScale(mhz, aloneMHz float64) float64 {
+	if aloneMHz <= 0 {
+		return 1
+	}
+	return mhz / aloneMHz
+}
+
+// removedInput gathers PredictRemoved's input from the timeline check, the
+// Rotating replays alone and the kernel's runs, or says why it cannot.
+func removedInput(tc *TimelineCheck, replaced []string, kernels map[string]int, rot map[string]Times) (RemovedInput, error) {
+	var in RemovedInput
+	switch {
+	case tc.Removed == nil || tc.Removed.Last == nil || tc.Plain == nil:
+		return in, fmt.Errorf("no removed timeline")
+	case tc.Plain.Energy == nil || tc.Removed.Last.Energy == nil:
+		return in, fmt.Errorf("the timelines' energies were not measured (-energy)")
+	case !tc.Plain.Energy.Throttled || !tc.Removed.Last.Energy.Throttled:
+		return in, fmt.Errorf("the plain or the removed timeline is not at the power cap (plain throttled %v, removed %v): the model holds the cap's power",
+			tc.Plain.Energy.Throttled, tc.Removed.Last.Energy.Throttled)
+	}
+	in.PowerW, in.PlainNS, in.PlainMHz = tc.Plain.Energy.Watts, tc.PlainMeanNS, tc.PlainMHz
+	in.RemovedNS, in.RemovedMHz = tc.Removed.MeanNS, tc.Removed.MHz
+	var err error
+	if in.ReplacedNS, in.ReplacedJ, err = inContext(tc.Plain, replaced, rot); err != nil {
+		return in, fmt.Errorf("the plain timeline: %w", err)
+	}
+	if in.FusedNS, in.FusedJ, err = kernelRuns(kernels, rot); err != nil {
+		return in, err
+	}
+	in.AloneMHz = aloneMHz(rot, replaced, kernels)
+	return in, nil
+}
