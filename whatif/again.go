@@ -91,27 +91,9 @@ type AgainPrediction struct {
 	AgainReplacedNS float64 `json:"again_replaced_ns"`
 	ReplacedJ       float64 `json:"replaced_j"`
 	AgainReplacedJ  float64 `json:"again_replaced_j"`
-	// KeptNS (a) and ClockNS (b, ns x MHz) give the kept work's time
-	// KG(s) = a + b/s; KeptJ and EnergySlope (J per MHz) its energy.
-	KeptNS      float64 `json:"kept_ns"`
-	ClockNS     float64 `json:"clock_ns_mhz"`
-	KeptJ       float64 `json:"kept_j"`
-	EnergySlope float64 `json:"energy_j_per_mhz"`
-	// FusedNS and FusedJ are the kernel's runs in context: its time and
-	// energy alone in the Rotating mode, times the runs.
-	FusedNS float64 `json:"fused_ns"`
-	FusedJ  float64 `json:"fused_j"`
-	// AloneMHz is the clock the replays alone ran at (NVML); the
-	// replaced signatures' and the kernel's energies are scaled by the
-	// clock over it. 0: not scaled (the clock unknown).
-	AloneMHz float64 `json:"alone_mhz,omitempty"`
-	// NewMHz, NewNS and NewJ are the what-if's run at the cap; SavingNS
-	// and SavingJ its savings against the plain run.
-	NewMHz   float64 `json:"new_mhz"`
-	NewNS    float64 `json:"new_ns"`
-	NewJ     float64 `json:"new_j"`
-	SavingNS float64 `json:"saving_ns"`
-	SavingJ  float64 `json:"saving_j"`
+	// CapFit is the kept work fitted through the two runs (KeptJ at
+	// PlainMHz), the kernel's runs and the what-if's run.
+	CapFit
 }
 
 // AgainInput is what PredictAgain needs: the two runs at the cap (their
@@ -149,30 +131,16 @@ func PredictAgain(in AgainInput) (*AgainPrediction, error) {
 	}
 	p := &AgainPrediction{PowerW: in.PowerW, PlainNS: in.PlainNS, PlainMHz: in.PlainMHz, AgainNS: in.AgainNS, AgainMHz: in.AgainMHz,
 		ReplacedNS: in.ReplacedNS, AgainReplacedNS: in.AgainReplacedNS, ReplacedJ: in.ReplacedJ, AgainReplacedJ: in.AgainRepJ,
-		FusedNS: in.FusedNS, FusedJ: in.FusedJ}
-	kgA, kgB := in.PlainNS-in.ReplacedNS, in.AgainNS-in.AgainReplacedNS
-	p.ClockNS = (kgA - kgB) / (1/in.PlainMHz - 1/in.AgainMHz)
-	if p.ClockNS <= 0 {
-		return nil, fmt.Errorf("the kept work took %.4g ms at %.0f MHz and %.4g ms at %.0f: not faster at the higher clock",
-			kgA/1e6, in.PlainMHz, kgB/1e6, in.AgainMHz)
+		CapFit: CapFit{FusedNS: in.FusedNS, FusedJ: in.FusedJ, AloneMHz: in.AloneMHz}}
+	if err := p.fitTime(in.PlainNS-in.ReplacedNS, in.PlainMHz, in.AgainNS-in.AgainReplacedNS, in.AgainMHz); err != nil {
+		return nil, err
 	}
-	p.KeptNS = kgA - p.ClockNS/in.PlainMHz
 	w := in.PowerW / 1e9 // J per ns
-	p.AloneMHz = in.AloneMHz
 	eA, eB := w*in.PlainNS-in.ReplacedJ*p.scale(in.PlainMHz), w*in.AgainNS-in.AgainRepJ*p.scale(in.AgainMHz)
 	p.KeptJ, p.EnergySlope = eA, (eB-eA)/(in.AgainMHz-in.PlainMHz)
-	kg := func(mhz float64) float64 { return p.KeptNS + p.ClockNS/mhz }
-	ekg := func(mhz float64) float64 { return eA + p.EnergySlope*(mhz-in.PlainMHz) }
-	// Above the root the run would draw less than the cap holds.
-	under := func(mhz float64) bool { return w*(kg(mhz)+in.FusedNS) > ekg(mhz)+in.FusedJ*p.scale(mhz) }
-	lo, hi := in.PlainMHz/4, 2*in.AgainMHz
-	if !under(lo) || under(hi) {
-		return nil, fmt.Errorf("no clock between %.0f and %.0f MHz holds the power at %.0f W", lo, hi, in.PowerW)
+	if err := p.solve(in.PowerW, in.PlainNS, in.PlainMHz, in.PlainMHz/4, 2*in.AgainMHz); err != nil {
+		return nil, err
 	}
-	p.NewMHz = bisect(func(mhz float64) bool { return !under(mhz) }, lo, hi)
-	p.NewNS = kg(p.NewMHz) + in.FusedNS
-	p.NewJ = w * p.NewNS
-	p.SavingNS, p.SavingJ = in.PlainNS-p.NewNS, w*(in.PlainNS-p.NewNS)
 	return p, nil
 }
 

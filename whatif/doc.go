@@ -27,9 +27,12 @@
 // energy over the limit (Prediction.Saving; limit.go says why and what
 // was measured).
 //
-// At the cap, two more views calibrate on runs of the baseline's timeline:
-// the plain run alone (cap.go), or with -again the plain run and the run
-// with each replaced run launched twice (again.go).
+// At the cap, three more views calibrate on runs of the baseline's
+// timeline: the plain run alone (cap.go); with -again the plain run and
+// the run with each replaced run launched twice (again.go); with -removed
+// the plain run and the run with the replaced runs removed (removed.go),
+// the kept work measured at about the what-if's clock, the one the check
+// compares whenever it is there.
 //
 // It then checks the prediction against the timeline replay
 // (replay.Device.PrepareTimeline) with each run's launches replaced by one

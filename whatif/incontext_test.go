@@ -40,7 +40,9 @@ func TestPredictInContext(t *testing.T) {
 		{"kernels' own", Prediction{SavingNS: 5}, 5},
 		{"in context", Prediction{SavingNS: 5, InContext: &Prediction{SavingNS: 7}}, 7},
 		{"at the limit", Prediction{SavingNS: 5, AtLimit: true, LimitSavingNS: 3, InContext: &Prediction{SavingNS: 7}}, 3},
-		{"again", Prediction{SavingNS: 5, AtLimit: true, Again: &AgainPrediction{SavingNS: 4}, InContext: &Prediction{SavingNS: 7}}, 4},
+		{"again", Prediction{SavingNS: 5, AtLimit: true, Again: &AgainPrediction{CapFit: CapFit{SavingNS: 4}}, InContext: &Prediction{SavingNS: 7}}, 4},
+		{"removed before again", Prediction{SavingNS: 5, AtLimit: true, Again: &AgainPrediction{CapFit: CapFit{SavingNS: 4}},
+			Removed: &RemovedPrediction{CapFit: CapFit{SavingNS: 6}}, InContext: &Prediction{SavingNS: 7}}, 6},
 	} {
 		if got := tc.p.Saving(); got != tc.want {
 			t.Errorf("%s: Saving() %g, want %g", tc.name, got, tc.want)

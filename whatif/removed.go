@@ -53,26 +53,9 @@ type RemovedPrediction struct {
 	// Rotating, scaled to PlainMHz).
 	ReplacedNS float64 `json:"replaced_ns"`
 	ReplacedJ  float64 `json:"replaced_j"`
-	// KeptNS (a) and ClockNS (b, ns x MHz) give the kept work's time
-	// KG(s) = a + b/s; KeptJ (at RemovedMHz) and EnergySlope (J per MHz)
-	// its energy.
-	KeptNS      float64 `json:"kept_ns"`
-	ClockNS     float64 `json:"clock_ns_mhz"`
-	KeptJ       float64 `json:"kept_j"`
-	EnergySlope float64 `json:"energy_j_per_mhz"`
-	// FusedNS and FusedJ are the kernel's runs: its time and energy alone
-	// in the Rotating mode, times the runs; AloneMHz the clock of those
-	// replays (0: the energies not scaled).
-	FusedNS  float64 `json:"fused_ns"`
-	FusedJ   float64 `json:"fused_j"`
-	AloneMHz float64 `json:"alone_mhz,omitempty"`
-	// NewMHz, NewNS and NewJ are the what-if's run at the cap; SavingNS
-	// and SavingJ its savings against the plain run.
-	NewMHz   float64 `json:"new_mhz"`
-	NewNS    float64 `json:"new_ns"`
-	NewJ     float64 `json:"new_j"`
-	SavingNS float64 `json:"saving_ns"`
-	SavingJ  float64 `json:"saving_j"`
+	// CapFit is the kept work fitted through the two runs (KeptJ at
+	// RemovedMHz), the kernel's runs and the what-if's run.
+	CapFit
 }
 
 // RemovedInput is what PredictRemoved needs: the two runs at the cap, the
@@ -105,41 +88,18 @@ func PredictRemoved(in RemovedInput) (*RemovedPrediction, error) {
 		return nil, fmt.Errorf("the removed run's clock, %.0f MHz, is not below the plain run's, %.0f: no curve to fit", in.RemovedMHz, in.PlainMHz)
 	}
 	p := &RemovedPrediction{PowerW: in.PowerW, PlainNS: in.PlainNS, PlainMHz: in.PlainMHz, RemovedNS: in.RemovedNS, RemovedMHz: in.RemovedMHz,
-		ReplacedNS: in.ReplacedNS, FusedNS: in.FusedNS, FusedJ: in.FusedJ, AloneMHz: in.AloneMHz}
-	sc := func(mhz float64) float64 { return clockScale(mhz, in.AloneMHz) }
-	kgA, kgD := in.PlainNS-in.ReplacedNS, in.RemovedNS
-	p.ClockNS = (kgD - kgA) / (1/in.RemovedMHz - 1/in.PlainMHz)
-	if p.ClockNS <= 0 {
-		return nil, fmt.Errorf("the kept work took %.4g ms at %.0f MHz and %.4g ms at %.0f: not faster at the higher clock",
-			kgD/1e6, in.RemovedMHz, kgA/1e6, in.PlainMHz)
+		ReplacedNS: in.ReplacedNS, CapFit: CapFit{FusedNS: in.FusedNS, FusedJ: in.FusedJ, AloneMHz: in.AloneMHz}}
+	if err := p.fitTime(in.RemovedNS, in.RemovedMHz, in.PlainNS-in.ReplacedNS, in.PlainMHz); err != nil {
+		return nil, err
 	}
-	p.KeptNS = kgD - p.ClockNS/in.RemovedMHz
 	w := in.PowerW / 1e9 // J per ns
-	p.ReplacedJ = in.ReplacedJ * sc(in.PlainMHz)
+	p.ReplacedJ = in.ReplacedJ * clockScale(in.PlainMHz, in.AloneMHz)
 	eD, eA := w*in.RemovedNS, w*in.PlainNS-p.ReplacedJ
 	p.KeptJ, p.EnergySlope = eD, (eA-eD)/(in.PlainMHz-in.RemovedMHz)
-	kg := func(mhz float64) float64 { return p.KeptNS + p.ClockNS/mhz }
-	ekg := func(mhz float64) float64 { return eD + p.EnergySlope*(mhz-in.RemovedMHz) }
-	// Above the root the run would draw less than the cap holds.
-	under := func(mhz float64) bool { return w*(kg(mhz)+in.FusedNS) > ekg(mhz)+in.FusedJ*sc(mhz) }
-	lo, hi := in.RemovedMHz/4, 2*in.PlainMHz
-	if !under(lo) || under(hi) {
-		return nil, fmt.Errorf("no clock between %.0f and %.0f MHz holds the power at %.0f W", lo, hi, in.PowerW)
+	if err := p.solve(in.PowerW, in.PlainNS, in.RemovedMHz, in.RemovedMHz/4, 2*in.PlainMHz); err != nil {
+		return nil, err
 	}
-	p.NewMHz = bisect(func(mhz float64) bool { return !under(mhz) }, lo, hi)
-	p.NewNS = kg(p.NewMHz) + in.FusedNS
-	p.NewJ = w * p.NewNS
-	p.SavingNS, p.SavingJ = in.PlainNS-p.NewNS, w*(in.PlainNS-p.NewNS)
 	return p, nil
-}
-
-// clockScale is the factor on an energy priced alone at aloneMHz for a
-// run at mhz: their ratio, or 1 when aloneMHz is unknown.
-func clockScale(mhz, aloneMHz float64) float64 {
-	if aloneMHz <= 0 {
-		return 1
-	}
-	return mhz / aloneMHz
 }
 
 // removedInput gathers PredictRemoved's input from the timeline check, the

@@ -2,7 +2,10 @@ package whatif
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -116,4 +119,56 @@ func TestRemovedInput(t *testing.T) {
 	if !strings.Contains(b.String(), "from the plain and removed timelines") || !strings.Contains(b.String(), "(the prediction the check compares)") {
 		t.Errorf("report:\n%s", b.String())
 	}
+}
+
+// A recorded run (call 215, H100, the embedded Llama-7B prefill, the
+// series left out): its input gathered again from the recorded timelines
+// and Rotating replays gives the recorded prediction, the one compared.
+func TestRemovedRecorded(t *testing.T) {
+	var r Result
+	data, err := os.ReadFile(filepath.Join("testdata", "h100-llama-7b_prefill.removed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	rp, tc := r.Prediction.Removed, r.Timeline
+	if rp == nil || tc == nil || tc.Removed == nil {
+		t.Fatal("no removed prediction or timeline in the recorded result")
+	}
+	kernels := map[string]int{}
+	for _, v := range r.Variants {
+		kernels[v.Sig] += v.Runs
+	}
+	in, err := removedInput(tc, replacedIDs(r.Match), kernels, r.Rotating)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := PredictRemoved(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.NewNS-rp.NewNS) > 1 || math.Abs(got.NewMHz-rp.NewMHz) > 1e-6 || math.Abs(got.ReplacedJ-rp.ReplacedJ) > 1e-9 {
+		t.Errorf("removed: %.6f ms at %.3f MHz (replaced %.4f J), recorded %.6f ms at %.3f (%.4f J)",
+			got.NewNS/1e6, got.NewMHz, got.ReplacedJ, rp.NewNS/1e6, rp.NewMHz, rp.ReplacedJ)
+	}
+	if tc.Removed.Launches != tc.PlainLaunches-tc.Substituted || !(rp.RemovedMHz < rp.NewMHz && rp.NewMHz < rp.PlainMHz) {
+		t.Errorf("removed timeline: %d launches (plain %d, %d replaced); clocks D %.0f, what-if %.0f, A %.0f MHz",
+			tc.Removed.Launches, tc.PlainLaunches, tc.Substituted, rp.RemovedMHz, rp.NewMHz, rp.PlainMHz)
+	}
+	if r.Prediction.Saving() != rp.SavingNS {
+		t.Errorf("Saving %v, want the removed prediction's %v", r.Prediction.Saving(), rp.SavingNS)
+	}
+	var b bytes.Buffer
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"from the plain and removed timelines", "probe, the replaced runs removed (759 launches)", "predicted/sustained 0.993"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+	t.Logf("recorded: plain %.3f ms at %.0f MHz, removed %.3f ms at %.0f MHz, what-if %.3f ms at %.0f MHz; saving %.3f ms against %.3f sustained, %.3f median",
+		rp.PlainNS/1e6, rp.PlainMHz, rp.RemovedNS/1e6, rp.RemovedMHz, rp.NewNS/1e6, rp.NewMHz, rp.SavingNS/1e6, tc.MeanSavingNS/1e6, tc.SavingNS/1e6)
 }

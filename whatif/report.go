@@ -214,16 +214,22 @@ func (p *Prediction) writeAgain(ew *errWriter) {
 		bench.FormatNS(a.ReplacedNS), a.ReplacedJ, bench.FormatNS(a.FusedNS), a.FusedJ)
 	ew.printf("    the rest (the other kernels and the gaps) took %s and %s (fitted as a + b / clock), %.2f J at %.0f MHz, %+.4f J per MHz;\n",
 		bench.FormatNS(a.PlainNS-a.ReplacedNS), bench.FormatNS(a.AgainNS-a.AgainReplacedNS), a.KeptJ, a.PlainMHz, a.EnergySlope)
-	if a.AloneMHz > 0 {
-		ew.printf("    their and the kernel's power scaled by the clock over the replays' alone, %.0f MHz (a guess: memory-bound power follows the SM clock);\n", a.AloneMHz)
+	a.CapFit.write(ew, a.PlainNS, p.Removed == nil)
+}
+
+// write prints the fit's clock scaling and the what-if's run against the
+// plain run's time, marked as the prediction compared when it is.
+func (f *CapFit) write(ew *errWriter, plainNS float64, compared bool) {
+	if f.AloneMHz > 0 {
+		ew.printf("    their and the kernel's power scaled by the clock over the replays' alone, %.0f MHz (a guess: memory-bound power follows the SM clock);\n", f.AloneMHz)
 	}
-	compared := " (the prediction the check compares)"
-	if p.Removed != nil {
-		compared = ""
+	mark := ""
+	if compared {
+		mark = " (the prediction the check compares)"
 	}
-	ew.printf("    the what-if runs at %.0f MHz, where it draws the power held:\n", a.NewMHz)
+	ew.printf("    the what-if runs at %.0f MHz, where it draws the power held:\n", f.NewMHz)
 	ew.printf("    %s -> %s, saving %s; saving %.3f J%s\n",
-		bench.FormatNS(a.PlainNS), bench.FormatNS(a.NewNS), bench.FormatNS(a.SavingNS), a.SavingJ, compared)
+		bench.FormatNS(plainNS), bench.FormatNS(f.NewNS), bench.FormatNS(f.SavingNS), f.SavingJ, mark)
 }
 
 // writeRemoved prints the prediction from the plain and removed timelines.
@@ -241,12 +247,7 @@ func (p *Prediction) writeRemoved(ew *errWriter) {
 		bench.FormatNS(r.ReplacedNS), r.ReplacedJ, bench.FormatNS(r.FusedNS), r.FusedJ)
 	ew.printf("    the rest (the other kernels and the gaps) took %s and %s (fitted as a + b / clock), %.2f J at %.0f MHz, %+.4f J per MHz;\n",
 		bench.FormatNS(r.PlainNS-r.ReplacedNS), bench.FormatNS(r.RemovedNS), r.KeptJ, r.RemovedMHz, r.EnergySlope)
-	if r.AloneMHz > 0 {
-		ew.printf("    their and the kernel's power scaled by the clock over the replays' alone, %.0f MHz (a guess: memory-bound power follows the SM clock);\n", r.AloneMHz)
-	}
-	ew.printf("    the what-if runs at %.0f MHz, where it draws the power held:\n", r.NewMHz)
-	ew.printf("    %s -> %s, saving %s; saving %.3f J (the prediction the check compares)\n",
-		bench.FormatNS(r.PlainNS), bench.FormatNS(r.NewNS), bench.FormatNS(r.SavingNS), r.SavingJ)
+	r.CapFit.write(ew, r.PlainNS, true)
 }
 
 func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {

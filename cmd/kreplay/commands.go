@@ -37,7 +37,7 @@ func init() {
 		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [-resume]\n           [-skip ID,...] [-budget D] [-binaries=false] [-memset-arrival=false] [TRACE|SET.json|BUNDLE]", "the whole flow: inspect, then on a GPU replay every signature with its energy and the\n           timeline, and report the prediction against the bundle's measured run or the real\n           inference run now (default: the embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-resume"), cmdPredict},
 		{"diff", "[-json] [-all] [-alpha A] [-sets SET.json,...] OLD.txt NEW.txt", "compare two go test -bench outputs, per signature and predicted total (with the\n           interval of its change), and attribute each significant change to what the outputs\n           record differently: kernel, configuration lines, throttling", cmdDiff},
 		{"whatif", "-replace OPS|RECIPE [-kernel FILE.cu|FILE.cubin -name KERNEL] [-grid rows] [-block 256] [-shared B] [-eps E] [-tol T]\n" +
-			"           [-bench FILE.bench] [-energy [-ticks N] [-again]] [-no-timeline] [-rounds N] [-probe-modes MODES]\n" +
+			"           [-bench FILE.bench] [-energy [-ticks N] [-again] [-removed]] [-no-timeline] [-rounds N] [-settle D] [-probe-modes MODES]\n" +
 			"           [-o FILE.json] TRACE|SET.json|BUNDLE",
 			"the fused-kernel what-if: find the runs of the ops a kernel replaces; on a GPU check its output\n" +
 				"           against theirs, predict the new GPU time (and energy) and check the prediction against\n" +
