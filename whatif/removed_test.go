@@ -172,3 +172,27 @@ func TestRemovedRecorded(t *testing.T) {
 	t.Logf("recorded: plain %.3f ms at %.0f MHz, removed %.3f ms at %.0f MHz, what-if %.3f ms at %.0f MHz; saving %.3f ms against %.3f sustained, %.3f median",
 		rp.PlainNS/1e6, rp.PlainMHz, rp.RemovedNS/1e6, rp.RemovedMHz, rp.NewNS/1e6, rp.NewMHz, rp.SavingNS/1e6, tc.MeanSavingNS/1e6, tc.SavingNS/1e6)
 }
+
+// At the cap, a report without the removed model says how to get it.
+func TestRemovedNote(t *testing.T) {
+	capped := &TimelineCheck{Plain: &replay.TimelineResult{Energy: &replay.Energy{Watts: 692, Throttled: true}}, ContextErr: "none"}
+	under := &TimelineCheck{Plain: &replay.TimelineResult{Energy: &replay.Energy{Watts: 560}}, ContextErr: "none"}
+	withRemoved := &Prediction{Removed: &RemovedPrediction{}}
+	for _, c := range []struct {
+		name string
+		tc   *TimelineCheck
+		p    *Prediction
+		want bool
+	}{
+		{"at the cap", capped, &Prediction{}, true},
+		{"at the cap, with -removed", capped, withRemoved, false},
+		{"at the cap, -removed not done", capped, &Prediction{RemovedErr: "no removed timeline"}, false},
+		{"under the cap", under, &Prediction{}, false},
+	} {
+		var b bytes.Buffer
+		c.tc.write(&errWriter{w: &b}, c.p)
+		if got := strings.Contains(b.String(), "-removed predicts there"); got != c.want {
+			t.Errorf("%s: note %v, want %v:\n%s", c.name, got, c.want, b.String())
+		}
+	}
+}

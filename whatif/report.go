@@ -294,6 +294,9 @@ func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
 		ew.printf("  probe, the replaced runs removed (%d launches): %.3fms per launch, sustained %.3fms (plain %+.3fms), %.0f MHz%s\n",
 			r.Launches, r.NS/1e6, r.MeanNS/1e6, (r.MeanNS-tc.PlainMeanNS)/1e6, r.MHz, joules(r.J))
 	}
+	if tc.Plain != nil && tc.Plain.Energy != nil && tc.Plain.Energy.Throttled && p.Removed == nil && p.RemovedErr == "" {
+		ew.printf("  note: the plain timeline ran at the power cap; -removed predicts there from it and a run with the replaced runs removed\n")
+	}
 }
 
 // joules formats an energy per launch, "" for none.
