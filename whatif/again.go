@@ -136,18 +136,12 @@ func PredictAgain(in AgainInput) (*AgainPrediction, error) {
 		return nil, err
 	}
 	w := in.PowerW / 1e9 // J per ns
-	eA, eB := w*in.PlainNS-in.ReplacedJ*p.scale(in.PlainMHz), w*in.AgainNS-in.AgainRepJ*p.scale(in.AgainMHz)
+	eA, eB := w*in.PlainNS-in.ReplacedJ*clockScale(in.PlainMHz, in.AloneMHz), w*in.AgainNS-in.AgainRepJ*clockScale(in.AgainMHz, in.AloneMHz)
 	p.KeptJ, p.EnergySlope = eA, (eB-eA)/(in.AgainMHz-in.PlainMHz)
 	if err := p.solve(in.PowerW, in.PlainNS, in.PlainMHz, in.PlainMHz/4, 2*in.AgainMHz); err != nil {
 		return nil, err
 	}
 	return p, nil
-}
-
-// scale is the factor on an energy priced alone at AloneMHz for a run at
-// mhz: their ratio, or 1 when AloneMHz is unknown.
-func (p *AgainPrediction) scale(mhz float64) float64 {
-	return clockScale(mhz, p.AloneMHz)
 }
 
 // againInput gathers PredictAgain's input from the timeline check, the
@@ -156,14 +150,8 @@ func (p *AgainPrediction) scale(mhz float64) float64 {
 // cannot.
 func againInput(tc *TimelineCheck, replaced []string, kernels map[string]int, rot map[string]Times) (AgainInput, error) {
 	var in AgainInput
-	switch {
-	case tc.Again == nil || tc.Plain == nil:
-		return in, fmt.Errorf("no again timeline")
-	case tc.Plain.Energy == nil || tc.Again.Energy == nil:
-		return in, fmt.Errorf("the timelines' energies were not measured (-energy)")
-	case !tc.Plain.Energy.Throttled || !tc.Again.Energy.Throttled:
-		return in, fmt.Errorf("the plain or the again timeline is not at the power cap (plain throttled %v, again %v): the model holds the cap's power",
-			tc.Plain.Energy.Throttled, tc.Again.Energy.Throttled)
+	if err := atCapPair(tc.Plain, tc.Again, "again"); err != nil {
+		return in, err
 	}
 	in.PowerW, in.PlainNS, in.PlainMHz, in.AgainNS, in.AgainMHz = tc.Plain.Energy.Watts, tc.PlainMeanNS, tc.PlainMHz, tc.AgainMeanNS, tc.AgainMHz
 	var err error

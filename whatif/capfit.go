@@ -1,6 +1,10 @@
 package whatif
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kreplay/kreplay/replay"
+)
 
 // CapFit is what the predictions at the cap from two runs of the
 // baseline there (again.go, removed.go) have in common: the kept work
@@ -74,4 +78,21 @@ func clockScale(mhz, aloneMHz float64) float64 {
 		return 1
 	}
 	return mhz / aloneMHz
+}
+
+// atCapPair says why the plain timeline's last round and another's (its
+// name) cannot feed a model at the cap: one missing, no energies, or one
+// not throttled at the power cap, whose power the models hold; nil when
+// they can.
+func atCapPair(plain, other *replay.TimelineResult, name string) error {
+	switch {
+	case plain == nil || other == nil:
+		return fmt.Errorf("no %s timeline", name)
+	case plain.Energy == nil || other.Energy == nil:
+		return fmt.Errorf("the timelines' energies were not measured (-energy)")
+	case !plain.Energy.Throttled || !other.Energy.Throttled:
+		return fmt.Errorf("the plain or the %s timeline is not at the power cap (plain throttled %v, %s %v): the model holds the cap's power",
+			name, plain.Energy.Throttled, name, other.Energy.Throttled)
+	}
+	return nil
 }

@@ -64,8 +64,8 @@ func probeModes(d *replay.Device, p *Plan, modes []replay.CacheMode, o Options) 
 
 // measureRotating replays each variant's kernel and each replaced
 // signature (parts aside) alone in the Rotating cache mode, with o.Measure
-// (energy too where it asks), for the prediction from the again timeline
-// (again.go); by signature ID.
+// (energy too where it asks), for the prediction in context and those at
+// the cap (again.go, removed.go); by signature ID.
 func measureRotating(d *replay.Device, p *Plan, o Options) (map[string]Times, error) {
 	out := map[string]Times{}
 	one := func(prep *replay.Prepared, err error) error {

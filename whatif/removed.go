@@ -2,6 +2,8 @@ package whatif
 
 import (
 	"fmt"
+
+	"github.com/kreplay/kreplay/replay"
 )
 
 // The what-if at the power cap, from the baseline run twice at the cap:
@@ -113,14 +115,12 @@ func PredictRemoved(in RemovedInput) (*RemovedPrediction, error) {
 // Rotating replays alone and the kernel's runs, or says why it cannot.
 func removedInput(tc *TimelineCheck, replaced []string, kernels map[string]int, rot map[string]Times) (RemovedInput, error) {
 	var in RemovedInput
-	switch {
-	case tc.Removed == nil || tc.Removed.Last == nil || tc.Plain == nil:
-		return in, fmt.Errorf("no removed timeline")
-	case tc.Plain.Energy == nil || tc.Removed.Last.Energy == nil:
-		return in, fmt.Errorf("the timelines' energies were not measured (-energy)")
-	case !tc.Plain.Energy.Throttled || !tc.Removed.Last.Energy.Throttled:
-		return in, fmt.Errorf("the plain or the removed timeline is not at the power cap (plain throttled %v, removed %v): the model holds the cap's power",
-			tc.Plain.Energy.Throttled, tc.Removed.Last.Energy.Throttled)
+	var last *replay.TimelineResult
+	if tc.Removed != nil {
+		last = tc.Removed.Last
+	}
+	if err := atCapPair(tc.Plain, last, "removed"); err != nil {
+		return in, err
 	}
 	in.PowerW, in.PlainNS, in.PlainMHz = tc.Plain.Energy.Watts, tc.PlainMeanNS, tc.PlainMHz
 	in.RemovedNS, in.RemovedMHz = tc.Removed.MeanNS, tc.Removed.MHz

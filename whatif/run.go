@@ -36,14 +36,14 @@ type Options struct {
 	// Progress receives a line per step; nil: none.
 	Progress io.Writer
 	// Again adds the again timeline to the check (the plain timeline
-	// with the replaced runs launched twice) and the Rotating replays
-	// alone, and predicts at the cap from the two timelines (again.go);
-	// it needs Measure.Energy.
+	// with the replaced runs launched twice), and predicts at the cap from
+	// the two timelines and the Rotating replays alone (again.go); it
+	// needs Measure.Energy.
 	Again bool
 	// Removed adds the removed timeline to the check (the plain timeline
-	// with the replaced runs removed, nothing in their place) and the
-	// Rotating replays alone, and predicts at the cap from the plain and
-	// removed timelines (removed.go); it needs Measure.Energy.
+	// with the replaced runs removed, nothing in their place), and
+	// predicts at the cap from the plain and removed timelines and the
+	// Rotating replays alone (removed.go); it needs Measure.Energy.
 	Removed bool
 	// Modes replays the kernel and the replaced signatures alone in
 	// each of these cache modes, a probe (Result.Modes).
@@ -126,7 +126,7 @@ type Result struct {
 	Modes []ModeTime `json:"modes,omitempty"`
 	// Rotating are the kernel's and the replaced signatures' replays alone
 	// in the Rotating cache mode, by signature ID (Prediction.InContext,
-	// and the again model's energies).
+	// and the again and removed models' energies).
 	Rotating map[string]Times `json:"rotating,omitempty"`
 }
 

@@ -211,10 +211,8 @@ func CheckTimeline(d *replay.Device, set *signatures.Set, subs []replay.Substitu
 			if err != nil {
 				return nil, fmt.Errorf("the again timeline: %w", err)
 			}
-			round.AgainNS, round.AgainMeanNS, round.AgainSeries = ar.MedianNS, ar.MeanNS, ar.Launches
-			if ar.GPU != nil {
-				round.AgainMHz = ar.GPU.MeanSMClockMHz
-			}
+			at := timingOf(ar)
+			round.AgainNS, round.AgainMeanNS, round.AgainMHz, round.AgainSeries = at.NS, at.MeanNS, at.MHz, at.Series
 			if last {
 				tc.Again = ar
 			}
@@ -276,48 +274,58 @@ func (tc *TimelineCheck) summarizeAgain() {
 	if tc.Again == nil {
 		return
 	}
-	var ns []float64
-	var mean, mhz float64
-	clocks := true
+	ts := make([]Timing, 0, len(tc.Rounds))
 	for _, r := range tc.Rounds {
-		ns, mean, mhz = append(ns, r.AgainNS), mean+r.AgainMeanNS, mhz+r.AgainMHz
-		clocks = clocks && r.AgainMHz > 0
+		ts = append(ts, Timing{NS: r.AgainNS, MeanNS: r.AgainMeanNS, MHz: r.AgainMHz})
 	}
-	n := float64(len(tc.Rounds))
-	tc.AgainNS, tc.AgainMeanNS, tc.AgainMHz = median(ns), mean/n, 0
-	if clocks { // as summarize: a clock only where every round has one
-		tc.AgainMHz = mhz / n
-	}
+	t := overRounds(ts)
+	tc.AgainNS, tc.AgainMeanNS, tc.AgainMHz = t.NS, t.MeanNS, t.MHz
 	if tc.Again.Energy != nil {
 		tc.AgainJ = tc.Again.Energy.JoulesPerOp
 	}
 }
 
 // summarizeRemoved takes the removed timeline's medians, means, clock and
-// energy as summarize and energy take the others'.
+// energy as summarizeAgain takes the again timeline's.
 func (tc *TimelineCheck) summarizeRemoved() {
 	pt := tc.Removed
 	if pt == nil || pt.Last == nil {
 		return
 	}
-	var ns []float64
-	var mean, mhz float64
-	clocks := true
+	ts := make([]Timing, 0, len(tc.Rounds))
 	for _, r := range tc.Rounds {
 		if r.Removed == nil {
 			return
 		}
-		ns, mean, mhz = append(ns, r.Removed.NS), mean+r.Removed.MeanNS, mhz+r.Removed.MHz
-		clocks = clocks && r.Removed.MHz > 0
+		ts = append(ts, *r.Removed)
 	}
-	n := float64(len(tc.Rounds))
-	pt.NS, pt.MeanNS, pt.MHz = median(ns), mean/n, 0
-	if clocks {
-		pt.MHz = mhz / n
-	}
+	t := overRounds(ts)
+	pt.NS, pt.MeanNS, pt.MHz = t.NS, t.MeanNS, t.MHz
 	if pt.Last.Energy != nil {
 		pt.J = pt.Last.Energy.JoulesPerOp
 	}
+}
+
+// overRounds summarizes a probe timeline's timings as summarize does the
+// others': the median of their medians, the mean of their means, and the
+// mean clock only where every round has one. No rounds: zeros.
+func overRounds(ts []Timing) Timing {
+	if len(ts) == 0 {
+		return Timing{}
+	}
+	var ns []float64
+	var mean, mhz float64
+	clocks := true
+	for _, t := range ts {
+		ns, mean, mhz = append(ns, t.NS), mean+t.MeanNS, mhz+t.MHz
+		clocks = clocks && t.MHz > 0
+	}
+	n := float64(len(ts))
+	out := Timing{NS: median(ns), MeanNS: mean / n}
+	if clocks {
+		out.MHz = mhz / n
+	}
+	return out
 }
 
 // removedRuns is subs with nothing in the runs' place.

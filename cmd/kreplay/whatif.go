@@ -46,8 +46,8 @@ func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
 		settle:     fs.Duration("settle", whatif.DefaultSettle, "launch each timeline for this `WARMUP` before each timing of it: at the power cap the limiter's clock\nsettles after the switch from the other timeline (each round's launches and clocks are in the JSON's rounds)"),
 		device:     fs.Int("device", 0, "CUDA device `INDEX`"),
 		out:        fs.String("o", "", "write the result as JSON to `FILE`"),
-		again:      fs.Bool("again", false, "at the power cap: also time the plain timeline with the replaced runs launched twice, in each round, replay the kernel\nand the replaced signatures alone in the Rotating cache mode, and predict from the two timelines (needs -energy)"),
-		removed:    fs.Bool("removed", false, "at the power cap: also time the plain timeline with the replaced runs removed, in each round, replay the kernel\nand the replaced signatures alone in the Rotating cache mode, and predict from the plain and removed timelines (needs -energy;\nthe prediction compared, before -again's)"),
+		again:      fs.Bool("again", false, "at the power cap: also time the plain timeline with the replaced runs launched twice, in each round, and predict\nfrom the two timelines and the Rotating replays alone (needs -energy)"),
+		removed:    fs.Bool("removed", false, "at the power cap: also time the plain timeline with the replaced runs removed, in each round, and predict from\nthe plain and removed timelines and the Rotating replays alone (needs -energy; the prediction compared, before -again's)"),
 		modes:      fs.String("probe-modes", "", "a probe: also replay the kernel and the replaced signatures alone in these cache `MODES` (comma-separated: rotating, warm, cold, primed)"),
 	}
 }
