@@ -17,8 +17,8 @@ type Kind int32
 
 // CUpti_ActivityKind values (cupti_activity.h, CUDA 12.6; unchanged in
 // 13.0). Records of KindMemcpy, KindMemset, KindKernel,
-// KindConcurrentKernel and KindMemcpy2 are decoded; others are counted
-// in Stats.Ignored.
+// KindConcurrentKernel, KindMemcpy2 and KindDriver are decoded; others
+// are counted in Stats.Ignored.
 const (
 	KindMemcpy           Kind = 1  // CUPTI_ACTIVITY_KIND_MEMCPY
 	KindMemset           Kind = 2  // CUPTI_ACTIVITY_KIND_MEMSET
@@ -131,6 +131,12 @@ type Record struct {
 	MemsetValue uint32
 	SrcDeviceID uint32 // KindMemcpy2 only
 	DstDeviceID uint32 // KindMemcpy2 only
+
+	// Driver API calls (KindDriver): Start and End are the call's enter
+	// and return on the host, on the same clock as the GPU's records, and
+	// CorrelationID is that of the kernel, copy or memset it issued.
+	CallbackID uint32 // CUpti_CallbackId of the call (CUPTI_DRIVER_TRACE_CBID_*)
+	ThreadID   uint32 // the host thread that made the call
 }
 
 // Duration returns End-Start in nanoseconds (0 if End precedes Start).
@@ -239,6 +245,7 @@ func Drain() []Record {
 		o.MemoryKind = MemoryKind(r.memoryKind)
 		o.MemsetValue = uint32(r.value)
 		o.SrcDeviceID, o.DstDeviceID = uint32(r.srcDeviceId), uint32(r.dstDeviceId)
+		o.CallbackID, o.ThreadID = uint32(r.cbid), uint32(r.threadId)
 	}
 	return out
 }

@@ -27,6 +27,7 @@ var headerOffsets = map[string]int64{
 	"memset.value": 4, "memset.bytes": 8, "memset.start": 16, "memset.end": 24,
 	"memset.deviceId": 32, "memset.contextId": 36, "memset.streamId": 40,
 	"memset.correlationId": 44, "memset.memoryKind": 50,
+	"api.cbid": 4, "api.start": 8, "api.end": 16, "api.threadId": 28, "api.correlationId": 32,
 }
 
 func TestDeclaredOffsets(t *testing.T) {

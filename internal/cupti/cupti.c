@@ -17,6 +17,7 @@ void *kr_cupti_fn[KR_CUPTI_COUNT]; /* filled by package dl (cupti.go) */
 #define KR_KIND_MEMCPY 1
 #define KR_KIND_MEMSET 2
 #define KR_KIND_KERNEL 3
+#define KR_KIND_DRIVER 4
 #define KR_KIND_CONCURRENT_KERNEL 10
 #define KR_KIND_MEMCPY2 22
 
@@ -123,6 +124,15 @@ static int decode_locked(const void *raw) {
 		r.bytes = m->bytes;
 		KR_COPY_WHEN_WHERE(&r, m);
 		r.memoryKind = m->memoryKind;
+		break;
+	}
+	case KR_KIND_DRIVER: {
+		const kr_api_prefix *a = raw;
+		r.start = a->start;
+		r.end = a->end;
+		r.correlationId = a->correlationId;
+		r.cbid = a->cbid;
+		r.threadId = a->threadId;
 		break;
 	}
 	default:
@@ -255,5 +265,10 @@ const kr_layout_entry kr_cupti_layout[] = {
 	KR_OFF("memset.streamId", kr_memset_prefix, streamId),
 	KR_OFF("memset.correlationId", kr_memset_prefix, correlationId),
 	KR_OFF("memset.memoryKind", kr_memset_prefix, memoryKind),
+	KR_OFF("api.cbid", kr_api_prefix, cbid),
+	KR_OFF("api.start", kr_api_prefix, start),
+	KR_OFF("api.end", kr_api_prefix, end),
+	KR_OFF("api.threadId", kr_api_prefix, threadId),
+	KR_OFF("api.correlationId", kr_api_prefix, correlationId),
 };
 const int kr_cupti_layout_n = sizeof kr_cupti_layout / sizeof kr_cupti_layout[0];

@@ -6,9 +6,10 @@
  * mirror the leading fields of the real records. Offsets were read from
  * cupti_activity.h of CUDA 12.6 (CUpti_ActivityKernel9, Memcpy5,
  * Memset4, MemcpyPtoP4 there; Kernel4..8, Memcpy/Memcpy3/4,
- * Memset/Memset2/3 in cupti_activity_deprecated.h) and checked against
- * bindgen output of CUDA 13.0's header (CUpti_ActivityKernel10, Memcpy6,
- * Memset4): every version of a record kind shares this prefix.
+ * Memset/Memset2/3 in cupti_activity_deprecated.h; CUpti_ActivityAPI,
+ * unchanged since CUDA 4) and checked against bindgen output of CUDA
+ * 13.0's header (CUpti_ActivityKernel10, Memcpy6, Memset4): every
+ * version of a record kind shares this prefix.
  * The records are packed with 8-byte alignment (PACKED_ALIGNMENT).
  */
 #ifndef KREPLAY_CUPTI_SHIM_H
@@ -100,6 +101,19 @@ typedef struct KR_PACKED {
 	uint16_t memoryKind;    /* 50 CUpti_ActivityMemoryKind */
 } kr_memset_prefix;
 
+/* CUpti_ActivityAPI (kind DRIVER = 4): one driver API call, its enter
+ * and return on CUPTI's clock. */
+typedef struct KR_PACKED {
+	int32_t kind;           /*  0 */
+	uint32_t cbid;          /*  4 CUpti_CallbackId */
+	uint64_t start;         /*  8 ns */
+	uint64_t end;           /* 16 ns */
+	uint32_t processId;     /* 24 */
+	uint32_t threadId;      /* 28 */
+	uint32_t correlationId; /* 32 */
+	uint32_t returnValue;   /* 36 */
+} kr_api_prefix;
+
 /* One record as queued for Go. Strings are malloc'ed copies. */
 typedef struct {
 	int32_t kind;
@@ -114,6 +128,7 @@ typedef struct {
 	uint16_t memoryKind;
 	uint32_t value;
 	uint32_t srcDeviceId, dstDeviceId;
+	uint32_t cbid, threadId; /* driver API records */
 } kr_record;
 
 /* Statistics kept by the C side. */

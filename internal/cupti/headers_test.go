@@ -23,6 +23,7 @@ var recordGroups = []struct {
 		"CUpti_ActivityMemcpyPtoP4", "CUpti_ActivityMemcpyPtoP5"}},
 	{"memset", []string{"CUpti_ActivityMemset", "CUpti_ActivityMemset2", "CUpti_ActivityMemset3", "CUpti_ActivityMemset4",
 		"CUpti_ActivityMemset5"}},
+	{"api", []string{"CUpti_ActivityAPI"}},
 }
 
 // TestHeaderLayout compiles, for every activity record version the
