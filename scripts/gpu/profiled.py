@@ -1,6 +1,7 @@
 """profiled: the GPU activities of a function run under torch.profiler, for
-the probes in scripts/gpu (memset_probe.py, memset_ctx_probe.py,
-tlb_probe.py), which time them by their CUPTI records as a trace does."""
+the probes in scripts/gpu (memset_probe.py, memset_clock_probe.py,
+memset_alloc_probe.py, memset_neighbour_probe.py), which time them by their
+CUPTI records as a trace does."""
 import json
 import os
 import tempfile
