@@ -98,7 +98,6 @@ func TestPredictModelReference(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"predict", "-model", "sometimes"}, `-model "sometimes": want auto, measured, run or none`},
 		{[]string{"predict", "-model", "measured", plain}, "has no measured run"},
 		{[]string{"predict", "embedded:2xh200_llama-7b-tp2_prefill"}, "the bundle holds 2 traces"},
 	} {
@@ -229,15 +228,15 @@ func TestCaptureErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"capture", unknown}, 2, "usage: kreplay capture SPEC -o DIR"},
-		{[]string{"capture", "-o", out}, 2, "usage: kreplay capture"},
+		{[]string{"capture", unknown}, 2, "kreplay capture: -o DIR is required"},
+		{[]string{"capture", "-o", out}, 2, "kreplay capture: want 1 argument, got 0"},
 		{[]string{"capture", unknown, "-o", out}, 1, unknown + `: unknown field "batchsize"`},
 		{[]string{"capture", dtype, "-o", out}, 1, dtype + `: dtype: "float16" is not one of f16, bf16, f32`},
 		{[]string{"capture", noConfig, "-o", out}, 1, "config file " + filepath.Join(tmp, "models/x/config.json") + " does not exist"},
 		{[]string{"capture", filepath.Join(tmp, "none.json"), "-o", out}, 1, "none.json: no such file"},
 		{[]string{"capture", two, "-o", out}, 1, "devices [0 1]: kreplay's runner runs a model on one GPU"},
-		{[]string{"capture", two, "-o", out, "-ticks", "1"}, 1, "-ticks 1: want 2 or more"},
-		{[]string{"capture", two, "-o", out, "-profile-warmup", "-1"}, 1, "-profile-warmup -1: want 0 or more"},
+		{[]string{"capture", two, "-o", out, "-ticks", "1"}, 2, "-ticks 1: want 2 or more"},
+		{[]string{"capture", two, "-o", out, "-profile-warmup", "-1"}, 2, "-profile-warmup -1: want 0 or more"},
 	} {
 		code, _, e := runCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(e, tc.want) {
