@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/traces"
 )
 
@@ -137,6 +138,19 @@ func TestGeneratedNoModelLine(t *testing.T) {
 	want := "kreplay BenchmarkModel/workload=llama-7b-tp2_prefill_rank0/model: no model run: "
 	if !bytes.Contains(out, []byte(want)) || !bytes.Contains(out, []byte("runs a model on one GPU")) {
 		t.Errorf("go test -bench output lacks %q:\n%s", want, out)
+	}
+	// Without a GPU, the replay and timeline benchmarks skip, and say so
+	// once in a line go test prints without -v.
+	if cuda.Init() == nil {
+		return // a GPU machine: they replay
+	}
+	cmd = exec.Command(goCmd, "test", "-run", "^$", "-bench", "Replay|Timeline", "-benchtime", "1x", "./"+filepath.ToSlash(dir))
+	if out, err = cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test: %v\n%s", err, out)
+	}
+	line := strings.SplitN(bench.NoGPULine("x"), ",", 2)[0]
+	if n := bytes.Count(out, []byte(line)); n != 1 {
+		t.Errorf("go test -bench output has %d lines %q, want 1:\n%s", n, line, out)
 	}
 }
 
