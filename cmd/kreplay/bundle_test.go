@@ -154,6 +154,14 @@ func TestGeneratedNoModelLine(t *testing.T) {
 	}
 }
 
+// standInGPU lets capture run on a machine without a GPU, for tests whose
+// runner stands in for one.
+func standInGPU(t *testing.T) {
+	old := probeGPU
+	probeGPU = func() error { return nil }
+	t.Cleanup(func() { probeGPU = old })
+}
+
 // plainTraceFile writes the embedded prefill trace, gunzipped.
 func plainTraceFile(t *testing.T) string {
 	t.Helper()
@@ -175,6 +183,7 @@ func TestCaptureCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	standInGPU(t)
 	t.Setenv("PYTHONPATH", filepath.Join(testdata, "fakemods"))
 	t.Setenv("FAKE_TRACE", plainTraceFile(t))
 	tmp := t.TempDir()

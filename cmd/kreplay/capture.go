@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/workload"
 )
 
@@ -47,6 +45,12 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := spec.Runnable(); err != nil {
+		return err // bad input first, whether or not there is a GPU
+	}
+	if err := probeGPU(); err != nil {
+		return noGPU(err)
+	}
 	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Processes: *procs, Python: *python, Progress: workload.Elapsed(stderr),
 		ProfileWarmup: *warm}
 	if *warm == 0 {
@@ -63,9 +67,6 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	b, err := workload.Capture(ctx, spec, *out, opt)
-	if errors.Is(err, runner.ErrUnavailable) {
-		return noGPU(err) // the runner found no CUDA device, or no PyTorch to use one
-	}
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kreplay/kreplay/internal/cuda"
 )
 
 // Help goes to standard output with exit status 0, in every form it is
@@ -93,12 +98,26 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// Without a GPU, run and predict exit 3 with the same one-line message on
-// standard error (a device index no machine has stands for none here).
+// Without a GPU, run, predict, whatif and capture exit 3 with the same
+// one-line message on standard error (a device index no machine has
+// stands for none here; for capture, a driver that does not load).
 func TestNoGPU(t *testing.T) {
+	old := probeGPU
+	probeGPU = func() error { return fmt.Errorf("%w: dlopen libcuda.so.1: not here", cuda.ErrNoDriver) }
+	t.Cleanup(func() { probeGPU = old })
+	tmp := t.TempDir()
+	testdata, err := filepath.Abs(filepath.Join("..", "..", "internal", "runner", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(tmp, "spec.json")
+	os.WriteFile(spec, []byte(`{"version": 1, "name": "mine_prefill", "command": {"argv": ["python3", "fake_command.py"], "dir": "`+testdata+`"},
+		"workload": {"kind": "prefill", "batch": 4, "seq": 512}}`), 0o644)
 	for _, args := range [][]string{
 		{"run", "-device", "999", "-ids", "none"},
-		{"predict", "-device", "999", "-model", "none", "-o", t.TempDir() + "/x.bench"},
+		{"predict", "-device", "999", "-model", "none", "-o", filepath.Join(tmp, "x.bench")},
+		{"whatif", "-device", "999", "-kernel", exampleKernel, "-name", "rmsnorm_fused", "-replace", "llama-rmsnorm", llamaBundle},
+		{"capture", "-no-binaries", spec, "-o", filepath.Join(tmp, "bundle")},
 	} {
 		code, _, stderr := runCmd(t, args...)
 		want := "kreplay " + args[0] + ": no usable GPU: "
@@ -106,6 +125,13 @@ func TestNoGPU(t *testing.T) {
 			!strings.HasSuffix(stderr, "; nothing was measured (exit status 3)\n") || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("kreplay %v: exit %d, stderr %q; want exit 3 and one line %q...", args, code, stderr, want)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "bundle")); err == nil {
+		t.Errorf("capture without a GPU wrote a bundle")
+	}
+	_, _, e := runCmd(t, "capture", spec, "-o", filepath.Join(tmp, "bundle"))
+	if !strings.Contains(e, "no usable GPU: no NVIDIA driver (cuda: driver library not available: dlopen libcuda.so.1: not here)") {
+		t.Errorf("capture's message: %s", e)
 	}
 }
 

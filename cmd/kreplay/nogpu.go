@@ -38,6 +38,23 @@ func gpuCause(err error) string {
 	return msg
 }
 
+// probeGPU checks that the CUDA driver loads and has a device, for
+// capture, whose GPU work runs in the workload's own processes; tests
+// that capture on a stand-in GPU replace it.
+var probeGPU = func() error {
+	if err := cuda.Init(); err != nil {
+		return err
+	}
+	n, err := cuda.DeviceCount()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return cuda.ErrNoDevice
+	}
+	return nil
+}
+
 // isNoGPU reports whether err says there is no driver or no device.
 func isNoGPU(err error) bool {
 	return errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice)
