@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"time"
 )
 
 // Exit statuses, as usageText lists them (and the README).
@@ -225,8 +227,8 @@ func wantArgs(lo, hi int) string {
 
 // parseInterspersed parses flags that may follow positional arguments,
 // and applies -causal-scores where the command has it. A flag that is
-// not defined or whose value does not parse is a usage error; -h or
-// -help, a helpRequest.
+// not defined, whose value does not parse or is negative (checkSigns) is
+// a usage error; -h or -help, a helpRequest.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
@@ -238,10 +240,41 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
+			if err := checkSigns(fs); err != nil {
+				return nil, err
+			}
 			applyCausalScores(fs)
 			return pos, nil
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// checkSigns rejects a negative (or NaN) value of a numeric flag the
+// command line set: no kreplay flag takes one. Each command checks the
+// ranges of its own flags beyond that.
+func checkSigns(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		neg := false
+		switch v := g.Get().(type) {
+		case int:
+			neg = v < 0
+		case int64:
+			neg = v < 0
+		case float64:
+			neg = v < 0 || math.IsNaN(v)
+		case time.Duration:
+			neg = v < 0
+		}
+		if neg {
+			err = usagef("-%s %s: want 0 or more", f.Name, f.Value)
+		}
+	})
+	return err
 }

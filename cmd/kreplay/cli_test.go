@@ -87,6 +87,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"predict", "-model", "sometimes"}, `kreplay predict: -model "sometimes"`, "kreplay predict -h"},
 		{[]string{"predict", "-no-model", "-model", "run"}, "kreplay predict: -no-model and -model run: give one", "kreplay predict -h"},
 		{[]string{"predict", "-device", "-1"}, "kreplay predict: -device -1", "kreplay predict -h"},
+		{[]string{"run", "-pause", "-1s"}, "kreplay run: -pause -1s: want 0 or more", "kreplay run -h"},
+		{[]string{"run", "-energy-share", "NaN"}, "kreplay run: -energy-share NaN: want 0 or more", "kreplay run -h"},
+		{[]string{"capture", "-processes", "-3", "x.json", "-o", "d"}, "kreplay capture: -processes -3: want 0 or more", "kreplay capture -h"},
 		{[]string{"whatif", "-replace", "llama-rmsnorm", "-eps", "0", "x"}, "kreplay whatif: -eps 0", "kreplay whatif -h"},
 		{[]string{"whatif", "-replace", "llama-rmsnorm", "-block", "1,2,3,4", "x"}, `kreplay whatif: -block "1,2,3,4": more than 3 dimensions`, "kreplay whatif -h"},
 	} {

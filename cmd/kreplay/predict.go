@@ -31,7 +31,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	out := flags.String("o", "", "write the measurements as go test -bench output to `BENCH` (default WORKLOAD.bench)")
 	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
 	cacheFlag := flags.String("cache", "context", "L2 cache `MODE` of the signature replays (see kreplay run -h)")
-	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML (on by default; -energy=false: times only)")
+	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML (-energy=false: times only)")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
 	budget := flags.Duration("budget", 2*time.Second, "time `BUDGET` per signature (sampling stops earlier once converged)")
 	energyShare := flags.Float64("energy-share", 1, "measure the energy of the largest signatures that make up this `SHARE` of the traced time (0 to 1),\nand estimate the rest's from their class's measured power")
