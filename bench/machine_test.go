@@ -158,3 +158,26 @@ func benchstatLayout(t *testing.T, outs [2][]byte) (tables, both int) {
 	}
 	return len(tableSet), both
 }
+
+// MachineLinesAsConfig changes only machine lines, each into the line
+// after its prefix, and reading its output again changes nothing.
+func FuzzMachineLinesAsConfig(f *testing.F) {
+	f.Add([]byte("gpu: H100\n# gpu-uuid: GPU-1\n# peak-copy-gbps: 3000\n# other: x\nBenchmarkX 1 5 ns/op\n"))
+	f.Add([]byte("# peaks-measured: 2026-11-25T03:23:23Z"))
+	f.Add([]byte("# # peak-x: 1\n#peak-y: 2\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out := MachineLinesAsConfig(data)
+		in, got := bytes.SplitAfter(data, []byte("\n")), bytes.SplitAfter(out, []byte("\n"))
+		if len(in) != len(got) {
+			t.Fatalf("%d lines became %d", len(in), len(got))
+		}
+		for i := range in {
+			if !bytes.Equal(in[i], got[i]) && !bytes.Equal(in[i], append([]byte(MachinePrefix), got[i]...)) {
+				t.Fatalf("line %q became %q", in[i], got[i])
+			}
+		}
+		if again := MachineLinesAsConfig(out); !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent: %q then %q", out, again)
+		}
+	})
+}
