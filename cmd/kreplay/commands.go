@@ -17,7 +17,9 @@ import (
 	"github.com/kreplay/kreplay/workload"
 )
 
-// command is one kreplay subcommand.
+// command is one kreplay subcommand: its name, its arguments and what it
+// does, as the help shows them, and its body (nil for help, which run
+// answers itself).
 type command struct {
 	name, args, help string
 	run              func(args []string, stdout, stderr io.Writer) error
