@@ -66,22 +66,36 @@ func sharedReplayer() (replayer, error) {
 		d, err := replay.Open(0)
 		if err != nil {
 			shared.err = err
+			if !gputest.Required() {
+				fmt.Println(NoGPULine(err.Error())) // once: go test shows skips only with -v
+			}
 			return
 		}
 		shared.r = deviceReplayer{d}
 		// What the measurements run on, as configuration lines ahead of
 		// the results, so that benchstat -col gpu (or driver, cublas, ...)
 		// tells runs apart; and the GPU's peaks, for kreplay report's
-		// roofline.
+		// roofline. What belongs to the one GPU (its UUID, its peaks) goes
+		// in machine lines (WriteConfig).
 		WriteConfig(os.Stdout, d.Config())
 		WritePeaks(os.Stdout, d)
 	})
 	return shared.r, shared.err
 }
 
+// NoGPULine is the line the benchmarks print once, on standard output,
+// when they find no usable GPU and skip: go test shows it without -v,
+// where their skips would leave only "PASS". It is not a benchfmt
+// configuration line (its key would hold a space), so benchfmt and
+// benchstat pass over it.
+func NoGPULine(reason string) string {
+	return "kreplay benchmarks: no usable GPU, the replay and timeline benchmarks skip (" + gputest.Env + "=1 fails them instead): " +
+		OneLine(reason, 400)
+}
+
 // WritePeaks writes d's peaks (roofline.ForDevice: cached per device,
 // measured on first use; roofline.EnvPeaks=off leaves them out, =refresh
-// measures them again) as configuration lines, so that kreplay report
+// measures them again) as machine lines (WriteConfig), so that kreplay report
 // places each signature on the roofline from the output alone. A line
 // before them, which benchfmt passes over, says where they came from or
 // why there are none: "kreplay peaks: NOTE".
@@ -103,10 +117,15 @@ func WritePeaks(w io.Writer, d *replay.Device) {
 }
 
 // WriteConfig writes config items as benchfmt configuration lines
-// ("key: value").
+// ("key: value"), but those of the one machine (IsMachineKey) as machine
+// lines ("# key: value", MachinePrefix), which benchfmt passes over.
 func WriteConfig(w io.Writer, items []replay.ConfigItem) {
 	for _, c := range items {
-		fmt.Fprintf(w, "%s: %s\n", c.Key, strings.ReplaceAll(c.Value, "\n", " "))
+		prefix := ""
+		if IsMachineKey(c.Key) {
+			prefix = MachinePrefix
+		}
+		fmt.Fprintf(w, "%s%s: %s\n", prefix, c.Key, strings.ReplaceAll(c.Value, "\n", " "))
 	}
 }
 

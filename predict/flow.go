@@ -197,9 +197,15 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 		items = []replay.ConfigItem{{Key: "gpu", Value: fr.GPU}}
 	}
 	items = append(items, bench.TraceConfig(fr.Set))
+	var machine []replay.ConfigItem
 	for _, c := range items {
+		if bench.IsMachineKey(c.Key) {
+			machine = append(machine, c) // machine lines, ahead of the results
+			continue
+		}
 		cfg = append(cfg, benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true})
 	}
+	bench.WriteConfig(w, machine)
 	suffix := ""
 	if p := runtime.GOMAXPROCS(0); p > 1 {
 		suffix = fmt.Sprintf("-%d", p)

@@ -3,6 +3,7 @@ package predict
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -26,21 +27,45 @@ type Input struct {
 	Reader io.Reader
 }
 
-// ReadFiles opens benchmark output files as Inputs; "-" is standard input.
+// ReadFiles reads benchmark output files as Inputs; "-" is standard
+// input. A gzip file (bench.gz, or any name: the gzip header tells) is
+// read decompressed.
 func ReadFiles(paths []string) ([]Input, error) {
 	var in []Input
 	for _, p := range paths {
+		name, r := p, io.Reader(nil)
 		if p == "-" {
-			in = append(in, Input{Name: "stdin", Reader: os.Stdin})
-			continue
+			name, r = "stdin", os.Stdin
+		} else {
+			f, err := os.Open(p)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			r = f
 		}
-		b, err := os.ReadFile(p)
+		b, err := readMaybeGzip(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		in = append(in, Input{Name: name, Reader: bytes.NewReader(b)})
+	}
+	return in, nil
+}
+
+// readMaybeGzip reads r whole, decompressed when it starts with the gzip
+// header.
+func readMaybeGzip(r io.Reader) ([]byte, error) {
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, err
 		}
-		in = append(in, Input{Name: p, Reader: bytes.NewReader(b)})
+		defer zr.Close()
+		return io.ReadAll(zr)
 	}
-	return in, nil
+	return io.ReadAll(br)
 }
 
 // Results are the measurements of benchmark outputs, by workload.
@@ -275,6 +300,7 @@ func ReadResults(inputs []Input) (*Results, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
+		data = bench.MachineLinesAsConfig(data) // the GPU's UUID and peaks
 		br := benchfmt.NewReader(bytes.NewReader(data), in.Name)
 		results := 0
 		for br.Scan() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,5 +169,62 @@ func TestDiffCommand(t *testing.T) {
 	}
 	if code, _, _ := runCmd(t, "diff", a); code != 2 {
 		t.Errorf("diff of one file: exit %d, want 2", code)
+	}
+}
+
+// Outside a module with generated packages, report and diff take the
+// signature sets of the outputs' workloads from the embedded bundles,
+// and read gzip'ed outputs as they read plain ones.
+func TestReportEmbeddedSetsAndGzip(t *testing.T) {
+	plain, _ := syntheticBench(t, 1, 6)
+	slower, _ := syntheticBench(t, 1.5, 6)
+	dir := t.TempDir()
+	gz := filepath.Join(dir, "x1.bench.gz")
+	writeGzip(t, gz, readFile(t, plain))
+	t.Chdir(dir)
+	code, out, e := runCmd(t, "report", gz)
+	if code != 0 || !strings.Contains(out, "workload bloom-560m_prefill") || strings.Contains(e, "pass -sets") {
+		t.Fatalf("report outside the module: exit %d: %s\n%s", code, e, out)
+	}
+	if _, plainOut, _ := runCmd(t, "report", plain); plainOut != out {
+		t.Errorf("report of the gzip'ed output differs from the plain one's")
+	}
+	code, out, e = runCmd(t, "diff", gz, slower)
+	if code != 0 || !strings.Contains(out, "predicted GPU time over 45 signatures") {
+		t.Errorf("diff outside the module: exit %d: %s\n%s", code, e, out)
+	}
+	// A workload no set has is said, with what to do.
+	other := filepath.Join(dir, "other.bench")
+	os.WriteFile(other, []byte("BenchmarkReplay/workload=nobody_prefill/sig=0123456789ab-4\t1\t5.0 ns/op\n"), 0o644)
+	if _, _, e := runCmd(t, "report", other); !strings.Contains(e, "no signature set of nobody_prefill") || !strings.Contains(e, "pass -sets") {
+		t.Errorf("report of an unknown workload: %s", e)
+	}
+}
+
+// gen writes into ./PKG by default, not into a bench/ directory.
+func TestGenDefaultDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if code, _, e := runCmd(t, "gen", "embedded:h100_bloom-560m_prefill.trace.json.gz"); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, e)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bloom_560m_prefill", bench.SetFile)); err != nil {
+		t.Errorf("gen's default directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bench")); err == nil {
+		t.Errorf("gen wrote into bench/")
+	}
+}
+
+func writeGzip(t *testing.T, path, text string) {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(text))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -17,7 +17,7 @@ var recordKernels = workload.RecordKernels
 
 // cmdCapture runs a workload spec and writes its bundle.
 func cmdCapture(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("capture", stderr)
+	fs := newFlags("capture")
 	out := fs.String("o", "", "write the bundle into `DIR` (required)")
 	force := fs.Bool("force", false, "replace DIR when it is a bundle already")
 	ticks := fs.Int("ticks", workload.DefaultTicks, "NVML energy-counter `TICKS` of the measured run's energy window (about 0.1 s each)")
@@ -29,21 +29,27 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		return errUsage
-	}
-	if *ticks < 2 {
-		return fmt.Errorf("-ticks %d: want 2 or more", *ticks)
-	}
-	if *procs < 1 {
-		return fmt.Errorf("-processes %d: want 1 or more", *procs)
-	}
-	if *warm < 0 {
-		return fmt.Errorf("-profile-warmup %d: want 0 or more", *warm)
+	switch {
+	case *out == "":
+		return usagef("-o DIR is required: the bundle's directory")
+	case *ticks < 2:
+		return usagef("-ticks %d: want 2 or more", *ticks)
+	case *procs < 1:
+		return usagef("-processes %d: want 1 or more", *procs)
+	case *warm < 0:
+		return usagef("-profile-warmup %d: want 0 or more", *warm)
+	case *python == "":
+		return usagef("-python: want a command")
 	}
 	spec, err := workload.ReadSpec(pos[0])
 	if err != nil {
 		return err
+	}
+	if err := spec.Runnable(); err != nil {
+		return err // bad input first, whether or not there is a GPU
+	}
+	if err := probeGPU(); err != nil {
+		return noGPU(err)
 	}
 	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Processes: *procs, Python: *python, Progress: workload.Elapsed(stderr),
 		ProfileWarmup: *warm}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,10 +13,13 @@ import (
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/tier3"
+	"github.com/kreplay/kreplay/whatif"
 	"github.com/kreplay/kreplay/workload"
 )
 
-// command is one kreplay subcommand.
+// command is one kreplay subcommand: its name, its arguments and what it
+// does, as the help shows them, and its body (nil for help, which run
+// answers itself).
 type command struct {
 	name, args, help string
 	run              func(args []string, stdout, stderr io.Writer) error
@@ -27,22 +29,38 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"capture", "SPEC -o DIR [-force] [-ticks N] [-processes N] [-no-binaries] [-profile-warmup N] [-python PYTHON]", "run a workload spec: its unprofiled runs metered (the median of N processes), one profiled\n           inference (after -profile-warmup ones, profiled and discarded), its environment, into a bundle directory", cmdCapture},
-		{"import", "TRACE [-o FILE] [-workload NAME]", "reduce a Kineto trace to its signature set (JSON)", cmdImport},
-		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-skip ID,...] [-energy [-ticks N]]\n           [-measured measured.json] [-json FILE] [-out FILE.jsonl [-resume]] [-binaries=false] [-roofline] [TRACE|SET.json|BUNDLE ...]",
-			"replay each signature alone on the GPU and compare with the trace; with one trace per rank\n           and -devices, the collectives across GPUs and a prediction per rank." + lostHelp("-out FILE -resume"), cmdRun},
-		{"inspect", "[-top N] [-json] [TRACE|SET.json|BUNDLE ...]", "print tier and class totals, busy/idle time and the top signatures\n           (default: the embedded bundle " + traces.DefaultBundle + ")", cmdInspect},
-		{"gen", "[-o DIR] [-pkg NAME] SET.json|TRACE|BUNDLE|embedded:NAME", "write a Go benchmark package of a signature set, with a bundle's workload spec\n           (default DIR: bench/WORKLOAD)", cmdGen},
-		{"report", "[-json] [-plots DIR] [-sets SET.json,...] [-top N] [-memset-arrival=false] BENCH.txt ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
-		{"predict", "[-o FILE.bench] [-energy] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [-resume]\n           [-skip ID,...] [-budget D] [-binaries=false] [-memset-arrival=false] [TRACE|SET.json|BUNDLE]", "the whole flow: inspect, then on a GPU replay every signature with its energy and the\n           timeline, and report the prediction against the bundle's measured run or the real\n           inference run now (default: the embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-resume"), cmdPredict},
-		{"diff", "[-json] [-all] [-alpha A] [-sets SET.json,...] OLD.txt NEW.txt", "compare two go test -bench outputs, per signature and predicted total (with the\n           interval of its change), and attribute each significant change to what the outputs\n           record differently: kernel, configuration lines, throttling", cmdDiff},
-		{"whatif", "-replace OPS|RECIPE [-kernel FILE.cu|FILE.cubin -name KERNEL] [-grid rows] [-block 256] [-shared B] [-eps E] [-tol T]\n" +
-			"           [-bench FILE.bench] [-energy [-ticks N] [-again] [-removed]] [-no-timeline] [-rounds N] [-settle D] [-probe-modes MODES]\n" +
-			"           [-o FILE.json] TRACE|SET.json|BUNDLE",
+		{"capture", "SPEC -o DIR [-force] [-ticks N] [-processes N] [-no-binaries] [-profile-warmup N] [-python PYTHON]", "run a workload spec: its unprofiled runs metered (the median of N processes), one profiled\n" +
+			"           inference (after -profile-warmup ones, profiled and discarded), its environment, into a bundle directory", cmdCapture},
+		{"import", "[-o FILE] [-workload NAME] TRACE|SET|BUNDLE", "reduce a trace to its signature set (JSON, on standard output without -o)", cmdImport},
+		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-skip ID,...] [-energy [-ticks N]]\n" +
+			"           [-measured FILE] [-json FILE] [-out FILE [-resume]] [-binaries=false] [-roofline] [TRACE|SET|BUNDLE ...]",
+			"replay each signature alone on the GPU and compare with the trace; with one trace per rank\n" +
+				"           and -devices, the collectives across GPUs and a prediction per rank (default input: the\n" +
+				"           embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-out FILE -resume"), cmdRun},
+		{"inspect", "[-top N] [-json] [TRACE|SET|BUNDLE ...]", "print tier and class totals, busy/idle time and the top signatures\n" +
+			"           (default input: the embedded bundle " + traces.DefaultBundle + ")", cmdInspect},
+		{"gen", "[-o DIR] [-pkg NAME] TRACE|SET|BUNDLE", "write a Go benchmark package of a signature set, with a bundle's workload spec\n" +
+			"           (default DIR: ./PKG, PKG the workload as a Go identifier, e.g. ./bloom_560m_prefill)", cmdGen},
+		{"report", "[-json] [-plots DIR] [-sets SET,...] [-top N] [-memset-arrival=false] BENCH ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
+		{"predict", "[-o BENCH] [-energy=false] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [-resume]\n" +
+			"           [-skip ID,...] [-budget D] [-binaries=false] [-memset-arrival=false] [TRACE|SET|BUNDLE]",
+			"the whole flow: inspect, then on a GPU replay every signature with its energy (on by default)\n" +
+				"           and the timeline, and report the prediction against the bundle's measured run or the real\n" +
+				"           inference run now (default input: the embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-resume"), cmdPredict},
+		{"diff", "[-json] [-all] [-alpha A] [-sets SET,...] BENCH BENCH", "compare two go test -bench outputs, the old (first) and the new, per signature and predicted\n" +
+			"           total (with the interval of its change), and attribute each significant change to what the\n" +
+			"           outputs record differently: kernel, configuration lines, throttling", cmdDiff},
+		{"whatif", "-replace OPS|RECIPE [-kernel KERNEL -name NAME] [-grid DIMS] [-block SIZES] [-shared BYTES] [-eps E] [-tol T]\n" +
+			"           [-bench BENCH] [-energy [-ticks N] [-again] [-removed]] [-no-timeline] [-rounds N] [-settle D] [-probe-modes MODES]\n" +
+			"           [-o FILE] TRACE|SET|BUNDLE",
 			"the fused-kernel what-if: find the runs of the ops a kernel replaces; on a GPU check its output\n" +
 				"           against theirs, predict the new GPU time (and energy) and check the prediction against\n" +
-				"           the timeline replay with the kernel substituted", cmdWhatIf},
-		{"timeline", "[-o FILE.json] [-bench FILE.bench,...] [TRACE|SET.json|BUNDLE]", "export the traced timeline, and each invocation's replayed time beside it, in the Trace\n           Event Format that Perfetto's UI and chrome://tracing load (default: the embedded bundle " + traces.DefaultBundle + ")", cmdTimeline},
+				"           the timeline replay with the kernel substituted (recipes: " + strings.Join(whatif.RecipeNames(), ", ") + ")", cmdWhatIf},
+		{"timeline", "[-o FILE] [-bench BENCH,...] [TRACE|SET|BUNDLE]", "export the traced timeline, and each invocation's replayed time beside it, in the Trace\n" +
+			"           Event Format that Perfetto's UI and chrome://tracing load (default input: the embedded\n" +
+			"           bundle " + traces.DefaultBundle + ")", cmdTimeline},
+		{"version", "", "print kreplay's version: the module's, the VCS revision and time it was built from, the Go version", cmdVersion},
+		{"help", "[COMMAND]", "print this help, or a command's (as kreplay COMMAND -h does)", nil},
 	}
 }
 
@@ -56,103 +74,6 @@ func lostHelp(resume string) string {
 		"           stops it) and exits with its status; otherwise it exits 1, and " + resume + " -skip ID measures the rest"
 }
 
-// errUsage marks errors that should print the command's usage.
-var errUsage = errors.New("usage")
-
-// errNothingMeasured says a command did its CPU part and measured nothing
-// (no usable GPU): exit status 3, so that a script can tell it from an
-// error and from a prediction.
-var errNothingMeasured = errors.New("nothing was measured: no usable GPU")
-
-// Exit statuses (the README lists them).
-const (
-	exitOK            = 0
-	exitError         = 1
-	exitUsage         = 2
-	exitNoMeasurement = 3
-)
-
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	for _, c := range commands {
-		if c.name != args[0] {
-			continue
-		}
-		err := c.run(args[1:], stdout, stderr)
-		switch {
-		case err == nil:
-			return exitOK
-		case errors.Is(err, flag.ErrHelp):
-			return exitOK
-		case errors.Is(err, errUsage):
-			fmt.Fprintf(stderr, "usage: kreplay %s %s\n", c.name, c.args)
-			return exitUsage
-		case errors.Is(err, errNothingMeasured):
-			fmt.Fprintf(stderr, "kreplay %s: %v (exit status %d)\n", c.name, err, exitNoMeasurement)
-			return exitNoMeasurement
-		}
-		var lost *contextLost
-		if errors.As(err, &lost) {
-			fmt.Fprintf(stderr, "kreplay %s: %v\n", c.name, err)
-			if code, ok := goOn(c.name, args[1:], lost, stdout, stderr); ok {
-				return code
-			}
-			return exitError
-		}
-		fmt.Fprintf(stderr, "kreplay %s: %v\n", c.name, err)
-		return exitError
-	}
-	fmt.Fprintf(stderr, "kreplay: unknown command %q\n", args[0])
-	usage(stderr)
-	return exitUsage
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: kreplay COMMAND [ARGS]\n\ncommands:")
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n           %s\n", c.name, c.args, c.help)
-	}
-}
-
-// newFlags returns a flag set that reports errors instead of exiting and
-// whose -h says what the command does and takes, then its flags.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("kreplay "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		for _, c := range commands {
-			if c.name == name {
-				fmt.Fprintf(stderr, "usage: kreplay %s %s\n\n%s\n\nflags:\n", c.name, c.args, strings.ReplaceAll(c.help, "\n           ", "\n"))
-			}
-		}
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseArgs parses flags that may follow positional arguments and checks
-// that lo to hi of those remain (hi < 0: no bound), errUsage otherwise;
-// with none and dflt given, the positional arguments are dflt.
-func parseArgs(fs *flag.FlagSet, args []string, lo, hi int, dflt ...string) ([]string, error) {
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if len(pos) == 0 && len(dflt) > 0 {
-		pos = dflt
-	}
-	if len(pos) < lo || hi >= 0 && len(pos) > hi {
-		return nil, errUsage
-	}
-	return pos, nil
-}
-
 // causalFlag is the flag that switches tier3.CausalScores; a command
 // that has it (causalScoresFlag) gets it applied by parseInterspersed.
 const causalFlag = "causal-scores"
@@ -162,28 +83,19 @@ func causalScoresFlag(fs *flag.FlagSet) {
 	fs.Bool(causalFlag, true, "feed a softmax over square scores [..., S, S] causally masked inputs, as a causal language model's prefill has\n(a guess from the shape, tier3.CausalScores; false: uniform inputs, as for an encoder)")
 }
 
-// parseInterspersed parses flags that may follow positional arguments,
-// and applies -causal-scores where the command has it.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			if f := fs.Lookup(causalFlag); f != nil {
-				tier3.CausalScores = f.Value.(flag.Getter).Get().(bool)
-			}
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+// applyCausalScores sets tier3.CausalScores from fs's -causal-scores,
+// where the command has it.
+func applyCausalScores(fs *flag.FlagSet) {
+	if f := fs.Lookup(causalFlag); f != nil {
+		tier3.CausalScores = f.Value.(flag.Getter).Get().(bool)
 	}
 }
 
+// embeddedBundles lists the bundles embedded in kreplay, for the help.
+func embeddedBundles() []string { return traces.Bundles() }
+
 func cmdImport(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("import", stderr)
+	fs := newFlags("import")
 	out := fs.String("o", "", "write the set to `FILE` (default: standard output)")
 	workload := fs.String("workload", "", "workload `NAME` (default: from the file name)")
 	pos, err := parseArgs(fs, args, 1, 1)
@@ -205,13 +117,16 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdInspect(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("inspect", stderr)
+	fs := newFlags("inspect")
 	causalScoresFlag(fs)
 	top := fs.Int("top", 15, "show the top `N` signatures by traced time")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseArgs(fs, args, 1, -1, defaultInput)
 	if err != nil {
 		return err
+	}
+	if *top < 0 {
+		return usagef("-top %d: want 0 or more", *top)
 	}
 	var all []*signatures.Inspection
 	var sets []*signatures.Set

@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/kreplay/kreplay/internal/atomicfile"
+	"go/token"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,17 +11,21 @@ import (
 	"strings"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/internal/atomicfile"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/workload"
 )
 
 func cmdGen(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gen", stderr)
-	out := fs.String("o", "", "write the package into `DIR` (default: bench/ and the workload as a Go identifier)")
+	fs := newFlags("gen")
+	out := fs.String("o", "", "write the package into `DIR` (default: ./PKG, PKG the workload as a Go identifier)")
 	pkg := fs.String("pkg", "", "Go package `NAME` (default: the workload as a Go identifier)")
 	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
+	}
+	if *pkg != "" && !token.IsIdentifier(*pkg) {
+		return usagef("-pkg %q: want a Go identifier", *pkg)
 	}
 	set, bundle, err := load(pos[0])
 	if err != nil {
@@ -29,7 +33,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := *out
 	if dir == "" {
-		dir = filepath.Join("bench", bench.PackageName(bench.Workload(set.Source)))
+		dir = bench.PackageName(bench.Workload(set.Source))
 	}
 	source, err := genSource(pos[0], dir)
 	if err != nil {

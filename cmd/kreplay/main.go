@@ -4,10 +4,14 @@
 // Usage:
 //
 //	kreplay capture SPEC -o DIR
-//	kreplay import TRACE [-o FILE] [-workload NAME]
-//	kreplay inspect [-top N] [-json] TRACE|SET.json|BUNDLE ...
+//	kreplay import [-o FILE] TRACE|SET|BUNDLE
+//	kreplay inspect [-top N] [-json] [TRACE|SET|BUNDLE ...]
+//	kreplay predict [TRACE|SET|BUNDLE]
+//	kreplay report BENCH ...
+//	kreplay version
 //
-// Run "kreplay help" for the list of commands.
+// Run "kreplay help" for the list of commands, the arguments' names and
+// the exit statuses, and "kreplay help COMMAND" for a command's flags.
 package main
 
 import (

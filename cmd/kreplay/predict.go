@@ -2,11 +2,14 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kreplay/kreplay/bench"
@@ -23,12 +26,12 @@ import (
 // the timeline and the real inference, write them as benchmark output
 // and report the prediction against the trace and the model.
 func cmdPredict(args []string, stdout, stderr io.Writer) error {
-	flags := newFlags("predict", stderr)
+	flags := newFlags("predict")
 	causalScoresFlag(flags)
-	out := flags.String("o", "", "write the measurements as go test -bench output to `FILE` (default WORKLOAD.bench)")
+	out := flags.String("o", "", "write the measurements as go test -bench output to `BENCH` (default WORKLOAD.bench)")
 	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
 	cacheFlag := flags.String("cache", "context", "L2 cache `MODE` of the signature replays (see kreplay run -h)")
-	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML")
+	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML (-energy=false: times only)")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
 	budget := flags.Duration("budget", 2*time.Second, "time `BUDGET` per signature (sampling stops earlier once converged)")
 	energyShare := flags.Float64("energy-share", 1, "measure the energy of the largest signatures that make up this `SHARE` of the traced time (0 to 1),\nand estimate the rest's from their class's measured power")
@@ -36,7 +39,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	energyDuty := flags.Bool("energy-duty", true, "measure a signature whose energy window ran power-capped again, in bursts with idle gaps under the cap")
 	binaries := flags.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	modelTicks := flags.Int("model-ticks", 20, "NVML energy-counter `TICKS` of the full model's energy window")
-	noModel := flags.Bool("no-model", false, "no full-model reference (-model none)")
+	noModel := flags.Bool("no-model", false, "deprecated: the same as -model none, which replaces it")
 	modelMode := flags.String("model", "auto", "the full-model reference: `MODE` measured (a bundle's measured run), run (run the workload now),\nnone, or auto (measured for a bundle that has one, else run)")
 	noTimeline := flags.Bool("no-timeline", false, "skip the timeline replay")
 	plots := flags.String("plots", "", "write the report's plots (SVG and PNG) into `DIR`")
@@ -50,17 +53,28 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *noModel {
+		if set := setFlags(flags); set["model"] && *modelMode != "none" {
+			return usagef("-no-model and -model %s: give one (-no-model is the deprecated form of -model none)", *modelMode)
+		}
+		fmt.Fprintln(stderr, "kreplay predict: -no-model is deprecated: use -model none")
 		*modelMode = "none"
 	}
 	cache, err := replay.ParseCacheMode(*cacheFlag)
-	if err != nil {
-		return err
-	}
-	if *energyShare < 0 || *energyShare > 1 {
-		return fmt.Errorf("-energy-share %g: want a share from 0 to 1", *energyShare)
-	}
-	if *ticks < 2 || *modelTicks < 2 {
-		return fmt.Errorf("-ticks %d, -model-ticks %d: want 2 or more", *ticks, *modelTicks)
+	switch {
+	case err != nil:
+		return usagef("-cache: %v", err)
+	case !slices.Contains(modelModes, *modelMode):
+		return usagef("-model %q: want %s", *modelMode, strings.Join(modelModes, ", "))
+	case *energyShare < 0 || *energyShare > 1:
+		return usagef("-energy-share %g: want a share from 0 to 1", *energyShare)
+	case *ticks < 2 || *modelTicks < 2:
+		return usagef("-ticks %d, -model-ticks %d: want 2 or more", *ticks, *modelTicks)
+	case *budget <= 0 || *energyWarmup < 0:
+		return usagef("-budget %v, -energywarmup %v: want a positive budget and a warm-up of 0 or more", *budget, *energyWarmup)
+	case *devIndex < 0:
+		return usagef("-device %d: want a device index, 0 or more", *devIndex)
+	case *top < 0:
+		return usagef("-top %d: want 0 or more", *top)
 	}
 	peaks, err := roofline.OptionsFromEnv()
 	if err != nil {
@@ -125,9 +139,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		Progress:     stderr,
 	})
 	if errors.Is(err, predict.ErrNoGPU) {
-		fmt.Fprintf(stdout, "%v\nThe CPU-only part ends here: on a GPU machine, predict goes on to replay every signature\n"+
-			"(with its energy), the timeline and the real inference, and reports the prediction.\n", err)
-		return errNothingMeasured
+		return cpuPartEnds(stdout, err, "predict", "replay every signature (with its energy),\n"+
+			"the timeline and the real inference, and report the prediction")
 	}
 	if err != nil {
 		return err
@@ -170,6 +183,16 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return lostError([]error{fr.Lost}, true) // a lost CUDA context: the prediction lacks what came after
+}
+
+// modelModes are the values of predict's -model.
+var modelModes = []string{"auto", "measured", "run", "none"}
+
+// setFlags returns the names of the flags of fs the command line set.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }
 
 // modelRef is predict's full-model reference: a measured run, the spec

@@ -33,9 +33,11 @@ func TestPredictErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"predict", "a", "b"}, 2, "usage: kreplay predict"},
-		{[]string{"predict", "-ticks", "1"}, 1, "want 2 or more"},
-		{[]string{"predict", "-cache", "tepid"}, 1, "unknown cache mode"},
+		{[]string{"predict", "a", "b"}, 2, "kreplay predict: want at most 1 argument, got 2"},
+		{[]string{"predict", "-ticks", "1"}, 2, "want 2 or more"},
+		{[]string{"predict", "-cache", "tepid"}, 2, "unknown cache mode"},
+		{[]string{"predict", "-budget", "0s"}, 2, "-budget 0s"},
+		{[]string{"predict", "-energy-share", "2"}, 2, "want a share from 0 to 1"},
 		{[]string{"predict", "embedded:nope"}, 1, "no such embedded bundle or trace"},
 	} {
 		code, _, e := runCmd(t, tc.args...)

@@ -56,7 +56,7 @@ type runFlags struct {
 // parseRunFlags parses kreplay run's arguments into its flags and its
 // positional arguments (the default input when there are none).
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error) {
-	fs := newFlags("run", stderr)
+	fs := newFlags("run")
 	causalScoresFlag(fs)
 	tiersFlag := fs.String("tiers", "1,2,3", "replay only these `TIERS` (comma-separated)")
 	cacheFlag := fs.String("cache", "context", "L2 cache `MODE`: context (auto, but a captured kernel, memory-bound GEMMs too, runs after the launches recorded just before it),\nauto (weights rotate, layer norm cold, other tier-3 kernels primed, the rest warm), rotating, warm, cold or primed")
@@ -90,10 +90,10 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		return nil, nil, err
 	}
 	if *energyShare < 0 || *energyShare > 1 {
-		return nil, nil, fmt.Errorf("-energy-share %g: want a share from 0 to 1", *energyShare)
+		return nil, nil, usagef("-energy-share %g: want a share from 0 to 1", *energyShare)
 	}
-	if *resume && *progOut == "" {
-		return nil, nil, fmt.Errorf("-resume needs -out FILE")
+	if err := checkRunValues(*resume, *progOut, *ticks, *budget, *target, *tol, *devIndex); err != nil {
+		return nil, nil, err
 	}
 	f := &runFlags{ids: *ids, skip: *skip, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
 		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
@@ -103,12 +103,12 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	for _, x := range strings.Split(*tiersFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(x))
 		if err != nil || n < 1 || n > 3 {
-			return nil, nil, fmt.Errorf("-tiers %q: want numbers 1 to 3", *tiersFlag)
+			return nil, nil, usagef("-tiers %q: want numbers 1 to 3", *tiersFlag)
 		}
 		f.tiers = append(f.tiers, signatures.Tier(n))
 	}
 	if f.cache, err = replay.ParseCacheMode(*cacheFlag); err != nil {
-		return nil, nil, err
+		return nil, nil, usagef("-cache: %v", err)
 	}
 	for _, x := range strings.Split(*devList, ",") {
 		if x = strings.TrimSpace(x); x == "" {
@@ -116,7 +116,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		}
 		n, err := strconv.Atoi(x)
 		if err != nil || n < 0 {
-			return nil, nil, fmt.Errorf("-devices %q: want device indices", *devList)
+			return nil, nil, usagef("-devices %q: want device indices", *devList)
 		}
 		f.devices = append(f.devices, n)
 	}
@@ -124,12 +124,33 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		f.devices = []int{*devIndex}
 	}
 	if f.roofline && len(f.devices) > 1 {
-		return nil, nil, fmt.Errorf("-roofline: one device at a time (-devices %s)", *devList)
+		return nil, nil, usagef("-roofline: one device at a time (-devices %s)", *devList)
 	}
 	if len(pos) == 0 {
 		pos = []string{defaultInput}
 	}
 	return f, pos, nil
+}
+
+// checkRunValues checks the values of run's flags that parse without
+// telling whether they make sense: a usage error names the one that
+// does not.
+func checkRunValues(resume bool, progOut string, ticks int, budget time.Duration, ci, tol float64, device int) error {
+	switch {
+	case resume && progOut == "":
+		return usagef("-resume needs -out FILE")
+	case ticks != 0 && ticks < 2:
+		return usagef("-ticks %d: want 2 or more", ticks)
+	case budget <= 0:
+		return usagef("-budget %v: want a positive duration", budget)
+	case !(ci > 0):
+		return usagef("-ci %g: want a positive relative half-width", ci)
+	case !(tol >= 0):
+		return usagef("-tolerance %g: want 0 or more", tol)
+	case device < 0:
+		return usagef("-device %d: want a device index, 0 or more", device)
+	}
+	return nil
 }
 
 // setRunner replays a set: one device, or a group of them.
@@ -189,6 +210,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	runner, opened, closeDevices, err := openDevices(f.devices, stderr)
+	if err != nil && (len(f.devices) == 1 || isNoGPU(err)) {
+		return noGPU(err) // as predict and whatif: a device that does not open is none
+	}
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func TestRunRooflineProbesClock(t *testing.T) {
 // stops before any GPU is opened, saying so.
 func TestRunRooflineOneDevice(t *testing.T) {
 	code, _, e := runCmd(t, "run", "-roofline", "-devices", "0,1")
-	if code != 1 || !strings.Contains(e, "-roofline: one device at a time (-devices 0,1)") {
+	if code != exitUsage || !strings.Contains(e, "-roofline: one device at a time (-devices 0,1)") {
 		t.Errorf("exit %d, stderr %q", code, e)
 	}
 }

@@ -14,9 +14,9 @@ import (
 // cmdTimeline exports a trace's timeline, with the replayed times of a
 // benchmark output beside it, for Perfetto's UI or chrome://tracing.
 func cmdTimeline(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("timeline", stderr)
+	fs := newFlags("timeline")
 	out := fs.String("o", "", "write the export to `FILE` (default WORKLOAD.timeline.json)")
-	benchFiles := fs.String("bench", "", "draw the replayed times of these go test -bench `FILES` (comma-separated; kreplay predict's output or a generated package's) beside the trace")
+	benchFiles := fs.String("bench", "", "draw the replayed times of these go test -bench outputs `BENCH,...` (comma-separated; kreplay predict's output or a generated package's) beside the trace")
 	pos, err := parseArgs(fs, args, 1, 1, defaultInput)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ type whatifFlags struct {
 
 func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
 	return &whatifFlags{
-		kernel: fs.String("kernel", "", "the what-if kernel: `FILE`.cu (CUDA C++, compiled with NVRTC on the GPU machine), or a .cubin, .fatbin or .ptx image;\nwithout it, only the runs of -replace are found and printed"),
+		kernel: fs.String("kernel", "", "the what-if `KERNEL`: FILE.cu (CUDA C++, compiled with NVRTC on the GPU machine), or a .cubin, .fatbin or .ptx image;\nwithout it, only the runs of -replace are found and printed"),
 		name:   fs.String("name", "", "the kernel's extern \"C\" function `NAME`"),
 		replace: fs.String("replace", "", "the contiguous run of traced ops the kernel replaces: `OPS`, comma-separated aten ops (pow is aten::pow) or signature IDs,\nor a recipe: "+
 			strings.Join(whatif.RecipeNames(), ", ")),
@@ -37,7 +38,7 @@ func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
 		shared:     fs.Uint("shared", 0, "the kernel's dynamic shared memory in `BYTES`"),
 		eps:        fs.Float64("eps", whatif.DefaultEps, "the norm's `EPS` where the trace does not record it (a guess: LlamaConfig's default; Llama-2 uses 1e-5)"),
 		tol:        fs.Float64("tol", whatif.DefaultTolerance, "the output check's `TOLERANCE`, relative to the largest magnitude of the chain's output"),
-		bench:      fs.String("bench", "", "kreplay predict's output `FILE.bench`: the predicted totals and the replaced signatures' times\n(default: the replaced signatures are replayed alone now, and there are no totals)"),
+		bench:      fs.String("bench", "", "kreplay predict's output `BENCH`: the predicted totals and the replaced signatures' times\n(default: the replaced signatures are replayed alone now, and there are no totals)"),
 		energy:     fs.Bool("energy", false, "also measure energies with NVML: the kernel's and the replaced signatures' per launch, and the timelines'"),
 		ticks:      fs.Int("ticks", 31, "NVML energy-counter `TICKS` per energy window (about 0.1 s each)"),
 		budget:     fs.Duration("budget", 2*time.Second, "time `BUDGET` of each replay alone"),
@@ -56,41 +57,18 @@ func newWhatifFlags(fs *flag.FlagSet) *whatifFlags {
 // replaces and its binding; on a GPU the output check, the prediction and
 // the timeline check.
 func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("whatif", stderr)
+	fs := newFlags("whatif")
 	causalScoresFlag(fs)
 	f := newWhatifFlags(fs)
 	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	if *f.replace == "" || (*f.kernel != "") != (*f.name != "") {
-		fmt.Fprintln(stderr, "kreplay whatif: give -replace, and -kernel with -name")
-		return errUsage
-	}
-	switch {
-	case *f.again && !*f.energy:
-		return fmt.Errorf("-again predicts from the timelines' energies: give -energy too")
-	case *f.again && *f.noTimeline:
-		return fmt.Errorf("-again predicts from the timeline check's runs: drop -no-timeline")
-	case *f.removed && !*f.energy:
-		return fmt.Errorf("-removed predicts from the timelines' energies: give -energy too")
-	case *f.removed && *f.noTimeline:
-		return fmt.Errorf("-removed predicts from the timeline check's runs: drop -no-timeline")
-	}
-	if *f.settle <= 0 {
-		return fmt.Errorf("-settle %v: want a positive duration", *f.settle)
-	}
-	if *f.ticks < 2 || *f.rounds < 1 {
-		return fmt.Errorf("-ticks %d, -rounds %d: want 2 or more ticks and a round or more", *f.ticks, *f.rounds)
-	}
-	modes, err := parseModes(*f.modes)
+	v, err := f.validate()
 	if err != nil {
 		return err
 	}
-	steps, err := whatif.ParseReplace(*f.replace)
-	if err != nil {
-		return err
-	}
+	modes, steps := v.modes, v.steps
 	set, _, err := load(pos[0])
 	if err != nil {
 		return err
@@ -108,7 +86,7 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 	if *f.kernel == "" {
 		return nil
 	}
-	plan, err := whatifPlan(f, set, m)
+	plan, err := whatifPlan(f, v, set, m)
 	if err != nil {
 		return err
 	}
@@ -123,9 +101,9 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 	}
 	d, err := replay.Open(*f.device)
 	if err != nil {
-		fmt.Fprintf(stdout, "\nno usable GPU: %v\nThe CPU-only part ends here: on a GPU machine, whatif goes on to check the kernel's output against the\n"+
-			"replaced ops, replay it, predict the new GPU time and check the prediction against the timeline replay.\n", err)
-		return errNothingMeasured
+		fmt.Fprintln(stdout)
+		return cpuPartEnds(stdout, err, "whatif", "check the kernel's output against the\n"+
+			"replaced ops, replay it, predict the new GPU time and check the prediction against the timeline replay")
 	}
 	defer d.Close()
 	measure := replay.Options{Budget: *f.budget, Energy: *f.energy, EnergyTicks: *f.ticks}
@@ -155,23 +133,93 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 
 // whatifPlan reads the kernel and its launch shape and binds it to the
 // runs.
-func whatifPlan(f *whatifFlags, set *signatures.Set, m *whatif.Match) (*whatif.Plan, error) {
+func whatifPlan(f *whatifFlags, v *whatifValues, set *signatures.Set, m *whatif.Match) (*whatif.Plan, error) {
 	k, err := whatif.LoadKernel(*f.kernel, *f.name)
 	if err != nil {
 		return nil, err
 	}
-	if k.Grid, err = whatif.ParseGrid(*f.grid); err != nil {
-		return nil, err
-	}
-	if k.Block, err = whatif.ParseBlock(*f.block); err != nil {
-		return nil, err
-	}
-	if *f.shared > 227<<10 {
-		return nil, fmt.Errorf("-shared %d: more than a GPU's 227 KiB", *f.shared)
-	}
-	k.Shared = uint32(*f.shared)
+	k.Grid, k.Block, k.Shared = v.grid, v.block, uint32(*f.shared)
 	return whatif.NewPlan(set, m, k, *f.eps)
 }
+
+// whatifValues are the values of whatif's flags that are parsed from
+// their text.
+type whatifValues struct {
+	steps []string
+	modes []replay.CacheMode
+	grid  [3]whatif.Dim
+	block [3]uint32
+}
+
+// validate checks every flag's value and their combinations, and parses
+// those that need it; what it rejects is a usage error.
+func (f *whatifFlags) validate() (*whatifValues, error) {
+	if *f.replace == "" || (*f.kernel != "") != (*f.name != "") {
+		return nil, usagef("give -replace, and -kernel with -name")
+	}
+	switch {
+	case *f.again && !*f.energy:
+		return nil, usagef("-again predicts from the timelines' energies: give -energy too")
+	case *f.again && *f.noTimeline:
+		return nil, usagef("-again predicts from the timeline check's runs: drop -no-timeline")
+	case *f.removed && !*f.energy:
+		return nil, usagef("-removed predicts from the timelines' energies: give -energy too")
+	case *f.removed && *f.noTimeline:
+		return nil, usagef("-removed predicts from the timeline check's runs: drop -no-timeline")
+	case *f.settle <= 0:
+		return nil, usagef("-settle %v: want a positive duration", *f.settle)
+	case *f.budget <= 0:
+		return nil, usagef("-budget %v: want a positive duration", *f.budget)
+	case *f.ticks < 2 || *f.rounds < 1:
+		return nil, usagef("-ticks %d, -rounds %d: want 2 or more ticks and a round or more", *f.ticks, *f.rounds)
+	case !(*f.eps > 0) || !(*f.tol > 0):
+		return nil, usagef("-eps %g, -tol %g: want positive numbers", *f.eps, *f.tol)
+	case *f.shared > 227<<10:
+		return nil, usagef("-shared %d: more than a GPU's 227 KiB", *f.shared)
+	case *f.device < 0:
+		return nil, usagef("-device %d: want a device index, 0 or more", *f.device)
+	}
+	v := &whatifValues{}
+	var err error
+	if v.modes, err = parseModes(*f.modes); err != nil {
+		return nil, usagef("%v", err)
+	}
+	if v.steps, err = parseReplace(*f.replace); err != nil {
+		return nil, usagef("%v", err)
+	}
+	if v.grid, err = whatif.ParseGrid(*f.grid); err != nil {
+		return nil, usagef("-%v", err)
+	}
+	if v.block, err = whatif.ParseBlock(*f.block); err != nil {
+		return nil, usagef("-%v", err)
+	}
+	return v, nil
+}
+
+// parseReplace reads -replace as whatif.ParseReplace does, and rejects
+// what it would take as op names but no traced op is called: a single
+// name with a '-' (a recipe misspelled: recipes have one, ops none) or
+// a name with other than letters, digits, '_', '.' and "::".
+func parseReplace(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if whatif.RecipeByName(s) != nil {
+		return whatif.ParseReplace(s)
+	}
+	recipes := strings.Join(whatif.RecipeNames(), ", ")
+	if !strings.Contains(s, ",") && strings.Contains(s, "-") {
+		return nil, fmt.Errorf("-replace %s: no such recipe (recipes: %s)", s, recipes)
+	}
+	for _, op := range strings.Split(s, ",") {
+		if op = strings.TrimSpace(op); op != "" && !opName.MatchString(op) {
+			return nil, fmt.Errorf("-replace %s: %q is neither an op name nor a signature ID (or give a recipe: %s)", s, op, recipes)
+		}
+	}
+	return whatif.ParseReplace(s)
+}
+
+// opName matches an op as -replace takes it: "pow", "aten::pow",
+// "aten::add.Tensor", or a signature ID.
+var opName = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*::)?[A-Za-z_][A-Za-z0-9_.]*$|^[0-9a-f]{12}$`)
 
 // parseModes parses -probe-modes: comma-separated cache modes, "" none.
 func parseModes(s string) ([]replay.CacheMode, error) {
