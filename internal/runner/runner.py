@@ -15,7 +15,7 @@ import kreplay_runner as kr
 
 try:
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM, LogitsProcessor, LogitsProcessorList
 except Exception as e:  # noqa: BLE001 - report any import failure plainly
     kr.fail_start(f"{sys.executable} cannot import the runner's modules: {e!r}")
 
@@ -91,6 +91,16 @@ def to_fp8(model, dev, rowwise=False):
     return len(targets)
 
 
+class TokenMark(LogitsProcessor):
+    """Marks each generated token in the host's schedule
+    (kreplay_runner.mark_token) and passes the scores through unchanged:
+    it adds no GPU work."""
+
+    def __call__(self, input_ids, scores):
+        kr.mark_token()
+        return scores
+
+
 def build_model(spec, dev):
     m = spec["model"]
     dtype = DTYPES[spec.get("dtype", "f16")]
@@ -159,9 +169,12 @@ def build(spec):
         elif c:
             model.forward = compiled(model.forward, c, True)
 
+        marks = LogitsProcessorList([TokenMark()])
+
         def run():
             with torch.no_grad():
-                model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0, **gen)
+                model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0,
+                               logits_processor=marks, **gen)
         return run, info
     ids = torch.randint(0, vocab, (int(w.get("batch", 1)), int(w["seq"])), device=dev, generator=g)
     fwd = compiled(model, c, False) if c else model
