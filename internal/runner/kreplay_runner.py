@@ -57,15 +57,16 @@ request by request:
          with "detach", kr_inject_detach() last, which lets go of CUPTI
          (unsubscribes and finalizes it) so that the measured run is not
          slowed by it and the profiler can trace this process afterwards.
-  {"cmd": "schedule", "n": 5, "path": "/abs/schedule.txt", "process": 0}
+  {"cmd": "schedule", "n": 5, "path": "/abs/schedule.txt", "process": 0, "warmup_s": 0.5}
       -> {"ok": true, "path": ..., "inferences": k, "armed_wall_ns": ...,
           "measured_wall_ns": ..., "overhead_ns_per_inference": ...,
           "records": ..., "lost": ..., "outside": ..., "incomplete": ...}
-         the host's schedule of n inferences (docs/whole-inference.md): the
-         schedule recorder named by $KREPLAY_SCHED_LIB (loaded through
-         CUDA_INJECTION64_PATH) is armed (kr_sched_arm(1)), the n inferences
-         run back to back as run's do (no host synchronization between them,
-         a CUDA event after each, the NVML poller running), each marked
+         the host's schedule of n inferences (docs/whole-inference.md): after
+         warmup_s seconds of inferences (run ends idle, measuring the idle
+         power), the schedule recorder named by $KREPLAY_SCHED_LIB (loaded
+         through CUDA_INJECTION64_PATH) is armed (kr_sched_arm(1)), the n
+         inferences run back to back as run's do (no host synchronization
+         between them, a CUDA event after each, the NVML poller running), each marked
          kr_sched_mark(1) before it and kr_sched_mark(3) after its event is
          recorded (mark_token() marks 2 in between), then after one
          synchronize it is disarmed and flushed to path, and it lets go of
@@ -455,7 +456,7 @@ def _schedule(req):
     if not measured_s:
         raise RuntimeError("schedule: no measured run in this process to compare the recorder's with (send run first)")
     fn = _state["run"]
-    torch.cuda.synchronize()
+    _warmup({"n": 1, "min_s": float(req.get("warmup_s", 0.5))})
     rc = lib.kr_sched_arm(1)
     if rc != 0:
         raise RuntimeError(f"schedule: the schedule recorder could not arm: {_ARM_ERRORS.get(rc, rc)}")
