@@ -30,13 +30,14 @@
  * (the batched copies of CUDA 12.8, cuMemcpyBatchAsync and
  * cuMemcpy3DBatchAsync, are not among them).
  *
- * The work per call while armed (callback), the hot path: two reads of
- * CLOCK_MONOTONIC (vDSO), one relaxed atomic fetch-and-add on the
- * buffer's index, a table lookup by callback id, a few loads of the call's
- * parameters and one 64-byte store at API entry; at API exit a clock read,
- * two stores, and for a query one load of its result. No lock, no
- * allocation, no system call, no string work. Disarmed, the callback
- * returns at once. Kernel names are resolved at flush, once per function
+ * The work per call while armed (callback), the hot path: at API entry
+ * one read of CLOCK_MONOTONIC (vDSO), a table lookup by callback id, one
+ * relaxed atomic fetch-and-add on the buffer's index, a few loads of the
+ * call's parameters and one 64-byte store into the buffer (preallocated
+ * and faulted in at the first arm); at API exit a clock read, a store,
+ * and for a query one load of its result. No lock, no allocation, no
+ * system call, no string work. Disarmed, the callback returns at once
+ * (it clears the call's correlation slot). Kernel names are resolved at flush, once per function
  * (cuFuncGetName, or for a CUkernel cuKernelGetFunction first), and the
  * direction of a copy between unified addresses is asked of the driver
  * there too (cuPointerGetAttribute); nothing is written to disk while
