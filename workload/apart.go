@@ -42,11 +42,14 @@ func (c *capture) measureApart() (*runner.Result, []float64, error) {
 	var medians []float64
 	for i := range n {
 		fmt.Fprintf(p, "capture: loading, to measure it in process %d of %d, without the profiler or the kernel recorder (%s)\n", i+1, n, c.where())
-		r, _, err := c.start(nil, "capture")
+		r, _, err := c.start(c.schedEnv, "capture")
 		if err != nil {
 			return nil, nil, err
 		}
 		res, err := c.measure(r)
+		if err == nil && c.schedEnv != nil {
+			c.schedule(r, i)
+		}
 		c.closeRunners()
 		if err != nil {
 			return nil, nil, err
@@ -56,6 +59,7 @@ func (c *capture) measureApart() (*runner.Result, []float64, error) {
 		medians = append(medians, m)
 	}
 	pick := medianIndex(medians)
+	c.measuredProcess = pick
 	if n > 1 {
 		ms := make([]string, n)
 		for i, m := range medians {

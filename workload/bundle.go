@@ -28,12 +28,20 @@ import (
 //	                (replay.Measured's format)
 //	env.json        the GPU and software the capture ran on (Env)
 //	kernels/        the kernels' binaries, when recorded
+//	schedule.pN.txt.gz
+//	                the host's schedule of each measured process N, when
+//	                recorded (version 2 on; ScheduleFile)
 //
 // kreplay takes a bundle wherever it takes a trace.
 const (
-	BundleVersion = 1
+	// BundleVersion is the version Capture writes: 2 adds the host
+	// schedules and the measured process. Version 1 bundles still read.
+	BundleVersion = 2
 	BundleFile    = "bundle.json"
 )
+
+// minBundleVersion is the oldest bundle version kreplay reads.
+const minBundleVersion = 1
 
 // Manifest is bundle.json. File names are relative to the bundle's
 // directory.
@@ -54,6 +62,15 @@ type Manifest struct {
 	// before the traced one (CaptureOptions.ProfileWarmup); nil in a
 	// bundle written before kreplay recorded it, where it was none.
 	ProfileWarmup *int `json:"profile_warmup,omitempty"`
+	// Schedules are the host schedules recorded in the measured
+	// processes (ScheduleFile, gzip'ed; docs/whole-inference.md's
+	// format), in run order, one per process that recorded one; none in a
+	// version 1 bundle.
+	Schedules []string `json:"schedules,omitempty"`
+	// MeasuredProcess is the index (from 0, in run order) of the process
+	// whose measured run measured.json keeps, the median one; nil in a
+	// version 1 bundle.
+	MeasuredProcess *int `json:"measured_process,omitempty"`
 	// Created is when the bundle was written (RFC 3339); Kreplay the
 	// version of kreplay that wrote it.
 	Created string `json:"created"`
@@ -115,8 +132,14 @@ func OpenBundle(fsys fs.FS, name string) (*Bundle, error) {
 // check validates the manifest against the files.
 func (b *Bundle) check() error {
 	m := &b.Manifest
-	if m.Version != BundleVersion {
-		return fmt.Errorf("version %d is not a version this kreplay reads (want %d)", m.Version, BundleVersion)
+	if m.Version < minBundleVersion || m.Version > BundleVersion {
+		return fmt.Errorf("version %d is not a version this kreplay reads (want %d to %d)", m.Version, minBundleVersion, BundleVersion)
+	}
+	if m.Version < 2 && (len(m.Schedules) > 0 || m.MeasuredProcess != nil) {
+		return fmt.Errorf("version %d: schedules and measured_process are version 2's", m.Version)
+	}
+	if m.MeasuredProcess != nil && *m.MeasuredProcess < 0 {
+		return fmt.Errorf("measured_process %d: want an index from 0", *m.MeasuredProcess)
 	}
 	if !nameRE.MatchString(m.Workload) {
 		return fmt.Errorf("workload %q is not a workload name", m.Workload)
@@ -130,7 +153,7 @@ func (b *Bundle) check() error {
 	if len(m.Traces) == 0 {
 		return fmt.Errorf(`"traces": want at least one trace`)
 	}
-	files := append([]string{m.Spec}, m.Traces...)
+	files := append(append([]string{m.Spec}, m.Traces...), m.Schedules...)
 	for _, f := range []string{m.Measured, m.Env} {
 		if f != "" {
 			files = append(files, f)

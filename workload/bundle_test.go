@@ -2,6 +2,7 @@ package workload
 
 import (
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func TestEmbeddedBundles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := want[name]
 			b := embeddedBundle(t, name)
-			if b.Manifest.Workload != w.workload || len(b.Manifest.Traces) != w.traces {
+			if b.Manifest.Workload != w.workload || len(b.Manifest.Traces) != w.traces || len(b.Schedules()) != 0 || b.MeasuredSchedule() != -1 {
 				t.Errorf("manifest %+v", b.Manifest)
 			}
 			s, err := b.Spec()
@@ -142,7 +143,10 @@ func TestReadBundle(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, edit, want string }{
 		{"unknown field", `"kreplay":"test","extra":1`, `unknown field "extra"`},
-		{"bad version", `"version":2`, "version 2 is not a version this kreplay reads"},
+		{"bad version", `"version":3`, "version 3 is not a version this kreplay reads (want 1 to 2)"},
+		{"version 0", `"version":0`, "version 0 is not a version this kreplay reads"},
+		{"schedules in version 1", `"schedules":["spec.json"]`, "schedules and measured_process are version 2's"},
+		{"measured process in version 1", `"measured_process":0`, "schedules and measured_process are version 2's"},
 		{"missing trace", `"traces":["trace.json.gz","rank1.trace.json.gz"]`, "rank1.trace.json.gz is missing"},
 		{"no traces", `"traces":[]`, "want at least one trace"},
 		{"escaping path", `"spec":"../spec.json"`, `"../spec.json" is not a file name inside the bundle`},
@@ -172,6 +176,67 @@ func TestReadBundle(t *testing.T) {
 	}
 	if _, err := ReadBundle(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a bundle: no bundle.json") {
 		t.Errorf("empty directory: %v", err)
+	}
+	// A version 1 bundle has no schedules.
+	if len(b.Schedules()) != 0 || b.MeasuredSchedule() != -1 {
+		t.Errorf("version 1: schedules %v, measured %d", b.Schedules(), b.MeasuredSchedule())
+	}
+	if _, err := b.OpenSchedule(0); err == nil || !strings.Contains(err.Error(), "no host schedule 0 (the bundle has 0)") {
+		t.Errorf("OpenSchedule(0) of a bundle without: %v", err)
+	}
+}
+
+// A version 2 bundle lists its schedules, gzip'ed, and the process whose
+// run it keeps; OpenSchedule gunzips them, MeasuredSchedule finds the
+// kept process's, and a listed schedule must be there.
+func TestBundleSchedules(t *testing.T) {
+	mp := 1
+	m := Manifest{Version: BundleVersion, Workload: "bloom-560m_prefill", Spec: "spec.json", Traces: []string{"trace.json.gz"},
+		Measured: "measured.json", Env: "env.json", Created: "2026-11-28T00:00:00Z", Kreplay: "test",
+		Schedules: []string{ScheduleFile(0), ScheduleFile(1)}, MeasuredProcess: &mp}
+	js, _ := json.Marshal(m)
+	if !strings.Contains(string(js), `"schedules":["schedule.p0.txt.gz","schedule.p1.txt.gz"],"measured_process":1`) {
+		t.Errorf("manifest %s", js)
+	}
+	dir := writeBundle(t, string(js))
+	texts := []string{"kreplay-schedule 1\nprocess 0\n", "kreplay-schedule 1\nprocess 1\n"}
+	for i, text := range texts {
+		src := filepath.Join(t.TempDir(), "s.txt")
+		os.WriteFile(src, []byte(text), 0o644)
+		if err := gzipFile(src, filepath.Join(dir, ScheduleFile(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := ReadBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.MeasuredSchedule() != 1 || len(b.Schedules()) != 2 {
+		t.Errorf("schedules %v, measured %d", b.Schedules(), b.MeasuredSchedule())
+	}
+	for i, want := range texts {
+		r, err := b.OpenSchedule(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		if err != nil || string(got) != want || r.Close() != nil {
+			t.Errorf("schedule %d: %q, %v; want %q", i, got, err, want)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ScheduleFile(0)), []byte("not gzip"), 0o644)
+	if _, err := b.OpenSchedule(0); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ScheduleFile(0))) {
+		t.Errorf("a schedule that is not gzip'ed: %v", err)
+	}
+	os.Remove(filepath.Join(dir, ScheduleFile(1)))
+	if _, err := ReadBundle(dir); err == nil || !strings.Contains(err.Error(), "schedule.p1.txt.gz is missing") {
+		t.Errorf("a missing schedule: %v", err)
+	}
+	neg := -1
+	m.MeasuredProcess, m.Schedules = &neg, nil
+	js, _ = json.Marshal(m)
+	if _, err := ReadBundle(writeBundle(t, string(js))); err == nil || !strings.Contains(err.Error(), "measured_process -1") {
+		t.Errorf("measured process -1: %v", err)
 	}
 }
 

@@ -56,6 +56,17 @@ type CaptureOptions struct {
 	// negative value none (the traced inference right after the
 	// profiler's start).
 	ProfileWarmup int
+	// NoSchedule leaves the host's schedule out. Otherwise every runner
+	// that measures the workload starts with the schedule recorder
+	// loaded (package inject's, built with the system C compiler: without
+	// one, a warning and no schedule), and after its measured run records
+	// ScheduleInferences more inferences with it armed into the bundle
+	// (ScheduleFile), with the recorder's overhead against the measured
+	// run; a failure there is a warning, not a failed capture.
+	NoSchedule bool
+	// ScheduleInferences is how many inferences each schedule records
+	// (default runner.DefaultScheduleInferences).
+	ScheduleInferences int
 }
 
 // DefaultProfileWarmup is how many inferences a capture profiles and
@@ -89,11 +100,13 @@ type KernelRecorder interface {
 // loads it, warms it up, at least WarmupInferences and WarmupTime, when
 // torch.compile compiles, and measures it as Measure does: wall time per
 // inference, NVML energy over whole counter ticks, idle power after) and
-// keeps the median one's run; then, in one more runner, it records the
-// kernels when o.Kernels is set, profiles one inference (Kineto trace,
-// record_shapes, gzip) and asks for the environment. It writes into a
-// temporary directory beside dir and renames it to dir at the end: a
-// failure leaves nothing, and an error says what failed and where.
+// keeps the median one's run, with each process's host schedule recorded
+// after its run (CaptureOptions.NoSchedule); then, in one more runner, it
+// records the kernels when o.Kernels is set, profiles one inference
+// (Kineto trace, record_shapes, gzip) and asks for the environment. It
+// writes into a temporary directory beside dir and renames it to dir at
+// the end: a failure leaves nothing, and an error says what failed and
+// where.
 func Capture(ctx context.Context, s *Spec, dir string, o CaptureOptions) (*Bundle, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -184,6 +197,12 @@ type capture struct {
 	o       CaptureOptions
 	runners []*runner.Runner
 	stops   []func() bool
+	// schedEnv loads the schedule recorder into the measured runners (nil:
+	// no schedule); schedules are the bundle's schedule files written so
+	// far, measuredProcess the index of the process whose run is kept.
+	schedEnv        []string
+	schedules       []string
+	measuredProcess int
 }
 
 // start starts a runner for the workload and loads it; the context's end
@@ -236,11 +255,15 @@ func (c *capture) run() error {
 			return fmt.Errorf("the kernel recorder: %w", err)
 		}
 	}
+	c.schedEnv = c.scheduleRecorder()
 	res, procs, err := c.measureApart()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(p, "capture: loading (%s)\n", c.where())
+	if res == nil { // measured in this runner
+		env = append(env, c.schedEnv...)
+	}
 	r, info, err := c.start(env, "capture")
 	if err != nil {
 		return err
@@ -253,6 +276,9 @@ func (c *capture) run() error {
 	case res == nil:
 		if res, err = c.measure(r); err != nil {
 			return err
+		}
+		if c.schedEnv != nil {
+			c.schedule(r, 0)
 		}
 	default: // measured apart: warm up for the profiled inference
 		fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then profiling\n", WarmupInferences, warmupTime)
@@ -330,6 +356,9 @@ func (c *capture) write(info *runner.Info, res *runner.Result, procs []float64, 
 	}
 	w := c.o.profileWarmup()
 	m.ProfileWarmup = &w
+	m.Schedules = c.schedules
+	mp := c.measuredProcess
+	m.MeasuredProcess = &mp
 	files := []struct {
 		name string
 		v    any

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/replay"
@@ -39,6 +40,51 @@ func fakeGPU(t *testing.T) {
 	old := warmupTime
 	warmupTime = 50 * time.Millisecond
 	t.Cleanup(func() { warmupTime = old })
+	fakeScheduler(t)
+}
+
+// fakeScheduler gives the runners the stand-in schedule recorder
+// (internal/runner/testdata/fake_sched.c, built with gcc), which logs its
+// calls to $FAKE_SCHED_LOG; without gcc, the recorder cannot be built.
+func fakeScheduler(t *testing.T) {
+	t.Helper()
+	old := scheduleEnv
+	t.Cleanup(func() { scheduleEnv = old })
+	if _, err := exec.LookPath("gcc"); err != nil {
+		scheduleEnv = func() ([]string, error) { return nil, inject.ErrNoCompiler }
+		return
+	}
+	tmp := t.TempDir()
+	lib := filepath.Join(tmp, "libfake_sched.so")
+	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-o", lib, filepath.Join(runnerTestdata, "fake_sched.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	t.Setenv("FAKE_SCHED_LOG", filepath.Join(tmp, "sched.log"))
+	scheduleEnv = func() ([]string, error) { return []string{"KREPLAY_SCHED_LIB=" + lib}, nil }
+}
+
+// haveScheduler skips a test of the schedules where the stand-in
+// recorder could not be built.
+func haveScheduler(t *testing.T) {
+	t.Helper()
+	if os.Getenv("FAKE_SCHED_LOG") == "" {
+		t.Skip("no gcc to build the stand-in schedule recorder")
+	}
+}
+
+// readSchedule returns the bundle's i-th schedule, gunzipped.
+func readSchedule(t *testing.T, b *Bundle, i int) string {
+	t.Helper()
+	r, err := b.OpenSchedule(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // plainTrace writes the embedded prefill trace, gunzipped.
@@ -136,6 +182,17 @@ func TestCapture(t *testing.T) {
 	if ps := kept.Processes; len(ps) != 3 || !slices.Contains(ps, keptMS) {
 		t.Errorf("measured per process %v, the run kept %v", ps, kept.SpanMS)
 	}
+	// Each measured process's host schedule, and which process's run is
+	// kept.
+	if mp := b.Manifest.MeasuredProcess; mp == nil || *mp < 0 || *mp >= len(kept.Processes) || kept.Processes[*mp] != keptMS {
+		t.Errorf("measured process %v of %v; the run kept %v", mp, kept.Processes, keptMS)
+	}
+	if os.Getenv("FAKE_SCHED_LOG") != "" {
+		checkSchedules(t, b, 3, progress.String())
+		if b.MeasuredSchedule() != *b.Manifest.MeasuredProcess {
+			t.Errorf("MeasuredSchedule %d, measured process %d", b.MeasuredSchedule(), *b.Manifest.MeasuredProcess)
+		}
+	}
 	if c := kept.Clocks; c == nil || c.MeanMHz != 1980 || c.Samples == 0 || c.PowerCapped < 0 || c.PowerCapped > 1 {
 		t.Errorf("measured run's clocks %+v", c)
 	}
@@ -173,8 +230,13 @@ func TestCapture(t *testing.T) {
 	if _, err := Capture(context.Background(), spec, dir, CaptureOptions{Ticks: 5, Force: true, Processes: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := ReadBundle(dir); err != nil || b.Manifest.Kernels != "" {
-		t.Errorf("replaced bundle %+v, %v", b, err)
+	b, err = ReadBundle(dir)
+	if err != nil || b.Manifest.Kernels != "" {
+		t.Fatalf("replaced bundle %+v, %v", b, err)
+	}
+	// Measured in the traced runner, its schedule too.
+	if os.Getenv("FAKE_SCHED_LOG") != "" && (!slices.Equal(b.Schedules(), []string{ScheduleFile(0)}) || b.MeasuredSchedule() != 0) {
+		t.Errorf("one process: schedules %v, measured %d", b.Schedules(), b.MeasuredSchedule())
 	}
 	// Measured apart without a recorder, the traced runner still warms up
 	// before it profiles: a warm-up in each of the three runners.
@@ -185,8 +247,83 @@ func TestCapture(t *testing.T) {
 	if n := strings.Count(progress.String(), "warm-up inferences"); n != 3 || !strings.Contains(progress.String(), "then profiling") {
 		t.Errorf("%d warm-ups in three runners, two measuring and one profiling:\n%s", n, progress.String())
 	}
+	if b, err := ReadBundle(dir); err != nil || os.Getenv("FAKE_SCHED_LOG") != "" && len(b.Schedules()) != 2 {
+		t.Errorf("two processes: %v, %v", b, err)
+	}
 	if l := leftovers(t, parent, "out"); len(l) > 0 {
 		t.Errorf("left beside the bundle: %v", l)
+	}
+}
+
+// checkSchedules checks a captured bundle's schedules, one for each of n
+// processes: each the stand-in recorder's file of the process, of
+// runner.DefaultScheduleInferences inferences, its overhead said in the
+// progress lines.
+func checkSchedules(t *testing.T, b *Bundle, n int, progress string) {
+	t.Helper()
+	if len(b.Schedules()) != n {
+		t.Fatalf("schedules %v, want %d", b.Schedules(), n)
+	}
+	for i, name := range b.Schedules() {
+		if name != ScheduleFile(i) {
+			t.Errorf("schedule %d is %s", i, name)
+		}
+		s := readSchedule(t, b, i)
+		if !strings.HasPrefix(s, "kreplay-schedule 1\ncpu ") || !strings.Contains(s, fmt.Sprintf("\nprocess %d overhead_ns_per_inference ", i)) ||
+			strings.Count(s, "\ninference ") != runner.DefaultScheduleInferences {
+			t.Errorf("schedule %d:\n%s", i, s)
+		}
+		if want := fmt.Sprintf("capture: process %d: host schedule of %d inferences (%s): the schedule recorder's overhead ", i+1, runner.DefaultScheduleInferences, name); !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
+		}
+	}
+	entries, _ := os.ReadDir(b.Name)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("the bundle keeps %s", e.Name())
+		}
+	}
+}
+
+// With NoSchedule, without a C compiler for the recorder, or where the
+// recorder fails, the capture goes on without schedules, with a warning
+// for the last two.
+func TestCaptureWithoutSchedules(t *testing.T) {
+	fakeGPU(t)
+	haveScheduler(t)
+	spec := commandSpec(t, `["python3", "fake_command.py"]`, "ok")
+	for _, tc := range []struct {
+		name  string
+		opt   CaptureOptions
+		setup func(t *testing.T)
+		want  string
+	}{
+		{"no schedule", CaptureOptions{NoSchedule: true}, nil, ""},
+		{"no compiler", CaptureOptions{}, func(t *testing.T) {
+			scheduleEnv = func() ([]string, error) { return nil, inject.ErrNoCompiler }
+		}, "capture: warning: no host schedule: the schedule recorder: no C compiler"},
+		{"recorder fails", CaptureOptions{}, func(t *testing.T) { t.Setenv("FAKE_SCHED_ARM", "-3") },
+			"capture: warning: no host schedule from process 1: runner schedule: RuntimeError: schedule: the schedule recorder could not arm: CUPTI refused it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.setup != nil {
+				old := scheduleEnv
+				t.Cleanup(func() { scheduleEnv = old })
+				tc.setup(t)
+			}
+			var progress strings.Builder
+			tc.opt.Ticks, tc.opt.Processes, tc.opt.Progress = 5, 2, &progress
+			b, err := Capture(context.Background(), spec, filepath.Join(t.TempDir(), "b"), tc.opt)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, progress.String())
+			}
+			if len(b.Schedules()) != 0 || b.MeasuredSchedule() != -1 || b.Manifest.MeasuredProcess == nil {
+				t.Errorf("schedules %v, measured schedule %d, process %v", b.Schedules(), b.MeasuredSchedule(), b.Manifest.MeasuredProcess)
+			}
+			if tc.want == "" && strings.Contains(progress.String(), "host schedule") || tc.want != "" && !strings.Contains(progress.String(), tc.want) {
+				t.Errorf("progress, want %q:\n%s", tc.want, progress.String())
+			}
+		})
 	}
 }
 

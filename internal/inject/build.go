@@ -36,23 +36,35 @@ func Source(name string) []byte {
 // recorder's source includes.
 func TypesHeader() []byte { return Source("kr_inject_types.h") }
 
-// ErrNoCompiler is wrapped by Build's error when no C compiler is found.
-var ErrNoCompiler = errors.New("no C compiler to build the kernel recorder (set CC)")
+// ErrNoCompiler is Build's and BuildSchedule's error when no C compiler
+// is found.
+var ErrNoCompiler = errors.New("no C compiler to build kreplay's CUDA injection libraries (set CC)")
 
 // Build compiles the recorder into dir (created if needed) with $CC, cc,
 // gcc or clang, and returns the library's path. The library's name holds
 // the sources' hash, so a built library is reused.
 func Build(dir string) (string, error) {
-	files, err := sources.ReadDir("csrc")
+	return build(sources, "libkr_inject", units, dir, "the kernel recorder")
+}
+
+// build compiles the units of the C sources in fsys's csrc directory into
+// dir as name-HASH.so, HASH the sources' hash, unless that library is
+// there; what names the library in errors.
+func build(fsys embed.FS, name string, units []string, dir, what string) (string, error) {
+	files, err := fsys.ReadDir("csrc")
 	if err != nil {
 		return "", err
+	}
+	read := func(f string) []byte {
+		b, _ := fsys.ReadFile("csrc/" + f)
+		return b
 	}
 	h := sha256.New()
 	for _, f := range files {
 		h.Write([]byte(f.Name()))
-		h.Write(Source(f.Name()))
+		h.Write(read(f.Name()))
 	}
-	lib := filepath.Join(dir, "libkr_inject-"+hex.EncodeToString(h.Sum(nil)[:6])+".so")
+	lib := filepath.Join(dir, name+"-"+hex.EncodeToString(h.Sum(nil)[:6])+".so")
 	if st, err := os.Stat(lib); err == nil && st.Size() > 0 {
 		return lib, nil
 	}
@@ -64,7 +76,7 @@ func Build(dir string) (string, error) {
 		return "", err
 	}
 	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name()), Source(f.Name()), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, f.Name()), read(f.Name()), 0o644); err != nil {
 			return "", err
 		}
 	}
@@ -76,7 +88,7 @@ func Build(dir string) (string, error) {
 	out, err := exec.Command(cc, append(args, "-ldl", "-lpthread")...).CombinedOutput()
 	if err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("building the kernel recorder with %s: %v: %s", cc, err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("building %s with %s: %v: %s", what, cc, err, strings.TrimSpace(string(out)))
 	}
 	if err := os.Rename(tmp, lib); err != nil {
 		return "", err

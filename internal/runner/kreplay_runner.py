@@ -57,12 +57,39 @@ request by request:
          with "detach", kr_inject_detach() last, which lets go of CUPTI
          (unsubscribes and finalizes it) so that the measured run is not
          slowed by it and the profiler can trace this process afterwards.
+  {"cmd": "schedule", "n": 5, "path": "/abs/schedule.txt", "process": 0, "warmup_s": 0.5}
+      -> {"ok": true, "path": ..., "inferences": k, "armed_wall_ns": ...,
+          "measured_wall_ns": ..., "overhead_ns_per_inference": ...,
+          "records": ..., "lost": ..., "outside": ..., "incomplete": ...}
+         the host's schedule of n inferences (docs/whole-inference.md): after
+         warmup_s seconds of inferences (run ends idle, measuring the idle
+         power), the schedule recorder named by $KREPLAY_SCHED_LIB (loaded
+         through CUDA_INJECTION64_PATH) is armed (kr_sched_arm(1)), the n
+         inferences run back to back as run's do (no host synchronization
+         between them, a CUDA event after each, the NVML poller running), each marked
+         kr_sched_mark(1) before it and kr_sched_mark(3) after its event is
+         recorded (mark_token() marks 2 in between), then after one
+         synchronize it is disarmed and flushed to path, and it lets go of
+         CUPTI (kr_sched_detach). armed_wall_ns is the wall per armed
+         inference, measured_wall_ns this process's wall per inference in its
+         last run (disarmed; a run must come first), their difference the
+         recorder's overhead; the file's header holds them, with process (an
+         index the capture gives) and the host's CPU. records is what the
+         recorder kept, lost the calls past its buffer's end, outside those
+         outside an inference, incomplete the inferences left out without
+         their end.
   {"cmd": "env"}
       -> {"ok": true, "gpu": ..., "sm_count": ..., "memory_bytes": ...,
           "driver": ..., "cuda_runtime": ..., "cublas": ..., "cublaslt": ...,
-          "cudnn": ..., "nccl": ..., "torch": ..., "triton": ..., "transformers": ...}
+          "cudnn": ..., "nccl": ..., "torch": ..., "triton": ..., "transformers": ...,
+          "cpu": ...}
   {"cmd": "quit"}
       -> {"ok": true}, then the program exits.
+
+A runner that generates calls mark_token() at each generated token (kreplay's
+Hugging Face runner does, from a pass-through LogitsProcessor): it marks the
+token in the host's schedule while a schedule request records one, and does
+nothing otherwise.
 
 A failure is {"ok": false, "error": "...", "kind": K}, and the program goes
 on reading requests; K is "oom" for torch.cuda.OutOfMemoryError,
@@ -83,6 +110,7 @@ the share of them with the software power cap holding the clocks down and
 throttled the share with any power or thermal slowdown (left out where NVML
 does not say).
 """
+import contextlib
 import ctypes
 import gc
 import gzip
@@ -187,15 +215,11 @@ def _percentiles(xs, ps):
     return [xs[min(len(xs) - 1, max(0, math.ceil(p / 100.0 * len(xs)) - 1))] for p in ps]
 
 
-def _measure(min_ticks, max_s, fn, min_n=1):
-    """Runs fn back to back with no host synchronization between
-    inferences, so the CPU launches the next inference while the GPU runs
-    the last, until the energy counter changed min_ticks + 2 times and at
-    least min_n inferences ran (or max_s passed). A CUDA event after each inference places it on the GPU's
-    timeline, mapped to host time through an event recorded on an idle
-    GPU; the energy window spans the counter changes inside the
-    inferences' span."""
-    torch.cuda.synchronize()
+@contextlib.contextmanager
+def _polling():
+    """The conditions of a measured run: the NVML poller (energy, and the
+    clocks every 10 ms) running and a short switch interval; yields the
+    poller."""
     old = sys.getswitchinterval()
     # A short switch interval keeps the poller's timestamps within ~1 ms;
     # KREPLAY_SWITCH_INTERVAL (seconds) sets another, to probe what the
@@ -205,6 +229,24 @@ def _measure(min_ticks, max_s, fn, min_n=1):
     p.start()
     try:
         time.sleep(0.002)
+        yield p
+        time.sleep(0.002)
+    finally:
+        p.stop = True
+        p.join()
+        sys.setswitchinterval(old)
+
+
+def _measure(min_ticks, max_s, fn, min_n=1):
+    """Runs fn back to back with no host synchronization between
+    inferences, so the CPU launches the next inference while the GPU runs
+    the last, until the energy counter changed min_ticks + 2 times and at
+    least min_n inferences ran (or max_s passed). A CUDA event after each inference places it on the GPU's
+    timeline, mapped to host time through an event recorded on an idle
+    GPU; the energy window spans the counter changes inside the
+    inferences' span."""
+    torch.cuda.synchronize()
+    with _polling() as p:
         evs = [torch.cuda.Event(enable_timing=True)]
         evs[0].record()
         evs[0].synchronize()
@@ -220,11 +262,6 @@ def _measure(min_ticks, max_s, fn, min_n=1):
                 break
         evs[-1].synchronize()
         host_s = time.perf_counter() - t_base
-        time.sleep(0.002)
-    finally:
-        p.stop = True
-        p.join()
-        sys.setswitchinterval(old)
     ends = [t_base + evs[0].elapsed_time(e) / 1000.0 for e in evs]
     spans = list(zip(ends[:-1], ends[1:]))
     inside_changes = [c for c in p.changes if ends[0] < c[0] <= ends[-1]]
@@ -300,6 +337,7 @@ def _run(req):
     r = _measure(int(req.get("min_ticks", 20)), float(req.get("max_s", 120)), _state["run"],
                  int(req.get("min_inferences", 1)))
     r["energy_j_per_inference"] = r["energy_j"] / r["inside"] if r["inside"] > 0 else None
+    _state["wall_s"] = r["wall_s_per_inference"]  # what schedule compares with
     # Idle power over whole ticks, for the idle-gap energy term.
     time.sleep(0.5)
     r["idle_w"] = _idle_power(10)
@@ -363,6 +401,113 @@ def _record(req):
         raise RuntimeError("record: the kernel recorder could not let go of CUPTI (cuptiUnsubscribe or cuptiFinalize failed), "
                            "so the profiler cannot trace this process")
     return {}
+
+
+_sched = {}  # "lib": the schedule recorder as ctypes loaded it, None without one
+_marking = False  # a schedule request is recording: mark_token marks
+
+
+def _sched_lib():
+    """The schedule recorder named by $KREPLAY_SCHED_LIB, loaded (the
+    library CUDA loaded through CUDA_INJECTION64_PATH, when it is the same
+    file); None when the variable is not set."""
+    if "lib" not in _sched:
+        path = os.environ.get("KREPLAY_SCHED_LIB")
+        lib = None
+        if path:
+            lib = ctypes.CDLL(path, use_errno=True)
+            lib.kr_sched_arm.argtypes = [ctypes.c_int]
+            lib.kr_sched_mark.argtypes = [ctypes.c_int]
+            lib.kr_sched_mark.restype = None
+            lib.kr_sched_flush.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_longlong,
+                                           ctypes.c_longlong]
+            lib.kr_sched_flush.restype = ctypes.c_longlong
+            lib.kr_sched_stats.argtypes = [ctypes.POINTER(ctypes.c_longlong), ctypes.c_int]
+        _sched["lib"] = lib
+    return _sched["lib"]
+
+
+def mark_token():
+    """Marks a generated token in the host's schedule (kr_sched_mark(2))
+    while a schedule request records one; a no-op otherwise, and it adds
+    no GPU work."""
+    if _marking:
+        _sched["lib"].kr_sched_mark(2)
+
+
+_ARM_ERRORS = {-1: "CUDA did not initialize it: is CUDA_INJECTION64_PATH the same library as KREPLAY_SCHED_LIB, "
+                   "and did CUDA start?",
+               -2: "its record buffer could not be allocated (lower KREPLAY_SCHED_RECORDS)",
+               -3: "CUPTI refused it (another CUPTI client in this process?)"}
+
+
+def _schedule(req):
+    global _marking
+    lib = _sched_lib()
+    if lib is None:
+        raise RuntimeError("schedule: KREPLAY_SCHED_LIB is not set: the runner must be started with kreplay's "
+                           "schedule recorder (CUDA_INJECTION64_PATH and KREPLAY_SCHED_LIB)")
+    n, path, process = int(req.get("n", 5)), req.get("path"), int(req.get("process", 0))
+    if n < 1:
+        raise ValueError(f"schedule: n {n}, want 1 or more inferences")
+    if not isinstance(path, str) or not os.path.isabs(path):
+        raise ValueError('schedule: want "path", an absolute file name')
+    measured_s = _state.get("wall_s")
+    if not measured_s:
+        raise RuntimeError("schedule: no measured run in this process to compare the recorder's with (send run first)")
+    fn = _state["run"]
+    _warmup({"n": 1, "min_s": float(req.get("warmup_s", 0.5))})
+    rc = lib.kr_sched_arm(1)
+    if rc != 0:
+        raise RuntimeError(f"schedule: the schedule recorder could not arm: {_ARM_ERRORS.get(rc, rc)}")
+    done = False
+    try:
+        _marking = True
+        with _polling():
+            ev = torch.cuda.Event(enable_timing=True)
+            ev.record()
+            ev.synchronize()
+            t_base = time.perf_counter()
+            for _ in range(n):
+                lib.kr_sched_mark(1)
+                fn()
+                ev = torch.cuda.Event(enable_timing=True)
+                ev.record()
+                lib.kr_sched_mark(3)
+            ev.synchronize()
+            host_s = time.perf_counter() - t_base
+        done = True
+    finally:
+        _marking = False
+        lib.kr_sched_arm(0)
+        if not done:
+            lib.kr_sched_detach()  # the process as it was before arming
+    armed_ns, measured_ns = round(host_s / n * 1e9), round(measured_s * 1e9)
+    got = lib.kr_sched_flush(path.encode(), (cpu_model() or "").encode(), process, armed_ns, measured_ns)
+    errno = ctypes.get_errno()
+    stats = (ctypes.c_longlong * 4)()
+    lib.kr_sched_stats(stats, 4)
+    detached = lib.kr_sched_detach() == 0
+    if got < 0:
+        raise RuntimeError(f"schedule: the schedule recorder could not write {path}: {os.strerror(errno)}")
+    if not detached:
+        raise RuntimeError("schedule: the schedule recorder could not let go of CUPTI (cuptiUnsubscribe or cuptiFinalize failed)")
+    return dict(path=path, inferences=got, armed_wall_ns=armed_ns, measured_wall_ns=measured_ns,
+                overhead_ns_per_inference=armed_ns - measured_ns, records=stats[0], lost=stats[1], outside=stats[2],
+                incomplete=stats[3])
+
+
+def cpu_model():
+    """The host CPU's model: /proc/cpuinfo's first "model name", else
+    platform.processor(); None when neither says."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and ":" in line:
+                    return line.split(":", 1)[1].strip() or None
+    except OSError:
+        pass
+    return platform.processor() or None
 
 
 def _str(v):
@@ -429,6 +574,7 @@ def env_info():
         d["nccl"] = None
     d["triton"] = _module_version("triton")
     d["transformers"] = _module_version("transformers")
+    d["cpu"] = cpu_model()
     return {k: v for k, v in d.items() if v is not None}
 
 
@@ -438,11 +584,11 @@ def _handle(build, req):
         return _load(build, req)
     if cmd == "env":
         return env_info()
-    if cmd not in ("warmup", "run", "capture", "record"):
+    if cmd not in ("warmup", "run", "capture", "record", "schedule"):
         raise ValueError(f"unknown command {cmd!r}")
     if "run" not in _state:
         raise RuntimeError(f"{cmd}: no workload loaded")
-    return {"warmup": _warmup, "run": _run, "capture": _capture, "record": _record}[cmd](req)
+    return {"warmup": _warmup, "run": _run, "capture": _capture, "record": _record, "schedule": _schedule}[cmd](req)
 
 
 def serve(build):

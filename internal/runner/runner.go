@@ -4,10 +4,11 @@
 // input and output (documented in kreplay_runner.py).
 //
 // Two Python files are embedded: kreplay_runner.py, the protocol with the
-// timing, metering, profiling and kernel recording, which any inference
-// script can use (serve(build)); and runner.py, kreplay's own runner, which
-// builds a Hugging Face causal LM from a workload spec. Start runs
-// runner.py, or a user's command with kreplay_runner.py on its PYTHONPATH.
+// timing, metering, profiling, kernel recording and host schedule
+// recording, which any inference script can use (serve(build)); and
+// runner.py, kreplay's own runner, which builds a Hugging Face causal LM
+// from a workload spec. Start runs runner.py, or a user's command with
+// kreplay_runner.py on its PYTHONPATH.
 package runner
 
 import (
@@ -501,10 +502,63 @@ func (r *Runner) Record(detach bool) error {
 	return r.call(map[string]any{"cmd": "record", "detach": detach}, nil)
 }
 
+// DefaultScheduleInferences is how many inferences a host schedule
+// records when none is said.
+const DefaultScheduleInferences = 5
+
+// ScheduleResult is what the runner says of a host schedule it recorded
+// (Schedule).
+type ScheduleResult struct {
+	// Inferences is how many inferences the file holds.
+	Inferences int `json:"inferences"`
+	// ArmedWallNS is the wall per inference of the recorded inferences,
+	// MeasuredWallNS the process's wall per inference in its last measured
+	// run (the recorder loaded but disarmed), OverheadNSPerInference the
+	// first less the second: the recorder's overhead.
+	ArmedWallNS            int64 `json:"armed_wall_ns"`
+	MeasuredWallNS         int64 `json:"measured_wall_ns"`
+	OverheadNSPerInference int64 `json:"overhead_ns_per_inference"`
+	// Records is how many records the recorder kept; Lost the calls past
+	// its buffer's end (KREPLAY_SCHED_RECORDS), Outside the records
+	// outside an inference, Incomplete the inferences left out without
+	// their end.
+	Records    int64 `json:"records"`
+	Lost       int64 `json:"lost"`
+	Outside    int64 `json:"outside"`
+	Incomplete int64 `json:"incomplete"`
+}
+
+// Schedule records the host's schedule of n inferences (0:
+// DefaultScheduleInferences) run back to back as Run runs them, into the
+// text file path (docs/whole-inference.md's format), process being the
+// index the file's header gives the process. The program must have been
+// started with the schedule recorder injected (StartOptions.Env:
+// inject.ScheduleEnv) and must have run (Run) since its load: the
+// recorder's overhead is the recorded inferences' wall against that
+// run's. The recorder lets go of CUPTI afterwards, so the profiler may
+// trace the same process.
+func (r *Runner) Schedule(path string, n, process int) (*ScheduleResult, error) {
+	if n == 0 {
+		n = DefaultScheduleInferences
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("schedule: %d inferences, want 1 or more", n)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	var res ScheduleResult
+	if err := r.call(map[string]any{"cmd": "schedule", "n": n, "path": abs, "process": process}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 // Env returns what the program knows of its GPU and software: the GPU's
 // name, SM count and memory, the driver, the CUDA runtime, cuBLAS,
-// cuBLASLt, cuDNN, NCCL, PyTorch, Triton and transformers versions (the
-// reply of the "env" request, without "ok").
+// cuBLASLt, cuDNN, NCCL, PyTorch, Triton and transformers versions and
+// the host's CPU (the reply of the "env" request, without "ok").
 func (r *Runner) Env() (map[string]any, error) {
 	var env map[string]any
 	if err := r.call(map[string]any{"cmd": "env"}, &env); err != nil {

@@ -18,6 +18,10 @@ try:
     from transformers import AutoConfig, AutoModelForCausalLM
 except Exception as e:  # noqa: BLE001 - report any import failure plainly
     kr.fail_start(f"{sys.executable} cannot import the runner's modules: {e!r}")
+try:
+    from transformers import LogitsProcessor, LogitsProcessorList
+except ImportError:  # a transformers without them: generate's tokens go unmarked
+    LogitsProcessor = LogitsProcessorList = None
 
 torch.backends.cuda.matmul.allow_tf32 = False
 
@@ -91,6 +95,22 @@ def to_fp8(model, dev, rowwise=False):
     return len(targets)
 
 
+class TokenMark(LogitsProcessor or object):
+    """Marks each generated token in the host's schedule
+    (kreplay_runner.mark_token) and passes the scores through unchanged:
+    it adds no GPU work."""
+
+    def __call__(self, input_ids, scores):
+        kr.mark_token()
+        return scores
+
+
+def token_marks():
+    """generate's keyword arguments that mark each generated token: a
+    TokenMark logits processor, where transformers has them."""
+    return dict(logits_processor=LogitsProcessorList([TokenMark()])) if LogitsProcessorList else {}
+
+
 def build_model(spec, dev):
     m = spec["model"]
     dtype = DTYPES[spec.get("dtype", "f16")]
@@ -159,9 +179,12 @@ def build(spec):
         elif c:
             model.forward = compiled(model.forward, c, True)
 
+        marks = token_marks()
+
         def run():
             with torch.no_grad():
-                model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0, **gen)
+                model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0,
+                               **marks, **gen)
         return run, info
     ids = torch.randint(0, vocab, (int(w.get("batch", 1)), int(w["seq"])), device=dev, generator=g)
     fwd = compiled(model, c, False) if c else model

@@ -4,7 +4,9 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,8 +104,11 @@ func TestHelperProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env["gpu"] != "Fake GPU" || env["sm_count"] != 7.0 || env["cudnn"] != "9.10.2" || env["driver"] != "0.0-fake" {
+	if env["gpu"] != "Fake GPU" || env["sm_count"] != 7.0 || env["cudnn"] != "9.10.2" || env["driver"] != "0.0-fake" || env["cpu"] == "" || env["cpu"] == nil {
 		t.Errorf("env %v", env)
+	}
+	if _, err := r.Schedule(filepath.Join(t.TempDir(), "s.txt"), 0, 0); err == nil || !strings.Contains(err.Error(), "KREPLAY_SCHED_LIB is not set") {
+		t.Errorf("schedule without the recorder: %v", err)
 	}
 	if err := r.Record(true); err == nil || !strings.Contains(err.Error(), "KREPLAY_INJECT_LIB is not set") {
 		t.Errorf("record without the recorder: %v", err)
@@ -365,5 +370,101 @@ func TestResultSpread(t *testing.T) {
 		if got := (&Result{SpanMS: tc.span}).Spread(); got != tc.want {
 			t.Errorf("Spread(%v) = %q, want %q", tc.span, got, tc.want)
 		}
+	}
+}
+
+// fakeScheduler builds the stand-in schedule recorder
+// (testdata/fake_sched.c) and returns the environment that gives it to
+// the runner, and its log.
+func fakeScheduler(t *testing.T) ([]string, string) {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no cc to build the stand-in schedule recorder")
+	}
+	dir := t.TempDir()
+	lib, log := filepath.Join(dir, "libfake_sched.so"), filepath.Join(dir, "sched.log")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", lib, filepath.Join("testdata", "fake_sched.c")).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	return []string{"KREPLAY_SCHED_LIB=" + lib, "FAKE_SCHED_LOG=" + log}, log
+}
+
+// The schedule request arms the recorder, marks each inference's start,
+// tokens and end, flushes with the armed and the measured wall, and lets
+// go of CUPTI; it needs a measured run first and the recorder loaded.
+func TestHelperSchedule(t *testing.T) {
+	needPython(t)
+	env, log := fakeScheduler(t)
+	opt := fakeOptions(t, "python3", "fake_command.py")
+	opt.Env = append(opt.Env, env...)
+	r, err := Start(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Load(fakeSpec("ok")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "schedule.txt")
+	if _, err := r.Schedule(path, 3, 1); err == nil || !strings.Contains(err.Error(), "no measured run in this process") {
+		t.Errorf("schedule before a run: %v", err)
+	}
+	if _, err := r.Schedule(path, -1, 1); err == nil || !strings.Contains(err.Error(), "-1 inferences") {
+		t.Errorf("schedule of -1 inferences: %v", err)
+	}
+	run, err := r.Run(2, 1, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Schedule(path, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := int64(math.Round(run.WallSPerInference * 1e9))
+	// The fake inference sleeps 2 ms.
+	if res.Inferences != 3 || res.MeasuredWallNS != measured || res.ArmedWallNS < 2e6 || res.ArmedWallNS > 1e9 ||
+		res.OverheadNSPerInference != res.ArmedWallNS-res.MeasuredWallNS || res.Records != 6 || res.Outside != 3 {
+		t.Errorf("schedule %+v; measured %d ns", res, measured)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Marks outside the schedule request (the run's tokens) never reach
+	// the recorder.
+	want := "arm 1\n" + strings.Repeat("mark 1\ntokens 2\nmark 3\n", 3) + "arm 0\n" +
+		fmt.Sprintf("flush 1 %d %d\ndetach\n", res.ArmedWallNS, measured)
+	if string(b) != want {
+		t.Errorf("recorder log\n%s\nwant\n%s", b, want)
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := fmt.Sprintf("process 1 overhead_ns_per_inference %d armed_wall_ns %d measured_wall_ns %d\n",
+		res.OverheadNSPerInference, res.ArmedWallNS, measured)
+	if !strings.HasPrefix(string(file), "kreplay-schedule 1\ncpu ") || !strings.Contains(string(file), head) {
+		t.Errorf("schedule file\n%s\nlacks %q", file, head)
+	}
+	// The recorder refuses to arm: the reply says why, and the runner
+	// goes on.
+	opt.Env = append(opt.Env, "FAKE_SCHED_ARM=-1")
+	r2, err := Start(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if _, err := r2.Load(fakeSpec("ok")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r2.Run(2, 1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r2.Schedule(path, 0, 0); err == nil || !strings.Contains(err.Error(), "CUDA did not initialize it") {
+		t.Errorf("a recorder that does not arm: %v", err)
+	}
+	if _, err := r2.Warmup(1, 0); err != nil {
+		t.Errorf("runner unusable after the failure: %v", err)
 	}
 }

@@ -15,6 +15,8 @@ def build(spec):
 
     def run_one_inference():
         time.sleep(0.002)
+        for _ in range(2):  # two generated tokens
+            kreplay_runner.mark_token()
     return run_one_inference, {"seen_seed": spec.get("seed")}
 
 

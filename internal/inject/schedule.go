@@ -1,0 +1,45 @@
+package inject
+
+import (
+	"embed"
+	"fmt"
+)
+
+// scheduleSources is the schedule recorder's C source (kr_sched.c) and
+// the CUDA and CUPTI declarations it uses (kr_sched_types.h, which
+// includes kr_inject_types.h).
+//
+//go:embed csrc/kr_sched.c csrc/kr_sched_types.h csrc/kr_inject_types.h
+var scheduleSources embed.FS
+
+// ScheduleSource returns a file of the schedule recorder's C source
+// (kr_sched.c, kr_sched_types.h, kr_inject_types.h), or nil for another.
+func ScheduleSource(name string) []byte {
+	b, err := scheduleSources.ReadFile("csrc/" + name)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// BuildSchedule compiles the schedule recorder, the light CUPTI injection
+// library that records the host's schedule of an inference
+// (csrc/kr_sched.c; docs/whole-inference.md), into dir as Build does the
+// kernel recorder: with the system C compiler (ErrNoCompiler without
+// one), named by its sources' hash and reused once built. It returns the
+// library's path.
+func BuildSchedule(dir string) (string, error) {
+	return build(scheduleSources, "libkr_sched", []string{"kr_sched.c"}, dir, "the schedule recorder")
+}
+
+// ScheduleEnv returns the environment that makes a CUDA process load the
+// schedule recorder at lib (CUDA_INJECTION64_PATH) and tells kreplay's
+// runner where it is (KREPLAY_SCHED_LIB), with a buffer of records calls
+// (0: the library's default, 4M; 64 bytes each).
+func ScheduleEnv(lib string, records int) []string {
+	env := []string{"CUDA_INJECTION64_PATH=" + lib, "KREPLAY_SCHED_LIB=" + lib}
+	if records > 0 {
+		env = append(env, fmt.Sprintf("KREPLAY_SCHED_RECORDS=%d", records))
+	}
+	return env
+}

@@ -1,0 +1,274 @@
+package inject
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/dl/dltest"
+)
+
+// The schedule recorder builds with the system C compiler, exports the
+// entry points the driver and the runner call and nothing else, is reused
+// once built, and is a library of its own beside the kernel recorder.
+func TestBuildSchedule(t *testing.T) {
+	if _, err := compiler(); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	lib, err := BuildSchedule(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var funcs []string
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			funcs = append(funcs, s.Name)
+		}
+	}
+	want := "InitializeInjection kr_sched_arm kr_sched_detach kr_sched_flush kr_sched_mark kr_sched_stats"
+	if got := strings.Join(sorted(funcs), " "); got != want {
+		t.Errorf("%s exports functions %s, want %s", lib, got, want)
+	}
+	st, _ := os.Stat(lib)
+	again, err := BuildSchedule(dir)
+	if err != nil || again != lib {
+		t.Fatalf("second BuildSchedule: %q, %v", again, err)
+	}
+	if st2, _ := os.Stat(lib); !st2.ModTime().Equal(st.ModTime()) {
+		t.Error("second BuildSchedule rebuilt the library")
+	}
+	kernels, err := Build(dir)
+	if err != nil || kernels == lib || !strings.HasPrefix(filepath.Base(kernels), "libkr_inject-") || !strings.HasPrefix(filepath.Base(lib), "libkr_sched-") {
+		t.Errorf("kernel recorder %q (%v) beside the schedule recorder %q", kernels, err, lib)
+	}
+	env := strings.Join(ScheduleEnv(lib, 1000), " ")
+	if env != "CUDA_INJECTION64_PATH="+lib+" KREPLAY_SCHED_LIB="+lib+" KREPLAY_SCHED_RECORDS=1000" {
+		t.Errorf("ScheduleEnv: %s", env)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// runDriver compiles testdata/sched_driver.c, which includes the recorder
+// with a clock that advances 100 ns a reading and stands in for CUPTI
+// and the driver, runs its case and returns the file it flushed and what
+// it printed.
+func runDriver(t *testing.T, which string) (string, string) {
+	t.Helper()
+	cc, err := compiler()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "driver")
+	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-I", "csrc", "-o", bin, filepath.Join("testdata", "sched_driver.c"), "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("compiling the driver: %v\n%s", err, out)
+	}
+	path := filepath.Join(dir, "schedule.txt")
+	out, err := exec.Command(bin, which, path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("driver %s: %v\n%s", which, err, out)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".tmp"); err == nil {
+		t.Error("the flush left its temporary file")
+	}
+	return string(data), strings.TrimSpace(string(out))
+}
+
+const schedHeader = "kreplay-schedule 1\ncpu Fake CPU @ 2.00GHz\nclock CLOCK_MONOTONIC\n" +
+	"process 2 overhead_ns_per_inference 1000 armed_wall_ns 5000 measured_wall_ns 4000\n"
+
+// checkSchedule checks the file's form (docs/whole-inference.md): the
+// header; name lines before the first use of their id; inferences
+// numbered from 0, each from a mark 1 to a mark 3, with times from 0,
+// each record's exit at or after its entry, and the end the last mark's
+// exit. It returns the records of each inference.
+func checkSchedule(t *testing.T, s string) [][]string {
+	t.Helper()
+	if !strings.HasPrefix(s, schedHeader) {
+		t.Fatalf("header:\n%s", s)
+	}
+	names := map[string]bool{}
+	var blocks [][]string
+	in := false
+	var last []string
+	for i, line := range strings.Split(strings.TrimSuffix(s[len(schedHeader):], "\n"), "\n") {
+		f := strings.Split(line, " ")
+		bad := func(why string) { t.Errorf("line %d %q: %s", i+5, line, why) }
+		switch f[0] {
+		case "name":
+			if in || len(f) < 3 || names[f[1]] {
+				bad("a name line inside an inference, without a name, or again")
+			}
+			names[f[1]] = true
+		case "inference":
+			if in || len(f) != 4 || f[1] != strconv.Itoa(len(blocks)) || f[2] != "start" {
+				bad("not the next inference's start")
+			}
+			in = true
+			blocks = append(blocks, nil)
+		case "end":
+			if !in || len(f) != 3 || f[1] != strconv.Itoa(len(blocks)-1) || len(last) < 4 || f[2] != last[2] || last[0] != "M" || last[3] != "3" {
+				bad("an end not after its inference's mark 3, or not at its exit")
+			}
+			in = false
+		default:
+			if !in {
+				bad("a record outside an inference")
+				continue
+			}
+			t0, err0 := strconv.ParseUint(f[1], 10, 64)
+			t1, err1 := strconv.ParseUint(f[2], 10, 64)
+			if err0 != nil || err1 != nil || t1 < t0 {
+				bad("times")
+			}
+			b := &blocks[len(blocks)-1]
+			if len(*b) == 0 && (line != "M 0 100 1") {
+				bad("an inference that does not start with its mark 1 at 0")
+			}
+			if f[0] == "L" && !names[f[4]] {
+				bad("a launch before its name line")
+			}
+			*b = append(*b, line)
+			last = f
+		}
+	}
+	if in {
+		t.Error("the last inference has no end")
+	}
+	return blocks
+}
+
+// The flushed file of every kind of call recorded, in two inferences,
+// with calls outside them, an inference without its end, calls neither
+// armed nor recorded, is the design's format, line for line as
+// testdata/schedule_calls.golden holds it.
+func TestScheduleFlush(t *testing.T) {
+	s, out := runDriver(t, "calls")
+	if out != "flush 2 stats 4: records 29 lost 0 outside 4 incomplete 1" {
+		t.Errorf("driver: %s", out)
+	}
+	blocks := checkSchedule(t, s)
+	if len(blocks) != 2 || len(blocks[0]) != 21 || len(blocks[1]) != 4 {
+		t.Errorf("inferences of %v records", blocks)
+	}
+	kinds := ""
+	for _, b := range blocks {
+		for _, l := range b {
+			kinds += l[:1]
+		}
+	}
+	if kinds != "MLLLCCCCCSSGREMQQWWWM"+"MLLM" {
+		t.Errorf("kinds in order %s", kinds)
+	}
+	for _, want := range []string{
+		"name 0 _Z4gemmPfS_\n", "name 2 _Z6kernelv\n", "name 3 ?\n", // a CUkernel's name through its function; none
+		"L 200 300 0x0 0 80,2,1 128,1,1\n",  // CU_STREAM_LEGACY is stream 0
+		"L 400 500 0x2 1 4,2,1 128,1,1\n",   // a _ptsz call's stream 0 is the per-thread one
+		"C 1000 1100 0x0 8 DtoH async\n",    // a unified copy's direction asked of the driver
+		"C 1200 1300 0x2 16 DtoH sync\n",    // synchronous, _ptds
+		"C 1400 1500 0x7a 192 DtoD async\n", // 2D, 64 x 3 bytes
+		"C 1600 1700 0x0 80 HtoD sync\n",    // 3D, into an array
+		"S 1800 1900 0x7a 4000 async\nS 2000 2100 0x0 300 sync\n",
+		"G 2200 2300 0x7a 0xabc0\nR 2400 2500 0xe1 0x7a\nE 2600 2700 0x0 0xe1\nM 2800 2900 2\n",
+		"Q 3000 3100 s 0x7a ready\nQ 3200 3300 e 0xe1 notready\nW 3400 3500 s 0x7a\nW 3600 3700 e 0xe1\nW 3800 3900 c 0x0\n",
+		"end 0 4100\n", "inference 1 start 1004700\n", "end 1 700\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the file lacks %q", want)
+		}
+	}
+	golden, err := os.ReadFile(filepath.Join("testdata", "schedule_calls.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s != string(golden) {
+		t.Errorf("the file differs from testdata/schedule_calls.golden:\n%s", s)
+	}
+}
+
+// Calls past the buffer's end are counted as lost, never written; an
+// inference whose end was lost is left out.
+func TestScheduleOverflow(t *testing.T) {
+	s, out := runDriver(t, "small")
+	if s != schedHeader {
+		t.Errorf("file:\n%s", s)
+	}
+	if out != "flush 0 stats 4: records 3 lost 4 outside 3 incomplete 1" {
+		t.Errorf("driver: %s", out)
+	}
+}
+
+// Names get ids in their order of first use, one line each, however many
+// functions run.
+func TestScheduleManyNames(t *testing.T) {
+	s, out := runDriver(t, "many")
+	if out != "flush 1 stats 4: records 3005 lost 0 outside 0 incomplete 0" {
+		t.Errorf("driver: %s", out)
+	}
+	checkSchedule(t, s)
+	if n := strings.Count(s, "\nname "); n != 3000 {
+		t.Errorf("%d name lines, want 3000", n)
+	}
+	for i := range 3000 {
+		if !strings.Contains(s, fmt.Sprintf("\nname %d k%d\n", i, i)) {
+			t.Fatalf("no line name %d k%d", i, i)
+		}
+	}
+	for _, id := range []int{0, 1000, 2000} {
+		if !strings.Contains(s, fmt.Sprintf(" 0x0 %d 2,2,1 128,1,1\n", id)) {
+			t.Errorf("the second launch of function %d does not reuse its id", id)
+		}
+	}
+}
+
+// kr_sched_types.h and the parameter words kr_sched.c reads agree with
+// cuda.h and CUPTI's headers, where they are installed (the GPU
+// machines): kr_sched_check.c compiles only if they do.
+func TestScheduleTypesAgainstHeaders(t *testing.T) {
+	if dltest.FindHeader("cupti.h") == "" || dltest.FindHeader("generated_cuda_meta.h") == "" {
+		t.Skipf("cupti.h or generated_cuda_meta.h not found under %v", dltest.CUDARoots())
+	}
+	dir := t.TempDir()
+	for _, h := range []string{"kr_inject_types.h", "kr_sched_types.h"} {
+		if err := os.WriteFile(filepath.Join(dir, h), ScheduleSource(h), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := os.ReadFile(filepath.Join("csrc", "kr_sched_check.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dltest.CompileAndRun(dir, string(src)); err != nil {
+		t.Fatal(err)
+	}
+}

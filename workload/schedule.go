@@ -1,0 +1,154 @@
+package workload
+
+import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/kreplay/kreplay/internal/inject"
+	"github.com/kreplay/kreplay/internal/runner"
+)
+
+// ScheduleFile is the name of the host schedule (gzip'ed,
+// docs/whole-inference.md's format) of the measured process of index
+// process (from 0, in run order, as measured.json's
+// median_ms_per_process) in a bundle: "schedule.p0.txt.gz".
+func ScheduleFile(process int) string { return fmt.Sprintf("schedule.p%d.txt.gz", process) }
+
+// scheduleEnv builds kreplay's schedule recorder (package inject's) in
+// the user's cache directory and returns the environment that loads it
+// into a runner; a variable, so that tests give a stand-in.
+var scheduleEnv = func() ([]string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	lib, err := inject.BuildSchedule(filepath.Join(cache, "kreplay", "inject"))
+	if err != nil {
+		return nil, err
+	}
+	return inject.ScheduleEnv(lib, 0), nil
+}
+
+// scheduleRecorder returns the environment that loads the schedule
+// recorder into the measured runners, or nil, with a warning, where it
+// cannot be built (no C compiler): the capture goes on without schedules.
+func (c *capture) scheduleRecorder() []string {
+	if c.o.NoSchedule {
+		return nil
+	}
+	env, err := scheduleEnv()
+	if err != nil {
+		fmt.Fprintf(c.o.Progress, "capture: warning: no host schedule: the schedule recorder: %v\n", err)
+		return nil
+	}
+	return env
+}
+
+// schedule records the host's schedule in the measured runner r, process
+// index process, which has just measured the workload, into the bundle
+// (ScheduleFile); a failure is a warning, and no schedule for it.
+func (c *capture) schedule(r *runner.Runner, process int) {
+	p := c.o.Progress
+	name := ScheduleFile(process)
+	raw := filepath.Join(c.dir, "."+name+".raw")
+	defer os.Remove(raw)
+	res, err := r.Schedule(raw, c.o.ScheduleInferences, process)
+	if err == nil {
+		err = gzipFile(raw, filepath.Join(c.dir, name))
+	}
+	if err != nil {
+		fmt.Fprintf(p, "capture: warning: no host schedule from process %d: %v\n", process+1, err)
+		return
+	}
+	c.schedules = append(c.schedules, name)
+	over := float64(res.OverheadNSPerInference)
+	fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s): the schedule recorder's overhead %+.4g ms per inference, %+.1f%% (%.4g ms recorded, %.4g ms measured)\n",
+		process+1, res.Inferences, name, over/1e6, 100*over/float64(max(res.MeasuredWallNS, 1)), float64(res.ArmedWallNS)/1e6, float64(res.MeasuredWallNS)/1e6)
+	if res.Lost > 0 || res.Incomplete > 0 {
+		fmt.Fprintf(p, "capture: warning: process %d's schedule lost %d calls past the recorder's buffer and %d inferences with them (raise KREPLAY_SCHED_RECORDS)\n",
+			process+1, res.Lost, res.Incomplete)
+	}
+}
+
+// gzipFile writes src, gzip'ed, to dst.
+func gzipFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	z := gzip.NewWriter(out)
+	_, err = io.Copy(z, in)
+	if cerr := z.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+	}
+	return err
+}
+
+// Schedules returns the bundle's host schedules, as named in its
+// manifest: none in a bundle captured without them (before kreplay
+// recorded them, with CaptureOptions.NoSchedule, or without a C
+// compiler).
+func (b *Bundle) Schedules() []string { return b.Manifest.Schedules }
+
+// OpenSchedule opens the bundle's i-th host schedule (Schedules), gunzipped:
+// docs/whole-inference.md's text format.
+func (b *Bundle) OpenSchedule(i int) (io.ReadCloser, error) {
+	if i < 0 || i >= len(b.Manifest.Schedules) {
+		return nil, fmt.Errorf("%s: no host schedule %d (the bundle has %d)", b.Name, i, len(b.Manifest.Schedules))
+	}
+	name := b.Manifest.Schedules[i]
+	f, err := b.fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name, err)
+	}
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %v", b.file(name), err)
+	}
+	return gunzipped{z, f}, nil
+}
+
+// MeasuredSchedule returns the index in Schedules of the host schedule of
+// the process whose measured run the bundle keeps, or -1 when it has
+// none.
+func (b *Bundle) MeasuredSchedule() int {
+	if b.Manifest.MeasuredProcess == nil {
+		return -1
+	}
+	want := ScheduleFile(*b.Manifest.MeasuredProcess)
+	for i, s := range b.Manifest.Schedules {
+		if s == want {
+			return i
+		}
+	}
+	return -1
+}
+
+// gunzipped reads a gzip stream and closes its file with it.
+type gunzipped struct {
+	*gzip.Reader
+	f io.Closer
+}
+
+func (g gunzipped) Close() error {
+	err := g.Reader.Close()
+	if cerr := g.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
