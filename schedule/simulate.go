@@ -139,8 +139,11 @@ func Simulate(s *Schedule, ops [][]Op, c Constants) (Result, error) {
 }
 
 func checkInput(s *Schedule, ops [][]Op, c Constants) error {
-	if s == nil || len(s.Inferences) == 0 {
-		return errors.New("no inference")
+	if s == nil {
+		return errors.New("no schedule")
+	}
+	if err := s.Validate(); err != nil {
+		return err
 	}
 	if c.SubmitNS < 0 || c.QueueGapNS < 0 || c.WakeNS < 0 || c.MaxCallNS < 0 || c.WaitPowerW < 0 || math.IsNaN(c.WaitPowerW) {
 		return fmt.Errorf("negative constant in %+v", c)
