@@ -126,7 +126,23 @@ type Result struct {
 }
 
 // Simulate runs the model of docs/whole-inference.md (section 3) on s with
-// ops[i][j] the j-th GPU op of inference i, in linear time in the calls.
+// ops[i][j] the j-th GPU op of inference i, in linear time in the calls
+// (the GPU's busy time sorts the ops' spans only where several streams
+// put them out of start order).
+//
+// The host: each call enters its captured gap (clamped at 0) after the
+// previous call's simulated exit (the first call of an inference after
+// the previous inference's last, by the captured starts); a call's own
+// cost is its captured duration capped at MaxCallNS. The GPU: an op on a
+// stream starts at max(enter + SubmitNS, the stream's last end +
+// QueueGapNS if that is later than enter + SubmitNS, the latest event the
+// stream was made to wait on) and lasts its time. A wait (W, a sync copy
+// or memset, a Q that returned ready) exits at max(enter + own cost, the
+// target's time + WakeNS): a stream's last end (or the event it waits on,
+// if later), an event's record time (0 if never recorded: no wait), or
+// every stream's end for a context wait. An event record takes its
+// stream's current end. Streams are independent: the legacy default
+// stream's implicit synchronization is not modelled.
 func Simulate(s *Schedule, ops [][]Op, c Constants) (Result, error) {
 	if err := checkInput(s, ops, c); err != nil {
 		return Result{}, fmt.Errorf("simulate: %w", err)

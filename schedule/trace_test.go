@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -233,4 +235,67 @@ func cloneSchedule(s *Schedule) *Schedule {
 		c.Inferences[i].Calls = append([]Call(nil), inf.Calls...)
 	}
 	return &c
+}
+
+// graphTrace is a real capture of a model run through a CUDA graph
+// (torch.compile's reduce-overhead mode): one cudaGraphLaunch ran most of
+// its kernels.
+const graphTrace = "../signatures/testdata/l1b-ro_prefill/trace.json.gz"
+
+func TestGraphTrace(t *testing.T) {
+	set, err := signatures.ImportFile(graphTrace, signatures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(graphTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rt, err := signatures.ReadRuntime(f, graphTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := FromRuntime(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, c := range s.Inferences[0].Calls {
+		kinds = append(kinds, c.Kind.String())
+	}
+	t.Logf("records %v, timeline %d", kinds, len(set.Timeline))
+	graphRun := 0
+	for _, c := range rt.Calls {
+		if strings.Contains(c.Name, "GraphLaunch") {
+			graphRun = len(c.Activities)
+		}
+	}
+	if graphRun < 2 {
+		t.Fatalf("the graph launch ran %d activities", graphRun)
+	}
+	for _, tc := range []struct {
+		name string
+		rt   *signatures.Runtime
+	}{{"runtime order", rt}, {"timeline order", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := Bind(s, 0, set, tc.rt, equalNames)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, graphs := 0, 0
+			for _, op := range b {
+				n += len(op.Timeline)
+				if s.Inferences[0].Calls[op.Call].Kind == Graph {
+					graphs++
+					if len(op.Timeline) != graphRun {
+						t.Errorf("the graph launch bound %d invocations, it ran %d", len(op.Timeline), graphRun)
+					}
+				}
+			}
+			if graphs != 1 || n != len(set.Timeline) {
+				t.Errorf("%d graph ops binding %d invocations in all; want 1 and the timeline's %d", graphs, n, len(set.Timeline))
+			}
+		})
+	}
 }
