@@ -43,17 +43,31 @@ func FromTrace(r io.Reader, name string) (*Schedule, error) {
 //
 // The trace names no stream for a wait, query, record or stream wait, and
 // no event handle: the stream is taken as that of the last GPU activity
-// launched before the call, and every event as one (handle 0x0), so a wait
-// on an event waits on the last one recorded. A call nested in another on
-// the same thread (a driver call inside a runtime call) is part of the
-// outer call. Launches keep the trace's kernel names; streams are the
+// launched before the call, except for a stream wait, whose stream is
+// that of the next GPU op (the stream made to wait is the one launched to
+// next, as around a collective on its own stream), and every event is
+// taken as one (handle 0x0), so a wait on an event waits on the last one
+// recorded. A call nested in another on the same thread (a driver call
+// inside a runtime call) is part of the outer call. Only the threads that
+// launched GPU work are the inference's host: the calls of others (a
+// watchdog thread's event queries) are dropped. Launches keep the trace's kernel names; streams are the
 // trace's stream numbers. The inference ends at the later of the last
 // call's exit and the last GPU activity's end: the trace's wall span.
 func FromRuntime(rt *signatures.Runtime) (*Schedule, error) {
 	s := &Schedule{Version: Version, Source: SourceTrace, Clock: "trace", Names: map[uint32]string{}}
 	b := traceBuilder{rt: rt, s: s, ids: map[string]uint32{}, tail: map[uint64]int64{}}
 	var inf Inference
-	for _, hc := range hostCalls(rt) {
+	calls := hostCalls(rt)
+	launching := map[int64]bool{}
+	for _, hc := range calls {
+		if len(hc.acts) > 0 {
+			launching[hc.call.TID] = true
+		}
+	}
+	for _, hc := range calls {
+		if !launching[hc.call.TID] {
+			continue
+		}
 		c, ok, err := b.call(hc)
 		if err != nil {
 			return nil, fmt.Errorf("call %q at %d ns: %w", hc.call.Name, hc.call.TS, err)
@@ -74,11 +88,27 @@ func FromRuntime(rt *signatures.Runtime) (*Schedule, error) {
 	for _, a := range rt.Activities {
 		inf.End = max(inf.End, a.TS+a.Dur-inf.Start)
 	}
+	waitingStreams(inf.Calls)
 	s.Inferences = []Inference{inf}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// waitingStreams gives each stream wait (E) the stream of the next GPU op
+// after it, where there is one.
+func waitingStreams(calls []Call) {
+	next, ok := uint64(0), false
+	for k := len(calls) - 1; k >= 0; k-- {
+		c := &calls[k]
+		switch {
+		case c.Kind.GPU():
+			next, ok = c.Stream, true
+		case c.Kind == StreamWait && ok:
+			c.Stream = next
+		}
+	}
 }
 
 // hostCall is a top-level call with the activities of the calls nested

@@ -299,3 +299,75 @@ func TestGraphTrace(t *testing.T) {
 		})
 	}
 }
+
+// TestEmbeddedTraces: every embedded trace (one stream or several, one
+// rank of a tensor-parallel run) gives a schedule whose GPU ops bind one
+// to one to its timeline in the order of its runtime calls.
+func TestEmbeddedTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports every embedded trace")
+	}
+	for _, name := range traces.Names() {
+		t.Run(name, func(t *testing.T) {
+			data, err := traces.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, err := signatures.Import(bytes.NewReader(data), name, signatures.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, err := signatures.ReadRuntime(bytes.NewReader(data), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := FromRuntime(rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := s.Inferences[0].GPUOps(); n != len(set.Timeline) {
+				t.Errorf("%d GPU ops, timeline %d", n, len(set.Timeline))
+			}
+			b, err := Bind(s, 0, set, rt, equalNames)
+			if err != nil {
+				t.Fatal(err)
+			}
+			streams := map[int64]bool{}
+			for _, inv := range set.Timeline {
+				streams[inv.Stream] = true
+			}
+			// Each stream that runs work is made to wait on events.
+			waiting := map[uint64]int{}
+			for _, c := range s.Inferences[0].Calls {
+				if c.Kind == StreamWait {
+					waiting[c.Stream]++
+				}
+			}
+			if len(waiting) > 0 && len(waiting) != len(streams) {
+				t.Errorf("stream waits on streams %v; the timeline has %d streams", waiting, len(streams))
+			}
+			t.Logf("%d records, %d GPU ops bound, %d streams, stream waits %v", len(s.Inferences[0].Calls), len(b), len(streams), waiting)
+			// With the traced op times and zero constants the simulated
+			// wall is the trace's span: the host keeps its traced times and
+			// no op starts later than traced, unless the model delays a
+			// wait (another thread's calls taken as the host's, a wrong
+			// event).
+			ops := make([]Op, len(b))
+			for j, op := range b {
+				ops[j] = Op{DurNS: []int64{set.Timeline[op.Timeline[0]].Dur}}
+			}
+			r, err := Simulate(s, [][]Op{ops}, Constants{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if span := float64(s.Inferences[0].End); math.Abs(r.WallNS-span) > 0.001*span {
+				t.Errorf("simulated wall %.3f ms, the trace's span %.3f ms", r.WallNS/1e6, span/1e6)
+			}
+			if len(streams) > 1 {
+				if _, err := Bind(s, 0, set, nil, equalNames); err == nil || !strings.Contains(err.Error(), "needs the trace's runtime calls") {
+					t.Errorf("binding several streams in timeline order: %v", err)
+				}
+			}
+		})
+	}
+}
