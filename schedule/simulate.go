@@ -255,11 +255,9 @@ func (m *sim) gap(i, k int) int64 {
 func (m *sim) inference(i int, ops []Op) {
 	calls := m.s.Inferences[i].Calls
 	t := InferenceTimes{Ops: len(ops)}
+	a := attribution{m: m, on: i >= m.first}
 	var gpuEnd int64
-	var pending HostSplit // host time since the last GPU op
-	last := ""            // the label of the last GPU op
-	marks := 0            // token marks waiting for a wait
-	steady := i >= m.first
+	marks := 0 // token marks waiting for a wait
 	j := 0
 	for k := range calls {
 		c := &calls[k]
@@ -296,36 +294,59 @@ func (m *sim) inference(i int, ops []Op) {
 		if c.Kind == Mark && c.Mark == MarkToken {
 			marks++
 		}
-		if !steady {
-			if c.Kind.GPU() {
-				j++
-			}
-			continue
-		}
-		switch {
-		case c.Kind.GPU():
-			last = label(ops[j].Label)
-			sh := m.share(last)
-			sh.Ops++
-			sh.add(pending)
-			sh.add(part)
-			pending = HostSplit{}
+		if c.Kind.GPU() {
+			a.gpuOp(ops[j].Label, part)
 			j++
-		case c.IsWait() && last != "":
-			m.share(last).add(HostSplit{WaitNS: part.WaitNS})
-			pending.FrameworkNS += part.FrameworkNS
-		default:
-			pending.add(part)
+		} else {
+			a.hostCall(part, c.IsWait())
 		}
 	}
-	if steady && pending != (HostSplit{}) {
-		m.share(TailLabel).add(pending)
-	}
+	a.end()
 	t.End = max(m.host, gpuEnd)
 	for ; marks > 0; marks-- {
 		t.Tokens = append(t.Tokens, t.End)
 	}
 	m.times = append(m.times, t)
+}
+
+// attribution gives an inference's host time to its GPU ops' labels: the
+// gaps and calls since the previous GPU op, and the op's own call, to the
+// op; a wait to the last GPU op before it (to the next where there is
+// none); what follows the last op to TailLabel. It adds only when on.
+type attribution struct {
+	m       *sim
+	on      bool
+	pending HostSplit // host time since the last GPU op
+	last    string    // the label of the last GPU op
+}
+
+func (a *attribution) gpuOp(l string, part HostSplit) {
+	if !a.on {
+		return
+	}
+	a.last = label(l)
+	sh := a.m.share(a.last)
+	sh.Ops++
+	sh.add(a.pending)
+	sh.add(part)
+	a.pending = HostSplit{}
+}
+
+func (a *attribution) hostCall(part HostSplit, wait bool) {
+	if !a.on {
+		return
+	}
+	if wait && a.last != "" {
+		a.m.share(a.last).add(HostSplit{WaitNS: part.WaitNS})
+		part.WaitNS = 0
+	}
+	a.pending.add(part)
+}
+
+func (a *attribution) end() {
+	if a.on && a.pending != (HostSplit{}) {
+		a.m.share(TailLabel).add(a.pending)
+	}
 }
 
 func label(l string) string {
