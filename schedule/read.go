@@ -377,9 +377,9 @@ func (c *Call) parseFields(f []string) error {
 			switch f[2] {
 			case "ready":
 				c.Ready = true
-			case "busy":
+			case "notready":
 			default:
-				return fmt.Errorf("query result %q: want ready or busy", clip(f[2]))
+				return fmt.Errorf("query result %q: want ready or notready", clip(f[2]))
 			}
 		}
 	case Record:

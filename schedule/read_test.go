@@ -27,7 +27,7 @@ S 12000 12500 0x0 64 async
 G 13000 14000 0x0 0x55aa
 R 14000 14100 0xdead 0x0
 E 14100 14200 0x7f3a00001230 0xdead
-Q 14200 14300 e 0xdead busy
+Q 14200 14300 e 0xdead notready
 Q 14300 14400 s 0x0 ready
 M 14400 14500 2
 W 14500 95000 s 0x0
@@ -141,7 +141,7 @@ func TestReadErrors(t *testing.T) {
 		{"sync word", rec("S 1 2 0x0 8 maybe"), 5, "async or sync"},
 		{"wait target", rec("W 1 2 x 0x0"), 5, "wait target"},
 		{"context handle", rec("W 1 2 c 0x5"), 5, "context wait names a handle"},
-		{"query result", rec("Q 1 2 s 0x0 done"), 5, "ready or busy"},
+		{"query result", rec("Q 1 2 s 0x0 done"), 5, "ready or notready"},
 		{"mark kind", rec("M 1 2 4"), 5, "mark kind 4"},
 		{"first enter", head + "M 5 6 1\n" + tail, 4, "enters at 5, not 0"},
 		{"unsorted", rec("M 50 60 2\nM 40 60 2"), 6, "before the previous record"},

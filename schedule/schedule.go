@@ -22,7 +22,7 @@
 //	S <enter> <exit> <stream> <bytes> async|sync                 memset
 //	G <enter> <exit> <stream> <graph exec>                      graph launch
 //	W <enter> <exit> s <stream> | e <event> | c 0x0             host wait
-//	Q <enter> <exit> s <stream>|e <event> ready|busy            query
+//	Q <enter> <exit> s <stream>|e <event> ready|notready            query
 //	R <enter> <exit> <event> <stream>                           event record
 //	E <enter> <exit> <stream> <event>                           stream wait
 //	M <enter> <exit> 1|2|3                                      mark

@@ -89,7 +89,7 @@ func appendCall(b []byte, c *Call) []byte {
 			if c.Ready {
 				b = append(b, " ready"...)
 			} else {
-				b = append(b, " busy"...)
+				b = append(b, " notready"...)
 			}
 		}
 	case Record:

@@ -43,7 +43,10 @@ request by request:
           "event_ms_per_inference": ..., "energy_j_per_inference": ...,
           "energy_j": ..., "window_s": ..., "ticks": ..., "idle_w": ...,
           "sm_clock_mhz": ..., "sm_clock_min_mhz": ..., "sm_clock_max_mhz": ...,
-          "power_capped": ..., "throttled": ..., "clock_samples": ...}
+          "power_capped": ..., "throttled": ..., "clock_samples": ...,
+          "tpot_ms": [p10, p50, p90], "tokens_per_inference": ...}
+         (tpot_ms, a generate's time per output token, only where the
+         program calls mark_token() at each token)
   {"cmd": "capture", "path": "/abs/trace.json.gz", "warmup_steps": 1}
       -> {"ok": true, "path": ..., "bytes": ...}
          one inference under torch.profiler (CPU and CUDA, record_shapes),
@@ -235,6 +238,7 @@ def _polling():
         p.stop = True
         p.join()
         sys.setswitchinterval(old)
+        tokens, _token_log = _token_log or [], None
 
 
 def _measure(min_ticks, max_s, fn, min_n=1):
@@ -252,7 +256,10 @@ def _measure(min_ticks, max_s, fn, min_n=1):
         evs[0].synchronize()
         t_base = time.perf_counter()
         t_end = t_base + max_s
+        global _token_log
+        _token_log, firsts = [], []
         while True:
+            firsts.append(len(_token_log))
             fn()
             ev = torch.cuda.Event(enable_timing=True)
             ev.record()
@@ -277,7 +284,20 @@ def _measure(min_ticks, max_s, fn, min_n=1):
              event_ms_per_inference=(ends[-1] - ends[0]) * 1000.0 / k,
              span_ms=_percentiles([(b - a) * 1000.0 for a, b in spans], (10, 50, 90)))
     r.update(_clock_summary(p.states, ta, tb))
+    r.update(_token_summary(tokens, firsts))
     return r
+
+
+def _token_summary(tokens, firsts):
+    """The time per output token of a generate measured by _measure: the
+    10th, 50th and 90th percentiles (ms) of the intervals between the host
+    reaching consecutive tokens' logits processing (mark_token) within an
+    inference, and the tokens per inference; {} without token marks."""
+    bounds = list(firsts) + [len(tokens)]
+    per = [(tokens[k] - tokens[k - 1]) * 1000.0 for a, b in zip(bounds[:-1], bounds[1:]) for k in range(a + 1, b)]
+    if not per:
+        return {}
+    return dict(tpot_ms=_percentiles(per, (10, 50, 90)), tokens_per_inference=len(tokens) / max(1, len(firsts)))
 
 
 def _idle_power(ticks):
@@ -427,10 +447,15 @@ def _sched_lib():
     return _sched["lib"]
 
 
+_token_log = None  # a list while a measured run times its tokens (_measure)
+
+
 def mark_token():
     """Marks a generated token in the host's schedule (kr_sched_mark(2))
-    while a schedule request records one; a no-op otherwise, and it adds
-    no GPU work."""
+    while a schedule request records one, and notes the host's time of it
+    while a run measures; it adds no GPU work."""
+    if _token_log is not None:
+        _token_log.append(time.perf_counter())
     if _marking:
         _sched["lib"].kr_sched_mark(2)
 

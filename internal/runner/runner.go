@@ -412,6 +412,13 @@ type Result struct {
 	// Clocks is what NVML said of the SM clock and throttling inside the
 	// energy window (nil where the runner did not sample it).
 	Clocks *Clocks `json:"clocks,omitempty"`
+	// TPOTMS is a generate's time per output token: the 10th, 50th and
+	// 90th percentiles (ms) of the intervals between the host reaching
+	// consecutive tokens within an inference (the runner's mark_token);
+	// Tokens the tokens marked per inference. Empty where the program
+	// marks no tokens.
+	TPOTMS []float64 `json:"tpot_ms,omitempty"`
+	Tokens float64   `json:"tokens_per_inference,omitempty"`
 }
 
 // Spread says how far the inferences' spans spread, where the runner
