@@ -238,7 +238,6 @@ def _polling():
         p.stop = True
         p.join()
         sys.setswitchinterval(old)
-        tokens, _token_log = _token_log or [], None
 
 
 def _measure(min_ticks, max_s, fn, min_n=1):
@@ -249,6 +248,7 @@ def _measure(min_ticks, max_s, fn, min_n=1):
     timeline, mapped to host time through an event recorded on an idle
     GPU; the energy window spans the counter changes inside the
     inferences' span."""
+    global _token_log
     torch.cuda.synchronize()
     with _polling() as p:
         evs = [torch.cuda.Event(enable_timing=True)]
@@ -256,17 +256,19 @@ def _measure(min_ticks, max_s, fn, min_n=1):
         evs[0].synchronize()
         t_base = time.perf_counter()
         t_end = t_base + max_s
-        global _token_log
         _token_log, firsts = [], []
-        while True:
-            firsts.append(len(_token_log))
-            fn()
-            ev = torch.cuda.Event(enable_timing=True)
-            ev.record()
-            evs.append(ev)
-            enough = len(evs) > min_n and sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2
-            if enough or time.perf_counter() > t_end:
-                break
+        try:
+            while True:
+                firsts.append(len(_token_log))
+                fn()
+                ev = torch.cuda.Event(enable_timing=True)
+                ev.record()
+                evs.append(ev)
+                enough = len(evs) > min_n and sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2
+                if enough or time.perf_counter() > t_end:
+                    break
+        finally:
+            tokens, _token_log = _token_log, None
         evs[-1].synchronize()
         host_s = time.perf_counter() - t_base
     ends = [t_base + evs[0].elapsed_time(e) / 1000.0 for e in evs]
