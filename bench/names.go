@@ -30,6 +30,12 @@ const (
 	// replay: BenchmarkContext/workload=W/sig=ID, ns/op the kernel time of
 	// one of its invocations there (replay.SigContext).
 	ContextName = "Context"
+	// InferenceName is the whole inference predicted from the bundle's
+	// host schedule and the replays (predict.PredictInference), as a
+	// benchmark line BenchmarkInference/workload=W/inference whose ns/op
+	// is the predicted wall time of one inference, with J/op its energy
+	// and the other figures in their own units.
+	InferenceName = "Inference"
 )
 
 // Keys of the sub-benchmark name configuration.

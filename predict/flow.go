@@ -13,6 +13,7 @@ import (
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
+	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/workload"
 )
@@ -58,6 +59,15 @@ type FlowOptions struct {
 	// each entry as soon as it is measured (replay.SuiteOptions).
 	Previous map[string]replay.Entry
 	Done     func(replay.Entry)
+	// Schedule is the workload's host schedule (a bundle's, or
+	// schedule.FromTrace of its trace: a guess). With it Flow also probes
+	// the host's launch path and the GPU's power while it waits on this
+	// GPU (replay.MeasureHost) and predicts the whole inference
+	// (PredictInference); Runtime orders the trace's launches for it (nil:
+	// the timeline's order, one stream only), HostProbe tunes the probe.
+	Schedule  *schedule.Schedule
+	Runtime   *signatures.Runtime
+	HostProbe replay.HostProbeOptions
 	// Skip leaves signatures out of the replays and the timeline, by ID,
 	// each with the reason their entry and the timeline's skips give
 	// (replay.SuiteOptions.Skip).
@@ -85,6 +95,11 @@ type FlowResult struct {
 	// Timeline is the timeline replay, or TimelineErr why there is none.
 	Timeline    *replay.TimelineResult
 	TimelineErr error
+	// Host is the host probe and Inference the whole inference predicted
+	// from FlowOptions.Schedule; InferenceErr says why there is none.
+	Host         *replay.HostProbe
+	Inference    *Inference
+	InferenceErr error
 	// Model is the full-model run, or ModelErr why there is none;
 	// ModelFrom says where it came from ("" for a run made by Flow).
 	Model     *runner.Result
@@ -132,6 +147,9 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
 		Previous: o.Previous, Done: o.Done, Skip: o.Skip})
 	fr.Lost = d.Lost()
+	if o.Schedule != nil {
+		fr.inference(d, o, progress)
+	}
 	switch {
 	case o.NoTimeline:
 	case fr.Lost != nil:
@@ -139,7 +157,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
 	default:
 		fmt.Fprintf(progress, "timeline: every invocation in order, one CUDA graph (%s so far)\n", time.Since(start).Round(time.Second))
-		fr.Timeline, fr.TimelineErr = d.MeasureTimeline(set, replay.TimelineOptions{Gap: timelineGap(set, o.Measured), Skip: o.Skip}, o.Measure)
+		fr.Timeline, fr.TimelineErr = d.MeasureTimeline(set, replay.TimelineOptions{Gap: fr.timelineGap(o.Measured), Skip: o.Skip}, o.Measure)
 		if fr.TimelineErr != nil {
 			fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
 		} else {
@@ -244,6 +262,11 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 			return err
 		}
 	}
+	if fr.Inference != nil {
+		if err := write(bench.InferenceName+"/"+InferenceBenchName(workload), fr.Inference.Metrics()); err != nil {
+			return err
+		}
+	}
 	if fr.Model != nil {
 		if err := write(bench.ModelName+"/"+bench.ModelBenchName(workload), bench.ModelMetrics(fr.Model)); err != nil {
 			return err
@@ -268,11 +291,15 @@ func skipLineText(name, reason string) string {
 // ErrNoGPU wraps Flow's error when no GPU could be opened.
 var ErrNoGPU = errors.New("no usable GPU")
 
-// timelineGap is the idle time of the measured run's inference outside
-// the trace's busy time (its wall time less the busy time), which the
-// timeline replay leaves after each launch so that the power limiter sees
-// the real run's duty; 0 without a measured run.
-func timelineGap(set *signatures.Set, measured *runner.Result) time.Duration {
+// timelineGap is the idle time the timeline replay leaves after each
+// launch, so that the power limiter sees the real run's duty: the
+// predicted inference's GPU idle time where there is one, else the
+// measured run's wall time less the trace's busy time, else 0.
+func (fr *FlowResult) timelineGap(measured *runner.Result) time.Duration {
+	if fr.Inference != nil {
+		return time.Duration(max(0, fr.Inference.WallNS-fr.Inference.BusyNS))
+	}
+	set := fr.Set
 	if measured == nil || measured.WallSPerInference <= 0 {
 		return 0
 	}

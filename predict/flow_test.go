@@ -244,7 +244,7 @@ func TestTimelineGap(t *testing.T) {
 		{&runner.Result{WallSPerInference: 0.008}, 0}, // a wall shorter than busy: no gap
 	}
 	for _, tt := range tests {
-		if got := timelineGap(set, tt.m); got != tt.want {
+		if got := (&FlowResult{Set: set}).timelineGap(tt.m); got != tt.want {
 			t.Errorf("%+v: gap %v, want %v", tt.m, got, tt.want)
 		}
 	}

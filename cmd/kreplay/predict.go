@@ -17,6 +17,7 @@ import (
 	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
+	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/workload"
 )
@@ -42,6 +43,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	noModel := flags.Bool("no-model", false, "deprecated: the same as -model none, which replaces it")
 	modelMode := flags.String("model", "auto", "the full-model reference: `MODE` measured (a bundle's measured run), run (run the workload now),\nnone, or auto (measured for a bundle that has one, else run)")
 	noTimeline := flags.Bool("no-timeline", false, "skip the timeline replay")
+	inference := flags.Bool("inference", true, "predict the whole inference (wall time, time per token, energy) from the bundle's host schedule\n(or the trace's own, a guess) and a host probe on this GPU (docs/whole-inference.md)")
 	plots := flags.String("plots", "", "write the report's plots (SVG and PNG) into `DIR`")
 	top := flags.Int("top", 10, "show the top `N` signatures")
 	arrival := memsetArrivalFlag(flags)
@@ -92,6 +94,15 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var sched *schedule.Schedule
+	var rt *signatures.Runtime
+	if *inference {
+		if sched, rt, err = predict.HostScheduleFor(pos[0], bundle); err != nil {
+			fmt.Fprintf(stderr, "kreplay predict: the whole inference is not predicted: %v\n", err)
+		} else if sched.Source == schedule.SourceTrace {
+			fmt.Fprintf(stderr, "kreplay predict: no recorded host schedule: the whole inference takes the profiled trace's host gaps (a guess: the profiler slows the host)\n")
+		}
+	}
 	if err := signatures.Inspect(set, *top).WriteText(stdout); err != nil {
 		return err
 	}
@@ -137,6 +148,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		MeasuredFrom: ref.from,
 		Peaks:        peaks,
 		Progress:     stderr,
+		Schedule:     sched,
+		Runtime:      rt,
 	})
 	if errors.Is(err, predict.ErrNoGPU) {
 		return cpuPartEnds(stdout, err, "predict", "replay every signature (with its energy),\n"+

@@ -1,0 +1,185 @@
+package predict
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/kreplay/kreplay/internal/cupti"
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/schedule"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// DefaultMaxCallNS caps a non-waiting call's own host cost in the
+// inference model (schedule.Constants.MaxCallNS): a labelled guess, not a
+// measurement. Launch calls take a few µs; one that took longer in the
+// captured run was taken as blocked on a full launch queue.
+const DefaultMaxCallNS = 20_000
+
+// HostConstants are the inference model's constants from a host probe on
+// the replay GPU (replay.MeasureHost), with DefaultMaxCallNS.
+func HostConstants(p *replay.HostProbe) schedule.Constants {
+	return schedule.Constants{
+		SubmitNS:   int64(math.Round(p.SubmitNS)),
+		QueueGapNS: int64(math.Round(p.QueueGapNS)),
+		WakeNS:     int64(math.Round(p.WakeNS)),
+		MaxCallNS:  DefaultMaxCallNS,
+		WaitPowerW: p.WaitPowerW,
+	}
+}
+
+// InferenceInput is what PredictInference needs: the bundle's host
+// schedule and trace, and the replays on this GPU.
+type InferenceInput struct {
+	Set *signatures.Set
+	// Runtime is the trace's runtime calls (signatures.ReadRuntime), which
+	// order the trace's launches; nil takes the timeline's order (one
+	// stream only).
+	Runtime  *signatures.Runtime
+	Schedule *schedule.Schedule
+	// Entries are the signatures' replays (replay.Device.RunSet).
+	Entries   []replay.Entry
+	Constants schedule.Constants
+	// PowerLimitW is the replay GPU's power limit (0: none).
+	PowerLimitW float64
+}
+
+// Inference is a whole inference predicted from a host schedule and the
+// replays (docs/whole-inference.md): no measured whole-run quantity
+// enters it.
+type Inference struct {
+	// Source is where the host schedule came from: schedule.SourceRecorder
+	// (the capture's unprofiled run) or schedule.SourceTrace (the profiled
+	// trace: a guess, the profiler slows the host). CPU is the capture
+	// host's CPU.
+	Source string `json:"source"`
+	CPU    string `json:"cpu,omitempty"`
+	// Inferences is how many recorded inferences were simulated back to
+	// back; the figures are per inference in steady state.
+	Inferences int     `json:"inferences"`
+	WallNS     float64 `json:"wall_ns"`
+	BusyNS     float64 `json:"busy_ns"`
+	// GPUIdleNS is the GPU waiting for the host; HostWaitNS the host
+	// waiting for the GPU. Bound is "host" or "gpu", the larger wait.
+	GPUIdleNS  float64 `json:"gpu_idle_ns"`
+	HostWaitNS float64 `json:"host_wait_ns"`
+	Bound      string  `json:"bound"`
+	// Tokens per inference, the time to the first token and per output
+	// token (median and 90th percentile); zero for a prefill.
+	Tokens      float64 `json:"tokens,omitempty"`
+	TTFTNS      float64 `json:"ttft_ns,omitempty"`
+	TPOTNS      float64 `json:"tpot_ns,omitempty"`
+	TPOTP90NS   float64 `json:"tpot_p90_ns,omitempty"`
+	KernelJ     float64 `json:"kernel_j"`
+	WaitJ       float64 `json:"wait_j"`
+	EnergyJ     float64 `json:"energy_j"`
+	JPerToken   float64 `json:"j_per_token,omitempty"`
+	PowerCapped bool    `json:"power_capped,omitempty"`
+	// Host is the host's time split (framework, launch path, waits), its
+	// Dominant part, and Shares the split per op, largest first.
+	Host     schedule.HostSplit   `json:"host"`
+	Dominant string               `json:"dominant"`
+	Shares   []schedule.HostShare `json:"shares,omitempty"`
+	// Constants are the model's constants (measured on the replay GPU,
+	// but MaxCallNS, a guess).
+	Constants schedule.Constants `json:"constants"`
+	// Ops counts the simulated GPU ops per inference; TracedOps those whose
+	// signature had no replay and took its traced median (and no energy).
+	Ops       int `json:"ops"`
+	TracedOps int `json:"traced_ops,omitempty"`
+	// OverheadNS is the recorder's overhead per inference as the capture
+	// measured it in the schedule's process (armed less measured wall), for
+	// the record: it is not subtracted.
+	OverheadNS int64 `json:"recorder_overhead_ns,omitempty"`
+}
+
+// PredictInference simulates the schedule's recorded inferences back to
+// back with the replays' times and energies (schedule.Simulate and
+// schedule.Energy) and returns the steady-state figures.
+func PredictInference(in InferenceInput) (*Inference, error) {
+	if in.Set == nil || in.Schedule == nil {
+		return nil, errors.New("inference: no set or no schedule")
+	}
+	per := replayedOps(in.Set, in.Entries)
+	s := in.Schedule
+	ops := make([][]schedule.Op, len(s.Inferences))
+	joules := make([][]float64, len(s.Inferences))
+	traced := 0
+	for i := range s.Inferences {
+		bound, err := schedule.Bind(s, i, in.Set, in.Runtime, cupti.SameKernel)
+		if err != nil {
+			return nil, fmt.Errorf("inference: %w", err)
+		}
+		ops[i], joules[i] = make([]schedule.Op, len(bound)), make([]float64, len(bound))
+		for j, b := range bound {
+			op := schedule.Op{DurNS: make([]int64, len(b.Sigs))}
+			for q, sig := range b.Sigs {
+				r := per[sig]
+				op.DurNS[q] = r.ns
+				joules[i][j] += r.joules
+				if r.traced && i == 0 {
+					traced++
+				}
+			}
+			if len(b.Sigs) > 0 {
+				op.Label = in.Set.Signatures[b.Sigs[0]].Op
+			}
+			ops[i][j] = op
+		}
+	}
+	res, err := schedule.Simulate(s, ops, in.Constants)
+	if err != nil {
+		return nil, fmt.Errorf("inference: %w", err)
+	}
+	en, err := schedule.Energy(res, joules, in.Constants, in.PowerLimitW)
+	if err != nil {
+		return nil, fmt.Errorf("inference: %w", err)
+	}
+	inf := &Inference{
+		Source: s.Source, CPU: s.CPU, Inferences: res.Inferences,
+		WallNS: en.WallNS, BusyNS: res.BusyNS, GPUIdleNS: res.GPUIdleNS, HostWaitNS: res.HostWaitNS, Bound: res.Bound,
+		Tokens: res.Tokens, TTFTNS: res.TTFT.Median, TPOTNS: res.TPOT.Median, TPOTP90NS: res.TPOT.P90,
+		KernelJ: en.KernelJ, WaitJ: en.WaitJ, EnergyJ: en.TotalJ, JPerToken: en.PerTokenJ, PowerCapped: en.PowerCapped,
+		Host: res.Host, Dominant: res.Host.Dominant(), Shares: res.Shares,
+		Constants: in.Constants, Ops: len(ops[0]), TracedOps: traced,
+	}
+	if p := s.Process; p != nil {
+		inf.OverheadNS = p.OverheadNSPerInference
+	}
+	return inf, nil
+}
+
+// opReplay is one signature's predicted time and energy per invocation.
+type opReplay struct {
+	ns     int64
+	joules float64
+	traced bool // no replay: the traced median, no energy
+}
+
+// replayedOps gives each signature of set (by index) its replay's time
+// (replay.Entry.ReplayNS) and energy per invocation. A signature that is
+// part of another (a split-K reduce) takes 0: its parent's replay ran it.
+// One without a replay takes its traced median and no energy.
+func replayedOps(set *signatures.Set, entries []replay.Entry) []opReplay {
+	byID := make(map[string]*replay.Entry, len(entries))
+	for i := range entries {
+		byID[entries[i].ID] = &entries[i]
+	}
+	out := make([]opReplay, len(set.Signatures))
+	for i, sig := range set.Signatures {
+		if sig.PartOf != "" {
+			continue
+		}
+		e := byID[sig.ID]
+		if e == nil || e.Result == nil || e.ReplayNS() <= 0 {
+			out[i] = opReplay{ns: sig.TracedNS.Median, traced: true}
+			continue
+		}
+		out[i].ns = int64(math.Round(e.ReplayNS()))
+		if en := e.Result.Energy; en != nil {
+			out[i].joules = en.JoulesPerOp
+		}
+	}
+	return out
+}

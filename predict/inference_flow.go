@@ -1,0 +1,129 @@
+package predict
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/schedule"
+	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
+)
+
+// Units of the inference benchmark's figures (bench.InferenceName),
+// besides ns/op (the wall time) and J/op (the energy).
+const (
+	UnitBusyNS     = "busy-ns"
+	UnitGPUIdleNS  = "gpu-idle-ns"
+	UnitHostWaitNS = "host-wait-ns"
+	UnitTTFTNS     = "ttft-ns"
+	UnitTPOTNS     = "tpot-ns"
+	UnitTPOTP90NS  = "tpot-p90-ns"
+	UnitTokens     = "tokens"
+	UnitJPerToken  = "J/token"
+	UnitKernelJ    = "kernel-J"
+	UnitWaitJ      = "wait-J"
+	UnitWaitW      = "wait-W"
+)
+
+// InferenceBenchName is the inference benchmark's name below
+// bench.InferenceName: workload=W/inference.
+func InferenceBenchName(workload string) string { return "workload=" + workload + "/inference" }
+
+// Metrics are the inference's figures as benchmark values.
+func (inf *Inference) Metrics() []benchfmt.Value {
+	v := []benchfmt.Value{
+		{Value: inf.WallNS, Unit: "ns/op"},
+		{Value: inf.BusyNS, Unit: UnitBusyNS},
+		{Value: inf.GPUIdleNS, Unit: UnitGPUIdleNS},
+		{Value: inf.HostWaitNS, Unit: UnitHostWaitNS},
+		{Value: inf.EnergyJ, Unit: "J/op"},
+		{Value: inf.KernelJ, Unit: UnitKernelJ},
+		{Value: inf.WaitJ, Unit: UnitWaitJ},
+		{Value: inf.Constants.WaitPowerW, Unit: UnitWaitW},
+	}
+	if inf.Tokens > 0 {
+		v = append(v, benchfmt.Value{Value: inf.Tokens, Unit: UnitTokens},
+			benchfmt.Value{Value: inf.TTFTNS, Unit: UnitTTFTNS},
+			benchfmt.Value{Value: inf.TPOTNS, Unit: UnitTPOTNS},
+			benchfmt.Value{Value: inf.TPOTP90NS, Unit: UnitTPOTP90NS},
+			benchfmt.Value{Value: inf.JPerToken, Unit: UnitJPerToken})
+	}
+	return v
+}
+
+// inference probes the host path on d and predicts the whole inference
+// from o.Schedule; a failure is recorded in fr.InferenceErr.
+func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Writer) {
+	if fr.Lost != nil {
+		fr.InferenceErr = fmt.Errorf("not predicted: %w", fr.Lost)
+		fmt.Fprintf(progress, "inference: %v\n", fr.InferenceErr)
+		return
+	}
+	fmt.Fprintf(progress, "host probe: the launch path, the wake from a wait and the GPU's power while it waits, on %s\n", fr.GPU)
+	p, err := replay.MeasureHost(context.Background(), d, o.HostProbe)
+	if err != nil {
+		fr.InferenceErr = fmt.Errorf("host probe: %w", err)
+		fmt.Fprintf(progress, "inference: %v\n", fr.InferenceErr)
+		return
+	}
+	fr.Host = &p
+	fmt.Fprintf(progress, "host probe: submit %.2f µs, queue gap %.2f µs, wake %.2f µs, power while waiting %.1f W (idle %.1f W)\n",
+		p.SubmitNS/1e3, p.QueueGapNS/1e3, p.WakeNS/1e3, p.WaitPowerW, p.IdleW)
+	fr.Inference, fr.InferenceErr = PredictInference(InferenceInput{
+		Set: fr.Set, Runtime: o.Runtime, Schedule: o.Schedule, Entries: fr.Entries,
+		Constants: HostConstants(&p), PowerLimitW: p.PowerLimitW,
+	})
+	if fr.InferenceErr != nil {
+		fmt.Fprintf(progress, "inference: %v\n", fr.InferenceErr)
+		return
+	}
+	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.Summary())
+}
+
+// Summary is the prediction in one line.
+func (inf *Inference) Summary() string {
+	s := fmt.Sprintf("wall %.4g ms (GPU busy %.4g ms, %s-bound), %.4g J", inf.WallNS/1e6, inf.BusyNS/1e6, inf.Bound, inf.EnergyJ)
+	if inf.Tokens > 0 {
+		s += fmt.Sprintf(", %.0f tokens: TTFT %.4g ms, TPOT %.4g ms (p90 %.4g), %.4g J/token",
+			inf.Tokens, inf.TTFTNS/1e6, inf.TPOTNS/1e6, inf.TPOTP90NS/1e6, inf.JPerToken)
+	}
+	return s + "; host schedule from the " + inf.Source
+}
+
+// HostScheduleFor returns the host schedule and the trace's runtime calls
+// for PredictInference of the input that kreplay predict reads: a
+// single-trace bundle's (workload.Bundle.HostSchedule), or for a trace
+// file one made from the trace itself (schedule.FromRuntime, a guess). A
+// signature set, or one rank of a multi-rank bundle, has none: the error
+// says so.
+func HostScheduleFor(input string, b *workload.Bundle) (*schedule.Schedule, *signatures.Runtime, error) {
+	if b != nil {
+		if len(b.Manifest.Traces) != 1 {
+			return nil, nil, fmt.Errorf("%s: no host schedule for one rank of a multi-rank bundle", b.Name)
+		}
+		return b.HostSchedule(b.Manifest.Traces[0])
+	}
+	if strings.HasSuffix(input, ".json") && !strings.HasSuffix(input, ".trace.json") {
+		return nil, nil, fmt.Errorf("%s: a signature set holds no host schedule (pass its trace or bundle)", input)
+	}
+	f, err := os.Open(input)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	rt, err := signatures.ReadRuntime(f, input)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := schedule.FromRuntime(rt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: a host schedule from the trace: %w", input, err)
+	}
+	return s, rt, nil
+}
