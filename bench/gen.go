@@ -9,6 +9,7 @@ import (
 	"text/template"
 	"unicode"
 
+	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -95,6 +96,7 @@ func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 		return nil, err
 	}
 	d := genData{Package: opt.Package, Workload: workload, Set: set, HasSpec: len(opt.Spec) > 0,
+		DefaultCache: replay.DefaultCacheMode.String(),
 		// Built here: a line of this file starting with the directive
 		// would make go generate run it on package bench.
 		Directive: "//go:" + "generate go run github.com/kreplay/kreplay/cmd/kreplay gen -o . " + opt.Source}
@@ -125,6 +127,7 @@ func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 
 type genData struct {
 	Package, Workload, Directive string
+	DefaultCache                 string // replay.DefaultCacheMode
 	Set                          *signatures.Set
 	HasSpec                      bool
 	BusyNS                       int64
@@ -198,7 +201,7 @@ var docTmpl = template.Must(template.New(DocFile).Funcs(funcs).Parse(`// Code ge
 // is usable, KREPLAY_ENERGY=1 to measure J/op and W too (about 11 s per
 // signature; KREPLAY_ENERGY_TICKS sets the energy window's NVML counter
 // ticks, default 101), KREPLAY_CACHE to choose the L2 cache mode
-// (default auto).
+// (default {{.DefaultCache}}).
 //
 // Regenerate with go generate.
 package {{.Package}}

@@ -35,8 +35,9 @@ const (
 	// window ran power-capped (replay.Options.NoEnergyDuty); by default it
 	// is measured again duty-cycled under the cap.
 	EnvEnergyDuty = "KREPLAY_ENERGY_DUTY"
-	// EnvCache names the L2 cache mode: auto (default), rotating, warm,
-	// cold, primed or context (see replay.CacheMode).
+	// EnvCache names the L2 cache mode: rotating, warm, cold, primed,
+	// auto, context or default (replay.DefaultCacheMode; see
+	// replay.CacheMode).
 	EnvCache = "KREPLAY_CACHE"
 	// EnvCausalScores=0 feeds a softmax over square scores uniform
 	// inputs instead of causally masked ones (tier3.CausalScores, a guess
@@ -49,9 +50,9 @@ const (
 // EnvEnergy turns on Measure.Energy.
 var Measure replay.Options
 
-// Cache is the L2 cache mode of the measurements, as `kreplay run`
-// defaults to; EnvCache overrides it.
-var Cache = replay.Context
+// Cache is the L2 cache mode of the measurements (zero:
+// replay.DefaultCacheMode, as `kreplay run`'s); EnvCache overrides it.
+var Cache replay.CacheMode
 
 // The device is opened once per test binary, on first use, and shared by
 // all its benchmarks. It is not closed: the process's exit releases it.
@@ -228,7 +229,7 @@ func runSignature(tb benchTB, n int, set *signatures.Set, id string, open func()
 // options returns the measurement options and cache mode, with the
 // environment's overrides.
 func options() (replay.Options, replay.CacheMode, error) {
-	o, cache := Measure, Cache
+	o, cache := Measure, Cache.Resolve()
 	if v, ok, err := envBool(EnvEnergy); err != nil {
 		return o, cache, err
 	} else if ok {

@@ -24,8 +24,8 @@ type FlowOptions struct {
 	// NoBinaries replays the set as its plain trace would, by tier
 	// (signatures.Set.WithoutBinaries, applied to set).
 	NoBinaries bool
-	// Cache is the L2 cache mode of the signature replays (replay.Context
-	// when zero).
+	// Cache is the L2 cache mode of the signature replays
+	// (replay.DefaultCacheMode when zero).
 	Cache replay.CacheMode
 	// Measure are the measurement options (Energy among them).
 	Measure replay.Options
@@ -102,9 +102,6 @@ type FlowResult struct {
 // and the timeline. Write the result with WriteBench and read it back
 // with ReadResults or Report.
 func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
-	if o.Cache == 0 {
-		o.Cache = replay.Context
-	}
 	progress := o.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -129,8 +126,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	}
 	start := time.Now()
 	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), fr.GPU)
-	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
-		Previous: o.Previous, Done: o.Done, Skip: o.Skip})
+	fr.Entries = d.RunSet(set, o.suiteOptions(progress))
 	fr.Lost = d.Lost()
 	switch {
 	case o.NoTimeline:
@@ -275,4 +271,12 @@ func timelineGap(set *signatures.Set, measured *runner.Result) time.Duration {
 		busy += d.BusyNS
 	}
 	return max(0, time.Duration(measured.WallSPerInference*1e9)-time.Duration(busy))
+}
+
+// suiteOptions are the options of the signature replays: o's cache mode
+// as given (the zero value is replay's default), measurement options,
+// energy share, progress and the entries to keep or skip.
+func (o FlowOptions) suiteOptions(progress io.Writer) replay.SuiteOptions {
+	return replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
+		Previous: o.Previous, Done: o.Done, Skip: o.Skip}
 }

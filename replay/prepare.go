@@ -63,7 +63,8 @@ func (d *Device) Prepare(sig *signatures.Signature) (*Prepared, error) {
 
 // PrepareFor makes a signature launchable, dispatching by its tier, with
 // random input data and as many buffer sets as the cache mode needs (Auto
-// resolves to the signature's own mode, see CacheMode.For). A
+// resolves to the signature's own mode, see CacheMode.For; CacheDefault to
+// DefaultCacheMode). A
 // signature that cannot be replayed, or does not fit in device memory,
 // gets a *SignatureError naming it.
 func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepared, error) {
@@ -73,6 +74,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 	case sig.PartOf != "":
 		return nil, sigErr(sig, "prepare", fmt.Errorf("%w %s", ErrPartOf, sig.PartOf))
 	}
+	cache = cache.Resolve()
 	var prods []*inject.Producer // what primes a captured binary
 	energySets := false          // rotating sets for its energy windows
 	switch c := cache.For(sig); {

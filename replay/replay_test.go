@@ -12,7 +12,7 @@ import (
 )
 
 func TestParseCacheMode(t *testing.T) {
-	for _, c := range []CacheMode{Rotating, Warm, Cold, Auto, Primed, Context} {
+	for _, c := range []CacheMode{CacheDefault, Rotating, Warm, Cold, Auto, Primed, Context} {
 		got, err := ParseCacheMode(c.String())
 		if err != nil || got != c {
 			t.Errorf("ParseCacheMode(%q) = %v, %v", c, got, err)
@@ -20,6 +20,41 @@ func TestParseCacheMode(t *testing.T) {
 	}
 	if _, err := ParseCacheMode("lukewarm"); err == nil {
 		t.Error("no error for an unknown mode")
+	}
+	if got, err := ParseCacheMode(""); err != nil || got != CacheDefault {
+		t.Errorf(`ParseCacheMode("") = %v, %v, want default`, got, err)
+	}
+}
+
+// The zero CacheMode stands for DefaultCacheMode, and every named mode,
+// Rotating among them, for itself.
+func TestCacheModeResolve(t *testing.T) {
+	for _, tc := range []struct{ c, want CacheMode }{
+		{CacheDefault, DefaultCacheMode},
+		{Rotating, Rotating},
+		{Warm, Warm},
+		{Cold, Cold},
+		{Auto, Auto},
+		{Primed, Primed},
+		{Context, Context},
+	} {
+		if got := tc.c.Resolve(); got != tc.want {
+			t.Errorf("%v.Resolve() = %v, want %v", tc.c, got, tc.want)
+		}
+	}
+	if DefaultCacheMode == CacheDefault {
+		t.Error("DefaultCacheMode is the zero value: it must name a mode")
+	}
+	// A captured GEMV with its context: the default runs it as
+	// DefaultCacheMode does, Rotating rotates it.
+	sig := &signatures.Signature{Op: "aten::mm", Tier: signatures.TierLibrary, Class: signatures.ClassGEMM,
+		GEMM:   &signatures.GEMM{M: 2, N: 8192, K: 2048, Batch: 1, AType: "f16", BType: "f16", OutType: "f16"},
+		Binary: &signatures.Binary{Context: []*inject.Producer{{Context: true}}}}
+	if got, want := CacheDefault.For(sig), DefaultCacheMode.For(sig); got != want {
+		t.Errorf("CacheDefault.For = %v, want %v", got, want)
+	}
+	if got := Rotating.For(sig); got != Rotating {
+		t.Errorf("Rotating.For = %v, want rotating", got)
 	}
 }
 

@@ -27,7 +27,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	causalScoresFlag(flags)
 	out := flags.String("o", "", "write the measurements as go test -bench output to `FILE` (default WORKLOAD.bench)")
 	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
-	cacheFlag := flags.String("cache", "context", "L2 cache `MODE` of the signature replays (see kreplay run -h)")
+	cacheFlag := flags.String("cache", replay.DefaultCacheMode.String(), "L2 cache `MODE` of the signature replays (see kreplay run -h)")
 	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
 	budget := flags.Duration("budget", 2*time.Second, "time `BUDGET` per signature (sampling stops earlier once converged)")
