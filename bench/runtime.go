@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/textfmt"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
@@ -94,10 +95,10 @@ func WritePeaks(w io.Writer, d *replay.Device) {
 	}
 	p, note, err := roofline.ForDevice(d, o)
 	if err != nil {
-		fmt.Fprintf(w, "kreplay peaks: not measured: %s\n", OneLine(err.Error(), 400))
+		fmt.Fprintf(w, "kreplay peaks: not measured: %s\n", textfmt.OneLine(err.Error(), 400))
 		return
 	}
-	fmt.Fprintf(w, "kreplay peaks: %s\n", OneLine(note, 400))
+	fmt.Fprintf(w, "kreplay peaks: %s\n", textfmt.OneLine(note, 400))
 	if p != nil {
 		WriteConfig(w, p.Config())
 	}

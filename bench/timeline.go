@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/textfmt"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -85,7 +86,7 @@ func runTimeline(tb benchTB, n int, set *signatures.Set, open func() (timelineRe
 	reported.Store(tb.Name(), res)
 	tb.Logf("%s", res)
 	for _, sk := range res.Skips {
-		tb.Logf("skipped %s (%s): %dx, %s traced: %s", sk.ID, sk.Label, sk.Invocations, FormatNS(float64(sk.TracedNS)), sk.Reason)
+		tb.Logf("skipped %s (%s): %dx, %s traced: %s", sk.ID, sk.Label, sk.Invocations, textfmt.NS(float64(sk.TracedNS)), sk.Reason)
 	}
 	reportTimeline(tb, res)
 }

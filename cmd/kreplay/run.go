@@ -12,9 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // runOutput is what `kreplay run -json` writes: per set, the entries and
@@ -25,7 +27,7 @@ type runOutput struct {
 	Set      signatures.Source `json:"set"`
 	Cache    string            `json:"cache"`
 	Entries  []replay.Entry    `json:"entries"`
-	Coverage map[string]replay.Coverage
+	Coverage map[string]predict.Coverage
 	// Peaks and Roofline are the GPU's peaks and each replayed entry's
 	// place on the roofline, with -roofline.
 	Peaks    *roofline.Peaks `json:"peaks,omitempty"`
@@ -170,9 +172,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var measured *replay.Measured
+	var measured *workload.Measured
 	if f.measuredFile != "" {
-		if measured, err = replay.ReadMeasured(f.measuredFile); err != nil {
+		if measured, err = workload.ReadMeasured(f.measuredFile); err != nil {
 			return err
 		}
 	}
@@ -249,12 +251,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var v any = outs
 	if len(ranks) > 0 {
 		v = struct {
-			Sets     []runOutput             `json:"sets"`
-			Ranks    []replay.RankPrediction `json:"ranks"`
-			Whole    replay.SetPrediction    `json:"whole"`
-			Idle     []deviceIdle            `json:"idle,omitempty"`
-			Measured string                  `json:"measured,omitempty"`
-		}{outs, ranks, replay.Whole(ranks), idle, f.measuredFile}
+			Sets     []runOutput              `json:"sets"`
+			Ranks    []predict.RankPrediction `json:"ranks"`
+			Whole    predict.SetPrediction    `json:"whole"`
+			Idle     []deviceIdle             `json:"idle,omitempty"`
+			Measured string                   `json:"measured,omitempty"`
+		}{outs, ranks, predict.Whole(ranks), idle, f.measuredFile}
 	}
 	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
@@ -285,15 +287,15 @@ func runOneSet(f *runFlags, runner setRunner, dev *replay.Device, set *signature
 		},
 	})
 	fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, f.cache)
-	if err := replay.WriteTable(stdout, entries); err != nil {
+	if err := predict.WriteTable(stdout, entries); err != nil {
 		return runOutput{}, err
 	}
-	tc := replay.CoverTiers(entries, f.tolerance)
-	if err := replay.WriteCoverage(stdout, tc); err != nil {
+	tc := predict.CoverTiers(entries, f.tolerance)
+	if err := predict.WriteCoverage(stdout, tc); err != nil {
 		return runOutput{}, err
 	}
 	fmt.Fprintln(stdout)
-	cov := map[string]replay.Coverage{}
+	cov := map[string]predict.Coverage{}
 	for _, c := range tc {
 		cov[c.Name] = c.Coverage
 	}
@@ -330,15 +332,15 @@ func devicePeaks(d *replay.Device, stderr io.Writer) *roofline.Peaks {
 // runRanks predicts each rank of a multi-rank run, compares it with the
 // measured runs where given, and prints the table. explicit says the
 // measured runs came from -measured rather than a bundle.
-func runRanks(sets []*signatures.Set, entries [][]replay.Entry, measured *replay.Measured, explicit bool, idle []deviceIdle,
-	stdout, stderr io.Writer) ([]replay.RankPrediction, error) {
+func runRanks(sets []*signatures.Set, entries [][]replay.Entry, measured *workload.Measured, explicit bool, idle []deviceIdle,
+	stdout, stderr io.Writer) ([]predict.RankPrediction, error) {
 	if len(sets) < 2 {
 		if measured != nil && explicit {
 			fmt.Fprintf(stderr, "kreplay run: -measured: only the ranks of a multi-rank run (one trace per rank) are compared\n")
 		}
 		return nil, nil
 	}
-	ranks, err := replay.PredictRanks(sets, entries)
+	ranks, err := predict.PredictRanks(sets, entries)
 	if err != nil {
 		fmt.Fprintf(stderr, "kreplay run: ranks: %v\n", err)
 		return nil, nil
@@ -350,15 +352,15 @@ func runRanks(sets []*signatures.Set, entries [][]replay.Entry, measured *replay
 		}
 	}
 	fmt.Fprintln(stdout, "per rank: predicted compute + communication against traced busy time less waiting for other ranks")
-	return ranks, replay.WriteRanks(stdout, ranks)
+	return ranks, predict.WriteRanks(stdout, ranks)
 }
 
 // runInputs loads the sets of the TRACE arguments, reporting those that
 // fail and going on, and returns the measured runs of the first bundle
 // that has them.
-func runInputs(pos []string, stderr io.Writer) ([]*signatures.Set, *replay.Measured) {
+func runInputs(pos []string, stderr io.Writer) ([]*signatures.Set, *workload.Measured) {
 	var sets []*signatures.Set
-	var measured *replay.Measured
+	var measured *workload.Measured
 	for _, p := range pos {
 		in, err := loadInput(p, signatures.Options{})
 		if err != nil {
@@ -427,7 +429,7 @@ func measureIdle(devs []*replay.Device, window time.Duration) []deviceIdle {
 // run of its set's workload and rank, with the idle power of the GPU of
 // the same rank (idle[rank], when measured), and returns what could not be
 // matched.
-func compareMeasured(ranks []replay.RankPrediction, sets []*signatures.Set, m *replay.Measured, idle []deviceIdle) []string {
+func compareMeasured(ranks []predict.RankPrediction, sets []*signatures.Set, m *workload.Measured, idle []deviceIdle) []string {
 	var warn []string
 	for i := range ranks {
 		src := sets[i].Source
