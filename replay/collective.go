@@ -160,7 +160,7 @@ func (g *Group) MeasureCollectiveFor(sig *signatures.Signature, cache CacheMode,
 	}
 	k := ranks[0].k
 	r.Op, r.Call, r.Path = string(k.Op()), k.Op().Call(), k.Op().Call()
-	r.DType = k.DataType().String()
+	r.DType = k.DataType()
 	r.SendElems, r.RecvElems = k.Counts()
 	r.Ranks, r.TracedRanks = k.Ranks(), sig.Collective.Ranks
 	r.AlgBytes, r.BusBytes = k.AlgBytes(), k.BusBytes()

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kreplay/kreplay/energy"
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/tier2"
 	"github.com/kreplay/kreplay/tier3"
@@ -153,7 +154,7 @@ func (d *Device) Do(fn func() error) error {
 }
 
 // Stream is the device's stream. Use it inside Do.
-func (d *Device) Stream() *cuda.Stream { return d.stream }
+func (d *Device) Stream() *gpu.Stream { return d.stream }
 
 // Close frees the device's resources and stops its goroutine.
 func (d *Device) Close() error {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/kreplay/kreplay/energy"
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
@@ -335,7 +336,7 @@ type Result struct {
 	MedianAllNS       float64 `json:"median_all_ns,omitempty"`
 	KernelMedianAllNS float64 `json:"kernel_median_all_ns,omitempty"`
 
-	Work launch.Work `json:"work"`
+	Work gpu.Work `json:"work"`
 
 	// KernelMedianNS is the median over the timed batches of the GPU time
 	// of the activities one invocation runs, as CUPTI records them during

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kreplay/kreplay/captured"
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/internal/launch"
@@ -28,7 +29,7 @@ type Prepared struct {
 	// Path says how the signature replays: "memcpy", "memset", a library
 	// call ("cublasGemmEx", ...).
 	Path   string
-	Kernel launch.Kernel
+	Kernel gpu.Kernel
 	// Approximate says why the replay only moves the op's bytes instead of
 	// computing it (tier 3 without a kernel for the op); "" when exact.
 	Approximate string

@@ -135,7 +135,7 @@ func runSDPACase(t *testing.T, name string, sig *signatures.Signature, tol float
 		return
 	}
 	defer k.Close()
-	p := k.Plan()
+	p := k.cudnnPlan()
 	t.Logf("%s: unified %v, engine %d (config %d of %d), workspace %d B%s", name, p.Graph.Unified, p.Engine,
 		p.Config, p.Configs, p.Workspace, map[bool]string{true: "; " + k.Note(), false: ""}[k.Note() != ""])
 	kinds := []cupti.Kind{cupti.KindConcurrentKernel, cupti.KindMemset}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
@@ -13,7 +14,7 @@ import (
 // Instance is one buffer set of an op, ready to launch.
 type Instance struct {
 	// Launch enqueues the op on s.
-	Launch func(s *cuda.Stream) error
+	Launch func(s *gpu.Stream) error
 	// Inputs and Outputs are the op's tensors (for tests and footprints).
 	Inputs  []*Tensor
 	Outputs []*Tensor
@@ -105,7 +106,7 @@ func FaithfulFor(sig *signatures.Signature) bool {
 // New builds the buffer sets of a tier-3 signature. A signature with no
 // exact kernel gets the approximate one (see Approximate) rather than an
 // error; errors are for what cannot run at all (no memory, a CUDA error).
-func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stream) (*Kernel, error) {
+func New(sig *signatures.Signature, dev Device, opt gpu.Options, s *gpu.Stream) (*Kernel, error) {
 	if sig.Tier != signatures.TierKernel {
 		return nil, fmt.Errorf("%s: tier %d is not tier 3", sig.ID, sig.Tier)
 	}
@@ -153,7 +154,7 @@ func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stre
 // and footprint of a tier-3 kernel. sig may be of any tier and op. An
 // error from b, ErrUnsupported included, is returned: there is no
 // stand-in for a kernel given this way.
-func NewWith(sig *signatures.Signature, b Builder, dev Device, opt launch.Options, s *cuda.Stream) (*Kernel, error) {
+func NewWith(sig *signatures.Signature, b Builder, dev Device, opt gpu.Options, s *gpu.Stream) (*Kernel, error) {
 	if b == nil {
 		return nil, fmt.Errorf("%s: no builder", sig.ID)
 	}
@@ -191,7 +192,7 @@ func (k *Kernel) Approximate() string { return k.approx }
 func (k *Kernel) Instance(i int) *Instance { return k.sets[i] }
 
 // Launch enqueues buffer set set's op on s.
-func (k *Kernel) Launch(s *cuda.Stream, set int) error { return k.sets[set].Launch(s) }
+func (k *Kernel) Launch(s *gpu.Stream, set int) error { return k.sets[set].Launch(s) }
 
 // TouchKernel names the kernel Prime runs, so that its activity records
 // can be told from the op's.
@@ -217,7 +218,7 @@ const TouchKernel = "kr_touch"
 // made BLOOM-560M decode's 8 KB scalar adds and muls 0.13 µs slower
 // (1.18 to 1.31 µs against 1.12 traced) for no reason in the cache state
 // that could be found.
-func (k *Kernel) Prime(s *cuda.Stream, set int) error {
+func (k *Kernel) Prime(s *gpu.Stream, set int) error {
 	if k.touch == nil {
 		f, err := k.envs[0].Function(Util, TouchKernel)
 		if err != nil {
@@ -279,7 +280,7 @@ func (k *Kernel) Footprint() int64 {
 }
 
 // Work counts the tensors' bytes (each read or written once) and FLOPs.
-func (k *Kernel) Work() launch.Work {
+func (k *Kernel) Work() gpu.Work {
 	return launch.Work{Bytes: k.Footprint(), FLOPs: k.sets[0].FLOPs}
 }
 
