@@ -14,6 +14,7 @@ import (
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
 	"github.com/kreplay/kreplay/workload"
 )
 
@@ -29,6 +30,9 @@ type FlowOptions struct {
 	Cache replay.CacheMode
 	// Measure are the measurement options (Energy among them).
 	Measure replay.Options
+	// Tier3 is how tier 3 replays where a choice is a guess
+	// (replay.Device.Tier3).
+	Tier3 tier3.Config
 	// EnergyShare limits the energy windows to the largest signatures
 	// (replay.SuiteOptions.EnergyShare).
 	EnergyShare float64
@@ -114,6 +118,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
 	}
 	defer d.Close()
+	d.Tier3 = o.Tier3
 	fr := &FlowResult{Set: set, GPU: d.Name, Config: d.Config()}
 	if p, note, err := roofline.ForDevice(d, o.Peaks); err != nil {
 		fmt.Fprintf(progress, "peaks: not measured: %v\n", err)

@@ -31,6 +31,10 @@ type Device struct {
 	// available; NVMLErr then says why.
 	Meter   *energy.Device
 	NVMLErr error
+	// Tier3 chooses how tier 3 replays where a choice is a guess (the
+	// zero value: the defaults; see tier3.Config). Set it before
+	// preparing signatures.
+	Tier3 tier3.Config
 
 	ctx    *cuda.Context
 	stream *cuda.Stream

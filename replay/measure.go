@@ -243,6 +243,12 @@ type Options struct {
 	// probe that reads clock64 and %globaltimer as they begin and end.
 	// The timed samples run without it.
 	ClockProbe bool
+	// CollectiveTimeout bounds how long a rank waits for a step of a
+	// collective measurement (a batch of calls) beyond ten times the time
+	// the batch should take (default DefaultCollectiveTimeout). A rank
+	// that waits longer ends the measurement with an error: another rank
+	// never joined, and the group's communicator is aborted on Close.
+	CollectiveTimeout time.Duration
 }
 
 func (o *Options) defaults() {
@@ -275,6 +281,9 @@ func (o *Options) defaults() {
 	}
 	if o.EnergyWarmup == 0 {
 		o.EnergyWarmup = time.Second
+	}
+	if o.CollectiveTimeout <= 0 {
+		o.CollectiveTimeout = DefaultCollectiveTimeout
 	}
 }
 

@@ -120,7 +120,7 @@ func (d *Device) PrepareWith(sig *signatures.Signature, cache CacheMode, b tier3
 		if err != nil {
 			return nil, "", err
 		}
-		k, err := tier3.NewWith(sig, b, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes}, opt, d.stream)
+		k, err := tier3.NewWith(sig, b, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes, Config: d.Tier3}, opt, d.stream)
 		if err != nil {
 			return nil, "", err
 		}
@@ -243,7 +243,7 @@ func (d *Device) buildTier3(sig *signatures.Signature, opt launch.Options) (laun
 	if err != nil {
 		return nil, "", err
 	}
-	k, err := tier3.New(sig, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes}, opt, d.stream)
+	k, err := tier3.New(sig, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes, Config: d.Tier3}, opt, d.stream)
 	if err != nil {
 		return nil, "", err
 	}

@@ -171,3 +171,19 @@ func TestReuse(t *testing.T) {
 		t.Errorf("part-of entry reused")
 	}
 }
+
+// A collective's wait bound is an option: DefaultCollectiveTimeout when
+// unset, the caller's otherwise.
+func TestCollectiveTimeoutDefault(t *testing.T) {
+	for _, tc := range []struct{ given, want time.Duration }{
+		{0, DefaultCollectiveTimeout},
+		{-time.Second, DefaultCollectiveTimeout},
+		{5 * time.Second, 5 * time.Second},
+	} {
+		o := Options{CollectiveTimeout: tc.given}
+		o.defaults()
+		if o.CollectiveTimeout != tc.want {
+			t.Errorf("CollectiveTimeout %v: after defaults %v, want %v", tc.given, o.CollectiveTimeout, tc.want)
+		}
+	}
+}

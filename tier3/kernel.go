@@ -21,7 +21,7 @@ type Instance struct {
 	// FLOPs of one launch, when the op computes (0 otherwise).
 	FLOPs int64
 	// Strategy is the traced PyTorch code path the launch follows (see
-	// Faithful), or "" for kreplay's fast kernel.
+	// Config.NoFaithful), or "" for kreplay's fast kernel.
 	Strategy string
 }
 
@@ -72,6 +72,9 @@ type Device struct {
 	Compiler *Compiler
 	SMs      int
 	L2       int64 // L2 cache bytes (0: unknown; Prime then writes every input from a twin)
+	// Config chooses the replay where a choice is a guess (the zero
+	// value: the defaults).
+	Config Config
 }
 
 // Has reports whether kreplay has its own kernel for op (which may still
@@ -80,11 +83,11 @@ func Has(op string) bool { return builders[op] != nil }
 
 // faithfulChecks say, per op, whether a signature replays with the
 // kernel PyTorch ran (registerFaithful).
-var faithfulChecks = map[string]func(*signatures.Signature) bool{}
+var faithfulChecks = map[string]func(*signatures.Signature, Config) bool{}
 
 // registerFaithful makes check the test of FaithfulFor for the given
 // ops. Op families that reproduce PyTorch's kernels call it from init.
-func registerFaithful(check func(*signatures.Signature) bool, ops ...string) {
+func registerFaithful(check func(*signatures.Signature, Config) bool, ops ...string) {
 	for _, op := range ops {
 		if _, dup := faithfulChecks[op]; dup {
 			panic("tier3: two faithful checks for " + op)
@@ -94,13 +97,13 @@ func registerFaithful(check func(*signatures.Signature) bool, ops ...string) {
 }
 
 // FaithfulFor reports, without a GPU, whether sig's replay reproduces the
-// kernel PyTorch ran, its code path and traced launch shape (Faithful set,
+// kernel PyTorch ran, its code path and traced launch shape (c.NoFaithful unset,
 // and the op's family recognises the traced kernel); false where the
 // family does not say (the replay may still follow PyTorch's strategy:
 // Instance.Strategy tells once built).
-func FaithfulFor(sig *signatures.Signature) bool {
+func FaithfulFor(sig *signatures.Signature, c Config) bool {
 	check := faithfulChecks[sig.Op]
-	return Faithful && check != nil && sig.Unreplayable == "" && check(sig)
+	return c.faithful() && check != nil && sig.Unreplayable == "" && check(sig, c)
 }
 
 // New builds the buffer sets of a tier-3 signature. A signature with no
@@ -123,7 +126,7 @@ func New(sig *signatures.Signature, dev Device, opt gpu.Options, s *gpu.Stream) 
 	}
 	budget := opt.FreeBytes
 	for i := 0; i < max(opt.Sets, 1); i++ {
-		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, seed: opt.Seed + uint64(i)<<32, budget: budget}
+		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, cfg: dev.Config, seed: opt.Seed + uint64(i)<<32, budget: budget}
 		k.envs = append(k.envs, e)
 		var inst *Instance
 		var err error
@@ -161,7 +164,7 @@ func NewWith(sig *signatures.Signature, b Builder, dev Device, opt gpu.Options, 
 	k := &Kernel{sig: sig, sms: dev.SMs, l2: dev.L2}
 	budget := opt.FreeBytes
 	for i := 0; i < max(opt.Sets, 1); i++ {
-		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, seed: opt.Seed + uint64(i)<<32, budget: budget}
+		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, cfg: dev.Config, seed: opt.Seed + uint64(i)<<32, budget: budget}
 		k.envs = append(k.envs, e)
 		inst, err := b(e, sig)
 		if err == nil && (inst == nil || inst.Launch == nil) {

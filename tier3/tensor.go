@@ -78,6 +78,7 @@ type Env struct {
 	Compiler *Compiler
 	Stream   *gpu.Stream
 	SMs      int
+	cfg      Config // how to replay where a choice is a guess
 	seed     uint64
 	budget   int64 // device bytes still allowed (0: no limit)
 	allocs   []cuda.DevicePtr

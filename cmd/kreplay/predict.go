@@ -111,6 +111,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		Skip:   skip,
 		Device: *devIndex,
 		Cache:  cache,
+		Tier3:  tier3Config(flags),
 		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
 			EnergyWarmup: *energyWarmup},
 		EnergyShare:  *energyShare,

@@ -16,6 +16,7 @@ import (
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
 	"github.com/kreplay/kreplay/workload"
 )
 
@@ -38,6 +39,7 @@ type runOutput struct {
 type runFlags struct {
 	tiers                 []signatures.Tier
 	cache                 replay.CacheMode
+	tier3                 tier3.Config
 	ids, jsonOut, progOut string
 	// skip is -skip as given; skipped, the signatures it leaves out
 	// (replay.SuiteOptions.Skip), once the sets are loaded.
@@ -101,7 +103,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
 			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
-			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}}
+			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}, tier3: tier3Config(fs)}
 	for _, x := range strings.Split(*tiersFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(x))
 		if err != nil || n < 1 || n > 3 {
@@ -193,6 +195,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	runner, opened, closeDevices, err := openDevices(f.devices, stderr)
 	if err != nil {
 		return err
+	}
+	for _, d := range opened {
+		d.Tier3 = f.tier3
 	}
 	defer closeDevices()
 	if f.roofline {

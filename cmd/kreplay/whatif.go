@@ -127,6 +127,7 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 			"replaced ops, replay it, predict the new GPU time and check the prediction against the timeline replay.\n", err)
 		return errNothingMeasured
 	}
+	d.Tier3 = tier3Config(fs)
 	defer d.Close()
 	measure := replay.Options{Budget: *f.budget, Energy: *f.energy, EnergyTicks: *f.ticks}
 	r, err := whatif.Evaluate(d, plan, whatif.Options{Tolerance: *f.tol, Baseline: base, Measure: measure,

@@ -239,3 +239,37 @@ func CgoDeps(root, modPath, pkg string) ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// Vars returns the exported package-level variables of the package in dir
+// (build constraints as in Dir, test files left out), other than the
+// sentinel errors (names that start with Err): each a name another module
+// could set, which is configuration by global if anything reads it.
+func Vars(dir string) ([]string, error) {
+	bp, err := build.Default.ImportDir(dir, 0)
+	if err != nil {
+		return nil, fmt.Errorf("apicheck: %s: %w", dir, err)
+	}
+	fset := token.NewFileSet()
+	var out []string
+	for _, name := range append(append([]string{}, bp.GoFiles...), bp.CgoFiles...) {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("apicheck: %w", err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, n := range s.(*ast.ValueSpec).Names {
+					if n.IsExported() && !strings.HasPrefix(n.Name, "Err") {
+						out = append(out, n.Name)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -80,3 +80,34 @@ func TestBuildWithoutCgo(t *testing.T) {
 		t.Errorf("CGO_ENABLED=0 go build ./signatures ./energy: %v\n%s", err, out)
 	}
 }
+
+// The public packages are configured by options, not globals: their
+// exported variables are the sentinel errors and these tables, which
+// nothing configures.
+func TestNoConfigGlobals(t *testing.T) {
+	tables := map[string][]string{
+		"replay":     {"Fidelities"},
+		"tier3":      {"AttentionOps", "Util"},
+		"signatures": {"CuDNNAttentionOps"},
+	}
+	for _, pkg := range []string{"gpu", "replay", "tier1", "tier2", "tier3", "bench", "energy", "signatures"} {
+		got, err := Vars(filepath.Join(root, pkg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := tables[pkg]; !slices.Equal(got, want) {
+			t.Errorf("%s: exported variables %q, want %q", pkg, got, want)
+		}
+	}
+}
+
+// Vars sees exported variables, in blocks too, and leaves errors out.
+func TestVarsSample(t *testing.T) {
+	got, err := Vars(filepath.Join("testdata", "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Setting", "V"}; !slices.Equal(got, want) {
+		t.Errorf("Vars = %q, want %q", got, want)
+	}
+}

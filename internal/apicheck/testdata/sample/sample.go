@@ -34,3 +34,9 @@ type I interface {
 var V h.Opts
 
 type Wrapped h.Opts
+
+var (
+	Setting    = 3
+	ErrSample  = error(nil)
+	unexported = 1
+)
