@@ -100,7 +100,7 @@ func TestGeneratedContents(t *testing.T) {
 		t.Errorf("functions %v", funcs)
 	}
 	src := string(files[ReplayFile])
-	for _, want := range []string{"//go:embed set.json\nvar setJSON []byte", "bench.Replay(b, set(b), workload, ids)", "bench.ModelBench(b, set(b), workload, specJSON)", "bench.TimelineBench(b, set(b), workload)", `const workload = "bloom-560m_prefill"`} {
+	for _, want := range []string{"//go:embed set.json\nvar setJSON []byte", "bench.Replay(b, set(b), workload, ids, options)", "bench.ModelBench(b, set(b), workload, specJSON)", "bench.TimelineBench(b, set(b), workload, options)", `const workload = "bloom-560m_prefill"`} {
 		if !strings.Contains(src, want) {
 			t.Errorf("replay_test.go lacks %q", want)
 		}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/textfmt"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
@@ -35,23 +36,32 @@ const (
 	// window ran power-capped (replay.Options.NoEnergyDuty); by default it
 	// is measured again duty-cycled under the cap.
 	EnvEnergyDuty = "KREPLAY_ENERGY_DUTY"
-	// EnvCache names the L2 cache mode: auto (default), rotating, warm,
-	// cold, primed or context (see replay.CacheMode).
+	// EnvCache names the L2 cache mode: rotating, warm, cold, primed,
+	// auto, context or default (replay.DefaultCacheMode; see
+	// replay.CacheMode).
 	EnvCache = "KREPLAY_CACHE"
 	// EnvCausalScores=0 feeds a softmax over square scores uniform
-	// inputs instead of causally masked ones (tier3.CausalScores, a guess
+	// inputs instead of causally masked ones (tier3.Config.UniformScores; the default is a guess
 	// that holds for causal language models' prefill).
 	EnvCausalScores = "KREPLAY_CAUSAL_SCORES"
 )
 
-// Measure holds the options of every measurement Signature makes; a
-// benchmark package's TestMain may change them before the benchmarks run.
-// EnvEnergy turns on Measure.Energy.
-var Measure replay.Options
-
-// Cache is the L2 cache mode of the measurements, as `kreplay run`
-// defaults to; EnvCache overrides it.
-var Cache = replay.Context
+// Options configure the measurements of a generated package's benchmarks
+// (Replay, Signature, TimelineBench, Timeline). The zero value gives the
+// defaults; the environment variables above override the fields they
+// name.
+type Options struct {
+	// Measure are the options of every measurement; EnvEnergy turns on
+	// Measure.Energy, EnvEnergyTicks sets Measure.EnergyTicks and
+	// EnvEnergyDuty=0 Measure.NoEnergyDuty.
+	Measure replay.Options
+	// Cache is the L2 cache mode of the signatures' measurements (zero:
+	// replay.DefaultCacheMode, as `kreplay run`'s); EnvCache overrides it.
+	Cache replay.CacheMode
+	// Tier3 is how tier 3 replays where a choice is a guess;
+	// EnvCausalScores=0 sets Tier3.UniformScores.
+	Tier3 tier3.Config
+}
 
 // The device is opened once per test binary, on first use, and shared by
 // all its benchmarks. It is not closed: the process's exit releases it.
@@ -90,7 +100,7 @@ func sharedReplayer() (replayer, error) {
 // benchstat pass over it.
 func NoGPULine(reason string) string {
 	return "kreplay benchmarks: no usable GPU, the replay and timeline benchmarks skip (" + gputest.Env + "=1 fails them instead): " +
-		OneLine(reason, 400)
+		textfmt.OneLine(reason, 400)
 }
 
 // WritePeaks writes d's peaks (roofline.ForDevice: cached per device,
@@ -107,10 +117,10 @@ func WritePeaks(w io.Writer, d *replay.Device) {
 	}
 	p, note, err := roofline.ForDevice(d, o)
 	if err != nil {
-		fmt.Fprintf(w, "kreplay peaks: not measured: %s\n", OneLine(err.Error(), 400))
+		fmt.Fprintf(w, "kreplay peaks: not measured: %s\n", textfmt.OneLine(err.Error(), 400))
 		return
 	}
-	fmt.Fprintf(w, "kreplay peaks: %s\n", OneLine(note, 400))
+	fmt.Fprintf(w, "kreplay peaks: %s\n", textfmt.OneLine(note, 400))
 	if p != nil {
 		WriteConfig(w, p.Config())
 	}
@@ -143,18 +153,19 @@ func TraceConfig(set *signatures.Set) replay.ConfigItem {
 // replayer prepares and measures one signature; a replay.Device does it on
 // a GPU, tests use a fake.
 type replayer interface {
-	Replay(sig *signatures.Signature, cache replay.CacheMode, o replay.Options) (*replay.Result, error)
+	Replay(sig *signatures.Signature, o Options) (*replay.Result, error)
 }
 
 type deviceReplayer struct{ d *replay.Device }
 
-func (r deviceReplayer) Replay(sig *signatures.Signature, cache replay.CacheMode, o replay.Options) (*replay.Result, error) {
-	p, err := r.d.PrepareFor(sig, cache)
+func (r deviceReplayer) Replay(sig *signatures.Signature, o Options) (*replay.Result, error) {
+	r.d.Tier3 = o.Tier3
+	p, err := r.d.PrepareFor(sig, o.Cache)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
-	return r.d.Measure(p, o)
+	return r.d.Measure(p, o.Measure)
 }
 
 // benchTB is what Signature needs of a *testing.B.
@@ -167,7 +178,8 @@ type benchTB interface {
 // signature with the given ID on the test binary's shared GPU (replay.Open(0),
 // opened on first use) and measures it once per call of the benchmark
 // function, not b.N times: the measurement samples by itself until its
-// confidence target (replay.Measure). It reports:
+// confidence target (replay.Measure), with o and the environment's
+// overrides (Options). It reports:
 //
 //   - ns/op: the replay's time per invocation, replacing the testing
 //     package's own: the CUPTI kernel time (the measure a profiler
@@ -187,16 +199,16 @@ type benchTB interface {
 // no usable GPU the benchmark is skipped, and fails instead when
 // KREPLAY_REQUIRE_GPU=1; the same goes for an error preparing or measuring
 // the signature (b.Error under KREPLAY_REQUIRE_GPU=1).
-func Signature(b *testing.B, set *signatures.Set, id string) {
+func Signature(b *testing.B, set *signatures.Set, id string, o Options) {
 	b.Helper()
-	runSignature(b, b.N, set, id, sharedReplayer)
+	runSignature(b, b.N, set, id, o, sharedReplayer)
 }
 
 // reported keeps each benchmark's last measurement by name, for the calls
 // with b.N > 1 that follow the first (see Signature).
 var reported sync.Map // string -> *replay.Result
 
-func runSignature(tb benchTB, n int, set *signatures.Set, id string, open func() (replayer, error)) {
+func runSignature(tb benchTB, n int, set *signatures.Set, id string, o Options, open func() (replayer, error)) {
 	tb.Helper()
 	sig := set.ByID(id)
 	if sig == nil {
@@ -220,11 +232,11 @@ func runSignature(tb benchTB, n int, set *signatures.Set, id string, open func()
 		r, err = open()
 		return err
 	})
-	o, cache, err := options()
+	o, err := o.withEnv()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := r.Replay(sig, cache, o)
+	res, err := r.Replay(sig, o)
 	if err != nil {
 		if errors.Is(err, replay.ErrPartOf) || errors.Is(err, replay.ErrUnreplayable) || errors.Is(err, replay.ErrNotImplemented) {
 			tb.Skipf("%v", err)
@@ -244,40 +256,40 @@ func runSignature(tb benchTB, n int, set *signatures.Set, id string, open func()
 	reportResult(tb, res)
 }
 
-// options returns the measurement options and cache mode, with the
-// environment's overrides.
-func options() (replay.Options, replay.CacheMode, error) {
-	o, cache := Measure, Cache
+// withEnv returns o with the environment's overrides and its cache mode
+// resolved (replay.CacheMode.Resolve).
+func (o Options) withEnv() (Options, error) {
+	o.Cache = o.Cache.Resolve()
 	if v, ok, err := envBool(EnvEnergy); err != nil {
-		return o, cache, err
+		return o, err
 	} else if ok {
-		o.Energy = v
+		o.Measure.Energy = v
 	}
 	if v, ok, err := envBool(EnvCausalScores); err != nil {
-		return o, cache, err
+		return o, err
 	} else if ok {
-		tier3.CausalScores = v
+		o.Tier3.UniformScores = !v
 	}
 	if v, ok, err := envBool(EnvEnergyDuty); err != nil {
-		return o, cache, err
+		return o, err
 	} else if ok {
-		o.NoEnergyDuty = !v
+		o.Measure.NoEnergyDuty = !v
 	}
 	if v := os.Getenv(EnvEnergyTicks); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 2 {
-			return o, cache, fmt.Errorf("%s=%q: want a tick count of 2 or more", EnvEnergyTicks, v)
+			return o, fmt.Errorf("%s=%q: want a tick count of 2 or more", EnvEnergyTicks, v)
 		}
-		o.EnergyTicks = n
+		o.Measure.EnergyTicks = n
 	}
 	if v := os.Getenv(EnvCache); v != "" {
 		c, err := replay.ParseCacheMode(v)
 		if err != nil {
-			return o, cache, fmt.Errorf("%s: %w", EnvCache, err)
+			return o, fmt.Errorf("%s: %w", EnvCache, err)
 		}
-		cache = c
+		o.Cache = c.Resolve()
 	}
-	return o, cache, nil
+	return o, nil
 }
 
 // envBool reads a boolean environment variable: 1/true/yes or 0/false/no,
@@ -411,17 +423,17 @@ func check(set *signatures.Set, workload string, ids []string) error {
 // Replay runs a generated package's BenchmarkReplay: a sub-benchmark
 // workload=W/sig=ID per signature of ids, in order (Signature), after the
 // configuration line of the GPU the set was traced on.
-func Replay(b *testing.B, set *signatures.Set, workload string, ids []string) {
+func Replay(b *testing.B, set *signatures.Set, workload string, ids []string, o Options) {
 	WriteConfig(os.Stdout, []replay.ConfigItem{TraceConfig(set)})
 	for _, id := range ids {
-		b.Run(SignatureName(workload, id), func(b *testing.B) { Signature(b, set, id) })
+		b.Run(SignatureName(workload, id), func(b *testing.B) { Signature(b, set, id, o) })
 	}
 }
 
 // TimelineBench runs a generated package's BenchmarkTimeline: the
 // sub-benchmark workload=W/timeline (Timeline).
-func TimelineBench(b *testing.B, set *signatures.Set, workload string) {
-	b.Run(TimelineBenchName(workload), func(b *testing.B) { Timeline(b, set) })
+func TimelineBench(b *testing.B, set *signatures.Set, workload string, o Options) {
+	b.Run(TimelineBenchName(workload), func(b *testing.B) { Timeline(b, set, o) })
 }
 
 // ModelBench runs a generated package's BenchmarkModel: the sub-benchmark

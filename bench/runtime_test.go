@@ -48,13 +48,12 @@ type fakeReplayer struct {
 	res   *replay.Result
 	err   error
 	calls int
-	cache replay.CacheMode
-	opt   replay.Options
+	opt   Options
 }
 
-func (r *fakeReplayer) Replay(sig *signatures.Signature, cache replay.CacheMode, o replay.Options) (*replay.Result, error) {
+func (r *fakeReplayer) Replay(sig *signatures.Signature, o Options) (*replay.Result, error) {
 	r.calls++
-	r.cache, r.opt = cache, o
+	r.opt = o
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -68,7 +67,7 @@ func runFake(name string, n int, set *signatures.Set, id string, open func() (re
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runSignature(f, n, set, id, open)
+		runSignature(f, n, set, id, Options{}, open)
 	}()
 	<-done
 	return f
@@ -155,8 +154,8 @@ func TestSignatureBenchmark(t *testing.T) {
 						t.Errorf("%s = %g, want %g", unit, f.metrics[unit], want)
 					}
 				}
-				if fr.cache != replay.Context || fr.opt.Energy {
-					t.Errorf("cache %v energy %v, want context and no energy", fr.cache, fr.opt.Energy)
+				if fr.opt.Cache != replay.Context || fr.opt.Measure.Energy {
+					t.Errorf("cache %v energy %v, want context and no energy", fr.opt.Cache, fr.opt.Measure.Energy)
 				}
 			}
 		})
@@ -206,15 +205,15 @@ func TestOptionsFromEnvironment(t *testing.T) {
 		t.Setenv(EnvEnergy, tc.energy)
 		t.Setenv(EnvEnergyTicks, tc.ticks)
 		t.Setenv(EnvCache, tc.cache)
-		o, c, err := options()
+		o, err := Options{}.withEnv()
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q %q: err = %v, want %q", tc.energy, tc.cache, err, tc.err)
 			}
 			continue
 		}
-		if err != nil || o.Energy != tc.wantEnergy || o.EnergyTicks != tc.wantTicks || c != tc.wantCache {
-			t.Errorf("%q %q %q: energy %v ticks %d cache %v err %v", tc.energy, tc.ticks, tc.cache, o.Energy, o.EnergyTicks, c, err)
+		if err != nil || o.Measure.Energy != tc.wantEnergy || o.Measure.EnergyTicks != tc.wantTicks || o.Cache != tc.wantCache {
+			t.Errorf("%q %q %q: energy %v ticks %d cache %v err %v", tc.energy, tc.ticks, tc.cache, o.Measure.Energy, o.Measure.EnergyTicks, o.Cache, err)
 		}
 	}
 }
@@ -238,19 +237,25 @@ func TestLoad(t *testing.T) {
 }
 
 // KREPLAY_CAUSAL_SCORES switches the causal-scores input heuristic; a bad
-// value is an error naming the variable.
+// value is an error naming the variable; unset, the options' own value
+// stands.
 func TestEnvCausalScores(t *testing.T) {
-	t.Cleanup(func() { tier3.CausalScores = true })
 	for _, tc := range []struct {
-		env  string
-		want bool
-		err  bool
-	}{{"0", false, false}, {"yes", true, false}, {"", true, false}, {"sometimes", true, true}} {
-		tier3.CausalScores = true
+		env     string
+		uniform bool // given
+		want    bool // UniformScores after the environment
+		err     bool
+	}{
+		{"0", false, true, false},
+		{"yes", true, false, false},
+		{"", false, false, false},
+		{"", true, true, false},
+		{"sometimes", false, false, true},
+	} {
 		t.Setenv(EnvCausalScores, tc.env)
-		_, _, err := options()
-		if (err != nil) != tc.err || tier3.CausalScores != tc.want {
-			t.Errorf("%s=%q: causal scores %v, err %v", EnvCausalScores, tc.env, tier3.CausalScores, err)
+		o, err := Options{Tier3: tier3.Config{UniformScores: tc.uniform}}.withEnv()
+		if (err != nil) != tc.err || err == nil && o.Tier3.UniformScores != tc.want {
+			t.Errorf("%s=%q: uniform scores %v, err %v; want %v", EnvCausalScores, tc.env, o.Tier3.UniformScores, err, tc.want)
 		}
 		if err != nil && !strings.Contains(err.Error(), EnvCausalScores) {
 			t.Errorf("error %q does not name %s", err, EnvCausalScores)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/textfmt"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -26,14 +27,14 @@ func TimelineBenchName(workload string) string {
 // whole timeline in order on the test binary's shared GPU
 // (replay.Device.PrepareTimeline: every replayable signature prepared
 // once, all invocations in one CUDA graph) and measures it once per call
-// of the benchmark function (replay.Timeline.Measure, with Measure's
-// options). It reports the median time of one timeline as ns/op and the
+// of the benchmark function (replay.Timeline.Measure, with o's
+// Measure and Tier3 and the environment's overrides). It reports the median time of one timeline as ns/op and the
 // traced time of the invocations it could not replay as skipped-ns.
 // Without a usable GPU it is skipped, and fails instead when
 // KREPLAY_REQUIRE_GPU=1; so does an error preparing or measuring.
-func Timeline(b *testing.B, set *signatures.Set) {
+func Timeline(b *testing.B, set *signatures.Set, o Options) {
 	b.Helper()
-	runTimeline(b, b.N, set, func() (timelineReplayer, error) {
+	runTimeline(b, b.N, set, o, func() (timelineReplayer, error) {
 		r, err := sharedReplayer()
 		if err != nil {
 			return nil, err
@@ -49,14 +50,15 @@ func Timeline(b *testing.B, set *signatures.Set) {
 // timelineReplayer prepares and measures a whole timeline; a
 // replay.Device does it on a GPU, tests use a fake.
 type timelineReplayer interface {
-	ReplayTimeline(set *signatures.Set, o replay.Options) (*replay.TimelineResult, error)
+	ReplayTimeline(set *signatures.Set, o Options) (*replay.TimelineResult, error)
 }
 
-func (r deviceReplayer) ReplayTimeline(set *signatures.Set, o replay.Options) (*replay.TimelineResult, error) {
-	return r.d.MeasureTimeline(set, replay.TimelineOptions{}, o)
+func (r deviceReplayer) ReplayTimeline(set *signatures.Set, o Options) (*replay.TimelineResult, error) {
+	r.d.Tier3 = o.Tier3
+	return r.d.MeasureTimeline(set, replay.TimelineOptions{}, o.Measure)
 }
 
-func runTimeline(tb benchTB, n int, set *signatures.Set, open func() (timelineReplayer, error)) {
+func runTimeline(tb benchTB, n int, set *signatures.Set, o Options, open func() (timelineReplayer, error)) {
 	tb.Helper()
 	if n > 1 {
 		if r, ok := reported.Load(tb.Name()); ok {
@@ -70,7 +72,7 @@ func runTimeline(tb benchTB, n int, set *signatures.Set, open func() (timelineRe
 		r, err = open()
 		return err
 	})
-	o, _, err := options()
+	o, err := o.withEnv()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func runTimeline(tb benchTB, n int, set *signatures.Set, open func() (timelineRe
 	reported.Store(tb.Name(), res)
 	tb.Logf("%s", res)
 	for _, sk := range res.Skips {
-		tb.Logf("skipped %s (%s): %dx, %s traced: %s", sk.ID, sk.Label, sk.Invocations, FormatNS(float64(sk.TracedNS)), sk.Reason)
+		tb.Logf("skipped %s (%s): %dx, %s traced: %s", sk.ID, sk.Label, sk.Invocations, textfmt.NS(float64(sk.TracedNS)), sk.Reason)
 	}
 	reportTimeline(tb, res)
 }

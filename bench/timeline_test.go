@@ -15,7 +15,7 @@ type fakeTimeline struct {
 	calls int
 }
 
-func (f *fakeTimeline) ReplayTimeline(set *signatures.Set, o replay.Options) (*replay.TimelineResult, error) {
+func (f *fakeTimeline) ReplayTimeline(set *signatures.Set, o Options) (*replay.TimelineResult, error) {
 	f.calls++
 	if f.err != nil {
 		return nil, f.err
@@ -29,7 +29,7 @@ func runFakeTimeline(name string, n int, r *fakeTimeline, openErr error) *fakeB 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runTimeline(f, n, &signatures.Set{}, func() (timelineReplayer, error) {
+		runTimeline(f, n, &signatures.Set{}, Options{}, func() (timelineReplayer, error) {
 			if openErr != nil {
 				return nil, openErr
 			}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/internal/textfmt"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -51,7 +52,7 @@ func (c Cause) String() string {
 // shorten cuts s to at most n bytes by leaving out its middle: kernel
 // names that share a long prefix differ at the end.
 func shorten(s string, n int) string {
-	s = bench.OneLine(s, len(s)+1)
+	s = textfmt.OneLine(s, len(s)+1)
 	if len(s) <= n {
 		return s
 	}

@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/errw"
+	"github.com/kreplay/kreplay/internal/textfmt"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -335,7 +335,7 @@ func (wd *WorkloadDiff) writeText(w io.Writer, alpha, conf float64, all bool) {
 		wd.Workload, len(wd.Sigs), wd.Faster, wd.Slower, alpha, wd.Geomean)
 	if t := wd.Total; t != nil {
 		fmt.Fprintf(w, "predicted GPU time over %d signatures: %s [%s, %s] -> %s [%s, %s]: %s %s (p=%.3f, runs %d and %d%s)\n",
-			t.Signatures, bench.FormatNS(t.Old.Center), bench.FormatNS(t.Old.Lo), bench.FormatNS(t.Old.Hi), bench.FormatNS(t.New.Center), bench.FormatNS(t.New.Lo), bench.FormatNS(t.New.Hi),
+			t.Signatures, textfmt.NS(t.Old.Center), textfmt.NS(t.Old.Lo), textfmt.NS(t.Old.Hi), textfmt.NS(t.New.Center), textfmt.NS(t.New.Lo), textfmt.NS(t.New.Hi),
 			t.Delta, changeInterval(t, conf), t.P, t.Runs[0], t.Runs[1], neverText(t.Never, t.Runs[0], t.Runs[1], alpha))
 		for _, s := range t.Warnings {
 			fmt.Fprintf(w, "  total: %s\n", s)
@@ -365,8 +365,8 @@ func (wd *WorkloadDiff) writeText(w io.Writer, alpha, conf float64, all bool) {
 			attr = causesText(d.Causes)
 			listed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\tp=%.3f n=%d+%d%s\t%d\t%s\t%s\n", d.ID, bench.FormatNS(d.Old.Center), halfWidth(d.Old),
-			bench.FormatNS(d.New.Center), halfWidth(d.New), d.Delta, d.P, d.Old.Runs, d.New.Runs, neverText(d.Never, d.Old.Runs, d.New.Runs, alpha), d.Count, truncate(d.Label, 50), attr)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\tp=%.3f n=%d+%d%s\t%d\t%s\t%s\n", d.ID, textfmt.NS(d.Old.Center), halfWidth(d.Old),
+			textfmt.NS(d.New.Center), halfWidth(d.New), d.Delta, d.P, d.Old.Runs, d.New.Runs, neverText(d.Never, d.Old.Runs, d.New.Runs, alpha), d.Count, truncate(d.Label, 50), attr)
 	}
 	tw.Flush()
 	if listed > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
 	"github.com/kreplay/kreplay/workload"
 )
 
@@ -25,11 +26,14 @@ type FlowOptions struct {
 	// NoBinaries replays the set as its plain trace would, by tier
 	// (signatures.Set.WithoutBinaries, applied to set).
 	NoBinaries bool
-	// Cache is the L2 cache mode of the signature replays (replay.Context
-	// when zero).
+	// Cache is the L2 cache mode of the signature replays
+	// (replay.DefaultCacheMode when zero).
 	Cache replay.CacheMode
 	// Measure are the measurement options (Energy among them).
 	Measure replay.Options
+	// Tier3 is how tier 3 replays where a choice is a guess
+	// (replay.Device.Tier3).
+	Tier3 tier3.Config
 	// EnergyShare limits the energy windows to the largest signatures
 	// (replay.SuiteOptions.EnergyShare).
 	EnergyShare float64
@@ -117,9 +121,6 @@ type FlowResult struct {
 // and the timeline. Write the result with WriteBench and read it back
 // with ReadResults or Report.
 func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
-	if o.Cache == 0 {
-		o.Cache = replay.Context
-	}
 	progress := o.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -132,6 +133,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
 	}
 	defer d.Close()
+	d.Tier3 = o.Tier3
 	fr := &FlowResult{Set: set, GPU: d.Name, Config: d.Config()}
 	if p, note, err := roofline.ForDevice(d, o.Peaks); err != nil {
 		fmt.Fprintf(progress, "peaks: not measured: %v\n", err)
@@ -144,8 +146,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	}
 	start := time.Now()
 	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), fr.GPU)
-	fr.Entries = d.RunSet(set, replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
-		Previous: o.Previous, Done: o.Done, Skip: o.Skip})
+	fr.Entries = d.RunSet(set, o.suiteOptions(progress))
 	fr.Lost = d.Lost()
 	if o.Schedule != nil {
 		fr.inference(d, o, progress)
@@ -308,4 +309,12 @@ func (fr *FlowResult) timelineGap(measured *runner.Result) time.Duration {
 		busy += d.BusyNS
 	}
 	return max(0, time.Duration(measured.WallSPerInference*1e9)-time.Duration(busy))
+}
+
+// suiteOptions are the options of the signature replays: o's cache mode
+// as given (the zero value is replay's default), measurement options,
+// energy share, progress and the entries to keep or skip.
+func (o FlowOptions) suiteOptions(progress io.Writer) replay.SuiteOptions {
+	return replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
+		Previous: o.Previous, Done: o.Done, Skip: o.Skip}
 }

@@ -249,3 +249,30 @@ func TestTimelineGap(t *testing.T) {
 		}
 	}
 }
+
+// Flow replays its signatures in the cache mode it is given, Rotating
+// included (the mode once taken for unset and replaced with Context), and
+// in replay's default when none is given.
+func TestFlowCacheMode(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		cache      replay.CacheMode
+		wantRuns   replay.CacheMode
+		wantString string
+	}{
+		{"unset", 0, replay.DefaultCacheMode, "context"},
+		{"rotating", replay.Rotating, replay.Rotating, "rotating"},
+		{"warm", replay.Warm, replay.Warm, "warm"},
+		{"cold", replay.Cold, replay.Cold, "cold"},
+		{"auto", replay.Auto, replay.Auto, "auto"},
+		{"primed", replay.Primed, replay.Primed, "primed"},
+		{"context", replay.Context, replay.Context, "context"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			so := FlowOptions{Cache: tc.cache}.suiteOptions(nil)
+			if got := so.Cache.Resolve(); got != tc.wantRuns || got.String() != tc.wantString {
+				t.Errorf("replays run %v, want %v (%s)", got, tc.wantRuns, tc.wantString)
+			}
+		})
+	}
+}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kreplay/kreplay/internal/cupti"
+	"github.com/kreplay/kreplay/internal/kname"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
@@ -107,7 +107,7 @@ func PredictInference(in InferenceInput) (*Inference, error) {
 	joules := make([][]float64, len(s.Inferences))
 	traced := 0
 	for i := range s.Inferences {
-		bound, err := schedule.Bind(s, i, in.Set, in.Runtime, cupti.SameKernel)
+		bound, err := schedule.Bind(s, i, in.Set, in.Runtime, kname.SameKernel)
 		if err != nil {
 			return nil, fmt.Errorf("inference: %w", err)
 		}

@@ -65,6 +65,9 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 		fmt.Fprintf(progress, "inference: %v\n", fr.InferenceErr)
 		return
 	}
+	if o.Schedule.Source == schedule.SourceTrace {
+		fmt.Fprintf(progress, "inference: no recorded host schedule: the host's gaps are the profiled trace's (a guess: the profiler slows the host)\n")
+	}
 	fmt.Fprintf(progress, "host probe: the launch path, the wake from a wait and the GPU's power while it waits, on %s\n", fr.GPU)
 	p, err := replay.MeasureHost(context.Background(), d, o.HostProbe)
 	if err != nil {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/errw"
+	"github.com/kreplay/kreplay/internal/textfmt"
 )
 
 // WriteText prints the prediction as aligned tables.
@@ -49,11 +49,11 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 		bounds = ""
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "predicted GPU time\t%s\t%s%s\n", bench.FormatNS(wp.PredictedNS.Center), nsBounds(wp.PredictedNS, wp.Runs), bounds)
+	fmt.Fprintf(tw, "predicted GPU time\t%s\t%s%s\n", textfmt.NS(wp.PredictedNS.Center), nsBounds(wp.PredictedNS, wp.Runs), bounds)
 	if len(wp.ByFidelity) > 0 {
 		var parts []string
 		for _, f := range wp.ByFidelity {
-			parts = append(parts, fmt.Sprintf("%s %s (%.1f%%)", f.Fidelity, bench.FormatNS(f.PredictedNS), 100*f.Share))
+			parts = append(parts, fmt.Sprintf("%s %s (%.1f%%)", f.Fidelity, textfmt.NS(f.PredictedNS), 100*f.Share))
 		}
 		flags := ""
 		if wp.Throttled+wp.Unconverged > 0 {
@@ -67,23 +67,23 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	}
 	if wp.Arrivals > 0 {
 		fmt.Fprintf(tw, "  memset arrivals\t\t%s of it: %d memsets the host launched 1.2-2.0 µs after the GPU went idle, charged %.2f x the time left to 2.0 µs (an estimate; -memset-arrival=false leaves it out)\n",
-			bench.FormatNS(wp.ArrivalNS), wp.Arrivals, MemsetArrivalSlope)
+			textfmt.NS(wp.ArrivalNS), wp.Arrivals, MemsetArrivalSlope)
 	}
-	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", bench.FormatNS(float64(wp.CoveredNS)), 100*wp.Coverage, bench.FormatNS(float64(wp.TracedNS)), errText(wp.ErrCovered))
-	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", bench.FormatNS(float64(wp.BusyNS)), bench.FormatNS(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
+	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", textfmt.NS(float64(wp.CoveredNS)), 100*wp.Coverage, textfmt.NS(float64(wp.TracedNS)), errText(wp.ErrCovered))
+	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", textfmt.NS(float64(wp.BusyNS)), textfmt.NS(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
 	if tl := wp.Timeline; tl != nil {
-		fmt.Fprintf(tw, "timeline replay\t%s\t%s, %s traced skipped%s%s\n", bench.FormatNS(tl.NS.Center), nsBounds(tl.NS.Interval, tl.NS.Runs),
-			bench.FormatNS(tl.SkippedNS), errVs("predicted", tl.ErrPredicted), errVs("busy", tl.ErrBusy))
+		fmt.Fprintf(tw, "timeline replay\t%s\t%s, %s traced skipped%s%s\n", textfmt.NS(tl.NS.Center), nsBounds(tl.NS.Interval, tl.NS.Runs),
+			textfmt.NS(tl.SkippedNS), errVs("predicted", tl.ErrPredicted), errVs("busy", tl.ErrBusy))
 	}
 	if wp.Model == nil && wp.NoModel != "" {
-		fmt.Fprintf(tw, "model\tnot run\t%s\n", bench.OneLine(wp.NoModel, 200))
+		fmt.Fprintf(tw, "model\tnot run\t%s\n", textfmt.OneLine(wp.NoModel, 200))
 	}
 	if m := wp.Model; m != nil {
 		what := ""
 		if m.MeanWallNS != nil {
-			what = fmt.Sprintf(", the median inference (mean %s)", bench.FormatNS(m.MeanWallNS.Center))
+			what = fmt.Sprintf(", the median inference (mean %s)", textfmt.NS(m.MeanWallNS.Center))
 		}
-		fmt.Fprintf(tw, "model wall time\t%s\t%s%s%s\n", bench.FormatNS(m.WallNS.Center), nsBounds(m.WallNS.Interval, m.WallNS.Runs), what, errText(wp.ErrModel))
+		fmt.Fprintf(tw, "model wall time\t%s\t%s%s%s\n", textfmt.NS(m.WallNS.Center), nsBounds(m.WallNS.Interval, m.WallNS.Runs), what, errText(wp.ErrModel))
 	}
 	if pj := wp.PredictedJ; pj != nil {
 		fmt.Fprintf(tw, "predicted kernel energy\t%.4g J\t%s, %d signatures, %.1f%% of the traced time\n",
@@ -119,7 +119,7 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	if tl := wp.Timeline; tl != nil && tl.J != nil {
 		gap := "no gap"
 		if tl.GapNS > 0 {
-			gap = "the model's idle " + bench.FormatNS(tl.GapNS) + " after each"
+			gap = "the model's idle " + textfmt.NS(tl.GapNS) + " after each"
 		}
 		fmt.Fprintf(tw, "timeline energy\t%.4g J\t%s, every kernel in order under the power limiter, %s%s\n",
 			tl.J.Center, jBounds(tl.J.Interval, tl.J.Runs), gap, errVs("model energy", tl.ErrEnergy))
@@ -135,7 +135,7 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 				class = "all"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", g.Tier, class, g.Signatures, g.Measured,
-				bench.FormatNS(float64(g.TracedNS)), bench.FormatNS(float64(g.CoveredNS)), bench.FormatNS(g.PredictedNS.Center), ratio(g.Ratio))
+				textfmt.NS(float64(g.TracedNS)), textfmt.NS(float64(g.CoveredNS)), textfmt.NS(g.PredictedNS.Center), ratio(g.Ratio))
 		}
 	}
 	tw.Flush()
@@ -149,8 +149,8 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 				share = s.PredictedNS.Center / wp.PredictedNS.Center
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\n", s.ID, s.Tier, s.Class, s.Count,
-				bench.FormatNS(s.TracedPerCallNS), bench.FormatNS(s.ReplayNS.Center), halfWidth(s.ReplayNS), ratio(s.Ratio),
-				bench.FormatNS(s.PredictedNS.Center), 100*share, truncate(s.Label, 70))
+				textfmt.NS(s.TracedPerCallNS), textfmt.NS(s.ReplayNS.Center), halfWidth(s.ReplayNS), ratio(s.Ratio),
+				textfmt.NS(s.PredictedNS.Center), 100*share, truncate(s.Label, 70))
 		}
 		tw.Flush()
 	}
@@ -168,7 +168,7 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 				reason = "not in the output"
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%.2f%%\t%s\t%s\n", m.ID, m.Tier, m.Class, m.Count,
-				bench.FormatNS(float64(m.TracedNS)), 100*m.Share, truncate(reason, 60), truncate(m.Label, 50))
+				textfmt.NS(float64(m.TracedNS)), 100*m.Share, truncate(reason, 60), truncate(m.Label, 50))
 		}
 		tw.Flush()
 	}
@@ -187,7 +187,7 @@ func nsBounds(iv Interval, runs int) string {
 	if runs < 2 {
 		return fmt.Sprintf("n/a (%d run)", runs)
 	}
-	return fmt.Sprintf("[%s, %s], %d runs", bench.FormatNS(iv.Lo), bench.FormatNS(iv.Hi), runs)
+	return fmt.Sprintf("[%s, %s], %d runs", textfmt.NS(iv.Lo), textfmt.NS(iv.Hi), runs)
 }
 
 // jBounds writes an interval of energies as nsBounds does times.
@@ -223,7 +223,7 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return bench.OneLine(s, n)
+	return textfmt.OneLine(s, n)
 }
 
 // errVs formats a relative error against a named reference, or "".

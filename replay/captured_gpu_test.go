@@ -70,7 +70,7 @@ func TestGPUCapturedReplay(t *testing.T) {
 		t.Errorf("%d of %d traced kernels matched a recorded launch", m.Matched, m.Traced)
 	}
 	d := openGPU(t)
-	entries := d.RunSet(set, SuiteOptions{Measure: Options{Budget: 200 * time.Millisecond}})
+	entries := d.RunSet(set, SuiteOptions{Cache: Rotating, Measure: Options{Budget: 200 * time.Millisecond}})
 	var traced, same float64
 	for _, e := range entries {
 		sig := set.ByID(e.ID)

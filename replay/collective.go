@@ -17,12 +17,8 @@ import (
 // errCollectiveOnDevice is what Device.Prepare says of a collective.
 var errCollectiveOnDevice = fmt.Errorf("%w: NCCL collectives replay across GPUs: open them with replay.OpenGroup and use Group.MeasureCollective", ErrNotImplemented)
 
-// CollectiveTimeout bounds how long a rank waits for a step of a
-// collective measurement (a batch of calls) beyond ten times the time the
-// batch should take. A rank that waits longer ends the measurement with
-// an error: another rank never joined, and the group's communicator is
-// aborted on Close.
-var CollectiveTimeout = time.Minute
+// DefaultCollectiveTimeout is Options.CollectiveTimeout when it is zero.
+const DefaultCollectiveTimeout = time.Minute
 
 // RankResult is one rank's share of a collective measurement. Times are
 // per call, in nanoseconds, from CUDA events on the rank's own stream:
@@ -160,7 +156,7 @@ func (g *Group) MeasureCollectiveFor(sig *signatures.Signature, cache CacheMode,
 	}
 	k := ranks[0].k
 	r.Op, r.Call, r.Path = string(k.Op()), k.Op().Call(), k.Op().Call()
-	r.DType = k.DataType().String()
+	r.DType = k.DataType()
 	r.SendElems, r.RecvElems = k.Counts()
 	r.Ranks, r.TracedRanks = k.Ranks(), sig.Collective.Ranks
 	r.AlgBytes, r.BusBytes = k.AlgBytes(), k.BusBytes()
@@ -217,11 +213,14 @@ func (d *Device) prepareCollective(sig *signatures.Signature, comm *nccl.Comm, c
 // sampleAll times one batch on every rank: batch calls (the graph when
 // there is one), after an L2 flush when flush is set. expect is how long
 // the batch should take (0 when unknown); a rank that waits ten times that
-// plus CollectiveTimeout gives up, and the group is marked broken. It
+// plus wait (Options.CollectiveTimeout) gives up, and the group is marked broken. It
 // returns each rank's elapsed time.
-func (g *Group) sampleAll(ranks []*collRank, batch int, flush bool, expect time.Duration) ([]time.Duration, error) {
+func (g *Group) sampleAll(ranks []*collRank, batch int, flush bool, expect, wait time.Duration) ([]time.Duration, error) {
 	els := make([]time.Duration, len(ranks))
-	timeout := CollectiveTimeout + 10*expect
+	if wait <= 0 {
+		wait = DefaultCollectiveTimeout
+	}
+	timeout := wait + 10*expect
 	err := g.onAll(func(rank int, d *Device, release func() bool) error {
 		t := ranks[rank].t
 		if flush {
@@ -312,7 +311,7 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 	warmEnd := time.Now().Add(o.Warmup)
 	est := time.Duration(0)
 	for n := 1; ; n = min(2*n, 1024) {
-		els, err := g.sampleAll(ranks, n, false, est*time.Duration(n))
+		els, err := g.sampleAll(ranks, n, false, est*time.Duration(n), o.CollectiveTimeout)
 		if err != nil {
 			return err
 		}
@@ -337,7 +336,7 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 			r.GraphErr = fmt.Sprintf("capturing %d calls in a graph: %v", batch, err)
 		} else {
 			// A graph removes launch gaps: grow the batch once if it now runs short.
-			els, err := g.sampleAll(ranks, batch, false, est*time.Duration(batch))
+			els, err := g.sampleAll(ranks, batch, false, est*time.Duration(batch), o.CollectiveTimeout)
 			if err != nil {
 				return err
 			}
@@ -369,7 +368,7 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 		if o.Cooldown > 0 {
 			time.Sleep(o.Cooldown)
 		}
-		els, err := g.sampleAll(ranks, batch, cold, expect)
+		els, err := g.sampleAll(ranks, batch, cold, expect, o.CollectiveTimeout)
 		if err != nil {
 			if sampler != nil {
 				sampler.Stop()

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kreplay/kreplay/energy"
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/tier2"
 	"github.com/kreplay/kreplay/tier3"
@@ -30,6 +31,10 @@ type Device struct {
 	// available; NVMLErr then says why.
 	Meter   *energy.Device
 	NVMLErr error
+	// Tier3 chooses how tier 3 replays where a choice is a guess (the
+	// zero value: the defaults; see tier3.Config). Set it before
+	// preparing signatures.
+	Tier3 tier3.Config
 
 	ctx    *cuda.Context
 	stream *cuda.Stream
@@ -153,7 +158,7 @@ func (d *Device) Do(fn func() error) error {
 }
 
 // Stream is the device's stream. Use it inside Do.
-func (d *Device) Stream() *cuda.Stream { return d.stream }
+func (d *Device) Stream() *gpu.Stream { return d.stream }
 
 // Close frees the device's resources and stops its goroutine.
 func (d *Device) Close() error {

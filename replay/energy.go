@@ -172,7 +172,7 @@ func (g *Group) measureCollectiveEnergy(ranks []*collRank, r *CollectiveResult, 
 	}
 	expect := time.Duration(per * float64(batch))
 	work := func() error {
-		_, err := g.sampleAll(ranks, batch, false, expect)
+		_, err := g.sampleAll(ranks, batch, false, expect, o.CollectiveTimeout)
 		return err
 	}
 	ticks := o.EnergyTicks

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"compress/gzip"
+	"encoding/json"
 	"os"
 	"testing"
 )
@@ -18,13 +19,17 @@ func readProgress(t *testing.T, path string) []Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := ReadProgress(zr, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]Entry, len(lines))
-	for i, l := range lines {
-		out[i] = l.Entry
+	// One JSON object a line, its entry under "entry" (predict.ProgressLine).
+	var out []Entry
+	dec := json.NewDecoder(zr)
+	for dec.More() {
+		var l struct {
+			Entry Entry `json:"entry"`
+		}
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("%s: entry %d: %v", path, len(out)+1, err)
+		}
+		out = append(out, l.Entry)
 	}
 	return out
 }

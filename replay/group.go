@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/nccl"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -84,7 +85,7 @@ func (g *Group) Indices() []int {
 // unless the environment sets it). The call runs on the first GPU's CUDA
 // goroutine; NCCL makes each GPU current in turn and restores the first.
 // A failure is remembered and returned again.
-func (g *Group) Comms() ([]*nccl.Comm, error) {
+func (g *Group) Comms() ([]*gpu.Comm, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.commsLocked()

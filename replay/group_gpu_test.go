@@ -293,7 +293,7 @@ func TestGPUGroupRunSet(t *testing.T) {
 	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
 	var progress strings.Builder
 	tiers := []signatures.Tier{signatures.TierMemory, signatures.TierLibrary}
-	entries := g.RunSet(set, SuiteOptions{Tiers: tiers, Measure: quick, Progress: &progress})
+	entries := g.RunSet(set, SuiteOptions{Tiers: tiers, Cache: Rotating, Measure: quick, Progress: &progress})
 	var want []string
 	runnable := 0
 	for _, s := range set.Signatures {
@@ -391,7 +391,7 @@ func TestGPUGroupRunSetEnergy(t *testing.T) {
 	o := quick
 	o.Energy, o.EnergyTicks, o.EnergyWarmup = true, 5, 200*time.Millisecond
 	var progress strings.Builder
-	entries := g.RunSet(&sub, SuiteOptions{Measure: o, Progress: &progress})
+	entries := g.RunSet(&sub, SuiteOptions{Cache: Rotating, Measure: o, Progress: &progress})
 	t.Logf("progress:\n%s", progress.String())
 	colls := 0
 	for _, e := range entries {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kreplay/kreplay/internal/cupti"
+	"github.com/kreplay/kreplay/internal/kname"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -186,7 +187,7 @@ func sameActivity(sig *signatures.Signature, ran []Ran) bool {
 	for _, r := range ran {
 		switch sig.Activity {
 		case signatures.ActivityKernel:
-			if r.Kind == "kernel" && cupti.SameKernel(sig.Kernel, r.Name) {
+			if r.Kind == "kernel" && kname.SameKernel(sig.Kernel, r.Name) {
 				return true
 			}
 		case signatures.ActivityMemcpy:

@@ -10,20 +10,31 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/kreplay/kreplay/energy"
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
 
-// CacheMode is the L2 cache state a measurement runs in.
+// CacheMode is the L2 cache state a measurement runs in. Its zero value,
+// CacheDefault, stands for DefaultCacheMode: every function that takes a
+// CacheMode resolves it (CacheMode.Resolve), so that a caller that leaves
+// the mode unset gets the default, and one that names any mode gets it.
 type CacheMode int
+
+// DefaultCacheMode is the cache mode CacheDefault, the zero CacheMode,
+// stands for: the one statement of the default, which the command line's
+// -cache flags and the benchmarks' KREPLAY_CACHE take too.
+const DefaultCacheMode = Context
 
 // Cache modes.
 const (
+	// CacheDefault, the zero value, is DefaultCacheMode.
+	CacheDefault CacheMode = iota
 	// Rotating cycles through enough buffer sets to exceed twice the L2
 	// size, so operands come from device memory as in a real model whose
-	// layers each have their own weights. The default.
-	Rotating CacheMode = iota
+	// layers each have their own weights.
+	Rotating
 	// Warm repeats the launch on the same buffers: operands that fit stay
 	// in L2.
 	Warm
@@ -105,9 +116,18 @@ func ComputeBound(sig *signatures.Signature) bool {
 	return w.Bytes > 0 && float64(w.FLOPs)/float64(w.Bytes) >= ComputeBoundAI
 }
 
-// For returns the cache mode Auto picks for a signature; other modes
-// return themselves.
+// Resolve returns DefaultCacheMode for CacheDefault and c otherwise.
+func (c CacheMode) Resolve() CacheMode {
+	if c == CacheDefault {
+		return DefaultCacheMode
+	}
+	return c
+}
+
+// For returns the cache mode Auto (or Context) picks for a signature,
+// after Resolve; other modes return themselves.
 func (c CacheMode) For(sig *signatures.Signature) CacheMode {
+	c = c.Resolve()
 	if c == Context {
 		if b := sig.Binary; b != nil && len(b.Context) > 0 && !ComputeBound(sig) {
 			return Primed
@@ -135,6 +155,8 @@ func (c CacheMode) For(sig *signatures.Signature) CacheMode {
 
 func (c CacheMode) String() string {
 	switch c {
+	case CacheDefault:
+		return "default"
 	case Rotating:
 		return "rotating"
 	case Warm:
@@ -152,14 +174,17 @@ func (c CacheMode) String() string {
 }
 
 // ParseCacheMode parses "rotating", "warm", "cold", "primed", "auto" or
-// "context".
+// "context"; "default" and "" give CacheDefault.
 func ParseCacheMode(s string) (CacheMode, error) {
-	for _, c := range []CacheMode{Rotating, Warm, Cold, Primed, Auto, Context} {
+	if s == "" {
+		return CacheDefault, nil
+	}
+	for _, c := range []CacheMode{CacheDefault, Rotating, Warm, Cold, Primed, Auto, Context} {
 		if c.String() == s {
 			return c, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown cache mode %q (want rotating, warm, cold, primed, auto or context)", s)
+	return 0, fmt.Errorf("unknown cache mode %q (want rotating, warm, cold, primed, auto, context or default)", s)
 }
 
 // Options tune Measure. The zero value gives the defaults.
@@ -218,6 +243,12 @@ type Options struct {
 	// probe that reads clock64 and %globaltimer as they begin and end.
 	// The timed samples run without it.
 	ClockProbe bool
+	// CollectiveTimeout bounds how long a rank waits for a step of a
+	// collective measurement (a batch of calls) beyond ten times the time
+	// the batch should take (default DefaultCollectiveTimeout). A rank
+	// that waits longer ends the measurement with an error: another rank
+	// never joined, and the group's communicator is aborted on Close.
+	CollectiveTimeout time.Duration
 }
 
 func (o *Options) defaults() {
@@ -250,6 +281,9 @@ func (o *Options) defaults() {
 	}
 	if o.EnergyWarmup == 0 {
 		o.EnergyWarmup = time.Second
+	}
+	if o.CollectiveTimeout <= 0 {
+		o.CollectiveTimeout = DefaultCollectiveTimeout
 	}
 }
 
@@ -311,7 +345,7 @@ type Result struct {
 	MedianAllNS       float64 `json:"median_all_ns,omitempty"`
 	KernelMedianAllNS float64 `json:"kernel_median_all_ns,omitempty"`
 
-	Work launch.Work `json:"work"`
+	Work gpu.Work `json:"work"`
 
 	// KernelMedianNS is the median over the timed batches of the GPU time
 	// of the activities one invocation runs, as CUPTI records them during

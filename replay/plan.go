@@ -36,8 +36,8 @@ const PlanWhyCuDNNSDPA = "cuDNN SDPA"
 // it reproduces the traced PyTorch kernel and launch, tier3.FaithfulFor),
 // a stand-in that moves the op's bytes,
 // a CUDA memory op, inside another signature, or not at all; and why,
-// where there is more to say.
-func PlanPath(sig *signatures.Signature) (path, why string) {
+// where there is more to say. cfg is how tier 3 will replay (Device.Tier3).
+func PlanPath(sig *signatures.Signature, cfg tier3.Config) (path, why string) {
 	var overflow error
 	if sig.Binary != nil && sig.Binary.Launch != nil {
 		overflow = sig.Binary.Launch.InnerOverflow()
@@ -80,13 +80,13 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 		return PlanStandIn, sig.Unreplayable
 	case sig.Tier == signatures.TierKernel && tier2.PlanCuDNNSDPA(sig):
 		why = PlanWhyCuDNNSDPA
-		if h := tier3.Heuristics(sig); len(h) > 0 {
+		if h := tier3.Heuristics(sig, cfg); len(h) > 0 {
 			why += "; inputs: " + strings.Join(h, ", ") + " (a guess: the trace records no values)"
 		}
 		return PlanLibrary, why + "; kreplay's kernel where cuDNN does not load or its graph does not build"
 	case sig.Tier == signatures.TierKernel && tier3.Has(sig.Op):
 		why = strings.TrimPrefix(sig.Op, "aten::")
-		if h := tier3.Heuristics(sig); len(h) > 0 {
+		if h := tier3.Heuristics(sig, cfg); len(h) > 0 {
 			why += "; inputs: " + strings.Join(h, ", ")
 			if slices.Contains(h, tier3.HeuristicCausal) {
 				why += " (a guess: -causal-scores=false turns it off)"
@@ -94,7 +94,7 @@ func PlanPath(sig *signatures.Signature) (path, why string) {
 				why += " (a guess: the trace records no values)"
 			}
 		}
-		if tier3.FaithfulFor(sig) {
+		if tier3.FaithfulFor(sig, cfg) {
 			return PlanOwnFaithful, why
 		}
 		return PlanOwn, why
@@ -114,14 +114,14 @@ func planOp(sig *signatures.Signature) string {
 	return sig.Op
 }
 
-// PlanPaths plans every signature of a set (PlanPath): the totals by path,
+// PlanPaths plans every signature of a set (PlanPath, with cfg): the totals by path,
 // largest first, and each signature's path with its reason.
-func PlanPaths(set *signatures.Set) ([]signatures.PathTotal, map[string]string) {
+func PlanPaths(set *signatures.Set, cfg tier3.Config) ([]signatures.PathTotal, map[string]string) {
 	by := map[string]*signatures.PathTotal{}
 	of := map[string]string{}
 	var all int64
 	for _, sig := range set.Signatures {
-		path, why := PlanPath(sig)
+		path, why := PlanPath(sig, cfg)
 		of[sig.ID] = path
 		if why != "" {
 			of[sig.ID] = path + ": " + why

@@ -15,7 +15,7 @@ import (
 // signatures for the paths that trace lacks.
 func TestPlanPath(t *testing.T) {
 	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
-	totals, of := PlanPaths(set)
+	totals, of := PlanPaths(set, tier3.Config{})
 	got := map[string]int{}
 	n := 0
 	for _, p := range totals {
@@ -58,7 +58,7 @@ func TestPlanPath(t *testing.T) {
 			Binary: &signatures.Binary{Launch: &inject.Launch{Inner: make([]inject.Inner, 512), InnerDropped: 40}}},
 			PlanUnreplayable, "held 40 device pointers more than the 512 the recorder kept"},
 	} {
-		path, why := PlanPath(&tc.sig)
+		path, why := PlanPath(&tc.sig, tier3.Config{})
 		if path != tc.path || !strings.Contains(why, tc.why) {
 			t.Errorf("%s %s: planned %q (%s), want %q (%s)", tc.sig.Op, tc.sig.Class, path, why, tc.path, tc.why)
 		}
@@ -159,7 +159,7 @@ func TestPlanPathAttentionBias(t *testing.T) {
 		if s.ID != "81ea02cfcc54" {
 			continue
 		}
-		path, why := PlanPath(s)
+		path, why := PlanPath(s, tier3.Config{})
 		if path != PlanLibrary || !strings.HasPrefix(why, PlanWhyCuDNNSDPA+"; inputs: "+tier3.HeuristicAttnBias+" (a guess") ||
 			!strings.Contains(why, "kreplay's kernel where cuDNN") {
 			t.Errorf("%s: planned %q (%s)", s.Label, path, why)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kreplay/kreplay/captured"
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/internal/launch"
@@ -28,7 +29,7 @@ type Prepared struct {
 	// Path says how the signature replays: "memcpy", "memset", a library
 	// call ("cublasGemmEx", ...).
 	Path   string
-	Kernel launch.Kernel
+	Kernel gpu.Kernel
 	// Approximate says why the replay only moves the op's bytes instead of
 	// computing it (tier 3 without a kernel for the op); "" when exact.
 	Approximate string
@@ -63,7 +64,8 @@ func (d *Device) Prepare(sig *signatures.Signature) (*Prepared, error) {
 
 // PrepareFor makes a signature launchable, dispatching by its tier, with
 // random input data and as many buffer sets as the cache mode needs (Auto
-// resolves to the signature's own mode, see CacheMode.For). A
+// resolves to the signature's own mode, see CacheMode.For; CacheDefault to
+// DefaultCacheMode). A
 // signature that cannot be replayed, or does not fit in device memory,
 // gets a *SignatureError naming it.
 func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepared, error) {
@@ -73,6 +75,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 	case sig.PartOf != "":
 		return nil, sigErr(sig, "prepare", fmt.Errorf("%w %s", ErrPartOf, sig.PartOf))
 	}
+	cache = cache.Resolve()
 	var prods []*inject.Producer // what primes a captured binary
 	energySets := false          // rotating sets for its energy windows
 	switch c := cache.For(sig); {
@@ -117,7 +120,7 @@ func (d *Device) PrepareWith(sig *signatures.Signature, cache CacheMode, b tier3
 		if err != nil {
 			return nil, "", err
 		}
-		k, err := tier3.NewWith(sig, b, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes}, opt, d.stream)
+		k, err := tier3.NewWith(sig, b, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes, Config: d.Tier3}, opt, d.stream)
 		if err != nil {
 			return nil, "", err
 		}
@@ -240,7 +243,7 @@ func (d *Device) buildTier3(sig *signatures.Signature, opt launch.Options) (laun
 	if err != nil {
 		return nil, "", err
 	}
-	k, err := tier3.New(sig, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes}, opt, d.stream)
+	k, err := tier3.New(sig, tier3.Device{Compiler: comp, SMs: d.SMs, L2: d.L2Bytes, Config: d.Tier3}, opt, d.stream)
 	if err != nil {
 		return nil, "", err
 	}

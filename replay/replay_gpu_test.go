@@ -53,7 +53,7 @@ func TestGPURunSetPrefill(t *testing.T) {
 	}
 	set := embedded(t, "h100_bloom-560m_prefill.trace.json.gz")
 	var lines int
-	entries := d.RunSet(set, SuiteOptions{Tiers: []signatures.Tier{1, 2}, Measure: quick,
+	entries := d.RunSet(set, SuiteOptions{Tiers: []signatures.Tier{1, 2}, Cache: Rotating, Measure: quick,
 		Done: func(Entry) { lines++ }})
 	if lines != len(entries) || len(entries) == 0 {
 		t.Fatalf("Done called %d times for %d entries", lines, len(entries))

@@ -1,9 +1,7 @@
 package replay
 
 import (
-	"bytes"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +10,7 @@ import (
 )
 
 func TestParseCacheMode(t *testing.T) {
-	for _, c := range []CacheMode{Rotating, Warm, Cold, Auto, Primed, Context} {
+	for _, c := range []CacheMode{CacheDefault, Rotating, Warm, Cold, Auto, Primed, Context} {
 		got, err := ParseCacheMode(c.String())
 		if err != nil || got != c {
 			t.Errorf("ParseCacheMode(%q) = %v, %v", c, got, err)
@@ -20,6 +18,41 @@ func TestParseCacheMode(t *testing.T) {
 	}
 	if _, err := ParseCacheMode("lukewarm"); err == nil {
 		t.Error("no error for an unknown mode")
+	}
+	if got, err := ParseCacheMode(""); err != nil || got != CacheDefault {
+		t.Errorf(`ParseCacheMode("") = %v, %v, want default`, got, err)
+	}
+}
+
+// The zero CacheMode stands for DefaultCacheMode, and every named mode,
+// Rotating among them, for itself.
+func TestCacheModeResolve(t *testing.T) {
+	for _, tc := range []struct{ c, want CacheMode }{
+		{CacheDefault, DefaultCacheMode},
+		{Rotating, Rotating},
+		{Warm, Warm},
+		{Cold, Cold},
+		{Auto, Auto},
+		{Primed, Primed},
+		{Context, Context},
+	} {
+		if got := tc.c.Resolve(); got != tc.want {
+			t.Errorf("%v.Resolve() = %v, want %v", tc.c, got, tc.want)
+		}
+	}
+	if DefaultCacheMode == CacheDefault {
+		t.Error("DefaultCacheMode is the zero value: it must name a mode")
+	}
+	// A captured GEMV with its context: the default runs it as
+	// DefaultCacheMode does, Rotating rotates it.
+	sig := &signatures.Signature{Op: "aten::mm", Tier: signatures.TierLibrary, Class: signatures.ClassGEMM,
+		GEMM:   &signatures.GEMM{M: 2, N: 8192, K: 2048, Batch: 1, AType: "f16", BType: "f16", OutType: "f16"},
+		Binary: &signatures.Binary{Context: []*inject.Producer{{Context: true}}}}
+	if got, want := CacheDefault.For(sig), DefaultCacheMode.For(sig); got != want {
+		t.Errorf("CacheDefault.For = %v, want %v", got, want)
+	}
+	if got := Rotating.For(sig); got != Rotating {
+		t.Errorf("Rotating.For = %v, want rotating", got)
 	}
 }
 
@@ -120,55 +153,6 @@ func TestSummarizeCI(t *testing.T) {
 	}
 }
 
-func entries() []Entry {
-	yes, no := true, false
-	return []Entry{
-		{ID: "a", Tier: 2, Class: "gemm", Count: 10, TracedMedianNS: 100, SameKernel: &yes,
-			Result: &Result{MedianNS: 108, KernelMedianNS: 105}},
-		{ID: "b", Tier: 2, Class: "gemm", Count: 10, TracedMedianNS: 100, SameKernel: &no,
-			Result: &Result{MedianNS: 150}},
-		{ID: "c", Tier: 1, Class: "memset", Count: 5, TracedMedianNS: 10, PartOf: "a"},
-		{ID: "d", Tier: 3, Class: "elementwise", Count: 1, TracedMedianNS: 200, Err: "prepare: boom"},
-		{ID: "e", Tier: 3, Class: "other", Count: 1, TracedMedianNS: 100,
-			Result: &Result{MedianNS: 100, Approximate: "no kernel"}},
-	}
-}
-
-func TestCover(t *testing.T) {
-	c := Cover(entries(), 0.10, 2)
-	// a within (105/100), b outside; b ran another kernel.
-	if c.TracedNS != 2000 || c.ReplayedShare != 1 || c.WithinShare != 0.5 || c.SameKernelShare != 0.5 || c.Errors != 0 {
-		t.Errorf("tier 2 coverage %+v", c)
-	}
-	c = Cover(entries(), 0.10, 3)
-	if c.TracedNS != 300 || c.Errors != 1 || math.Abs(c.ReplayedShare-1.0/3) > 1e-9 || math.Abs(c.ApproximateShare-1.0/3) > 1e-9 {
-		t.Errorf("tier 3 coverage %+v", c)
-	}
-	// The part-of memset is not counted on its own.
-	if c := Cover(entries(), 0.10, 1); c.TracedNS != 0 {
-		t.Errorf("tier 1 coverage %+v", c)
-	}
-}
-
-func TestWriteTable(t *testing.T) {
-	var b bytes.Buffer
-	throttled := []Entry{
-		{ID: "f", Tier: 3, Class: "other", Count: 1, TracedMedianNS: 100,
-			Result: &Result{MedianNS: 100, Samples: 37, Throttled: true, ThrottledSamples: 3}},
-		{ID: "g", Tier: 3, Class: "other", Count: 1, TracedMedianNS: 100,
-			Result: &Result{MedianNS: 100, Samples: 15, Throttled: true, ThrottledSamples: 12, ThrottledKept: true}},
-	}
-	if err := WriteTable(&b, append(entries(), throttled...)); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{"1.050", "part of a", "error: prepare: boom", "false", "3/40 discarded", "12/15 kept"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
-	}
-}
-
 // A previous run's measured entries are reused; failed ones are not.
 func TestReuse(t *testing.T) {
 	prev := map[string]Entry{
@@ -185,5 +169,21 @@ func TestReuse(t *testing.T) {
 	}
 	if o.reuse(&c) {
 		t.Errorf("part-of entry reused")
+	}
+}
+
+// A collective's wait bound is an option: DefaultCollectiveTimeout when
+// unset, the caller's otherwise.
+func TestCollectiveTimeoutDefault(t *testing.T) {
+	for _, tc := range []struct{ given, want time.Duration }{
+		{0, DefaultCollectiveTimeout},
+		{-time.Second, DefaultCollectiveTimeout},
+		{5 * time.Second, 5 * time.Second},
+	} {
+		o := Options{CollectiveTimeout: tc.given}
+		o.defaults()
+		if o.CollectiveTimeout != tc.want {
+			t.Errorf("CollectiveTimeout %v: after defaults %v, want %v", tc.given, o.CollectiveTimeout, tc.want)
+		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 type SuiteOptions struct {
 	// Tiers limits the run to these tiers (all when empty).
 	Tiers []signatures.Tier
-	// Cache is the cache mode of every measurement.
+	// Cache is the cache mode of every measurement (DefaultCacheMode
+	// when zero).
 	Cache CacheMode
 	// Measure tunes each measurement.
 	Measure Options

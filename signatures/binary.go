@@ -5,8 +5,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/kreplay/kreplay/internal/cupti"
 	"github.com/kreplay/kreplay/internal/inject"
+	"github.com/kreplay/kreplay/internal/kname"
 )
 
 // Binary is the captured kernel a signature replays as launched: the
@@ -343,4 +343,4 @@ func kernelMatches(a *activity, l *inject.Launch) bool {
 
 // SameFunction reports whether a traced kernel name (demangled, as Kineto
 // writes it) and a recorded one (mangled) name the same function.
-func SameFunction(traced, recorded string) bool { return cupti.SameKernel(traced, recorded) }
+func SameFunction(traced, recorded string) bool { return kname.SameKernel(traced, recorded) }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
@@ -50,7 +51,7 @@ const pace = 3 * time.Microsecond
 
 // New allocates the buffers of a tier-1 signature and fills them with
 // random data. It must run with the device's context current.
-func New(sig *signatures.Signature, opt launch.Options, s *cuda.Stream) (*Kernel, error) {
+func New(sig *signatures.Signature, opt gpu.Options, s *gpu.Stream) (*Kernel, error) {
 	if sig.Tier != signatures.TierMemory || sig.Memory == nil {
 		return nil, fmt.Errorf("%s: %w", sig.ID, ErrNotMemoryOp)
 	}
@@ -114,7 +115,7 @@ func New(sig *signatures.Signature, opt launch.Options, s *cuda.Stream) (*Kernel
 }
 
 // Launch enqueues the copy or memset on s.
-func (k *Kernel) Launch(s *cuda.Stream, set int) error {
+func (k *Kernel) Launch(s *gpu.Stream, set int) error {
 	m := k.sets[set]
 	n := int(k.bytes)
 	switch k.kind {
@@ -141,7 +142,7 @@ func (k *Kernel) Footprint() int64 {
 }
 
 // Work counts device bytes read plus written.
-func (k *Kernel) Work() launch.Work { return launch.Work{Bytes: k.Footprint()} }
+func (k *Kernel) Work() gpu.Work { return gpu.Work{Bytes: k.Footprint()} }
 
 // Capturable is false for copies from or to pageable host memory, which
 // CUDA graphs cannot hold.

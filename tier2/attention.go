@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/cudnn"
 	"github.com/kreplay/kreplay/internal/launch"
@@ -21,12 +22,12 @@ const APICuDNNSDPA API = "cudnnBackendExecute+SDPA"
 // (signatures.CuDNNAttentionOps) of a plain trace.
 var ErrNotCuDNNSDPA = errors.New("not a cuDNN SDPA signature")
 
-// CuDNNSDPA describes, without a GPU, how a cuDNN SDPA signature's op is
+// cuDNNSDPA describes, without a GPU, how a cuDNN SDPA signature's op is
 // handed to cuDNN: as PyTorch 2.11's MHA.cpp describes q, k, v, the
 // output, the bias and the stats to cudnn-frontend. It fails, wrapping
 // ErrNotCuDNNSDPA or signatures.ErrAttention, for other signatures and
 // for arguments it does not replay.
-func CuDNNSDPA(sig *signatures.Signature) (*cudnn.SDPA, *signatures.Attention, error) {
+func cuDNNSDPA(sig *signatures.Signature) (*cudnn.SDPA, *signatures.Attention, error) {
 	if !slices.Contains(signatures.CuDNNAttentionOps, sig.Op) {
 		return nil, nil, fmt.Errorf("%s (%s): %w", sig.ID, sig.Op, ErrNotCuDNNSDPA)
 	}
@@ -134,7 +135,7 @@ func denseStrides(t cudnn.Shape) bool {
 // cuDNN's SDPA (a replay falls back to tier 3's kernel where cuDNN does
 // not load or its graph does not build on the device).
 func PlanCuDNNSDPA(sig *signatures.Signature) bool {
-	_, _, err := CuDNNSDPA(sig)
+	_, _, err := cuDNNSDPA(sig)
 	return err == nil
 }
 
@@ -184,8 +185,8 @@ var _ launch.Kernel = (*Attention)(nil)
 // the bias, whose values the trace does not record, uniform like every
 // input) and builds its cuDNN graph and plan as PyTorch 2.11 does. It
 // must run with the device's context current.
-func NewAttention(sig *signatures.Signature, libs *Libraries, opt launch.Options, s *cuda.Stream) (k *Attention, err error) {
-	desc, a, err := CuDNNSDPA(sig)
+func NewAttention(sig *signatures.Signature, libs *Libraries, opt gpu.Options, s *gpu.Stream) (k *Attention, err error) {
+	desc, a, err := cuDNNSDPA(sig)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +291,7 @@ func (k *Attention) allocSets(opt launch.Options, s *cuda.Stream) error {
 }
 
 // Launch enqueues the plan on s using buffer set set.
-func (k *Attention) Launch(s *cuda.Stream, set int) error {
+func (k *Attention) Launch(s *gpu.Stream, set int) error {
 	h, err := k.libs.cuDNN()
 	if err != nil {
 		return err
@@ -316,7 +317,7 @@ func (k *Attention) Footprint() int64 {
 
 // Work counts the op's FLOPs as tier 3 counts them (4 * head dim per
 // visible (query, key) pair) and the tensors' bytes.
-func (k *Attention) Work() launch.Work {
+func (k *Attention) Work() gpu.Work {
 	return launch.Work{FLOPs: k.a.FLOPs(), Bytes: k.Footprint()}
 }
 
@@ -330,17 +331,9 @@ var _ launch.AuxMemset = (*Attention)(nil)
 // Capturable is true: PyTorch captures cuDNN SDPA in CUDA graphs.
 func (k *Attention) Capturable() bool { return true }
 
-// Graph is the cuDNN graph the replay runs, nil before it is built.
-func (k *Attention) Graph() *cudnn.Graph {
-	if k.plan == nil {
-		return nil
-	}
-	return k.plan.Graph
-}
-
-// Plan is the cuDNN plan the replay runs (engine and workspace), nil
-// before it is built.
-func (k *Attention) Plan() *cudnn.Plan { return k.plan }
+// cudnnPlan is the cuDNN plan the replay runs (graph, engine and
+// workspace), nil before it is built.
+func (k *Attention) cudnnPlan() *cudnn.Plan { return k.plan }
 
 // Note says where the replay's graph differs from the one PyTorch would
 // build, "" where it does not.

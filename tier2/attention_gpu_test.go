@@ -10,6 +10,7 @@ import (
 	"github.com/kreplay/kreplay/internal/cudnn"
 	"github.com/kreplay/kreplay/internal/cupti"
 	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/kname"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -134,7 +135,7 @@ func runSDPACase(t *testing.T, name string, sig *signatures.Signature, tol float
 		return
 	}
 	defer k.Close()
-	p := k.Plan()
+	p := k.cudnnPlan()
 	t.Logf("%s: unified %v, engine %d (config %d of %d), workspace %d B%s", name, p.Graph.Unified, p.Engine,
 		p.Config, p.Configs, p.Workspace, map[bool]string{true: "; " + k.Note(), false: ""}[k.Note() != ""])
 	kinds := []cupti.Kind{cupti.KindConcurrentKernel, cupti.KindMemset}
@@ -176,7 +177,7 @@ func runSDPACase(t *testing.T, name string, sig *signatures.Signature, tol float
 		}
 		t.Logf("%s: ran %s x%d, mean %.2f us", name, n, len(durs[n]), float64(sum)/float64(len(durs[n]))/1e3)
 		ran = ran || strings.HasPrefix(n, cuDNNSDPAKernel)
-		same = same || sig.Kernel != "" && cupti.SameKernel(sig.Kernel, n)
+		same = same || sig.Kernel != "" && kname.SameKernel(sig.Kernel, n)
 	}
 	if sig.Kernel != "" {
 		t.Logf("%s: traced %s, median %.2f us; same kernel: %v", name, sig.Kernel, float64(sig.TracedNS.Median)/1e3, same)

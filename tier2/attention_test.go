@@ -99,7 +99,7 @@ func TestCuDNNSDPADescription(t *testing.T) {
 			if !PlanCuDNNSDPA(tc.sig) {
 				t.Fatalf("%s does not plan cuDNN SDPA", tc.sig.Label)
 			}
-			d, a, err := CuDNNSDPA(tc.sig)
+			d, a, err := cuDNNSDPA(tc.sig)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestCuDNNSDPADescription(t *testing.T) {
 
 func TestCuDNNSDPARefuses(t *testing.T) {
 	gemm := &signatures.Signature{ID: "g", Op: "aten::mm"}
-	if _, _, err := CuDNNSDPA(gemm); !errors.Is(err, ErrNotCuDNNSDPA) {
+	if _, _, err := cuDNNSDPA(gemm); !errors.Is(err, ErrNotCuDNNSDPA) {
 		t.Errorf("aten::mm: %v", err)
 	}
 	flash := sdpaSig(1, 2, 2, 64, 64, 64, "True", "True")
@@ -137,7 +137,7 @@ func TestCuDNNSDPARefuses(t *testing.T) {
 	}
 	drop := sdpaSig(1, 2, 2, 64, 64, 64, "True", "True")
 	drop.Inputs[5].Value = "0.1"
-	if _, _, err := CuDNNSDPA(drop); !errors.Is(err, signatures.ErrAttention) || !strings.Contains(err.Error(), "dropout") {
+	if _, _, err := cuDNNSDPA(drop); !errors.Is(err, signatures.ErrAttention) || !strings.Contains(err.Error(), "dropout") {
 		t.Errorf("dropout: %v", err)
 	}
 	un := sdpaSig(1, 2, 2, 64, 64, 64, "True", "True")

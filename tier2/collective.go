@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/internal/nccl"
@@ -103,9 +104,9 @@ func BusBytes(op CollectiveOp, bytes int64, ranks int) float64 {
 	return float64(bytes) * BusFactor(op, ranks)
 }
 
-// NCCLDataType maps kreplay's short dtype names (signatures.DType) to
+// ncclDataType maps kreplay's short dtype names (signatures.DType) to
 // NCCL's; bool travels as ncclUint8, as PyTorch sends it.
-func NCCLDataType(dtype string) (nccl.DataType, error) {
+func ncclDataType(dtype string) (nccl.DataType, error) {
 	switch dtype {
 	case "i8":
 		return nccl.Int8, nil
@@ -154,12 +155,12 @@ func fillDType(t nccl.DataType) string {
 	return "u8"
 }
 
-// NCCLRedOp maps the reduction a signature names (the NCCL kernel's, e.g.
+// ncclRedOp maps the reduction a signature names (the NCCL kernel's, e.g.
 // "Sum" in ncclDevKernel_AllReduce_Sum_f16_RING_LL) to an ncclRedOp_t.
 // An empty name is Sum. NCCL names one kernel MinMax for both max and min,
 // so MinMax replays as Max; an average runs as PreMulSum or SumPostDiv
 // kernels, which replay as ncclAvg.
-func NCCLRedOp(name string) (nccl.RedOp, error) {
+func ncclRedOp(name string) (nccl.RedOp, error) {
 	switch strings.ToLower(name) {
 	case "", "sum":
 		return nccl.Sum, nil
@@ -216,7 +217,7 @@ var _ launch.Kernel = (*Collective)(nil)
 //     none, Nelems over the traced rank count) and sends ranks times that.
 //
 // A coalesced collective replays as one call over its total elements.
-func NewCollective(sig *signatures.Signature, comm *nccl.Comm, opt launch.Options, s *cuda.Stream) (k *Collective, err error) {
+func NewCollective(sig *signatures.Signature, comm *gpu.Comm, opt gpu.Options, s *gpu.Stream) (k *Collective, err error) {
 	if sig.Class != signatures.ClassCollective {
 		return nil, fmt.Errorf("%s: %w", sig.ID, ErrNotCollective)
 	}
@@ -231,11 +232,11 @@ func NewCollective(sig *signatures.Signature, comm *nccl.Comm, opt launch.Option
 	if k.op, err = ParseCollectiveOp(c.Op); err != nil {
 		return nil, err
 	}
-	if k.dt, err = NCCLDataType(c.DType); err != nil {
+	if k.dt, err = ncclDataType(c.DType); err != nil {
 		return nil, err
 	}
 	if k.op == AllReduce || k.op == ReduceScatter {
-		if k.red, err = NCCLRedOp(c.Reduction); err != nil {
+		if k.red, err = ncclRedOp(c.Reduction); err != nil {
 			return nil, err
 		}
 	}
@@ -309,11 +310,13 @@ func NewCollective(sig *signatures.Signature, comm *nccl.Comm, opt launch.Option
 // Op returns the collective.
 func (k *Collective) Op() CollectiveOp { return k.op }
 
-// DataType returns the NCCL data type of the elements.
-func (k *Collective) DataType() nccl.DataType { return k.dt }
+// DataType returns the NCCL name of the elements' data type
+// ("ncclFloat16", ...).
+func (k *Collective) DataType() string { return k.dt.String() }
 
-// RedOp returns the reduction (allreduce and reduce_scatter).
-func (k *Collective) RedOp() nccl.RedOp { return k.red }
+// RedOp returns the NCCL name of the reduction (allreduce and
+// reduce_scatter).
+func (k *Collective) RedOp() string { return k.red.String() }
 
 // Ranks returns the communicator's rank count; Rank this kernel's rank.
 func (k *Collective) Ranks() int { return k.ranks }
@@ -329,7 +332,7 @@ func (k *Collective) Counts() (send, recv int64) { return k.sendCount, k.recvCou
 
 // Buffers returns buffer set set's send and receive buffers (the same
 // buffer for an in-place call).
-func (k *Collective) Buffers(set int) (send, recv cuda.DevicePtr) {
+func (k *Collective) Buffers(set int) (send, recv gpu.DevicePtr) {
 	b := k.sets[set]
 	return b.send, b.recv
 }
@@ -337,7 +340,7 @@ func (k *Collective) Buffers(set int) (send, recv cuda.DevicePtr) {
 // Launch enqueues this rank's NCCL call on s using buffer set set. It
 // returns once the call is enqueued; the collective itself completes on
 // the GPU only when every rank has launched it.
-func (k *Collective) Launch(s *cuda.Stream, set int) error {
+func (k *Collective) Launch(s *gpu.Stream, set int) error {
 	b := k.sets[set]
 	send, recv, st := uintptr(b.send), uintptr(b.recv), s.Handle()
 	switch k.op {
@@ -384,7 +387,7 @@ func (k *Collective) BusBytes() float64 { return BusBytes(k.op, k.AlgBytes(), k.
 
 // Work counts the bus bytes (rounded), so that a throughput figure from
 // it is the bus bandwidth, and no FLOPs.
-func (k *Collective) Work() launch.Work {
+func (k *Collective) Work() gpu.Work {
 	return launch.Work{Bytes: int64(k.BusBytes() + 0.5)}
 }
 

@@ -77,25 +77,25 @@ func TestNCCLTypes(t *testing.T) {
 		"i8": nccl.Int8, "u8": nccl.Uint8, "bool": nccl.Uint8, "i32": nccl.Int32, "u32": nccl.Uint32,
 		"i64": nccl.Int64, "u64": nccl.Uint64, "f8e4m3": nccl.Float8e4m3, "f8e5m2": nccl.Float8e5m2,
 	} {
-		got, err := NCCLDataType(in)
+		got, err := ncclDataType(in)
 		if err != nil || got != want {
-			t.Errorf("NCCLDataType(%q) = %v, %v; want %v", in, got, err, want)
+			t.Errorf("ncclDataType(%q) = %v, %v; want %v", in, got, err, want)
 		}
 		// The random fill covers the element size.
 		if fill := fillDType(got); signatures.DTypeSize(fill) != int64(got.Size()) && fill != "u8" {
 			t.Errorf("%s fills as %s", got, fill)
 		}
 	}
-	if _, err := NCCLDataType("c64"); err == nil {
+	if _, err := ncclDataType("c64"); err == nil {
 		t.Error("c64 has an NCCL type")
 	}
 	for in, want := range map[string]nccl.RedOp{"": nccl.Sum, "Sum": nccl.Sum, "Prod": nccl.Prod,
 		"MinMax": nccl.Max, "Max": nccl.Max, "Min": nccl.Min, "PreMulSum": nccl.Avg, "SumPostDiv": nccl.Avg, "avg": nccl.Avg} {
-		if got, err := NCCLRedOp(in); err != nil || got != want {
-			t.Errorf("NCCLRedOp(%q) = %v, %v; want %v", in, got, err, want)
+		if got, err := ncclRedOp(in); err != nil || got != want {
+			t.Errorf("ncclRedOp(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := NCCLRedOp("Xor"); err == nil {
+	if _, err := ncclRedOp("Xor"); err == nil {
 		t.Error("Xor has an NCCL reduction")
 	}
 }

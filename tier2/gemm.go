@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cublas"
 	"github.com/kreplay/kreplay/internal/cublaslt"
 	"github.com/kreplay/kreplay/internal/cuda"
@@ -105,7 +106,7 @@ func (k *GEMM) API() API { return k.api }
 
 // NewGEMM allocates a GEMM signature's operands (random data) and prepares
 // its library call. It must run with the device's context current.
-func NewGEMM(sig *signatures.Signature, libs *Libraries, opt launch.Options, s *cuda.Stream) (k *GEMM, err error) {
+func NewGEMM(sig *signatures.Signature, libs *Libraries, opt gpu.Options, s *gpu.Stream) (k *GEMM, err error) {
 	if sig.Class != signatures.ClassGEMM {
 		return nil, fmt.Errorf("%s: %w", sig.ID, ErrNotGEMM)
 	}
@@ -282,7 +283,7 @@ func (k *GEMM) prepareLt(m, n, kk, colsA, colsB int64) (err error) {
 }
 
 // Launch enqueues the library call on s using buffer set set.
-func (k *GEMM) Launch(s *cuda.Stream, set int) error {
+func (k *GEMM) Launch(s *gpu.Stream, set int) error {
 	b := k.sets[set]
 	g := k.g
 	alpha, beta := k.alpha, k.beta
@@ -321,7 +322,7 @@ func (k *GEMM) Sets() int { return len(k.sets) }
 func (k *GEMM) Footprint() int64 { return k.aBytes + k.bBytes + k.cBytes + k.biasBytes }
 
 // Work counts 2mnk FLOPs per batch and the operands' bytes.
-func (k *GEMM) Work() launch.Work {
+func (k *GEMM) Work() gpu.Work {
 	w := launch.Work{FLOPs: 2 * k.g.M * k.g.N * k.g.K * k.g.Batch, Bytes: k.Footprint()}
 	if k.beta != 0 && k.api != APILtMatmulBias && k.api != APILtMatmulFP8 {
 		w.Bytes += k.cBytes // C is read as well as written

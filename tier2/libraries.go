@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cublas"
 	"github.com/kreplay/kreplay/internal/cublaslt"
 	"github.com/kreplay/kreplay/internal/cuda"
@@ -91,7 +92,7 @@ func envInt(name string, def int) (int, error) {
 // Open loads cuBLAS and cuBLASLt, creates handles bound to s and sets the
 // handle state PyTorch sets: the workspace and CUBLAS_DEFAULT_MATH (TF32
 // off, reduced-precision reductions allowed).
-func Open(s *cuda.Stream, opt LibOptions) (l *Libraries, err error) {
+func Open(s *gpu.Stream, opt LibOptions) (l *Libraries, err error) {
 	if opt.Workspace == 0 {
 		if opt.Workspace, err = envInt("KREPLAY_CUBLAS_WORKSPACE", DefaultWorkspace); err != nil {
 			return nil, err

@@ -76,7 +76,7 @@ func TestParseAttentionBias(t *testing.T) {
 				if src.Defines["HAS_BIAS"] != "1" || src.Defines["BIAS_F32"] != wantF32 {
 					t.Errorf("defines %v", src.Defines)
 				}
-				if h := Heuristics(sig); !slices.Equal(h, []string{HeuristicAttnBias}) {
+				if h := Heuristics(sig, Config{}); !slices.Equal(h, []string{HeuristicAttnBias}) {
 					t.Errorf("heuristics %q", h)
 				}
 			})
@@ -110,7 +110,7 @@ func TestParseAttentionBiasUnsupported(t *testing.T) {
 				if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("got %+v, %v; want ErrUnsupported with %q", p, err, tt.want)
 				}
-				if h := Heuristics(sig); h != nil {
+				if h := Heuristics(sig, Config{}); h != nil {
 					t.Errorf("heuristics %q for an unsupported signature", h)
 				}
 				t.Log(err)
@@ -138,8 +138,8 @@ func TestParseAttentionBiasUnsupported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Bias || p.BiasDType != "" || p.BiasStr != [4]int64{} || Heuristics(sig) != nil {
-		t.Errorf("no bias: got %+v, heuristics %q", p, Heuristics(sig))
+	if p.Bias || p.BiasDType != "" || p.BiasStr != [4]int64{} || Heuristics(sig, Config{}) != nil {
+		t.Errorf("no bias: got %+v, heuristics %q", p, Heuristics(sig, Config{}))
 	}
 	for k := range attnDefault(p, 90).source(p).Defines {
 		if strings.Contains(k, "BIAS") {
@@ -202,7 +202,7 @@ func TestAttentionBiasTraced(t *testing.T) {
 		src.Defines["BIAS_SMEM"] != "1" {
 		t.Errorf("defines %v", src.Defines)
 	}
-	if h := Heuristics(sig); !slices.Equal(h, []string{HeuristicAttnBias}) {
+	if h := Heuristics(sig, Config{}); !slices.Equal(h, []string{HeuristicAttnBias}) {
 		t.Errorf("heuristics %q", h)
 	}
 	// The signature's bytes (q, k, v, out and the bias) are what the

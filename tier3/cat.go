@@ -141,7 +141,7 @@ func buildCat(e *Env, sig *signatures.Signature) (*Instance, error) {
 		}
 		inst.Inputs = append(inst.Inputs, t)
 	}
-	if launch, ok, err := e.ptCat(ptParse(sig), pl.dim, out, inst.Inputs); err != nil {
+	if launch, ok, err := e.ptCat(e.cfg.ptParse(sig), pl.dim, out, inst.Inputs); err != nil {
 		return nil, err
 	} else if ok {
 		inst.Launch, inst.Strategy = launch, ptCat.String()

@@ -9,30 +9,11 @@ import (
 	"github.com/kreplay/kreplay/signatures"
 )
 
-// CausalScores fills the input of a softmax over the last dim of a tensor
-// of rank 3 or more whose last two dims are equal ([..., S, S], S > 1) as a
-// causal language model's attention scores in prefill: each key past its
-// query holds the dtype's lowest value, as an additive causal mask
-// (Hugging Face's torch.finfo(dtype).min) leaves them, and the rest is
-// uniform in [-1, 1) like every other input. False fills it uniformly.
-//
-// The softmax's time depends on it. After exp, about half the row is
-// exactly 0, and dividing 0 by the row sum takes the slow path of IEEE
-// division, in both PyTorch's softmax_warp_forward and kreplay's. On an
-// H100, PyTorch's softmax of BLOOM-560M prefill's f16[4,16,512,512] scores
-// (traced 45.51 µs) took 46.35 µs on the model's real scores and 38.90 on
-// uniform ones, with the same DRAM traffic; Nsight Compute counted 32.6 and
-// 20.8 million warp instructions (results/h100/tier3-data/).
-//
-// Square scores without a causal mask (an encoder's) replay too slow with
-// it set. Set it before building kernels.
-var CausalScores = true
-
 // causalScores reports whether a softmax along dim of a tensor of this
-// shape takes causally masked inputs (see CausalScores).
-func causalScores(shape []int64, dim int) bool {
+// shape takes causally masked inputs (see Config.UniformScores).
+func (c Config) causalScores(shape []int64, dim int) bool {
 	n := len(shape)
-	return CausalScores && n >= 3 && n <= krMaskMaxDims && dim == n-1 && shape[n-1] == shape[n-2] && shape[n-1] > 1
+	return !c.UniformScores && n >= 3 && n <= krMaskMaxDims && dim == n-1 && shape[n-1] == shape[n-2] && shape[n-1] > 1
 }
 
 // krMaskMaxDims is KrMaskShape's capacity (util.cu).
@@ -98,15 +79,15 @@ func maskShape(shape, strides []int64) []byte {
 	return b
 }
 
-// HeuristicCausal names the causal-scores input heuristic (CausalScores)
-// where Heuristics reports it.
+// HeuristicCausal names the causal-scores input heuristic
+// (Config.UniformScores unset) where Heuristics reports it.
 const HeuristicCausal = "causal scores"
 
 // Heuristics lists the input heuristics the replay of sig applies, by
-// name: HeuristicCausal for a softmax over square scores while
-// CausalScores is set, HeuristicAttnBias for an attention op with a bias
+// name: HeuristicCausal for a softmax over square scores unless
+// c.UniformScores, HeuristicAttnBias for an attention op with a bias
 // it replays; none for the other ops.
-func Heuristics(sig *signatures.Signature) []string {
+func Heuristics(sig *signatures.Signature, c Config) []string {
 	switch sig.Op {
 	case "aten::_softmax", "aten::softmax", "aten::_log_softmax", "aten::log_softmax":
 	default:
@@ -121,7 +102,7 @@ func Heuristics(sig *signatures.Signature) []string {
 	if err != nil {
 		return nil
 	}
-	if causalScores(rdArg(sig, 0).Shape, s.dim) {
+	if c.causalScores(rdArg(sig, 0).Shape, s.dim) {
 		return []string{HeuristicCausal}
 	}
 	return nil

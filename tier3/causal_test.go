@@ -28,14 +28,12 @@ func TestCausalScores(t *testing.T) {
 		{"logits", []int64{4, 250880}, 1, false},
 		{"rank 9", []int64{1, 1, 1, 1, 1, 1, 1, 8, 8}, 8, false},
 	} {
-		if got := causalScores(c.shape, c.dim); got != c.want {
-			t.Errorf("%s: causalScores(%v, %d) = %v, want %v", c.name, c.shape, c.dim, got, c.want)
+		if got := (Config{}).causalScores(c.shape, c.dim); got != c.want {
+			t.Errorf("%s: (Config{}).causalScores(%v, %d) = %v, want %v", c.name, c.shape, c.dim, got, c.want)
 		}
 	}
-	CausalScores = false
-	defer func() { CausalScores = true }()
-	if causalScores([]int64{4, 16, 512, 512}, 3) {
-		t.Error("causalScores is true with CausalScores off")
+	if (Config{UniformScores: true}).causalScores([]int64{4, 16, 512, 512}, 3) {
+		t.Error("causalScores is true with UniformScores")
 	}
 }
 

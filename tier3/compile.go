@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/nvrtc"
 )
@@ -85,7 +86,7 @@ func (s Source) options(arch int) []string {
 
 // Function returns the kernel name of src compiled for this GPU and loaded
 // in the current context.
-func (c *Compiler) Function(src Source, name string) (*cuda.Function, error) {
+func (c *Compiler) Function(src Source, name string) (*gpu.Function, error) {
 	opts := src.options(c.arch)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00nvrtc %s\x00", src.Code, strings.Join(opts, " "), c.ver)

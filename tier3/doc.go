@@ -8,7 +8,7 @@
 // strides and dtypes as traced, random data, in-range indices) and returns
 // an Instance whose Launch runs the real computation. Where an op's time
 // depends on its values, the data looks like the model's: a softmax over
-// square attention scores gets them causally masked (see CausalScores).
+// square attention scores gets them causally masked (see Config.UniformScores).
 // An attention op's additive bias, whose values the trace does not
 // record, is uniform like every other input (HeuristicAttnBias); the
 // kernel computes every key block with it, as cuDNN does. An op with no
@@ -19,7 +19,7 @@
 // The elementwise family (elementwise ops, copies and casts, fill, arange,
 // cat) replays with the strategy and launch shape of the PyTorch kernel the
 // trace names (generic, vectorized, unrolled, CatArrayBatchedCopy) so that
-// its time, not only its result, matches; Faithful = false, or a kernel
+// its time, not only its result, matches; Config.NoFaithful, or a kernel
 // name not recognised, selects kreplay's fast kernels (see faithful.go).
 // The fused RMS norm (aten::_fused_rms_norm, aten::rms_norm) has PyTorch's
 // kernels only (rmsnorm.go); FaithfulFor says, without a GPU, which

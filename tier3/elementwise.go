@@ -352,6 +352,6 @@ func buildElementwise(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl.pt = ptParse(sig)
+	pl.pt = e.cfg.ptParse(sig)
 	return e.ewInstantiate(pl)
 }

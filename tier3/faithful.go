@@ -19,8 +19,8 @@ import (
 // kreplay's own elementwise kernel (kr_ew) is fast: vector loads wherever
 // the layout allows, magic-number division, a grid sized to the GPU. It
 // computes the right values but is often much faster (or slower) than the
-// kernel PyTorch ran, so it would not predict the traced time. When
-// Faithful is set and a signature's traced kernel name says which of
+// kernel PyTorch ran, so it would not predict the traced time. Unless
+// Config.NoFaithful is set, when a signature's traced kernel name says which of
 // PyTorch's code paths ran, the op is replayed with that path's loop
 // structure and the traced launch shape, still computing the real op:
 //
@@ -57,12 +57,6 @@ import (
 
 //go:embed kernels/cat.cu
 var ewCatSource string
-
-// Faithful selects PyTorch's strategy and launch shape, read from the
-// traced kernel, for the elementwise family (elementwise ops, copies and
-// casts, fill, arange, cat). False replays every op with kreplay's fast
-// kernels. Set it before building kernels.
-var Faithful = true
 
 // ptKind is one of PyTorch's elementwise code paths.
 type ptKind int
@@ -164,11 +158,11 @@ func ptTemplateArgs(name string) []string {
 }
 
 // ptParse reads the strategy of a signature's traced kernel; kind ptNone
-// when Faithful is off, the kernel is not one of PyTorch's elementwise
+// when c.NoFaithful, the kernel is not one of PyTorch's elementwise
 // family, or no launch shape was traced.
-func ptParse(sig *signatures.Signature) ptKernel {
+func (c Config) ptParse(sig *signatures.Signature) ptKernel {
 	var p ptKernel
-	if !Faithful || sig == nil || sig.Launch == nil {
+	if !c.faithful() || sig == nil || sig.Launch == nil {
 		return p
 	}
 	l := sig.Launch

@@ -24,7 +24,7 @@ func ptTracedByKind(t *testing.T, kinds ...ptKind) []*signatures.Signature {
 	seen := map[string]bool{}
 	var out []*signatures.Signature
 	for _, s := range ewTracedSigs(t) {
-		p := ptParse(s)
+		p := (Config{}).ptParse(s)
 		key := s.Op + " " + s.Label + " " + p.strategy()
 		if !slices.Contains(kinds, p.kind) || seen[key] {
 			continue
@@ -48,7 +48,7 @@ func TestGPUFaithfulElementwise(t *testing.T) {
 	sub := gputest.NewSubtests(t)
 	sigs := ptTracedByKind(t, ptGeneric, ptVectorized, ptUnrolled)
 	for i, sig := range sigs {
-		p := ptParse(sig)
+		p := (Config{}).ptParse(sig)
 		sub.Run(fmt.Sprintf("%s %s %s", sig.Op, sig.Label, p.strategy()), func(t *testing.T) {
 			pl, err := ewAnalyzeOp(sig)
 			if err != nil {
@@ -121,7 +121,7 @@ func TestGPUFaithfulArange(t *testing.T) {
 func TestGPUDynCopyTimes(t *testing.T) {
 	sub := gputest.NewSubtests(t)
 	for _, sig := range ptTracedByKind(t, ptUnrolled) {
-		p := ptParse(sig)
+		p := (Config{}).ptParse(sig)
 		if p.dyn == "" || sig.Tensor == nil || sig.Tensor.Numel < 1<<16 {
 			continue
 		}

@@ -38,13 +38,11 @@ func TestPTParse(t *testing.T) {
 		{"void at::native::vectorized_elementwise_kernel<8, foo>(int, foo)", nil, "fast"},
 	} {
 		sig := &signatures.Signature{Kernel: c.kernel, Launch: c.launch}
-		if got := ptParse(sig).strategy(); got != c.want {
+		if got := (Config{}).ptParse(sig).strategy(); got != c.want {
 			t.Errorf("%.60s: %s, want %s", c.kernel, got, c.want)
 		}
 	}
-	defer func(f bool) { Faithful = f }(Faithful)
-	Faithful = false
-	if got := ptParse(&signatures.Signature{Kernel: "void at::native::vectorized_elementwise_kernel<8, foo>(int, foo)", Launch: l(1, 128)}); got.kind != ptNone {
+	if got := (Config{NoFaithful: true}).ptParse(&signatures.Signature{Kernel: "void at::native::vectorized_elementwise_kernel<8, foo>(int, foo)", Launch: l(1, 128)}); got.kind != ptNone {
 		t.Errorf("Faithful off: %s", got.strategy())
 	}
 }
@@ -55,7 +53,7 @@ func TestPTParse(t *testing.T) {
 func TestPTTracedSignatures(t *testing.T) {
 	kinds := map[ptKind]int{}
 	for _, s := range ewTracedSigs(t) {
-		p := ptParse(s)
+		p := (Config{}).ptParse(s)
 		kinds[p.kind]++
 		switch {
 		case p.kind == ptNone:
@@ -170,7 +168,7 @@ func ptAnalyzeTraced(sig *signatures.Signature) (*ewOpPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl.pt = ptParse(sig)
+	pl.pt = (Config{}).ptParse(sig)
 	return pl, nil
 }
 
@@ -216,7 +214,7 @@ func ptProblem(t *testing.T, pl *ewOpPlan) ewProblem {
 func TestPTTracedPlans(t *testing.T) {
 	n := 0
 	for _, sig := range ewTracedSigs(t) {
-		p := ptParse(sig)
+		p := (Config{}).ptParse(sig)
 		if p.kind != ptVectorized && p.kind != ptUnrolled {
 			continue
 		}

@@ -65,7 +65,7 @@ func buildFill(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl.pt = ptParse(sig)
+	pl.pt = e.cfg.ptParse(sig)
 	return e.ewInstantiate(pl)
 }
 
@@ -165,7 +165,7 @@ func buildArange(e *Env, sig *signatures.Signature) (*Instance, error) {
 	}
 	grid := [3]uint32{uint32(min((a.n+ewBlock-1)/ewBlock, int64(max(e.SMs, 1))*8)), 1, 1}
 	block := [3]uint32{ewBlock, 1, 1}
-	if p := ptParse(sig); p.kind == ptIndexed {
+	if p := e.cfg.ptParse(sig); p.kind == ptIndexed {
 		// The traced launch shape (kr_arange's grid-stride loop covers
 		// any).
 		grid, block = [3]uint32{uint32(p.grid[0]), 1, 1}, [3]uint32{uint32(p.block[0]), 1, 1}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
@@ -13,14 +14,14 @@ import (
 // Instance is one buffer set of an op, ready to launch.
 type Instance struct {
 	// Launch enqueues the op on s.
-	Launch func(s *cuda.Stream) error
+	Launch func(s *gpu.Stream) error
 	// Inputs and Outputs are the op's tensors (for tests and footprints).
 	Inputs  []*Tensor
 	Outputs []*Tensor
 	// FLOPs of one launch, when the op computes (0 otherwise).
 	FLOPs int64
 	// Strategy is the traced PyTorch code path the launch follows (see
-	// Faithful), or "" for kreplay's fast kernel.
+	// Config.NoFaithful), or "" for kreplay's fast kernel.
 	Strategy string
 }
 
@@ -71,6 +72,9 @@ type Device struct {
 	Compiler *Compiler
 	SMs      int
 	L2       int64 // L2 cache bytes (0: unknown; Prime then writes every input from a twin)
+	// Config chooses the replay where a choice is a guess (the zero
+	// value: the defaults).
+	Config Config
 }
 
 // Has reports whether kreplay has its own kernel for op (which may still
@@ -79,11 +83,11 @@ func Has(op string) bool { return builders[op] != nil }
 
 // faithfulChecks say, per op, whether a signature replays with the
 // kernel PyTorch ran (registerFaithful).
-var faithfulChecks = map[string]func(*signatures.Signature) bool{}
+var faithfulChecks = map[string]func(*signatures.Signature, Config) bool{}
 
 // registerFaithful makes check the test of FaithfulFor for the given
 // ops. Op families that reproduce PyTorch's kernels call it from init.
-func registerFaithful(check func(*signatures.Signature) bool, ops ...string) {
+func registerFaithful(check func(*signatures.Signature, Config) bool, ops ...string) {
 	for _, op := range ops {
 		if _, dup := faithfulChecks[op]; dup {
 			panic("tier3: two faithful checks for " + op)
@@ -93,19 +97,19 @@ func registerFaithful(check func(*signatures.Signature) bool, ops ...string) {
 }
 
 // FaithfulFor reports, without a GPU, whether sig's replay reproduces the
-// kernel PyTorch ran, its code path and traced launch shape (Faithful set,
+// kernel PyTorch ran, its code path and traced launch shape (c.NoFaithful unset,
 // and the op's family recognises the traced kernel); false where the
 // family does not say (the replay may still follow PyTorch's strategy:
 // Instance.Strategy tells once built).
-func FaithfulFor(sig *signatures.Signature) bool {
+func FaithfulFor(sig *signatures.Signature, c Config) bool {
 	check := faithfulChecks[sig.Op]
-	return Faithful && check != nil && sig.Unreplayable == "" && check(sig)
+	return c.faithful() && check != nil && sig.Unreplayable == "" && check(sig, c)
 }
 
 // New builds the buffer sets of a tier-3 signature. A signature with no
 // exact kernel gets the approximate one (see Approximate) rather than an
 // error; errors are for what cannot run at all (no memory, a CUDA error).
-func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stream) (*Kernel, error) {
+func New(sig *signatures.Signature, dev Device, opt gpu.Options, s *gpu.Stream) (*Kernel, error) {
 	if sig.Tier != signatures.TierKernel {
 		return nil, fmt.Errorf("%s: tier %d is not tier 3", sig.ID, sig.Tier)
 	}
@@ -122,7 +126,7 @@ func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stre
 	}
 	budget := opt.FreeBytes
 	for i := 0; i < max(opt.Sets, 1); i++ {
-		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, seed: opt.Seed + uint64(i)<<32, budget: budget}
+		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, cfg: dev.Config, seed: opt.Seed + uint64(i)<<32, budget: budget}
 		k.envs = append(k.envs, e)
 		var inst *Instance
 		var err error
@@ -153,14 +157,14 @@ func New(sig *signatures.Signature, dev Device, opt launch.Options, s *cuda.Stre
 // and footprint of a tier-3 kernel. sig may be of any tier and op. An
 // error from b, ErrUnsupported included, is returned: there is no
 // stand-in for a kernel given this way.
-func NewWith(sig *signatures.Signature, b Builder, dev Device, opt launch.Options, s *cuda.Stream) (*Kernel, error) {
+func NewWith(sig *signatures.Signature, b Builder, dev Device, opt gpu.Options, s *gpu.Stream) (*Kernel, error) {
 	if b == nil {
 		return nil, fmt.Errorf("%s: no builder", sig.ID)
 	}
 	k := &Kernel{sig: sig, sms: dev.SMs, l2: dev.L2}
 	budget := opt.FreeBytes
 	for i := 0; i < max(opt.Sets, 1); i++ {
-		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, seed: opt.Seed + uint64(i)<<32, budget: budget}
+		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, cfg: dev.Config, seed: opt.Seed + uint64(i)<<32, budget: budget}
 		k.envs = append(k.envs, e)
 		inst, err := b(e, sig)
 		if err == nil && (inst == nil || inst.Launch == nil) {
@@ -191,7 +195,7 @@ func (k *Kernel) Approximate() string { return k.approx }
 func (k *Kernel) Instance(i int) *Instance { return k.sets[i] }
 
 // Launch enqueues buffer set set's op on s.
-func (k *Kernel) Launch(s *cuda.Stream, set int) error { return k.sets[set].Launch(s) }
+func (k *Kernel) Launch(s *gpu.Stream, set int) error { return k.sets[set].Launch(s) }
 
 // TouchKernel names the kernel Prime runs, so that its activity records
 // can be told from the op's.
@@ -217,7 +221,7 @@ const TouchKernel = "kr_touch"
 // made BLOOM-560M decode's 8 KB scalar adds and muls 0.13 µs slower
 // (1.18 to 1.31 µs against 1.12 traced) for no reason in the cache state
 // that could be found.
-func (k *Kernel) Prime(s *cuda.Stream, set int) error {
+func (k *Kernel) Prime(s *gpu.Stream, set int) error {
 	if k.touch == nil {
 		f, err := k.envs[0].Function(Util, TouchKernel)
 		if err != nil {
@@ -279,7 +283,7 @@ func (k *Kernel) Footprint() int64 {
 }
 
 // Work counts the tensors' bytes (each read or written once) and FLOPs.
-func (k *Kernel) Work() launch.Work {
+func (k *Kernel) Work() gpu.Work {
 	return launch.Work{Bytes: k.Footprint(), FLOPs: k.sets[0].FLOPs}
 }
 

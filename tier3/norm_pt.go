@@ -35,8 +35,8 @@ type lnPTPlan struct {
 // strides for the traced kernel and launch of sig; ok false when the
 // traced kernel is not vectorized_layer_norm_kernel or its strategy does
 // not apply.
-func lnPTMake(sig *signatures.Signature, s *lnSpec, shape, strides []int64) (*lnPTPlan, bool) {
-	if !Faithful || sig == nil || sig.Launch == nil || !strings.Contains(sig.Kernel, "vectorized_layer_norm_kernel<") {
+func (c Config) lnPTMake(sig *signatures.Signature, s *lnSpec, shape, strides []int64) (*lnPTPlan, bool) {
+	if !c.faithful() || sig == nil || sig.Launch == nil || !strings.Contains(sig.Kernel, "vectorized_layer_norm_kernel<") {
 		return nil, false
 	}
 	codes := map[string]string{"f16": "EW_F16", "bf16": "EW_BF16", "f32": "EW_F32"}
@@ -68,7 +68,7 @@ func lnPTMake(sig *signatures.Signature, s *lnSpec, shape, strides []int64) (*ln
 // lnPTBuild builds the faithful instance of a traced layer norm, or
 // returns nil when the traced strategy is not one it does.
 func lnPTBuild(e *Env, sig *signatures.Signature, s *lnSpec, x *Tensor) (*Instance, error) {
-	p, ok := lnPTMake(sig, s, x.Shape, x.Strides)
+	p, ok := e.cfg.lnPTMake(sig, s, x.Shape, x.Strides)
 	if !ok {
 		return nil, nil
 	}

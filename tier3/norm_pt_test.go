@@ -31,7 +31,7 @@ func TestLnPTTraced(t *testing.T) {
 			t.Fatalf("%s: %v", sig.Label, err)
 		}
 		x := sig.Inputs[0]
-		p, ok := lnPTMake(sig, s, x.Shape, x.Strides)
+		p, ok := (Config{}).lnPTMake(sig, s, x.Shape, x.Strides)
 		if !ok {
 			t.Errorf("%s: not faithful (grid %v block %v)", sig.Label, sig.Launch.Grid, sig.Launch.Block)
 			continue
@@ -43,12 +43,12 @@ func TestLnPTTraced(t *testing.T) {
 		// A layout PyTorch would not vectorize, and another kernel.
 		st := slices.Clone(x.Strides)
 		st[0] *= 2
-		if _, ok := lnPTMake(sig, s, x.Shape, st); ok && x.Shape[0] > 1 {
+		if _, ok := (Config{}).lnPTMake(sig, s, x.Shape, st); ok && x.Shape[0] > 1 {
 			t.Errorf("%s: faithful over padded rows", sig.Label)
 		}
 		other := *sig
 		other.Kernel = "void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<c10::Half, float>(...)"
-		if _, ok := lnPTMake(&other, s, x.Shape, x.Strides); ok {
+		if _, ok := (Config{}).lnPTMake(&other, s, x.Shape, x.Strides); ok {
 			t.Errorf("%s: faithful for another kernel", sig.Label)
 		}
 	}

@@ -64,7 +64,7 @@ func rdKernelCases(t *testing.T) []rdKernelCase {
 	for _, sig := range append(smTracedSigs(t), smPTGPUSigs(t)...) {
 		s, _, defs := rdCaseDefines(t, sig.Label, sig, parseSoftmax, planSM(sig), softmaxDefines)
 		shape, strides, _ := tensor(sig)
-		if pt, ok := smParsePT(sig, s, shape, strides); ok {
+		if pt, ok := (Config{}).smParsePT(sig, s, shape, strides); ok {
 			defs["SM_PT_LOG2"] = fmt.Sprint(pt.log2)
 			cases = append(cases, rdKernelCase{"softmax faithful " + sig.Label, rdSource("softmax.cu", softmaxSource, defs), []string{"sm_pt_warp"}})
 		}

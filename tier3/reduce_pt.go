@@ -39,8 +39,8 @@ type rdPTKernel struct {
 
 // rdPTParse reads a traced reduce_kernel; ok false when the kernel is not
 // one or its template arguments are not found.
-func rdPTParse(sig *signatures.Signature) (k rdPTKernel, ok bool) {
-	if !Faithful || sig == nil || sig.Launch == nil {
+func (c Config) rdPTParse(sig *signatures.Signature) (k rdPTKernel, ok bool) {
+	if !c.faithful() || sig == nil || sig.Launch == nil {
 		return k, false
 	}
 	name := strings.TrimPrefix(sig.Kernel, "void ")
@@ -181,7 +181,7 @@ func rdPTMake(k rdPTKernel, s *reduceSpec, shape, strides []int64) (*rdPTPlan, b
 // rdPTBuild builds the faithful instance of a traced reduction, or
 // returns nil when its strategy is not one the faithful kernel does.
 func rdPTBuild(e *Env, sig *signatures.Signature, s *reduceSpec, x *Tensor) (*Instance, error) {
-	k, ok := rdPTParse(sig)
+	k, ok := e.cfg.rdPTParse(sig)
 	if !ok {
 		return nil, nil
 	}

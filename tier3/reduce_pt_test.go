@@ -32,7 +32,7 @@ func TestRdPTParse(t *testing.T) {
 		{"void at::native::reduce_kernel<512, 1, foo>(foo)", "none"},
 		{"void at::native::vectorized_elementwise_kernel<8, foo>(int, foo)", "none"},
 	} {
-		k, ok := rdPTParse(&signatures.Signature{Kernel: c.kernel, Launch: l})
+		k, ok := (Config{}).rdPTParse(&signatures.Signature{Kernel: c.kernel, Launch: l})
 		got := "none"
 		if ok {
 			got = fmt.Sprint(k.nt, k.outVec, k.vt0, k.inVec)
@@ -41,9 +41,7 @@ func TestRdPTParse(t *testing.T) {
 			t.Errorf("%.70s: %s, want %s", c.kernel, got, c.want)
 		}
 	}
-	defer func(f bool) { Faithful = f }(Faithful)
-	Faithful = false
-	if _, ok := rdPTParse(&signatures.Signature{Kernel: rdPTMeanKernel, Launch: l}); ok {
+	if _, ok := (Config{NoFaithful: true}).rdPTParse(&signatures.Signature{Kernel: rdPTMeanKernel, Launch: l}); ok {
 		t.Error("parsed with Faithful off")
 	}
 }
@@ -94,7 +92,7 @@ func TestRdPTPlan(t *testing.T) {
 func TestRdPTTraced(t *testing.T) {
 	found := false
 	for _, sig := range rdPTTracedSigs(t) {
-		k, ok := rdPTParse(sig)
+		k, ok := (Config{}).rdPTParse(sig)
 		if !ok {
 			t.Errorf("%s: not parsed: %.100s", sig.Label, sig.Kernel)
 			continue

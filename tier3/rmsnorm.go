@@ -191,10 +191,10 @@ func rmsVectorizable(s *rmsSpec) bool {
 	return s.in != "f64" && s.n%4 == 0 && s.n <= 1<<24
 }
 
-// planRMSNorm plans s for sig's traced kernel and launch where Faithful
-// is set and they are PyTorch's RMS norm kernels with a launch the op's
+// planRMSNorm plans s for sig's traced kernel and launch unless
+// c.NoFaithful and they are PyTorch's RMS norm kernels with a launch the op's
 // shape allows, else with the path PyTorch picks for the shape.
-func planRMSNorm(sig *signatures.Signature, s *rmsSpec) (*rmsPlan, error) {
+func (c Config) planRMSNorm(sig *signatures.Signature, s *rmsSpec) (*rmsPlan, error) {
 	if s.rows <= 0 || s.rows > 1<<31-1 {
 		return nil, rdUnsupported("%s: %d rows", sig.Op, s.rows)
 	}
@@ -206,7 +206,7 @@ func planRMSNorm(sig *signatures.Signature, s *rmsSpec) (*rmsPlan, error) {
 		}
 		return p
 	}
-	if l := sig.Launch; Faithful && l != nil && l.Grid == [3]int64{s.rows, 1, 1} && l.Block[1] >= 1 && l.Block[2] == 1 {
+	if l := sig.Launch; c.faithful() && l != nil && l.Grid == [3]int64{s.rows, 1, 1} && l.Block[1] >= 1 && l.Block[2] == 1 {
 		bx, by := l.Block[0], l.Block[1]
 		switch {
 		case strings.Contains(sig.Kernel, "vectorized_layer_norm_kernel<") && rmsVectorizable(s) &&
@@ -229,12 +229,12 @@ func planRMSNorm(sig *signatures.Signature, s *rmsSpec) (*rmsPlan, error) {
 
 // rmsFaithful reports whether sig replays with its traced PyTorch kernel
 // and launch.
-func rmsFaithful(sig *signatures.Signature) bool {
+func rmsFaithful(sig *signatures.Signature, c Config) bool {
 	s, err := parseRMSNorm(sig)
 	if err != nil {
 		return false
 	}
-	p, err := planRMSNorm(sig, s)
+	p, err := c.planRMSNorm(sig, s)
 	return err == nil && p.traced
 }
 
@@ -264,7 +264,7 @@ func buildRMSNorm(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := planRMSNorm(sig, s)
+	p, err := e.cfg.planRMSNorm(sig, s)
 	if err != nil {
 		return nil, err
 	}

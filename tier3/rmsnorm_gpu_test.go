@@ -34,7 +34,7 @@ func TestGPURMSNorm(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if plan, err = planRMSNorm(c.sig, s); err != nil {
+				if plan, err = (Config{}).planRMSNorm(c.sig, s); err != nil {
 					t.Fatal(err)
 				}
 				if got != plan.strategy() {

@@ -130,7 +130,7 @@ func TestPlanRMSNorm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := planRMSNorm(sig, s)
+			p, err := (Config{}).planRMSNorm(sig, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +140,7 @@ func TestPlanRMSNorm(t *testing.T) {
 			if got := p.strategy(); got != c.strategy {
 				t.Errorf("strategy %q, want %q", got, c.strategy)
 			}
-			if got := FaithfulFor(sig); got != c.traced {
+			if got := FaithfulFor(sig, Config{}); got != c.traced {
 				t.Errorf("FaithfulFor %v, want %v", got, c.traced)
 			}
 			if sl := sig.Launch; c.traced && sl != nil && int64(p.shared) != sl.SharedMem {
@@ -148,10 +148,8 @@ func TestPlanRMSNorm(t *testing.T) {
 			}
 		})
 	}
-	defer func(f bool) { Faithful = f }(Faithful)
-	Faithful = false
 	sig := rmsTraced(t, "aten::_fused_rms_norm", rmsVecKernel, 2048, 32, 4, bf(4, 512, 2048)...)
-	if FaithfulFor(sig) {
+	if FaithfulFor(sig, Config{NoFaithful: true}) {
 		t.Error("faithful with Faithful off")
 	}
 }
@@ -279,7 +277,7 @@ func TestRdHostRMSNorm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := planRMSNorm(c.sig, s)
+			p, err := (Config{}).planRMSNorm(c.sig, s)
 			if err != nil {
 				t.Fatal(err)
 			}

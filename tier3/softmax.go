@@ -107,7 +107,7 @@ func buildSoftmax(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	if causalScores(x.Shape, s.dim) {
+	if e.cfg.causalScores(x.Shape, s.dim) {
 		if err := e.MaskCausal(x); err != nil {
 			return nil, err
 		}
@@ -120,7 +120,7 @@ func buildSoftmax(e *Env, sig *signatures.Signature) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pt, ok := smParsePT(sig, s, x.Shape, x.Strides); ok {
+	if pt, ok := e.cfg.smParsePT(sig, s, x.Shape, x.Strides); ok {
 		defs["SM_PT_LOG2"] = strconv.FormatInt(pt.log2, 10)
 		f, err := e.Function(rdSource("softmax.cu", softmaxSource, defs), "sm_pt_warp")
 		if err != nil {
@@ -160,7 +160,7 @@ func softmaxDefines(s *smSpec, p *smPlan) (map[string]string, error) {
 }
 
 // smPT is a traced softmax_warp_forward launch, replayed by sm_pt_warp
-// when Faithful is set.
+// unless Config.NoFaithful.
 type smPT struct {
 	log2        int64 // the rows' length bound, log2_elements
 	rows, n     int64
@@ -171,14 +171,14 @@ func (p smPT) strategy() string { return fmt.Sprintf("softmax_warp_forward<%d>",
 
 // smParsePT reads a traced
 // softmax_warp_forward<in, out, acc, log2_elements, is_log_softmax, is_masked>
-// (PersistentSoftmax.cuh): ok when Faithful is set, the kernel is that one
+// (PersistentSoftmax.cuh): ok unless c.NoFaithful, the kernel is that one
 // (unmasked, of the same log-ness), the softmax runs along contiguous rows
 // of at most 2^log2_elements elements, and the traced launch shape is the
 // kernel's (a block of WS lanes by warps, covering every row); otherwise
 // the fast kernels run.
-func smParsePT(sig *signatures.Signature, s *smSpec, shape, strides []int64) (smPT, bool) {
+func (c Config) smParsePT(sig *signatures.Signature, s *smSpec, shape, strides []int64) (smPT, bool) {
 	var p smPT
-	if !Faithful || sig.Launch == nil {
+	if !c.faithful() || sig.Launch == nil {
 		return p, false
 	}
 	name := strings.TrimPrefix(sig.Kernel, "void ")

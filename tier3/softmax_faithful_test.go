@@ -46,7 +46,7 @@ func TestSmParsePT(t *testing.T) {
 			t.Fatal(err)
 		}
 		x := sig.Inputs[0]
-		p, ok := smParsePT(sig, s, x.Shape, ContiguousStrides(x.Shape))
+		p, ok := (Config{}).smParsePT(sig, s, x.Shape, ContiguousStrides(x.Shape))
 		if !ok {
 			t.Errorf("%s %.80s: not replayed faithfully", sig.Label, sig.Kernel)
 			continue
@@ -61,7 +61,7 @@ func TestSmParsePT(t *testing.T) {
 	}
 	sig := smPTSig(t, "aten::_softmax", []rdIn{rdT("float", 10, 100), rdS("-1"), rdS("False")}, 7, false)
 	s, _ := parseSoftmax(sig)
-	if _, ok := smParsePT(sig, s, []int64{10, 100}, []int64{100, 1}); !ok {
+	if _, ok := (Config{}).smParsePT(sig, s, []int64{10, 100}, []int64{100, 1}); !ok {
 		t.Error("synthetic kernel not recognised")
 	}
 	for name, f := range map[string]func(){
@@ -73,17 +73,15 @@ func TestSmParsePT(t *testing.T) {
 	} {
 		old, oldL := sig.Kernel, *sig.Launch
 		f()
-		if _, ok := smParsePT(sig, s, []int64{10, 100}, []int64{100, 1}); ok {
+		if _, ok := (Config{}).smParsePT(sig, s, []int64{10, 100}, []int64{100, 1}); ok {
 			t.Errorf("%s: accepted", name)
 		}
 		sig.Kernel, *sig.Launch = old, oldL
 	}
-	if _, ok := smParsePT(sig, s, []int64{10, 100}, []int64{1, 10}); ok {
+	if _, ok := (Config{}).smParsePT(sig, s, []int64{10, 100}, []int64{1, 10}); ok {
 		t.Error("transposed: accepted")
 	}
-	defer func(f bool) { Faithful = f }(Faithful)
-	Faithful = false
-	if _, ok := smParsePT(sig, s, []int64{10, 100}, []int64{100, 1}); ok {
+	if _, ok := (Config{NoFaithful: true}).smParsePT(sig, s, []int64{10, 100}, []int64{100, 1}); ok {
 		t.Error("Faithful off: accepted")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
@@ -18,7 +19,7 @@ var Util = Source{Name: "util.cu", Code: utilSource}
 
 // Tensor is a device tensor with the traced layout.
 type Tensor struct {
-	Ptr     cuda.DevicePtr
+	Ptr     gpu.DevicePtr
 	Shape   []int64
 	Strides []int64 // in elements, as PyTorch reports them
 	DType   string  // kreplay's short dtype ("f16", "i64", ...)
@@ -75,8 +76,9 @@ func ContiguousStrides(shape []int64) []int64 { return signatures.RowMajor(shape
 // the device's context current.
 type Env struct {
 	Compiler *Compiler
-	Stream   *cuda.Stream
+	Stream   *gpu.Stream
 	SMs      int
+	cfg      Config // how to replay where a choice is a guess
 	seed     uint64
 	budget   int64 // device bytes still allowed (0: no limit)
 	allocs   []cuda.DevicePtr
@@ -174,6 +176,6 @@ func (e *Env) Index(in signatures.Input, limit int64) (*Tensor, error) {
 }
 
 // Function compiles (once) and loads a kernel.
-func (e *Env) Function(src Source, name string) (*cuda.Function, error) {
+func (e *Env) Function(src Source, name string) (*gpu.Function, error) {
 	return e.Compiler.Function(src, name)
 }

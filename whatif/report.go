@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/internal/textfmt"
 )
 
 // WriteText writes the match: the runs, the replaced signatures and their
@@ -29,8 +29,8 @@ func (m *Match) WriteText(w io.Writer) error {
 		inv += len(r.Invocations)
 	}
 	ew.printf("%d runs on %d stream(s), %d variant(s); %d invocations, %s traced (%.1f%% of the trace's %s busy)\n\n",
-		len(m.Runs), len(streams), len(m.Variants), inv, bench.FormatNS(float64(m.TracedNS)), pct(float64(m.TracedNS), float64(m.BusyNS)),
-		bench.FormatNS(float64(m.BusyNS)))
+		len(m.Runs), len(streams), len(m.Variants), inv, textfmt.NS(float64(m.TracedNS)), pct(float64(m.TracedNS), float64(m.BusyNS)),
+		textfmt.NS(float64(m.BusyNS)))
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "replaced\top\tin runs\tof\ttraced in runs\tlabel")
 	for _, r := range m.Sorted() {
@@ -38,7 +38,7 @@ func (m *Match) WriteText(w io.Writer) error {
 		if r.PartOf != "" {
 			label += " (part of " + r.PartOf + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Op, r.Invocations, r.Count, bench.FormatNS(float64(r.TracedNS)), label)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Op, r.Invocations, r.Count, textfmt.NS(float64(r.TracedNS)), label)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -87,7 +87,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			ew.printf("output check, variant %d: %s\n  against the chain replayed by kreplay's kernels: %v\n  against the host reference: %v\n"+
 				"  (the chain against the host reference: %v)\n", v.Index, verdict, v.Check.Chain, v.Check.Host, v.Check.ChainHost)
 		}
-		ew.printf("kernel alone, variant %d: %s per launch%s\n", v.Index, bench.FormatNS(v.Times.NS), joules(v.Times.J))
+		ew.printf("kernel alone, variant %d: %s per launch%s\n", v.Index, textfmt.NS(v.Times.NS), joules(v.Times.J))
 	}
 	ew.printf("replaced signatures' times from %s:\n", r.Baseline.From)
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
@@ -97,8 +97,8 @@ func (r *Result) WriteText(w io.Writer) error {
 			continue
 		}
 		t := r.Baseline.Sigs[rep.ID]
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\n", rep.ID, bench.FormatNS(t.NS), strings.TrimPrefix(joules(t.J), ", "), rep.Invocations,
-			bench.FormatNS(t.NS*float64(rep.Invocations)), rep.Label)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\n", rep.ID, textfmt.NS(t.NS), strings.TrimPrefix(joules(t.J), ", "), rep.Invocations,
+			textfmt.NS(t.NS*float64(rep.Invocations)), rep.Label)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -108,7 +108,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			ew.printf("probe, alone in the %s cache mode: %s %s: not replayed: %s\n", m.Mode, m.ID, m.Label, m.Err)
 			continue
 		}
-		ew.printf("probe, alone in the %s cache mode: %s %s: %s\n", m.Mode, m.ID, m.Label, bench.FormatNS(m.KernelNS))
+		ew.printf("probe, alone in the %s cache mode: %s %s: %s\n", m.Mode, m.ID, m.Label, textfmt.NS(m.KernelNS))
 	}
 	r.Prediction.write(ew)
 	if r.Timeline != nil {
@@ -121,9 +121,9 @@ func (r *Result) WriteText(w io.Writer) error {
 
 func (p *Prediction) write(ew *errWriter) {
 	ew.printf("prediction: the runs' signatures %s, the kernel %s (%d runs): saving %s\n",
-		bench.FormatNS(p.ReplacedNS), bench.FormatNS(p.FusedNS), p.Runs, bench.FormatNS(p.SavingNS))
+		textfmt.NS(p.ReplacedNS), textfmt.NS(p.FusedNS), p.Runs, textfmt.NS(p.SavingNS))
 	if p.BaseNS > 0 {
-		ew.printf("  predicted GPU time %s -> %s (%+.1f%%)\n", bench.FormatNS(p.BaseNS), bench.FormatNS(p.NewNS), 100*(p.NewNS/p.BaseNS-1))
+		ew.printf("  predicted GPU time %s -> %s (%+.1f%%)\n", textfmt.NS(p.BaseNS), textfmt.NS(p.NewNS), 100*(p.NewNS/p.BaseNS-1))
 	} else {
 		ew.printf("  (no predicted total: give -bench, kreplay predict's output, for it)\n")
 	}
@@ -161,7 +161,7 @@ func (p *Prediction) writeInContext(ew *errWriter) {
 		energy = fmt.Sprintf(", %.3f J", c.SavingJ)
 	}
 	ew.printf("  in context (replayed alone with operands from device memory, as between a model's GEMMs): the runs' signatures %s, the kernel %s: saving %s%s%s\n",
-		bench.FormatNS(c.ReplacedNS), bench.FormatNS(c.FusedNS), bench.FormatNS(c.SavingNS), energy, compared)
+		textfmt.NS(c.ReplacedNS), textfmt.NS(c.FusedNS), textfmt.NS(c.SavingNS), energy, compared)
 }
 
 // writeLimit prints the power limit's view (limit.go).
@@ -172,17 +172,17 @@ func (p *Prediction) writeLimit(ew *errWriter) {
 	draw := p.BaseJ / p.BaseNS * 1e9
 	if !p.AtLimit {
 		ew.printf("  power limit %.0f W (%s): the signatures draw %.0f W back to back, under it: the saving is the kernels' own, %s\n",
-			p.PowerLimitW, p.PowerLimitFrom, draw, bench.FormatNS(p.SavingNS))
+			p.PowerLimitW, p.PowerLimitFrom, draw, textfmt.NS(p.SavingNS))
 		return
 	}
 	ew.printf("  power limit %.0f W (%s): the signatures draw %.0f W back to back (%.4g J in %s), over it: the power cap sets the clocks,\n",
-		p.PowerLimitW, p.PowerLimitFrom, draw, p.BaseJ, bench.FormatNS(p.BaseNS))
+		p.PowerLimitW, p.PowerLimitFrom, draw, p.BaseJ, textfmt.NS(p.BaseNS))
 	ew.printf("    and time is energy over the limit: %s -> %s, saving %s (the kernels' own saving, %s, is what a GPU under its limit saves)\n",
-		bench.FormatNS(p.BaseLimitNS), bench.FormatNS(p.NewLimitNS), bench.FormatNS(p.LimitSavingNS), bench.FormatNS(p.SavingNS))
+		textfmt.NS(p.BaseLimitNS), textfmt.NS(p.NewLimitNS), textfmt.NS(p.LimitSavingNS), textfmt.NS(p.SavingNS))
 	switch c := p.Cap; {
 	case c != nil:
 		ew.printf("  at the cap, calibrated on %s (%s, %.2f J, %.0f MHz; the replays ran at %.0f MHz):\n",
-			c.From, bench.FormatNS(c.BaseNS), c.BaseJ, c.BaseMHz, c.ReplayMHz)
+			c.From, textfmt.NS(c.BaseNS), c.BaseJ, c.BaseMHz, c.ReplayMHz)
 		ew.printf("    clock-bound share %.3f, energy per operation -%.1f%% per -10%% of clock; the what-if runs at %.0f MHz:\n",
 			c.ClockShare, 10*c.EnergySlope, c.NewMHz)
 		compared := " (the prediction the check compares)"
@@ -190,7 +190,7 @@ func (p *Prediction) writeLimit(ew *errWriter) {
 			compared = ""
 		}
 		ew.printf("    %s -> %s, saving %s; %.2f J -> %.2f J, saving %.3f J%s\n",
-			bench.FormatNS(c.BaseNS), bench.FormatNS(c.NewNS), bench.FormatNS(c.SavingNS), c.BaseJ, c.NewJ, c.SavingJ, compared)
+			textfmt.NS(c.BaseNS), textfmt.NS(c.NewNS), textfmt.NS(c.SavingNS), c.BaseJ, c.NewJ, c.SavingJ, compared)
 		if c.Warning != "" {
 			ew.printf("    warning: %s\n", c.Warning)
 		}
@@ -209,11 +209,11 @@ func (p *Prediction) writeAgain(ew *errWriter) {
 		return
 	}
 	ew.printf("  at the cap, from the plain and again timelines (%.0f W held): plain %s at %.0f MHz, the replaced runs twice %s at %.0f MHz;\n",
-		a.PowerW, bench.FormatNS(a.PlainNS), a.PlainMHz, bench.FormatNS(a.AgainNS), a.AgainMHz)
+		a.PowerW, textfmt.NS(a.PlainNS), a.PlainMHz, textfmt.NS(a.AgainNS), a.AgainMHz)
 	ew.printf("    the replaced signatures in context %s (%.3f J at their power alone, rotating), the kernel's runs %s (%.3f J, alone rotating);\n",
-		bench.FormatNS(a.ReplacedNS), a.ReplacedJ, bench.FormatNS(a.FusedNS), a.FusedJ)
+		textfmt.NS(a.ReplacedNS), a.ReplacedJ, textfmt.NS(a.FusedNS), a.FusedJ)
 	ew.printf("    the rest (the other kernels and the gaps) took %s and %s (fitted as a + b / clock), %.2f J at %.0f MHz, %+.4f J per MHz;\n",
-		bench.FormatNS(a.PlainNS-a.ReplacedNS), bench.FormatNS(a.AgainNS-a.AgainReplacedNS), a.KeptJ, a.PlainMHz, a.EnergySlope)
+		textfmt.NS(a.PlainNS-a.ReplacedNS), textfmt.NS(a.AgainNS-a.AgainReplacedNS), a.KeptJ, a.PlainMHz, a.EnergySlope)
 	a.CapFit.write(ew, a.PlainNS, p.Removed == nil)
 }
 
@@ -229,7 +229,7 @@ func (f *CapFit) write(ew *errWriter, plainNS float64, compared bool) {
 	}
 	ew.printf("    the what-if runs at %.0f MHz, where it draws the power held:\n", f.NewMHz)
 	ew.printf("    %s -> %s, saving %s; saving %.3f J%s\n",
-		bench.FormatNS(plainNS), bench.FormatNS(f.NewNS), bench.FormatNS(f.SavingNS), f.SavingJ, mark)
+		textfmt.NS(plainNS), textfmt.NS(f.NewNS), textfmt.NS(f.SavingNS), f.SavingJ, mark)
 }
 
 // writeRemoved prints the prediction from the plain and removed timelines.
@@ -242,29 +242,29 @@ func (p *Prediction) writeRemoved(ew *errWriter) {
 		return
 	}
 	ew.printf("  at the cap, from the plain and removed timelines (%.0f W held): plain %s at %.0f MHz, the replaced runs removed %s at %.0f MHz;\n",
-		r.PowerW, bench.FormatNS(r.PlainNS), r.PlainMHz, bench.FormatNS(r.RemovedNS), r.RemovedMHz)
+		r.PowerW, textfmt.NS(r.PlainNS), r.PlainMHz, textfmt.NS(r.RemovedNS), r.RemovedMHz)
 	ew.printf("    the replaced signatures in context %s (%.3f J at their power alone, rotating), the kernel's runs %s (%.3f J, alone rotating: a guess);\n",
-		bench.FormatNS(r.ReplacedNS), r.ReplacedJ, bench.FormatNS(r.FusedNS), r.FusedJ)
+		textfmt.NS(r.ReplacedNS), r.ReplacedJ, textfmt.NS(r.FusedNS), r.FusedJ)
 	ew.printf("    the rest (the other kernels and the gaps) took %s and %s (fitted as a + b / clock), %.2f J at %.0f MHz, %+.4f J per MHz;\n",
-		bench.FormatNS(r.PlainNS-r.ReplacedNS), bench.FormatNS(r.RemovedNS), r.KeptJ, r.RemovedMHz, r.EnergySlope)
+		textfmt.NS(r.PlainNS-r.ReplacedNS), textfmt.NS(r.RemovedNS), r.KeptJ, r.RemovedMHz, r.EnergySlope)
 	r.CapFit.write(ew, r.PlainNS, true)
 }
 
 func (tc *TimelineCheck) write(ew *errWriter, p *Prediction) {
-	ew.printf("timeline check (%d rounds, alternating): plain %s, substituted %s per launch\n", len(tc.Rounds), bench.FormatNS(tc.PlainNS), bench.FormatNS(tc.SubstNS))
+	ew.printf("timeline check (%d rounds, alternating): plain %s, substituted %s per launch\n", len(tc.Rounds), textfmt.NS(tc.PlainNS), textfmt.NS(tc.SubstNS))
 	ew.printf("  measured saving %s, predicted %s: predicted/measured %.3f (%+.1f%%)\n",
-		bench.FormatNS(tc.SavingNS), bench.FormatNS(p.Saving()), tc.Ratio, 100*(tc.Ratio-1))
+		textfmt.NS(tc.SavingNS), textfmt.NS(p.Saving()), tc.Ratio, 100*(tc.Ratio-1))
 	if tc.MeanSavingNS != 0 && tc.MeanRatio != 0 {
 		what := ""
 		if p.AtLimit {
 			what = " (at the cap, the one to compare: the limiter's slow launches count)"
 		}
 		ew.printf("  sustained (the rounds' means): plain %s, substituted %s, saving %s: predicted/sustained %.3f (%+.1f%%)%s\n",
-			bench.FormatNS(tc.PlainMeanNS), bench.FormatNS(tc.SubstMeanNS), bench.FormatNS(tc.MeanSavingNS), tc.MeanRatio, 100*(tc.MeanRatio-1), what)
+			textfmt.NS(tc.PlainMeanNS), textfmt.NS(tc.SubstMeanNS), textfmt.NS(tc.MeanSavingNS), tc.MeanRatio, 100*(tc.MeanRatio-1), what)
 	}
 	if tc.ContextErr == "" {
 		ew.printf("  in context (CUPTI kernel times, without the gaps): saving %s: predicted/in-context %.3f (%+.1f%%)\n",
-			bench.FormatNS(tc.KernelSavingNS), tc.KernelRatio, 100*(tc.KernelRatio-1))
+			textfmt.NS(tc.KernelSavingNS), tc.KernelRatio, 100*(tc.KernelRatio-1))
 	} else {
 		ew.printf("  in context: not measured: %s\n", tc.ContextErr)
 	}

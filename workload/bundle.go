@@ -14,7 +14,6 @@ import (
 
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/internal/runner"
-	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -25,7 +24,7 @@ import (
 //	spec.json       the workload spec, resolved (Spec)
 //	trace.json.gz   the Kineto trace of one profiled inference (one per rank)
 //	measured.json   the unprofiled run: wall time and energy per inference
-//	                (replay.Measured's format)
+//	                (Measured's format)
 //	env.json        the GPU and software the capture ran on (Env)
 //	kernels/        the kernels' binaries, when recorded
 //	schedule.pN.txt.gz
@@ -222,7 +221,7 @@ func (b *Bundle) Spec() (*Spec, error) {
 
 // Measured reads the bundle's measured run(s); nil without error when it
 // has none.
-func (b *Bundle) Measured() (*replay.Measured, error) {
+func (b *Bundle) Measured() (*Measured, error) {
 	if b.Manifest.Measured == "" {
 		return nil, nil
 	}
@@ -230,7 +229,7 @@ func (b *Bundle) Measured() (*replay.Measured, error) {
 	if err != nil {
 		return nil, err
 	}
-	return replay.ParseMeasured(b.file(b.Manifest.Measured), data)
+	return ParseMeasured(b.file(b.Manifest.Measured), data)
 }
 
 // ModelRun is the measured run of a set of the bundle (its workload and

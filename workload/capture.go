@@ -412,7 +412,7 @@ func busy(set *signatures.Set) time.Duration {
 	return time.Duration(ns).Round(time.Microsecond)
 }
 
-// measuredRun is one run in measured.json (replay.Measured's format).
+// measuredRun is one run in measured.json (Measured's format).
 type measuredRun struct {
 	Iters   int     `json:"iters"`
 	WallS   float64 `json:"wall_s_per_iter"`

@@ -17,7 +17,6 @@ import (
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/internal/traces"
-	"github.com/kreplay/kreplay/replay"
 )
 
 // The capture tests run the user's-command path on a stand-in GPU: the
@@ -437,7 +436,7 @@ func TestMeasuredFileFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := replay.ParseMeasured("measured.json", b)
+	m, err := ParseMeasured("measured.json", b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,11 @@ import (
 // workload is the workload's name in the benchmark names.
 const workload = "bloom-560m_prefill"
 
+// options configure the measurements (bench.Options: the zero value and
+// the environment give the defaults); a TestMain may change them before
+// the benchmarks run.
+var options bench.Options
+
 //go:embed set.json
 var setJSON []byte
 
@@ -78,12 +83,12 @@ var ids = []string{
 
 // BenchmarkReplay measures every signature alone on the GPU:
 // BenchmarkReplay/workload=bloom-560m_prefill/sig=ID.
-func BenchmarkReplay(b *testing.B) { bench.Replay(b, set(b), workload, ids) }
+func BenchmarkReplay(b *testing.B) { bench.Replay(b, set(b), workload, ids, options) }
 
 // BenchmarkTimeline replays the whole traced timeline in order, one CUDA
 // graph per timeline (bench.Timeline):
 // BenchmarkTimeline/workload=bloom-560m_prefill/timeline.
-func BenchmarkTimeline(b *testing.B) { bench.TimelineBench(b, set(b), workload) }
+func BenchmarkTimeline(b *testing.B) { bench.TimelineBench(b, set(b), workload, options) }
 
 // BenchmarkModel runs the real inference (bench.Model):
 // BenchmarkModel/workload=bloom-560m_prefill/model.

@@ -243,7 +243,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			if err := checkSigns(fs); err != nil {
 				return nil, err
 			}
-			applyCausalScores(fs)
 			return pos, nil
 		}
 		pos = append(pos, args[0])

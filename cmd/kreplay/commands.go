@@ -74,21 +74,23 @@ func lostHelp(resume string) string {
 		"           stops it) and exits with its status; otherwise it exits 1, and " + resume + " -skip ID measures the rest"
 }
 
-// causalFlag is the flag that switches tier3.CausalScores; a command
-// that has it (causalScoresFlag) gets it applied by parseInterspersed.
+// causalFlag is the flag that sets tier3.Config.UniformScores (false);
+// a command that has it (causalScoresFlag) reads it with tier3Config.
 const causalFlag = "causal-scores"
 
 // causalScoresFlag adds -causal-scores to fs.
 func causalScoresFlag(fs *flag.FlagSet) {
-	fs.Bool(causalFlag, true, "feed a softmax over square scores [..., S, S] causally masked inputs, as a causal language model's prefill has\n(a guess from the shape, tier3.CausalScores; false: uniform inputs, as for an encoder)")
+	fs.Bool(causalFlag, true, "feed a softmax over square scores [..., S, S] causally masked inputs, as a causal language model's prefill has\n(a guess from the shape, tier3.Config.UniformScores; false: uniform inputs, as for an encoder)")
 }
 
-// applyCausalScores sets tier3.CausalScores from fs's -causal-scores,
-// where the command has it.
-func applyCausalScores(fs *flag.FlagSet) {
+// tier3Config is how tier 3 replays by the parsed flags of fs: with
+// -causal-scores=false, uniform scores.
+func tier3Config(fs *flag.FlagSet) tier3.Config {
+	var c tier3.Config
 	if f := fs.Lookup(causalFlag); f != nil {
-		tier3.CausalScores = f.Value.(flag.Getter).Get().(bool)
+		c.UniformScores = !f.Value.(flag.Getter).Get().(bool)
 	}
+	return c
 }
 
 // embeddedBundles lists the bundles embedded in kreplay, for the help.
@@ -142,7 +144,7 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 		for _, set := range in.sets {
 			sets = append(sets, set)
 			ins := signatures.Inspect(set, *top)
-			ins.Paths, ins.PathOf = replay.PlanPaths(set)
+			ins.Paths, ins.PathOf = replay.PlanPaths(set, tier3Config(fs))
 			all = append(all, ins)
 		}
 	}

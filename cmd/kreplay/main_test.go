@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/kreplay/kreplay/tier3"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -150,7 +148,6 @@ func TestTimelineCommand(t *testing.T) {
 // prefill's softmax over f16[4,16,512,512] scores), and -causal-scores=false
 // switches it off.
 func TestInspectCausalScores(t *testing.T) {
-	t.Cleanup(func() { tier3.CausalScores = true })
 	for _, tc := range []struct {
 		args []string
 		want bool
@@ -159,8 +156,34 @@ func TestInspectCausalScores(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
 		}
-		if got := strings.Contains(stdout, "inputs: causal scores"); got != tc.want || tier3.CausalScores != tc.want {
-			t.Errorf("%v: shows causal scores %v, tier3.CausalScores %v; want %v", tc.args, got, tier3.CausalScores, tc.want)
+		if got := strings.Contains(stdout, "inputs: causal scores"); got != tc.want {
+			t.Errorf("%v: shows causal scores %v; want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// -causal-scores sets tier3.Config.UniformScores for the command that
+// parsed it, and nothing else.
+func TestTier3Config(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		flag    bool
+		uniform bool
+	}{
+		{nil, true, false},
+		{[]string{"-causal-scores=false"}, true, true},
+		{[]string{"-causal-scores=true"}, true, false},
+		{nil, false, false},
+	} {
+		fs := newFlags("test")
+		if tc.flag {
+			causalScoresFlag(fs)
+		}
+		if _, err := parseInterspersed(fs, tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := tier3Config(fs); got.UniformScores != tc.uniform || got.NoFaithful {
+			t.Errorf("%v (flag %v): %+v, want UniformScores %v", tc.args, tc.flag, got, tc.uniform)
 		}
 	}
 }

@@ -31,7 +31,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	causalScoresFlag(flags)
 	out := flags.String("o", "", "write the measurements as go test -bench output to `BENCH` (default WORKLOAD.bench)")
 	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
-	cacheFlag := flags.String("cache", "context", "L2 cache `MODE` of the signature replays (see kreplay run -h)")
+	cacheFlag := flags.String("cache", replay.DefaultCacheMode.String(), "L2 cache `MODE` of the signature replays (see kreplay run -h)")
 	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML (-energy=false: times only)")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
 	budget := flags.Duration("budget", 2*time.Second, "time `BUDGET` per signature (sampling stops earlier once converged)")
@@ -96,12 +96,9 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	var sched *schedule.Schedule
 	var rt *signatures.Runtime
+	var schedErr error
 	if *inference {
-		if sched, rt, err = predict.HostScheduleFor(pos[0], bundle); err != nil {
-			fmt.Fprintf(stderr, "kreplay predict: the whole inference is not predicted: %v\n", err)
-		} else if sched.Source == schedule.SourceTrace {
-			fmt.Fprintf(stderr, "kreplay predict: no recorded host schedule: the whole inference takes the profiled trace's host gaps (a guess: the profiler slows the host)\n")
-		}
+		sched, rt, schedErr = predict.HostScheduleFor(pos[0], bundle)
 	}
 	if err := signatures.Inspect(set, *top).WriteText(stdout); err != nil {
 		return err
@@ -136,6 +133,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		Skip:   skip,
 		Device: *devIndex,
 		Cache:  cache,
+		Tier3:  tier3Config(flags),
 		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
 			EnergyWarmup: *energyWarmup},
 		EnergyShare:  *energyShare,
@@ -157,6 +155,9 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if schedErr != nil {
+		fmt.Fprintf(stderr, "kreplay predict: the whole inference is not predicted: %v\n", schedErr)
 	}
 	if ref.measured != nil && ref.gpu != "" && ref.gpu != fr.GPU {
 		fmt.Fprintf(stderr, "kreplay predict: the measured run is from %s, the replays ran on %s: the comparison is across GPUs\n", ref.gpu, fr.GPU)

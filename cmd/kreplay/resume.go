@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -27,7 +28,7 @@ func openProgress(path string) (*progressFile, error) {
 }
 
 func (p *progressFile) add(src signatures.Source, e replay.Entry) error {
-	b, err := json.Marshal(replay.ProgressLine{File: src.File, Workload: src.Workload, Entry: e})
+	b, err := json.Marshal(predict.ProgressLine{File: src.File, Workload: src.Workload, Entry: e})
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func (p *progressFile) Close() error { return p.f.Close() }
 // readProgress reads the entries of an earlier run's -out file, by set
 // file and signature ID; a missing file is an empty run. A torn last line
 // is ignored; any other bad line is an error naming the line
-// (replay.ReadProgress).
+// (predict.ReadProgress).
 func readProgress(path string) (map[string]map[string]replay.Entry, error) {
 	out := map[string]map[string]replay.Entry{}
 	f, err := os.Open(path)
@@ -55,7 +56,7 @@ func readProgress(path string) (map[string]map[string]replay.Entry, error) {
 		return nil, err
 	}
 	defer f.Close()
-	lines, err := replay.ReadProgress(f, path)
+	lines, err := predict.ReadProgress(f, path)
 	if err != nil {
 		return nil, err
 	}

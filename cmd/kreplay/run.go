@@ -12,9 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/tier3"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // runOutput is what `kreplay run -json` writes: per set, the entries and
@@ -25,7 +28,7 @@ type runOutput struct {
 	Set      signatures.Source `json:"set"`
 	Cache    string            `json:"cache"`
 	Entries  []replay.Entry    `json:"entries"`
-	Coverage map[string]replay.Coverage
+	Coverage map[string]predict.Coverage
 	// Peaks and Roofline are the GPU's peaks and each replayed entry's
 	// place on the roofline, with -roofline.
 	Peaks    *roofline.Peaks `json:"peaks,omitempty"`
@@ -36,6 +39,7 @@ type runOutput struct {
 type runFlags struct {
 	tiers                 []signatures.Tier
 	cache                 replay.CacheMode
+	tier3                 tier3.Config
 	ids, jsonOut, progOut string
 	// skip is -skip as given; skipped, the signatures it leaves out
 	// (replay.SuiteOptions.Skip), once the sets are loaded.
@@ -59,7 +63,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	fs := newFlags("run")
 	causalScoresFlag(fs)
 	tiersFlag := fs.String("tiers", "1,2,3", "replay only these `TIERS` (comma-separated)")
-	cacheFlag := fs.String("cache", "context", "L2 cache `MODE`: context (auto, but a captured kernel, memory-bound GEMMs too, runs after the launches recorded just before it),\nauto (weights rotate, layer norm cold, other tier-3 kernels primed, the rest warm), rotating, warm, cold or primed")
+	cacheFlag := fs.String("cache", replay.DefaultCacheMode.String(), "L2 cache `MODE`: context (auto, but a captured kernel, memory-bound GEMMs too, runs after the launches recorded just before it),\nauto (weights rotate, layer norm cold, other tier-3 kernels primed, the rest warm), rotating, warm, cold or primed")
 	ids := fs.String("ids", "", "replay only these signature `IDS` (comma-separated)")
 	skip := fs.String("skip", "", skipFlagUsage)
 	budget := fs.Duration("budget", 2*time.Second, "time `BUDGET` per signature")
@@ -99,7 +103,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
 			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
-			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}}
+			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}, tier3: tier3Config(fs)}
 	for _, x := range strings.Split(*tiersFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(x))
 		if err != nil || n < 1 || n > 3 {
@@ -191,9 +195,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var measured *replay.Measured
+	var measured *workload.Measured
 	if f.measuredFile != "" {
-		if measured, err = replay.ReadMeasured(f.measuredFile); err != nil {
+		if measured, err = workload.ReadMeasured(f.measuredFile); err != nil {
 			return err
 		}
 	}
@@ -215,6 +219,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	for _, d := range opened {
+		d.Tier3 = f.tier3
 	}
 	defer closeDevices()
 	if f.roofline {
@@ -273,12 +280,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var v any = outs
 	if len(ranks) > 0 {
 		v = struct {
-			Sets     []runOutput             `json:"sets"`
-			Ranks    []replay.RankPrediction `json:"ranks"`
-			Whole    replay.SetPrediction    `json:"whole"`
-			Idle     []deviceIdle            `json:"idle,omitempty"`
-			Measured string                  `json:"measured,omitempty"`
-		}{outs, ranks, replay.Whole(ranks), idle, f.measuredFile}
+			Sets     []runOutput              `json:"sets"`
+			Ranks    []predict.RankPrediction `json:"ranks"`
+			Whole    predict.SetPrediction    `json:"whole"`
+			Idle     []deviceIdle             `json:"idle,omitempty"`
+			Measured string                   `json:"measured,omitempty"`
+		}{outs, ranks, predict.Whole(ranks), idle, f.measuredFile}
 	}
 	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
@@ -309,15 +316,15 @@ func runOneSet(f *runFlags, runner setRunner, dev *replay.Device, set *signature
 		},
 	})
 	fmt.Fprintf(stdout, "%s (%s) on %s, cache %s\n", set.Source.File, set.Source.Workload, dev.Name, f.cache)
-	if err := replay.WriteTable(stdout, entries); err != nil {
+	if err := predict.WriteTable(stdout, entries); err != nil {
 		return runOutput{}, err
 	}
-	tc := replay.CoverTiers(entries, f.tolerance)
-	if err := replay.WriteCoverage(stdout, tc); err != nil {
+	tc := predict.CoverTiers(entries, f.tolerance)
+	if err := predict.WriteCoverage(stdout, tc); err != nil {
 		return runOutput{}, err
 	}
 	fmt.Fprintln(stdout)
-	cov := map[string]replay.Coverage{}
+	cov := map[string]predict.Coverage{}
 	for _, c := range tc {
 		cov[c.Name] = c.Coverage
 	}
@@ -354,15 +361,15 @@ func devicePeaks(d *replay.Device, stderr io.Writer) *roofline.Peaks {
 // runRanks predicts each rank of a multi-rank run, compares it with the
 // measured runs where given, and prints the table. explicit says the
 // measured runs came from -measured rather than a bundle.
-func runRanks(sets []*signatures.Set, entries [][]replay.Entry, measured *replay.Measured, explicit bool, idle []deviceIdle,
-	stdout, stderr io.Writer) ([]replay.RankPrediction, error) {
+func runRanks(sets []*signatures.Set, entries [][]replay.Entry, measured *workload.Measured, explicit bool, idle []deviceIdle,
+	stdout, stderr io.Writer) ([]predict.RankPrediction, error) {
 	if len(sets) < 2 {
 		if measured != nil && explicit {
 			fmt.Fprintf(stderr, "kreplay run: -measured: only the ranks of a multi-rank run (one trace per rank) are compared\n")
 		}
 		return nil, nil
 	}
-	ranks, err := replay.PredictRanks(sets, entries)
+	ranks, err := predict.PredictRanks(sets, entries)
 	if err != nil {
 		fmt.Fprintf(stderr, "kreplay run: ranks: %v\n", err)
 		return nil, nil
@@ -374,15 +381,15 @@ func runRanks(sets []*signatures.Set, entries [][]replay.Entry, measured *replay
 		}
 	}
 	fmt.Fprintln(stdout, "per rank: predicted compute + communication against traced busy time less waiting for other ranks")
-	return ranks, replay.WriteRanks(stdout, ranks)
+	return ranks, predict.WriteRanks(stdout, ranks)
 }
 
 // runInputs loads the sets of the TRACE arguments, reporting those that
 // fail and going on, and returns the measured runs of the first bundle
 // that has them.
-func runInputs(pos []string, stderr io.Writer) ([]*signatures.Set, *replay.Measured) {
+func runInputs(pos []string, stderr io.Writer) ([]*signatures.Set, *workload.Measured) {
 	var sets []*signatures.Set
-	var measured *replay.Measured
+	var measured *workload.Measured
 	for _, p := range pos {
 		in, err := loadInput(p, signatures.Options{})
 		if err != nil {
@@ -451,7 +458,7 @@ func measureIdle(devs []*replay.Device, window time.Duration) []deviceIdle {
 // run of its set's workload and rank, with the idle power of the GPU of
 // the same rank (idle[rank], when measured), and returns what could not be
 // matched.
-func compareMeasured(ranks []replay.RankPrediction, sets []*signatures.Set, m *replay.Measured, idle []deviceIdle) []string {
+func compareMeasured(ranks []predict.RankPrediction, sets []*signatures.Set, m *workload.Measured, idle []deviceIdle) []string {
 	var warn []string
 	for i := range ranks {
 		src := sets[i].Source

@@ -13,8 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // A bad -measured file stops the run before any GPU is opened, with an
@@ -38,7 +40,7 @@ func TestRunMeasuredErrors(t *testing.T) {
 }
 
 func TestCompareMeasured(t *testing.T) {
-	m, err := replay.ParseMeasured("m.json", []byte(`{"tp": {
+	m, err := workload.ParseMeasured("m.json", []byte(`{"tp": {
 		"rank0": {"rank": 0, "world": 2, "runs": {"w": {"wall_s_per_iter": 0.1, "energy_j_per_iter": 30}}},
 		"rank1": {"rank": 1, "world": 2, "runs": {"w": {"wall_s_per_iter": 0.1, "energy_j_per_iter": 32}}}}}`))
 	if err != nil {
@@ -61,7 +63,7 @@ func TestCompareMeasured(t *testing.T) {
 		{"unknown workload", []*signatures.Set{set("w", 0), set("v", 1)}, nil, []float64{0, 0}, []string{`m.json: no run of workload "v" on rank 1 of 2`}},
 	}
 	for _, tt := range tests {
-		ranks := []replay.RankPrediction{{Rank: 0, ComputeNS: 40e6, BusyJ: 20}, {Rank: 1, ComputeNS: 40e6, BusyJ: 21}}
+		ranks := []predict.RankPrediction{{Rank: 0, ComputeNS: 40e6, BusyJ: 20}, {Rank: 1, ComputeNS: 40e6, BusyJ: 21}}
 		warn := compareMeasured(ranks, tt.sets, m, tt.idle)
 		if len(warn) != len(tt.wantWarn) {
 			t.Errorf("%s: warnings %q, want %q", tt.name, warn, tt.wantWarn)

@@ -9,6 +9,7 @@ import (
 	"github.com/kreplay/kreplay/internal/atomicfile"
 	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/tier3"
 )
 
 // cmdTimeline exports a trace's timeline, with the replayed times of a
@@ -27,7 +28,7 @@ func cmdTimeline(args []string, stdout, stderr io.Writer) error {
 	}
 	workload := bench.Workload(set.Source)
 	view := predict.TimelineView{}
-	_, view.Path = replay.PlanPaths(set)
+	_, view.Path = replay.PlanPaths(set, tier3.Config{})
 	if *benchFiles != "" {
 		in, err := predict.ReadFiles(strings.Split(*benchFiles, ","))
 		if err != nil {

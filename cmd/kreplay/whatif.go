@@ -105,6 +105,7 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 		return cpuPartEnds(stdout, err, "whatif", "check the kernel's output against the\n"+
 			"replaced ops, replay it, predict the new GPU time and check the prediction against the timeline replay")
 	}
+	d.Tier3 = tier3Config(fs)
 	defer d.Close()
 	measure := replay.Options{Budget: *f.budget, Energy: *f.energy, EnergyTicks: *f.ticks}
 	r, err := whatif.Evaluate(d, plan, whatif.Options{Tolerance: *f.tol, Baseline: base, Measure: measure,

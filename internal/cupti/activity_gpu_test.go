@@ -8,6 +8,7 @@ import (
 	"github.com/kreplay/kreplay/internal/cublas"
 	"github.com/kreplay/kreplay/internal/cublas/cublastest"
 	"github.com/kreplay/kreplay/internal/cupti"
+	"github.com/kreplay/kreplay/internal/kname"
 )
 
 // TestGPURecordsGemmAndCopies records a cuBLAS GEMM, host<->device
@@ -91,9 +92,9 @@ func TestGPURecordsGemmAndCopies(t *testing.T) {
 		case cupti.KindConcurrentKernel, cupti.KindKernel:
 			kernels++
 			t.Logf("kernel %s (base %q) grid %v block %v regs %d smem %d+%d, %d ns",
-				r.Name, cupti.BaseName(r.Name), r.Grid, r.Block, r.RegistersPerThread,
+				r.Name, kname.BaseName(r.Name), r.Grid, r.Block, r.RegistersPerThread,
 				r.StaticSharedMemory, r.DynamicSharedMemory, r.Duration())
-			if r.Name == "" || cupti.BaseName(r.Name) == "" {
+			if r.Name == "" || kname.BaseName(r.Name) == "" {
 				t.Errorf("kernel record without a name: %+v", r)
 			}
 			if r.End <= r.Start || r.Start == 0 {
@@ -102,7 +103,7 @@ func TestGPURecordsGemmAndCopies(t *testing.T) {
 			if r.Grid[0] < 1 || r.Block[0] < 1 || r.RegistersPerThread == 0 {
 				t.Errorf("kernel launch shape %+v", r)
 			}
-			if !cupti.SameKernel(r.Name, r.Name) {
+			if !kname.SameKernel(r.Name, r.Name) {
 				t.Errorf("SameKernel(%q, itself) = false", r.Name)
 			}
 		case cupti.KindMemcpy:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/dl/dltest"
+	"github.com/kreplay/kreplay/internal/kname"
 )
 
 // Offsets of the fields read from each record, from cupti_activity.h
@@ -121,8 +122,8 @@ func TestDecodeSyntheticRecords(t *testing.T) {
 		kr.CorrelationID != 99 {
 		t.Errorf("kernel record %+v", kr)
 	}
-	if BaseName(kr.Name) != "cutlass::Kernel2" {
-		t.Errorf("BaseName of the kernel = %q", BaseName(kr.Name))
+	if kname.BaseName(kr.Name) != "cutlass::Kernel2" {
+		t.Errorf("BaseName of the kernel = %q", kname.BaseName(kr.Name))
 	}
 	mr := recs[1]
 	if mr.Kind != KindMemcpy || mr.CopyKind != MemcpyHtoD || mr.SrcKind != MemoryPageable ||

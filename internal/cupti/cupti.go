@@ -4,11 +4,9 @@
 //
 // Enable turns on activity kinds (kernels, memcpys, memsets); CUPTI then
 // fills 8 MiB buffers that C callbacks decode into a queue, copying
-// kernel names, and Flush plus Drain hand the records to Go.
-//
-// The package also has pure-Go helpers to match kernel names: CUPTI
-// reports Itanium-mangled names while PyTorch traces show demangled ones
-// (see BaseName and SameKernel).
+// kernel names, and Flush plus Drain hand the records to Go. CUPTI
+// reports Itanium-mangled names while PyTorch traces show demangled ones:
+// package kname compares them.
 package cupti
 
 /*

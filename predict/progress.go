@@ -1,10 +1,12 @@
-package replay
+package predict
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/kreplay/kreplay/replay"
 )
 
 // ProgressLine is one line of a run's progress file (`kreplay run -out`,
@@ -12,9 +14,9 @@ import (
 // belongs to, so that an interrupted run keeps every result and a resumed
 // one continues from it.
 type ProgressLine struct {
-	File     string `json:"file"`
-	Workload string `json:"workload"`
-	Entry    Entry  `json:"entry"`
+	File     string       `json:"file"`
+	Workload string       `json:"workload"`
+	Entry    replay.Entry `json:"entry"`
 }
 
 // ReadProgress reads the lines of a progress file from r; name says where

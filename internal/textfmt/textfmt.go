@@ -1,4 +1,6 @@
-package bench
+// Package textfmt formats numbers and strings as kreplay's text reports
+// print them.
+package textfmt
 
 import (
 	"fmt"
@@ -7,9 +9,9 @@ import (
 	"unicode"
 )
 
-// FormatNS formats a duration in nanoseconds as reports print it: seconds,
+// NS formats a duration in nanoseconds as reports print it: seconds,
 // milliseconds or microseconds, with three or two decimals.
-func FormatNS(ns float64) string {
+func NS(ns float64) string {
 	d := time.Duration(ns)
 	switch {
 	case d >= time.Second || d <= -time.Second:

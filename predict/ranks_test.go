@@ -1,4 +1,4 @@
-package replay
+package predict
 
 import (
 	"bytes"
@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // With every signature replayed at exactly its traced median, compute is
@@ -22,21 +25,21 @@ func TestPredictRanksTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lists [][]Entry
+	var lists [][]replay.Entry
 	for i, set := range sets {
-		var es []Entry
+		var es []replay.Entry
 		// Parts' time is inside their parent's replay: it is added there.
 		for _, s := range set.Signatures {
-			e := Entry{ID: s.ID, Class: s.Class, Count: s.Count, TracedTotalNS: s.TracedNS.Total, PartOf: s.PartOf}
+			e := replay.Entry{ID: s.ID, Class: s.Class, Count: s.Count, TracedTotalNS: s.TracedNS.Total, PartOf: s.PartOf}
 			per := float64(s.TracedNS.Total) / float64(s.Count) // the traced mean
 			if s.Class == signatures.ClassCollective {
 				per = float64(comm[i].TransferNS) / float64(comm[i].Collectives)
 			}
 			if s.PartOf == "" {
 				// 500 W while busy; a collective's energy per GPU.
-				e.Result = &Result{MedianNS: per, Energy: &Energy{JoulesPerOp: 500 * per * 1e-9}}
+				e.Result = &replay.Result{MedianNS: per, Energy: &replay.Energy{JoulesPerOp: 500 * per * 1e-9}}
 				if s.Class == signatures.ClassCollective {
-					e.Result.RankEnergy = []Energy{{JoulesPerOp: 1e-3}, {JoulesPerOp: 2e-3}}
+					e.Result.RankEnergy = []replay.Energy{{JoulesPerOp: 1e-3}, {JoulesPerOp: 2e-3}}
 				}
 			}
 			es = append(es, e)
@@ -64,7 +67,7 @@ func TestPredictRanksTP(t *testing.T) {
 			t.Errorf("rank %d: %+v", p.Rank, p)
 		}
 	}
-	m, err := ReadMeasured("testdata/measured.json")
+	m, err := workload.ReadMeasured("../workload/testdata/measured.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,12 +103,12 @@ func TestPredictRanksTP(t *testing.T) {
 // A rank's energy: busy energy from the replays (a collective's per GPU),
 // idle power over the rest of the measured wall time.
 func TestRankEnergy(t *testing.T) {
-	coll := &Result{Energy: &Energy{JoulesPerOp: 3, GPUs: 2}, RankEnergy: []Energy{{JoulesPerOp: 1}, {JoulesPerOp: 2}}}
-	sum := &Result{Energy: &Energy{JoulesPerOp: 3, GPUs: 2}}
-	one := &Result{Energy: &Energy{JoulesPerOp: 0.5}}
+	coll := &replay.Result{Energy: &replay.Energy{JoulesPerOp: 3, GPUs: 2}, RankEnergy: []replay.Energy{{JoulesPerOp: 1}, {JoulesPerOp: 2}}}
+	sum := &replay.Result{Energy: &replay.Energy{JoulesPerOp: 3, GPUs: 2}}
+	one := &replay.Result{Energy: &replay.Energy{JoulesPerOp: 0.5}}
 	tests := []struct {
 		name string
-		r    *Result
+		r    *replay.Result
 		rank int
 		want float64
 		ok   bool
@@ -114,7 +117,7 @@ func TestRankEnergy(t *testing.T) {
 		{"collective rank 1", coll, 1, 2, true},
 		{"collective sum only", sum, 1, 1.5, true},
 		{"single GPU", one, 1, 0.5, true},
-		{"no energy", &Result{}, 0, 0, false},
+		{"no energy", &replay.Result{}, 0, 0, false},
 	}
 	for _, tt := range tests {
 		if got, ok := rankJoules(tt.r, tt.rank); got != tt.want || ok != tt.ok {
@@ -125,17 +128,17 @@ func TestRankEnergy(t *testing.T) {
 	compare := []struct {
 		name                         string
 		p                            RankPrediction
-		run                          MeasuredRun
+		run                          workload.MeasuredRun
 		idleW                        float64
 		wantIdleJ, wantJ, wantErrRel float64
 	}{
 		// 40 ms busy at 10 J, 100 ms wall: 60 ms idle at 100 W.
-		{"idle", RankPrediction{ComputeNS: 30e6, CommNS: 10e6, BusyJ: 10}, MeasuredRun{WallS: 0.1, EnergyJ: 20}, 100, 6, 16, -0.2},
+		{"idle", RankPrediction{ComputeNS: 30e6, CommNS: 10e6, BusyJ: 10}, workload.MeasuredRun{WallS: 0.1, EnergyJ: 20}, 100, 6, 16, -0.2},
 		// Predicted longer than the wall: no idle time.
-		{"over wall", RankPrediction{ComputeNS: 150e6, BusyJ: 10}, MeasuredRun{WallS: 0.1, EnergyJ: 10}, 100, 0, 10, 0},
-		{"no measured energy", RankPrediction{ComputeNS: 50e6, BusyJ: 10}, MeasuredRun{WallS: 0.1}, 80, 4, 14, 0},
+		{"over wall", RankPrediction{ComputeNS: 150e6, BusyJ: 10}, workload.MeasuredRun{WallS: 0.1, EnergyJ: 10}, 100, 0, 10, 0},
+		{"no measured energy", RankPrediction{ComputeNS: 50e6, BusyJ: 10}, workload.MeasuredRun{WallS: 0.1}, 80, 4, 14, 0},
 		// No replayed energy: nothing to compare.
-		{"no replayed energy", RankPrediction{ComputeNS: 50e6}, MeasuredRun{WallS: 0.1, EnergyJ: 20}, 80, 4, 4, 0},
+		{"no replayed energy", RankPrediction{ComputeNS: 50e6}, workload.MeasuredRun{WallS: 0.1, EnergyJ: 20}, 80, 4, 4, 0},
 	}
 	for _, tt := range compare {
 		p := tt.p
@@ -164,4 +167,19 @@ func TestWholeNotCompared(t *testing.T) {
 	if err := WriteRanks(&b, []RankPrediction{{MeasuredJ: 20, WallNS: 1e8}}); err != nil || !strings.Contains(b.String(), "(-)") {
 		t.Errorf("table (%v):\n%s", err, b.String())
 	}
+}
+
+// embedded imports one of the embedded traces (internal/traces).
+func embedded(t *testing.T, name string) *signatures.Set {
+	t.Helper()
+	f, err := traces.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	set, err := signatures.Import(f, name, signatures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }

@@ -1,4 +1,4 @@
-package replay
+package predict
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // RankPrediction compares one rank's predicted GPU time with its trace:
@@ -35,7 +37,7 @@ type RankPrediction struct {
 	// BusyJ is the predicted energy of the rank's GPU while busy: each
 	// replayed signature's energy per invocation x invocations, a
 	// collective's counted per GPU (this rank's GPU's share,
-	// Result.RankEnergy). NoEnergy counts replayed signatures without an
+	// replay.Result.RankEnergy). NoEnergy counts replayed signatures without an
 	// energy, left out of BusyJ.
 	BusyJ    float64 `json:"busy_j"`
 	NoEnergy int     `json:"no_energy"`
@@ -62,7 +64,7 @@ func (p *RankPrediction) BusyNS() float64 { return p.ComputeNS + p.CommNS }
 // rank (m), the GPU's idle power, and the predicted energy they give
 // (see RankPrediction). Without a measured energy, or without replayed
 // energies (BusyJ 0), EnergyError is left 0.
-func (p *RankPrediction) Compare(m MeasuredRun, idleW float64) {
+func (p *RankPrediction) Compare(m workload.MeasuredRun, idleW float64) {
 	p.WallNS, p.MeasuredJ, p.IdleW = m.WallS*1e9, m.EnergyJ, idleW
 	p.IdleJ = idleW * max(p.WallNS-p.BusyNS(), 0) / 1e9
 	p.EnergyJ = p.BusyJ + p.IdleJ
@@ -116,7 +118,7 @@ func Whole(ps []RankPrediction) SetPrediction {
 
 // PredictRanks predicts each rank's GPU time from its suite's entries
 // (entries[i] belongs to sets[i]) and splits its traced communication.
-func PredictRanks(sets []*signatures.Set, entries [][]Entry) ([]RankPrediction, error) {
+func PredictRanks(sets []*signatures.Set, entries [][]replay.Entry) ([]RankPrediction, error) {
 	if len(sets) != len(entries) {
 		return nil, fmt.Errorf("%d sets but %d entry lists", len(sets), len(entries))
 	}
@@ -168,7 +170,7 @@ func PredictRanks(sets []*signatures.Set, entries [][]Entry) ([]RankPrediction, 
 // rankJoules is a result's energy per invocation on one rank's GPU: a
 // collective's share of that rank (its RankEnergy, else the sum over its
 // GPUs divided among them), a single-GPU signature's own.
-func rankJoules(r *Result, rank int) (float64, bool) {
+func rankJoules(r *replay.Result, rank int) (float64, bool) {
 	switch {
 	case r.Energy == nil:
 		return 0, false

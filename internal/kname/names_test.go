@@ -1,4 +1,4 @@
-package cupti
+package kname
 
 import (
 	"bufio"

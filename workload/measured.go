@@ -1,4 +1,4 @@
-package replay
+package workload
 
 import (
 	"bytes"
@@ -238,17 +238,6 @@ func intField(obj map[string]json.RawMessage, key string) (int, error) {
 		return 0, fmt.Errorf("want an integer, got %s", short(obj[key]))
 	}
 	return int(v), nil
-}
-
-func short(raw json.RawMessage) string {
-	s := string(bytes.TrimSpace(raw))
-	if s == "" {
-		return "nothing"
-	}
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return s
 }
 
 // spanField reads a run's spread (MeasuredRun.SpanMS), if it has one:

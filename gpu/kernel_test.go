@@ -1,20 +1,18 @@
-package launch
+package gpu
 
 import (
 	"testing"
 	"time"
-
-	"github.com/kreplay/kreplay/internal/cuda"
 )
 
 type plain struct{}
 
-func (plain) Launch(*cuda.Stream, int) error { return nil }
-func (plain) Sets() int                      { return 1 }
-func (plain) Footprint() int64               { return 0 }
-func (plain) Work() Work                     { return Work{} }
-func (plain) Capturable() bool               { return true }
-func (plain) Close() error                   { return nil }
+func (plain) Launch(*Stream, int) error { return nil }
+func (plain) Sets() int                 { return 1 }
+func (plain) Footprint() int64          { return 0 }
+func (plain) Work() Work                { return Work{} }
+func (plain) Capturable() bool          { return true }
+func (plain) Close() error              { return nil }
 
 type paced struct {
 	plain

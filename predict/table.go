@@ -1,4 +1,4 @@
-package replay
+package predict
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"math"
 	"text/tabwriter"
 
+	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -30,7 +31,7 @@ type Coverage struct {
 }
 
 // Cover computes the coverage of entries of the given tiers (all when none).
-func Cover(entries []Entry, tolerance float64, tiers ...signatures.Tier) Coverage {
+func Cover(entries []replay.Entry, tolerance float64, tiers ...signatures.Tier) Coverage {
 	c := Coverage{Tolerance: tolerance}
 	var replayed, same, identified, within, approx int64
 	for _, e := range entries {
@@ -83,11 +84,11 @@ func inTiers(t signatures.Tier, tiers []signatures.Tier) bool {
 // WriteTable prints one row per entry: signature, count, traced median,
 // replay time (CUPTI kernel time where recorded), their ratio, the CUDA
 // event time per invocation (which includes launch gaps), the confidence
-// interval of the replay time (Result.RelCI), the timed samples that
+// interval of the replay time (replay.Result.RelCI), the timed samples that
 // overlapped NVML's throttling ("3/40 discarded", "12/15 kept" when too
 // few others were left to discard them, "-" for none; see
-// Result.ThrottledSamples), and whether the replay ran the traced kernel.
-func WriteTable(w io.Writer, entries []Entry) error {
+// replay.Result.ThrottledSamples), and whether the replay ran the traced kernel.
+func WriteTable(w io.Writer, entries []replay.Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "id\ttier\tclass\tcount\ttraced_us\treplay_us\tratio\tevent_us\tci\tthrottled\tsame_kernel\tpath\tlabel")
 	for _, e := range entries {
@@ -116,7 +117,7 @@ func WriteTable(w io.Writer, entries []Entry) error {
 }
 
 // throttledCell is WriteTable's throttled column for r.
-func throttledCell(r *Result) string {
+func throttledCell(r *replay.Result) string {
 	switch {
 	case r.ThrottledSamples == 0:
 		return "-"
@@ -136,7 +137,7 @@ type TierCoverage struct {
 // CoverTiers computes the coverage of entries for tier 1, 2 and 3 alone,
 // tiers 1 and 2 together and all tiers, leaving out groups with no traced
 // time.
-func CoverTiers(entries []Entry, tolerance float64) []TierCoverage {
+func CoverTiers(entries []replay.Entry, tolerance float64) []TierCoverage {
 	var out []TierCoverage
 	for _, t := range []struct {
 		name  string

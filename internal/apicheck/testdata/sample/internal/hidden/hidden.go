@@ -1,0 +1,5 @@
+package hidden
+
+type Handle struct{ h uintptr }
+
+type Opts struct{ N int }
