@@ -76,6 +76,11 @@ func ModelMetrics(r *runner.Result) []benchfmt.Value {
 		v = append(v, benchfmt.Value{Value: r.SpanMS[0] * 1e6, Unit: UnitSpanP10},
 			benchfmt.Value{Value: r.SpanMS[2] * 1e6, Unit: UnitSpanP90})
 	}
+	if len(r.TPOTMS) == 3 && r.Tokens > 0 {
+		v = append(v, benchfmt.Value{Value: r.Tokens, Unit: UnitTokens},
+			benchfmt.Value{Value: r.TPOTMS[1] * 1e6, Unit: UnitTPOTNS},
+			benchfmt.Value{Value: r.TPOTMS[2] * 1e6, Unit: UnitTPOTP90NS})
+	}
 	return v
 }
 

@@ -315,6 +315,13 @@ const (
 	UnitWatts  = "W"
 	// UnitIdleWatts is the idle power a model benchmark may report.
 	UnitIdleWatts = "idle-W"
+	// UnitTPOTNS and UnitTPOTP90NS are a generate's time per output token,
+	// its median and 90th percentile in ns, and UnitTokens its tokens per
+	// inference: measured by a model benchmark, predicted by the inference
+	// benchmark (InferenceName).
+	UnitTPOTNS    = "tpot-ns"
+	UnitTPOTP90NS = "tpot-p90-ns"
+	UnitTokens    = "tokens"
 	// UnitSpanP10 and UnitSpanP90 are a model benchmark's spread: the
 	// 10th and 90th percentiles of an inference's span on the GPU, in ns
 	// (runner.Result.SpanMS), to hold ns/op against its noise.

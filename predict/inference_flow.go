@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
@@ -22,9 +23,6 @@ const (
 	UnitGPUIdleNS  = "gpu-idle-ns"
 	UnitHostWaitNS = "host-wait-ns"
 	UnitTTFTNS     = "ttft-ns"
-	UnitTPOTNS     = "tpot-ns"
-	UnitTPOTP90NS  = "tpot-p90-ns"
-	UnitTokens     = "tokens"
 	UnitJPerToken  = "J/token"
 	UnitKernelJ    = "kernel-J"
 	UnitWaitJ      = "wait-J"
@@ -48,10 +46,10 @@ func (inf *Inference) Metrics() []benchfmt.Value {
 		{Value: inf.Constants.WaitPowerW, Unit: UnitWaitW},
 	}
 	if inf.Tokens > 0 {
-		v = append(v, benchfmt.Value{Value: inf.Tokens, Unit: UnitTokens},
+		v = append(v, benchfmt.Value{Value: inf.Tokens, Unit: bench.UnitTokens},
 			benchfmt.Value{Value: inf.TTFTNS, Unit: UnitTTFTNS},
-			benchfmt.Value{Value: inf.TPOTNS, Unit: UnitTPOTNS},
-			benchfmt.Value{Value: inf.TPOTP90NS, Unit: UnitTPOTP90NS},
+			benchfmt.Value{Value: inf.TPOTNS, Unit: bench.UnitTPOTNS},
+			benchfmt.Value{Value: inf.TPOTP90NS, Unit: bench.UnitTPOTP90NS},
 			benchfmt.Value{Value: inf.JPerToken, Unit: UnitJPerToken})
 	}
 	return v

@@ -222,6 +222,9 @@ type WorkloadPrediction struct {
 	// Timeline is the timeline benchmark (the whole trace replayed in
 	// order), when the output has one.
 	Timeline *TimelineResult `json:"timeline,omitempty"`
+	// Inference is the predicted whole inference (the inference
+	// benchmark) against the model run, when the output has one.
+	Inference *InferenceReport `json:"inference,omitempty"`
 
 	// Peaks are the GPU's peaks from the output's configuration lines
 	// (roofline.FromConfig); nil when it has none, and then no signature
@@ -616,6 +619,7 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 
 	wp.place(w, set)
 	wp.model(w, opt)
+	wp.inference(w, opt)
 
 	wp.timeline(w.Timeline, opt)
 

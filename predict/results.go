@@ -108,6 +108,9 @@ type WorkloadResults struct {
 	// Timeline holds the timeline benchmark's values (bench.TimelineName); nil
 	// when the output has none.
 	Timeline *Samples
+	// Inference holds the predicted whole inference's values
+	// (bench.InferenceName); nil when the output has none.
+	Inference *Samples
 	// Context holds each signature's time in context (bench.ContextName),
 	// by signature ID; empty when the output has none.
 	Context map[string]*Samples
@@ -227,6 +230,17 @@ type Samples struct {
 	// MeanNS is a model run's mean wall time per inference (mean-ns),
 	// where its ns/op is the median span (bench.ModelMetrics).
 	MeanNS []float64
+	// Other holds the values of every other unit, by the unit as written
+	// (the inference benchmark's busy-ns, tpot-ns, J/token, ...).
+	Other map[string][]float64
+}
+
+// Of returns the values of a unit kept in Other.
+func (s *Samples) Of(unit string) []float64 {
+	if s == nil {
+		return nil
+	}
+	return s.Other[unit]
 }
 
 // Runs is the number of runs with a time.
@@ -262,6 +276,11 @@ func (s *Samples) add(r *benchfmt.Result) bool {
 			s.GapNS = append(s.GapNS, v.OrigValue)
 		case v.OrigUnit == bench.UnitMeanNS:
 			s.MeanNS = append(s.MeanNS, v.OrigValue)
+		default:
+			if s.Other == nil {
+				s.Other = map[string][]float64{}
+			}
+			s.Other[v.OrigUnit] = append(s.Other[v.OrigUnit], v.OrigValue)
 		}
 	}
 	return ok
@@ -339,6 +358,12 @@ func ReadResults(inputs []Input) (*Results, error) {
 						w.Timeline = &Samples{}
 					}
 					s = w.Timeline
+				case base == bench.InferenceName && workload != "":
+					w := get(workload)
+					if w.Inference == nil {
+						w.Inference = &Samples{}
+					}
+					s = w.Inference
 				default:
 					if n := string(rec.Name.Full()); !ignored[n] {
 						ignored[n] = true

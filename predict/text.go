@@ -116,6 +116,9 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	if m := wp.Model; m != nil && m.J != nil {
 		fmt.Fprintf(tw, "model energy\t%.4g J\t%s%s\n", m.J.Center, jBounds(m.J.Interval, m.J.Runs), errText(wp.ErrEnergy))
 	}
+	if ir := wp.Inference; ir != nil {
+		ir.writeText(tw)
+	}
 	if tl := wp.Timeline; tl != nil && tl.J != nil {
 		gap := "no gap"
 		if tl.GapNS > 0 {

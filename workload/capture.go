@@ -427,6 +427,10 @@ type measuredRun struct {
 	SpanMS []float64 `json:"span_ms_per_iter,omitempty"`
 	// Clocks: the SM clock and throttling inside the energy window.
 	Clocks *runner.Clocks `json:"clocks,omitempty"`
+	// TPOTMS and Tokens: a generate's time per output token (10th, 50th,
+	// 90th percentiles, ms) and tokens per inference (runner.Result).
+	TPOTMS []float64 `json:"tpot_ms,omitempty"`
+	Tokens float64   `json:"tokens_per_iter,omitempty"`
 	// Processes: each measured process's median inference (ms, or its
 	// mean where the runner gave no spread), in run order; the run above
 	// is the median process's.
@@ -443,7 +447,7 @@ type measuredMachine struct {
 
 // measuredFile is measured.json: the run, under the machine's key.
 func measuredFile(workload string, info *runner.Info, res *runner.Result, procs []float64) map[string]measuredMachine {
-	run := measuredRun{Iters: res.Inferences, WallS: res.WallSPerInference, EventMS: res.EventMSPerInference,
+	run := measuredRun{Iters: res.Inferences, WallS: res.WallSPerInference, EventMS: res.EventMSPerInference, TPOTMS: res.TPOTMS, Tokens: res.Tokens,
 		EnergyJ: res.EnergyJPerInference, WindowS: res.WindowS, IdleW: res.IdleW, Ticks: res.Ticks, Inside: res.Inside,
 		SpanMS: res.SpanMS, Clocks: res.Clocks, Processes: procs}
 	return map[string]measuredMachine{MachineKey(info.GPU): {GPU: info.GPU, Torch: info.Torch, CUDA: info.CUDA,

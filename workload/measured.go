@@ -36,6 +36,11 @@ type MeasuredRun struct {
 	// 10th, 50th and 90th percentiles of an inference's span on the GPU,
 	// in ms.
 	SpanMS []float64 `json:"span_ms_per_iter,omitempty"`
+	// TPOTMS is a generate's time per output token, where kreplay capture
+	// recorded it: the 10th, 50th and 90th percentiles in ms; Tokens the
+	// tokens per inference.
+	TPOTMS []float64 `json:"tpot_ms,omitempty"`
+	Tokens float64   `json:"tokens_per_iter,omitempty"`
 }
 
 // Measured is a file of measured runs (the format of measured.json, next
@@ -172,6 +177,12 @@ func parseRuns(fail func(field, format string, args ...any) error, machine, fiel
 		}
 		if r.SpanMS, err = spanField(run["span_ms_per_iter"]); err != nil {
 			return nil, fail(f+".span_ms_per_iter", "%v", err)
+		}
+		if r.TPOTMS, err = spanField(run["tpot_ms"]); err != nil {
+			return nil, fail(f+".tpot_ms", "%v", err)
+		}
+		if r.Tokens, err = numField(run, "tokens_per_iter", false); err != nil || r.Tokens < 0 {
+			return nil, fail(f+".tokens_per_iter", "want 0 or more tokens: %v", err)
 		}
 		out = append(out, r)
 	}
