@@ -24,6 +24,8 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	noBinaries := fs.Bool("no-binaries", false, "do not record the kernels' binaries")
 	procs := fs.Int("processes", workload.DefaultProcesses, "measure the workload in `N` processes of its own and keep the median one's run (1 without binaries: in the traced process)")
 	python := fs.String("python", "python3", "run kreplay's runner with `PYTHON`")
+	noSchedule := fs.Bool("no-schedule", false, "do not record the host's schedule in the measured processes (docs/whole-inference.md)")
+	schedN := fs.Int("schedule-inferences", 5, "record the host's schedule of `N` inferences back to back in each measured process")
 	warm := fs.Int("profile-warmup", workload.DefaultProfileWarmup, "profile `N` inferences and discard them before the traced one (the first after the profiler's start is disturbed)")
 	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
@@ -36,6 +38,8 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 		return usagef("-ticks %d: want 2 or more", *ticks)
 	case *procs < 1:
 		return usagef("-processes %d: want 1 or more", *procs)
+	case *schedN < 1:
+		return usagef("-schedule-inferences %d: want 1 or more", *schedN)
 	case *warm < 0:
 		return usagef("-profile-warmup %d: want 0 or more", *warm)
 	case *python == "":
@@ -52,7 +56,7 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 		return noGPU(err)
 	}
 	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Processes: *procs, Python: *python, Progress: workload.Elapsed(stderr),
-		ProfileWarmup: *warm}
+		ProfileWarmup: *warm, NoSchedule: *noSchedule, ScheduleInferences: *schedN}
 	if *warm == 0 {
 		opt.ProfileWarmup = -1
 	}

@@ -29,8 +29,10 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"capture", "SPEC -o DIR [-force] [-ticks N] [-processes N] [-no-binaries] [-profile-warmup N] [-python PYTHON]", "run a workload spec: its unprofiled runs metered (the median of N processes), one profiled\n" +
-			"           inference (after -profile-warmup ones, profiled and discarded), its environment, into a bundle directory", cmdCapture},
+		{"capture", "SPEC -o DIR [-force] [-ticks N] [-processes N] [-no-binaries] [-no-schedule] [-schedule-inferences N] [-profile-warmup N] [-python PYTHON]",
+			"run a workload spec: its unprofiled runs metered (the median of N processes) with the host's\n" +
+				"           schedule of a few more, one profiled inference (after -profile-warmup ones, profiled and\n" +
+				"           discarded), its environment, into a bundle directory", cmdCapture},
 		{"import", "[-o FILE] [-workload NAME] TRACE|SET|BUNDLE", "reduce a trace to its signature set (JSON, on standard output without -o)", cmdImport},
 		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-skip ID,...] [-energy [-ticks N]]\n" +
 			"           [-measured FILE] [-json FILE] [-out FILE [-resume]] [-binaries=false] [-roofline] [TRACE|SET|BUNDLE ...]",
@@ -42,10 +44,10 @@ func init() {
 		{"gen", "[-o DIR] [-pkg NAME] TRACE|SET|BUNDLE", "write a Go benchmark package of a signature set, with a bundle's workload spec\n" +
 			"           (default DIR: ./PKG, PKG the workload as a Go identifier, e.g. ./bloom_560m_prefill)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET,...] [-top N] [-memset-arrival=false] BENCH ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
-		{"predict", "[-o BENCH] [-energy=false] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-plots DIR] [-resume]\n" +
+		{"predict", "[-o BENCH] [-energy=false] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-inference=false] [-plots DIR] [-resume]\n" +
 			"           [-skip ID,...] [-budget D] [-binaries=false] [-memset-arrival=false] [TRACE|SET|BUNDLE]",
-			"the whole flow: inspect, then on a GPU replay every signature with its energy (on by default)\n" +
-				"           and the timeline, and report the prediction against the bundle's measured run or the real\n" +
+			"the whole flow: inspect, then on a GPU replay every signature with its energy (on by default),\n" +
+				"           the whole inference from the host's schedule and the timeline, and report the prediction against the bundle's measured run or the real\n" +
 				"           inference run now (default input: the embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-resume"), cmdPredict},
 		{"diff", "[-json] [-all] [-alpha A] [-sets SET,...] BENCH BENCH", "compare two go test -bench outputs, the old (first) and the new, per signature and predicted\n" +
 			"           total (with the interval of its change), and attribute each significant change to what the\n" +
