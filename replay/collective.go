@@ -29,13 +29,8 @@ type RankResult struct {
 	Device int    `json:"device"`
 	Name   string `json:"name"`
 
-	MedianNS float64 `json:"median_ns"`
-	MeanNS   float64 `json:"mean_ns"`
-	MinNS    float64 `json:"min_ns"`
-	MaxNS    float64 `json:"max_ns"`
-	LoNS     float64 `json:"lo_ns"`
-	HiNS     float64 `json:"hi_ns"`
-	RelCI    float64 `json:"rel_ci"`
+	// Stats are of this rank's per-call times.
+	Stats
 	// BusGBps is the bus bandwidth at this rank's median, in GB/s.
 	BusGBps float64 `json:"bus_gbps"`
 	// Sets is the buffer sets this rank rotated through.
@@ -402,10 +397,7 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 	for i, cr := range ranks {
 		d := g.Devices[i]
 		rr := RankResult{Rank: i, Device: d.Index, Name: d.Name, Sets: cr.t.sets}
-		var rs Result
-		setStats(&rs, cr.values, o.Confidence)
-		rr.MedianNS, rr.MeanNS, rr.MinNS, rr.MaxNS = rs.MedianNS, rs.MeanNS, rs.MinNS, rs.MaxNS
-		rr.LoNS, rr.HiNS, rr.RelCI = rs.LoNS, rs.HiNS, rs.RelCI
+		rr.Stats = statsOf(cr.values, o.Confidence)
 		if d.Meter != nil && len(samples) > 0 {
 			if states := energy.DeviceStates(samples, d.Meter.Index()); len(states) > 0 {
 				s := energy.Summarize(states)
@@ -440,15 +432,7 @@ func setStats(r *Result, values []float64, confidence float64) {
 	if len(values) == 0 {
 		return
 	}
-	sum := summarize(values, confidence)
-	r.RelCI = relCI(sum)
+	r.Stats = statsOf(values, confidence)
 	r.Samples = len(values)
-	r.MedianNS, r.LoNS, r.HiNS = sum.Center, sum.Lo, sum.Hi
-	r.MedianAllNS = sum.Center
-	r.MinNS, r.MaxNS = slices.Min(values), slices.Max(values)
-	var tot float64
-	for _, v := range values {
-		tot += v
-	}
-	r.MeanNS = tot / float64(len(values))
+	r.MedianAllNS = r.MedianNS
 }

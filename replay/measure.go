@@ -314,21 +314,13 @@ type Result struct {
 	// ThrottledSamples for those left out).
 	Samples int `json:"samples"`
 
-	// MedianNS, MeanNS, MinNS and MaxNS are of the CUDA event time per
-	// invocation, which includes the gaps between launches.
-	MedianNS float64 `json:"median_ns"`
-	MeanNS   float64 `json:"mean_ns"`
-	MinNS    float64 `json:"min_ns"`
-	MaxNS    float64 `json:"max_ns"`
-	// LoNS and HiNS bound the median with the given confidence.
-	LoNS       float64 `json:"lo_ns"`
-	HiNS       float64 `json:"hi_ns"`
-	Confidence float64 `json:"confidence"`
-	// RelCI is the larger half-width of the interval of the median of the
-	// value the result reports (ReportedNS: the kernel time where CUPTI
-	// recorded it, the event time otherwise) over that median. Sampling
+	// Stats are of the CUDA event time per invocation, which includes the
+	// gaps between launches, with the given confidence; except RelCI,
+	// which is of the value the result reports (ReportedNS: the kernel
+	// time where CUPTI recorded it, the event time otherwise). Sampling
 	// judged the same value at its checks.
-	RelCI float64 `json:"rel_ci"`
+	Stats
+	Confidence float64 `json:"confidence"`
 	// Converged is true when RelCI is within Options.TargetRelCI.
 	Converged bool `json:"converged"`
 	// ThrottledSamples counts the timed samples that overlap an NVML
