@@ -194,10 +194,7 @@ func (d *Device) prepareCollective(sig *signatures.Signature, comm *nccl.Comm, c
 		t.sets = 1
 	}
 	cr := &collRank{k: k, t: t}
-	if t.start, err = cuda.NewEvent(true); err == nil {
-		t.end, err = cuda.NewEvent(true)
-	}
-	if err != nil {
+	if t.ev, err = newEvents(); err != nil {
 		t.close()
 		k.Close()
 		return nil, err
@@ -226,20 +223,8 @@ func (g *Group) sampleAll(ranks []*collRank, batch int, flush bool, expect, wait
 		if !release() {
 			return errPeerFailed
 		}
-		s := d.stream
-		if err := t.start.Record(s); err != nil {
-			return err
-		}
-		if err := t.enqueue(batch); err != nil {
-			return err
-		}
-		if err := t.end.Record(s); err != nil {
-			return err
-		}
-		if err := waitEvent(t.end, timeout); err != nil {
-			return err
-		}
-		el, err := cuda.Elapsed(t.start, t.end)
+		el, err := t.ev.around(d.stream, func() error { return t.enqueue(batch) },
+			func(end *cuda.Event) error { return waitEvent(end, timeout) })
 		els[rank] = el
 		return err
 	})

@@ -429,13 +429,13 @@ func (d *Device) Measure(p *Prepared, o Options) (*Result, error) {
 
 // timer times batches of launches with CUDA events.
 type timer struct {
-	d          *Device
-	k          launch.Kernel
-	sets       int
-	next       int
-	start, end *cuda.Event
-	graph      *cuda.GraphExec
-	batch      int
+	d     *Device
+	k     launch.Kernel
+	sets  int
+	next  int
+	ev    events
+	graph *cuda.GraphExec
+	batch int
 	// prime, when set, primes each launch's inputs (the primed mode).
 	prime launch.Primer
 	// clean flushes the L2 clean (cleanL2) instead of dirty (flushL2).
@@ -450,12 +450,7 @@ func (t *timer) close() {
 	if t.graph != nil {
 		t.graph.Destroy()
 	}
-	if t.start != nil {
-		t.start.Destroy()
-	}
-	if t.end != nil {
-		t.end.Destroy()
-	}
+	t.ev.close()
 }
 
 // enqueue enqueues one timed batch of n launches: the captured graph, or
@@ -549,19 +544,7 @@ func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
 			return 0, err
 		}
 	}
-	if err := t.start.Record(s); err != nil {
-		return 0, err
-	}
-	if err := t.enqueue(batch); err != nil {
-		return 0, err
-	}
-	if err := t.end.Record(s); err != nil {
-		return 0, err
-	}
-	if err := t.end.Synchronize(); err != nil {
-		return 0, err
-	}
-	return cuda.Elapsed(t.start, t.end)
+	return t.ev.around(s, func() error { return t.enqueue(batch) }, nil)
 }
 
 func (d *Device) measure(p *Prepared, o Options, r *Result) error {
@@ -572,10 +555,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	}
 	defer t.close()
 	var err error
-	if t.start, err = cuda.NewEvent(true); err != nil {
-		return err
-	}
-	if t.end, err = cuda.NewEvent(true); err != nil {
+	if t.ev, err = newEvents(); err != nil {
 		return err
 	}
 	r.Work = k.Work()

@@ -589,32 +589,15 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 func (t *Timeline) measure(o Options, r *TimelineResult) error {
 	d := t.dev
 	s := d.stream
-	start, err := cuda.NewEvent(true)
+	ev, err := newEvents()
 	if err != nil {
 		return err
 	}
-	defer start.Destroy()
-	end, err := cuda.NewEvent(true)
-	if err != nil {
-		return err
-	}
-	defer end.Destroy()
+	defer ev.close()
 	// timed times one launch of the graph; gap then idles for the
 	// timeline's gap.
 	timed := func() (time.Duration, error) {
-		if err := start.Record(s); err != nil {
-			return 0, err
-		}
-		if err := t.graph.Launch(s); err != nil {
-			return 0, err
-		}
-		if err := end.Record(s); err != nil {
-			return 0, err
-		}
-		if err := end.Synchronize(); err != nil {
-			return 0, err
-		}
-		return cuda.Elapsed(start, end)
+		return ev.around(s, func() error { return t.graph.Launch(s) }, nil)
 	}
 	gap := func() error {
 		if t.gap > 0 {
