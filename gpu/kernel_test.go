@@ -8,11 +8,11 @@ import (
 type plain struct{}
 
 func (plain) Launch(*Stream, int) error { return nil }
-func (plain) Sets() int                      { return 1 }
-func (plain) Footprint() int64               { return 0 }
-func (plain) Work() Work                     { return Work{} }
-func (plain) Capturable() bool               { return true }
-func (plain) Close() error                   { return nil }
+func (plain) Sets() int                 { return 1 }
+func (plain) Footprint() int64          { return 0 }
+func (plain) Work() Work                { return Work{} }
+func (plain) Capturable() bool          { return true }
+func (plain) Close() error              { return nil }
 
 type paced struct {
 	plain
