@@ -64,7 +64,7 @@ const (
 	Auto
 	// Primed rotates buffer sets as Rotating does and, before each
 	// launch, writes that set's input tensors from twins that hold the
-	// same bytes, in argument order (tier 3's kernels: see launch.Primer
+	// same bytes, in argument order (tier 3's kernels: see gpu.Primer
 	// and tier3.Kernel.Prime), as the kernels that produced them would
 	// have: the inputs are just written, beside what their producer read
 	// (an input larger than the L2 keeps only its tail there), the
@@ -359,10 +359,10 @@ type Result struct {
 	SingleMedianNS float64 `json:"single_median_ns,omitempty"`
 	// ReportsSingles is true when KernelMedianNS (with KernelLoNS and
 	// KernelHiNS) is the median of single invocations, for a kernel the
-	// framework issues one at a time on its stream (launch.Streamed: CUDA
+	// framework issues one at a time on its stream (gpu.Streamed: CUDA
 	// memory operations), whose batches run as direct launches.
 	ReportsSingles bool `json:"reports_singles,omitempty"`
-	// PaceNS is the host time the timed launches of a launch.Paced kernel
+	// PaceNS is the host time the timed launches of a gpu.Paced kernel
 	// (a memset, a copy to the host) waited after each launch, so that
 	// each found the GPU idle; 0 when they were not paced (no CUPTI to
 	// time them one by one).
@@ -441,7 +441,7 @@ type timer struct {
 	// clean flushes the L2 clean (cleanL2) instead of dirty (flushL2).
 	clean bool
 	// pace is the host time to wait after each direct launch
-	// (launch.Paced). Only Streamed kernels are paced, and those are
+	// (gpu.Paced). Only Streamed kernels are paced, and those are
 	// never captured in a graph; it is 0 again before the energy windows.
 	pace time.Duration
 }
@@ -843,7 +843,7 @@ func (r *Result) String() string {
 }
 
 // reportSingles makes the median of single invocations (with its
-// interval) the kernel time r reports, for a launch.Streamed kernel; the
+// interval) the kernel time r reports, for a gpu.Streamed kernel; the
 // batch means' median stays in KernelMedianAllNS.
 func reportSingles(r *Result, single []float64, confidence, target float64) {
 	if len(single) == 0 {
