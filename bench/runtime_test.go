@@ -91,7 +91,7 @@ func TestSignatureBenchmark(t *testing.T) {
 	set2 := *set
 	set2.Signatures = append(append([]*signatures.Signature(nil), set.Signatures...), &unrep)
 
-	ok := &replay.Result{MedianNS: 1200, KernelMedianNS: 1000, Work: launch.Work{Bytes: 4e6, FLOPs: 8e6},
+	ok := &replay.Result{Stats: replay.Stats{MedianNS: 1200}, KernelMedianNS: 1000, Work: launch.Work{Bytes: 4e6, FLOPs: 8e6},
 		Energy: &replay.Energy{JoulesPerOp: 0.25, Watts: 500}, GPU: &energy.Summary{Samples: 3, MeanSMClockMHz: 1755}}
 	noGPU := func() (replayer, error) { return nil, errors.New("no driver") }
 	with := func(r *fakeReplayer) func() (replayer, error) { return func() (replayer, error) { return r, nil } }
@@ -109,7 +109,7 @@ func TestSignatureBenchmark(t *testing.T) {
 	}{
 		{name: "measured", id: gemm.ID, open: with(&fakeReplayer{res: ok}), replayed: true,
 			metrics: map[string]float64{"ns/op": 1000, UnitGBps: 4000, UnitTFLOPs: 8, UnitJoules: 0.25, UnitWatts: 500, UnitSMMHz: 1755}},
-		{name: "event time without CUPTI", id: memcpy.ID, open: with(&fakeReplayer{res: &replay.Result{MedianNS: 2000, Work: launch.Work{Bytes: 1000}}}), replayed: true,
+		{name: "event time without CUPTI", id: memcpy.ID, open: with(&fakeReplayer{res: &replay.Result{Stats: replay.Stats{MedianNS: 2000}, Work: launch.Work{Bytes: 1000}}}), replayed: true,
 			metrics: map[string]float64{"ns/op": 2000, UnitGBps: 0.5}},
 		{name: "part of another", id: part.ID, open: noGPU, skipped: "part of " + part.PartOf},
 		{name: "part of another, GPU required", require: true, id: part.ID, open: noGPU, skipped: "part of " + part.PartOf},
@@ -168,12 +168,12 @@ func TestSignatureMeasuresOncePerRun(t *testing.T) {
 	t.Setenv(gputest.Env, "")
 	set := prefillSet(t)
 	id := set.Signatures[0].ID
-	fr := &fakeReplayer{res: &replay.Result{MedianNS: 10}}
+	fr := &fakeReplayer{res: &replay.Result{Stats: replay.Stats{MedianNS: 10}}}
 	open := func() (replayer, error) { return fr, nil }
 	name := "BenchmarkReplay/" + t.Name()
 	for i, n := range []int{1, 100, 1, 5} {
 		f := runFake(name, n, set, id, open)
-		fr.res = &replay.Result{MedianNS: float64(10 * (i + 2))}
+		fr.res = &replay.Result{Stats: replay.Stats{MedianNS: float64(10 * (i + 2))}}
 		if f.metrics["ns/op"] == 0 {
 			t.Fatalf("call %d: no ns/op", i)
 		}

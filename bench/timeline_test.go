@@ -42,7 +42,7 @@ func runFakeTimeline(name string, n int, r *fakeTimeline, openErr error) *fakeB 
 
 func TestTimelineBenchmark(t *testing.T) {
 	t.Setenv("KREPLAY_REQUIRE_GPU", "")
-	res := &replay.TimelineResult{MedianNS: 8e6, SkippedNS: 4000, Invocations: 10, Skipped: 2,
+	res := &replay.TimelineResult{Stats: replay.Stats{MedianNS: 8e6}, SkippedNS: 4000, Invocations: 10, Skipped: 2,
 		Skips: []replay.TimelineSkip{{ID: "s9", Label: "nccl", Reason: "collective", Invocations: 2, TracedNS: 4000}}}
 	r := &fakeTimeline{res: res}
 	f := runFakeTimeline("BenchmarkTimeline/workload=w/timeline", 1, r, nil)

@@ -43,7 +43,7 @@ func TestFlowWriteBench(t *testing.T) {
 		default:
 			ns := 1.1 * float64(s.TracedNS.Median)
 			fid := map[signatures.Tier]string{1: replay.FidelityMemory, 2: replay.FidelitySame, 3: replay.FidelityOwn}[s.Tier]
-			e.Result = &replay.Result{ID: s.ID, MedianNS: ns, Energy: &replay.Energy{JoulesPerOp: ns * 1e-6, Watts: 1000, Throttled: s.Class == signatures.ClassGEMM},
+			e.Result = &replay.Result{Stats: replay.Stats{MedianNS: ns}, ID: s.ID, Energy: &replay.Energy{JoulesPerOp: ns * 1e-6, Watts: 1000, Throttled: s.Class == signatures.ClassGEMM},
 				Fidelity: fid, Path: "p", Converged: s.Tier != 1, Throttled: s.Tier == 2}
 			if s.Class == signatures.ClassGEMM {
 				energyThrottled++
@@ -69,7 +69,7 @@ func TestFlowWriteBench(t *testing.T) {
 		}
 		fr.Entries = append(fr.Entries, e)
 	}
-	fr.Timeline = &replay.TimelineResult{MedianNS: 13.5e6, SkippedNS: 864}
+	fr.Timeline = &replay.TimelineResult{Stats: replay.Stats{MedianNS: 13.5e6}, SkippedNS: 864}
 	fr.Model = &runner.Result{WallSPerInference: 0.0161, EnergyJPerInference: 7.4, IdleW: 130}
 
 	var buf bytes.Buffer
@@ -153,7 +153,7 @@ func TestFlowNoModel(t *testing.T) {
 	set := prefillSet(t)
 	fr := &FlowResult{Set: set, GPU: "g", ModelErr: errors.New("no full-model run for this workload: no workload spec")}
 	s := set.Signatures[0]
-	fr.Entries = []replay.Entry{{ID: s.ID, Tier: s.Tier, Count: s.Count, Result: &replay.Result{MedianNS: 1000}}}
+	fr.Entries = []replay.Entry{{ID: s.ID, Tier: s.Tier, Count: s.Count, Result: &replay.Result{Stats: replay.Stats{MedianNS: 1000}}}}
 	var buf bytes.Buffer
 	if err := fr.WriteBench(&buf, "p"); err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func TestFlowConfigColumns(t *testing.T) {
 	for _, run := range []struct{ gpu, cublas string }{{"NVIDIA H100 80GB HBM3", "13.1.0 (/usr/local/cuda/lib64/libcublas.so.13)"}, {"NVIDIA H200", "13.0.2 (/opt/cublas-13.0/libcublas.so.13)"}} {
 		fr := &FlowResult{Set: set, GPU: run.gpu, Config: []replay.ConfigItem{{Key: "gpu", Value: run.gpu}, {Key: "driver", Value: "580.159.04"}, {Key: "cublas", Value: run.cublas}}}
 		for _, s := range set.Signatures[:3] {
-			fr.Entries = append(fr.Entries, replay.Entry{ID: s.ID, Result: &replay.Result{ID: s.ID, MedianNS: float64(s.TracedNS.Median)}})
+			fr.Entries = append(fr.Entries, replay.Entry{ID: s.ID, Result: &replay.Result{Stats: replay.Stats{MedianNS: float64(s.TracedNS.Median)}, ID: s.ID}})
 		}
 		if err := fr.WriteBench(&files, "p"); err != nil {
 			t.Fatal(err)

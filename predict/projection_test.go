@@ -163,7 +163,7 @@ func TestFlowProjection(t *testing.T) {
 		if s.PartOf != "" || s.Tier != signatures.TierLibrary {
 			continue
 		}
-		fr.Entries = append(fr.Entries, replay.Entry{ID: s.ID, Result: &replay.Result{ID: s.ID, MedianNS: float64(s.TracedNS.Median), Converged: true,
+		fr.Entries = append(fr.Entries, replay.Entry{ID: s.ID, Result: &replay.Result{Stats: replay.Stats{MedianNS: float64(s.TracedNS.Median)}, ID: s.ID, Converged: true,
 			Fidelity: replay.FidelityOther, Path: "cublasGemmEx", Ran: []replay.Ran{{Kind: "kernel", Name: "nvjet_h200", DurNS: 10, PerCall: 1}}}})
 	}
 	var buf bytes.Buffer

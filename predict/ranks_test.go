@@ -37,7 +37,7 @@ func TestPredictRanksTP(t *testing.T) {
 			}
 			if s.PartOf == "" {
 				// 500 W while busy; a collective's energy per GPU.
-				e.Result = &replay.Result{MedianNS: per, Energy: &replay.Energy{JoulesPerOp: 500 * per * 1e-9}}
+				e.Result = &replay.Result{Stats: replay.Stats{MedianNS: per}, Energy: &replay.Energy{JoulesPerOp: 500 * per * 1e-9}}
 				if s.Class == signatures.ClassCollective {
 					e.Result.RankEnergy = []replay.Energy{{JoulesPerOp: 1e-3}, {JoulesPerOp: 2e-3}}
 				}

@@ -201,7 +201,7 @@ func TestFlowPeaksRoundTrip(t *testing.T) {
 	fr := &FlowResult{Set: set, GPU: "g", Config: append([]replay.ConfigItem{{Key: "gpu", Value: "g"}}, peaks.Config()...)}
 	for _, s := range set.Signatures {
 		if s.PartOf == "" && s.Class == signatures.ClassGEMM {
-			fr.Entries = append(fr.Entries, replay.Entry{ID: s.ID, Result: &replay.Result{ID: s.ID, MedianNS: 1000}})
+			fr.Entries = append(fr.Entries, replay.Entry{ID: s.ID, Result: &replay.Result{Stats: replay.Stats{MedianNS: 1000}, ID: s.ID}})
 		}
 	}
 	var out bytes.Buffer

@@ -13,13 +13,13 @@ func tableEntries() []replay.Entry {
 	yes, no := true, false
 	return []replay.Entry{
 		{ID: "a", Tier: 2, Class: "gemm", Count: 10, TracedMedianNS: 100, SameKernel: &yes,
-			Result: &replay.Result{MedianNS: 108, KernelMedianNS: 105}},
+			Result: &replay.Result{Stats: replay.Stats{MedianNS: 108}, KernelMedianNS: 105}},
 		{ID: "b", Tier: 2, Class: "gemm", Count: 10, TracedMedianNS: 100, SameKernel: &no,
-			Result: &replay.Result{MedianNS: 150}},
+			Result: &replay.Result{Stats: replay.Stats{MedianNS: 150}}},
 		{ID: "c", Tier: 1, Class: "memset", Count: 5, TracedMedianNS: 10, PartOf: "a"},
 		{ID: "d", Tier: 3, Class: "elementwise", Count: 1, TracedMedianNS: 200, Err: "prepare: boom"},
 		{ID: "e", Tier: 3, Class: "other", Count: 1, TracedMedianNS: 100,
-			Result: &replay.Result{MedianNS: 100, Approximate: "no kernel"}},
+			Result: &replay.Result{Stats: replay.Stats{MedianNS: 100}, Approximate: "no kernel"}},
 	}
 }
 
@@ -43,9 +43,9 @@ func TestWriteTable(t *testing.T) {
 	var b bytes.Buffer
 	throttled := []replay.Entry{
 		{ID: "f", Tier: 3, Class: "other", Count: 1, TracedMedianNS: 100,
-			Result: &replay.Result{MedianNS: 100, Samples: 37, Throttled: true, ThrottledSamples: 3}},
+			Result: &replay.Result{Stats: replay.Stats{MedianNS: 100}, Samples: 37, Throttled: true, ThrottledSamples: 3}},
 		{ID: "g", Tier: 3, Class: "other", Count: 1, TracedMedianNS: 100,
-			Result: &replay.Result{MedianNS: 100, Samples: 15, Throttled: true, ThrottledSamples: 12, ThrottledKept: true}},
+			Result: &replay.Result{Stats: replay.Stats{MedianNS: 100}, Samples: 15, Throttled: true, ThrottledSamples: 12, ThrottledKept: true}},
 	}
 	if err := WriteTable(&b, append(tableEntries(), throttled...)); err != nil {
 		t.Fatal(err)

@@ -29,13 +29,8 @@ type RankResult struct {
 	Device int    `json:"device"`
 	Name   string `json:"name"`
 
-	MedianNS float64 `json:"median_ns"`
-	MeanNS   float64 `json:"mean_ns"`
-	MinNS    float64 `json:"min_ns"`
-	MaxNS    float64 `json:"max_ns"`
-	LoNS     float64 `json:"lo_ns"`
-	HiNS     float64 `json:"hi_ns"`
-	RelCI    float64 `json:"rel_ci"`
+	// Stats are of this rank's per-call times.
+	Stats
 	// BusGBps is the bus bandwidth at this rank's median, in GB/s.
 	BusGBps float64 `json:"bus_gbps"`
 	// Sets is the buffer sets this rank rotated through.
@@ -199,10 +194,7 @@ func (d *Device) prepareCollective(sig *signatures.Signature, comm *nccl.Comm, c
 		t.sets = 1
 	}
 	cr := &collRank{k: k, t: t}
-	if t.start, err = cuda.NewEvent(true); err == nil {
-		t.end, err = cuda.NewEvent(true)
-	}
-	if err != nil {
+	if t.ev, err = newEvents(); err != nil {
 		t.close()
 		k.Close()
 		return nil, err
@@ -231,20 +223,8 @@ func (g *Group) sampleAll(ranks []*collRank, batch int, flush bool, expect, wait
 		if !release() {
 			return errPeerFailed
 		}
-		s := d.stream
-		if err := t.start.Record(s); err != nil {
-			return err
-		}
-		if err := t.enqueue(batch); err != nil {
-			return err
-		}
-		if err := t.end.Record(s); err != nil {
-			return err
-		}
-		if err := waitEvent(t.end, timeout); err != nil {
-			return err
-		}
-		el, err := cuda.Elapsed(t.start, t.end)
+		el, err := t.ev.around(d.stream, func() error { return t.enqueue(batch) },
+			func(end *cuda.Event) error { return waitEvent(end, timeout) })
 		els[rank] = el
 		return err
 	})
@@ -402,10 +382,7 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 	for i, cr := range ranks {
 		d := g.Devices[i]
 		rr := RankResult{Rank: i, Device: d.Index, Name: d.Name, Sets: cr.t.sets}
-		var rs Result
-		setStats(&rs, cr.values, o.Confidence)
-		rr.MedianNS, rr.MeanNS, rr.MinNS, rr.MaxNS = rs.MedianNS, rs.MeanNS, rs.MinNS, rs.MaxNS
-		rr.LoNS, rr.HiNS, rr.RelCI = rs.LoNS, rs.HiNS, rs.RelCI
+		rr.Stats = statsOf(cr.values, o.Confidence)
 		if d.Meter != nil && len(samples) > 0 {
 			if states := energy.DeviceStates(samples, d.Meter.Index()); len(states) > 0 {
 				s := energy.Summarize(states)
@@ -440,15 +417,7 @@ func setStats(r *Result, values []float64, confidence float64) {
 	if len(values) == 0 {
 		return
 	}
-	sum := summarize(values, confidence)
-	r.RelCI = relCI(sum)
+	r.Stats = statsOf(values, confidence)
 	r.Samples = len(values)
-	r.MedianNS, r.LoNS, r.HiNS = sum.Center, sum.Lo, sum.Hi
-	r.MedianAllNS = sum.Center
-	r.MinNS, r.MaxNS = slices.Min(values), slices.Max(values)
-	var tot float64
-	for _, v := range values {
-		tot += v
-	}
-	r.MeanNS = tot / float64(len(values))
+	r.MedianAllNS = r.MedianNS
 }

@@ -83,9 +83,9 @@ func TestEnergyOpNS(t *testing.T) {
 		primed bool
 		want   float64
 	}{
-		{"unprimed: the timed median", Result{MedianNS: 1200, KernelMedianNS: 1000}, false, 1200},
-		{"primed: the kernel time", Result{MedianNS: 1.5e6, KernelMedianNS: 2100}, true, 2100},
-		{"primed without CUPTI: the timed median", Result{MedianNS: 1.5e6}, true, 1.5e6},
+		{"unprimed: the timed median", Result{Stats: Stats{MedianNS: 1200}, KernelMedianNS: 1000}, false, 1200},
+		{"primed: the kernel time", Result{Stats: Stats{MedianNS: 1.5e6}, KernelMedianNS: 2100}, true, 2100},
+		{"primed without CUPTI: the timed median", Result{Stats: Stats{MedianNS: 1.5e6}}, true, 1.5e6},
 	} {
 		if got := energyOpNS(&c.r, c.primed); got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, got, c.want)

@@ -65,14 +65,14 @@ func TestSumEnergy(t *testing.T) {
 // without a measured entry takes every measured entry's power.
 func TestEstimateEnergy(t *testing.T) {
 	measured := func(j, ns float64) *Result {
-		return &Result{MedianNS: ns, Energy: &Energy{JoulesPerOp: j, Method: "energy-counter"}}
+		return &Result{Stats: Stats{MedianNS: ns}, Energy: &Energy{JoulesPerOp: j, Method: "energy-counter"}}
 	}
 	entries := []Entry{
 		{ID: "a", Class: "gemm", Count: 10, Result: measured(0.7, 1e6)},         // 700 W
 		{ID: "b", Class: "elementwise", Count: 30, Result: measured(4e-3, 1e4)}, // 400 W
 		{ID: "c", Class: "elementwise", Count: 10, Result: measured(2e-3, 1e4)}, // 200 W
-		{ID: "d", Class: "elementwise", Count: 5, Result: &Result{MedianNS: 2e4}},
-		{ID: "e", Class: "copy", Count: 1, Result: &Result{MedianNS: 1e4}},
+		{ID: "d", Class: "elementwise", Count: 5, Result: &Result{Stats: Stats{MedianNS: 2e4}}},
+		{ID: "e", Class: "copy", Count: 1, Result: &Result{Stats: Stats{MedianNS: 1e4}}},
 		{ID: "f", Class: "copy", Count: 1}, // not measured at all
 	}
 	if n := EstimateEnergy(entries); n != 2 {
@@ -90,7 +90,7 @@ func TestEstimateEnergy(t *testing.T) {
 	if entries[5].Result != nil || entries[0].Result.Energy.Method != "energy-counter" {
 		t.Errorf("touched what it should not: %+v %+v", entries[5].Result, entries[0].Result.Energy)
 	}
-	if n := EstimateEnergy([]Entry{{Result: &Result{MedianNS: 1}}}); n != 0 {
+	if n := EstimateEnergy([]Entry{{Result: &Result{Stats: Stats{MedianNS: 1}}}}); n != 0 {
 		t.Errorf("nothing measured: estimated %d", n)
 	}
 }

@@ -64,7 +64,7 @@ const (
 	Auto
 	// Primed rotates buffer sets as Rotating does and, before each
 	// launch, writes that set's input tensors from twins that hold the
-	// same bytes, in argument order (tier 3's kernels: see launch.Primer
+	// same bytes, in argument order (tier 3's kernels: see gpu.Primer
 	// and tier3.Kernel.Prime), as the kernels that produced them would
 	// have: the inputs are just written, beside what their producer read
 	// (an input larger than the L2 keeps only its tail there), the
@@ -314,21 +314,13 @@ type Result struct {
 	// ThrottledSamples for those left out).
 	Samples int `json:"samples"`
 
-	// MedianNS, MeanNS, MinNS and MaxNS are of the CUDA event time per
-	// invocation, which includes the gaps between launches.
-	MedianNS float64 `json:"median_ns"`
-	MeanNS   float64 `json:"mean_ns"`
-	MinNS    float64 `json:"min_ns"`
-	MaxNS    float64 `json:"max_ns"`
-	// LoNS and HiNS bound the median with the given confidence.
-	LoNS       float64 `json:"lo_ns"`
-	HiNS       float64 `json:"hi_ns"`
-	Confidence float64 `json:"confidence"`
-	// RelCI is the larger half-width of the interval of the median of the
-	// value the result reports (ReportedNS: the kernel time where CUPTI
-	// recorded it, the event time otherwise) over that median. Sampling
+	// Stats are of the CUDA event time per invocation, which includes the
+	// gaps between launches, with the given confidence; except RelCI,
+	// which is of the value the result reports (ReportedNS: the kernel
+	// time where CUPTI recorded it, the event time otherwise). Sampling
 	// judged the same value at its checks.
-	RelCI float64 `json:"rel_ci"`
+	Stats
+	Confidence float64 `json:"confidence"`
 	// Converged is true when RelCI is within Options.TargetRelCI.
 	Converged bool `json:"converged"`
 	// ThrottledSamples counts the timed samples that overlap an NVML
@@ -367,10 +359,10 @@ type Result struct {
 	SingleMedianNS float64 `json:"single_median_ns,omitempty"`
 	// ReportsSingles is true when KernelMedianNS (with KernelLoNS and
 	// KernelHiNS) is the median of single invocations, for a kernel the
-	// framework issues one at a time on its stream (launch.Streamed: CUDA
+	// framework issues one at a time on its stream (gpu.Streamed: CUDA
 	// memory operations), whose batches run as direct launches.
 	ReportsSingles bool `json:"reports_singles,omitempty"`
-	// PaceNS is the host time the timed launches of a launch.Paced kernel
+	// PaceNS is the host time the timed launches of a gpu.Paced kernel
 	// (a memset, a copy to the host) waited after each launch, so that
 	// each found the GPU idle; 0 when they were not paced (no CUPTI to
 	// time them one by one).
@@ -437,19 +429,19 @@ func (d *Device) Measure(p *Prepared, o Options) (*Result, error) {
 
 // timer times batches of launches with CUDA events.
 type timer struct {
-	d          *Device
-	k          launch.Kernel
-	sets       int
-	next       int
-	start, end *cuda.Event
-	graph      *cuda.GraphExec
-	batch      int
+	d     *Device
+	k     launch.Kernel
+	sets  int
+	next  int
+	ev    events
+	graph *cuda.GraphExec
+	batch int
 	// prime, when set, primes each launch's inputs (the primed mode).
 	prime launch.Primer
 	// clean flushes the L2 clean (cleanL2) instead of dirty (flushL2).
 	clean bool
 	// pace is the host time to wait after each direct launch
-	// (launch.Paced). Only Streamed kernels are paced, and those are
+	// (gpu.Paced). Only Streamed kernels are paced, and those are
 	// never captured in a graph; it is 0 again before the energy windows.
 	pace time.Duration
 }
@@ -458,12 +450,7 @@ func (t *timer) close() {
 	if t.graph != nil {
 		t.graph.Destroy()
 	}
-	if t.start != nil {
-		t.start.Destroy()
-	}
-	if t.end != nil {
-		t.end.Destroy()
-	}
+	t.ev.close()
 }
 
 // enqueue enqueues one timed batch of n launches: the captured graph, or
@@ -557,19 +544,7 @@ func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
 			return 0, err
 		}
 	}
-	if err := t.start.Record(s); err != nil {
-		return 0, err
-	}
-	if err := t.enqueue(batch); err != nil {
-		return 0, err
-	}
-	if err := t.end.Record(s); err != nil {
-		return 0, err
-	}
-	if err := t.end.Synchronize(); err != nil {
-		return 0, err
-	}
-	return cuda.Elapsed(t.start, t.end)
+	return t.ev.around(s, func() error { return t.enqueue(batch) }, nil)
 }
 
 func (d *Device) measure(p *Prepared, o Options, r *Result) error {
@@ -580,10 +555,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	}
 	defer t.close()
 	var err error
-	if t.start, err = cuda.NewEvent(true); err != nil {
-		return err
-	}
-	if t.end, err = cuda.NewEvent(true); err != nil {
+	if t.ev, err = newEvents(); err != nil {
 		return err
 	}
 	r.Work = k.Work()
@@ -871,7 +843,7 @@ func (r *Result) String() string {
 }
 
 // reportSingles makes the median of single invocations (with its
-// interval) the kernel time r reports, for a launch.Streamed kernel; the
+// interval) the kernel time r reports, for a gpu.Streamed kernel; the
 // batch means' median stays in KernelMedianAllNS.
 func reportSingles(r *Result, single []float64, confidence, target float64) {
 	if len(single) == 0 {

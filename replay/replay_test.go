@@ -156,7 +156,7 @@ func TestSummarizeCI(t *testing.T) {
 // A previous run's measured entries are reused; failed ones are not.
 func TestReuse(t *testing.T) {
 	prev := map[string]Entry{
-		"a": {ID: "a", Result: &Result{MedianNS: 42}},
+		"a": {ID: "a", Result: &Result{Stats: Stats{MedianNS: 42}}},
 		"b": {ID: "b", Err: "prepare: boom"},
 	}
 	o := SuiteOptions{Previous: prev}

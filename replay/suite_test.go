@@ -19,7 +19,7 @@ func fakeMeasure(fail map[string]error, ran *[]string) measureFunc {
 			e.Err = errText(err)
 			return err
 		}
-		e.Result = &Result{MedianNS: 1000}
+		e.Result = &Result{Stats: Stats{MedianNS: 1000}}
 		return nil
 	}
 }
@@ -80,7 +80,7 @@ func TestRunSetContextLost(t *testing.T) {
 		var ran, done []string
 		var progress strings.Builder
 		o := SuiteOptions{
-			Previous: map[string]Entry{"d": {ID: "d", Result: &Result{MedianNS: 42}}},
+			Previous: map[string]Entry{"d": {ID: "d", Result: &Result{Stats: Stats{MedianNS: 42}}}},
 			Skip:     map[string]string{"x": "left out"},
 			Done:     func(e Entry) { done = append(done, e.ID) },
 			Progress: &progress,
@@ -147,7 +147,7 @@ func TestRunSetContextLost(t *testing.T) {
 // result, and a part of another is not skipped (it replays with it).
 func TestSuiteSkip(t *testing.T) {
 	o := SuiteOptions{Skip: map[string]string{"a": "left out with -skip", "b": "", "p": "no"},
-		Previous: map[string]Entry{"a": {ID: "a", Result: &Result{MedianNS: 42}}}}
+		Previous: map[string]Entry{"a": {ID: "a", Result: &Result{Stats: Stats{MedianNS: 42}}}}}
 	a, b, p, c := Entry{ID: "a"}, Entry{ID: "b"}, Entry{ID: "p", PartOf: "a"}, Entry{ID: "c"}
 	if !o.skip(&a) || a.Err != "left out with -skip" || a.Result != nil {
 		t.Errorf("a: %+v", a)
@@ -175,7 +175,7 @@ func TestGroupRunSetLostWithoutGPU(t *testing.T) {
 		Tier: signatures.TierLibrary, Count: 1, Collective: &signatures.Collective{Op: "allreduce", Nelems: 8, DType: "f16", Ranks: 1}})
 	var done []string
 	entries := g.RunSet(set, SuiteOptions{Skip: map[string]string{"x": "left out"}, Done: func(e Entry) { done = append(done, e.ID) },
-		Previous: map[string]Entry{"d": {ID: "d", Result: &Result{MedianNS: 42}}}})
+		Previous: map[string]Entry{"d": {ID: "d", Result: &Result{Stats: Stats{MedianNS: 42}}}}})
 	var ids []string
 	for _, e := range entries {
 		ids = append(ids, e.ID)

@@ -512,15 +512,10 @@ type TimelineResult struct {
 	BusyNS   int64 `json:"busy_ns"`
 	Samples  int   `json:"samples"`
 
-	MedianNS float64 `json:"median_ns"`
-	MeanNS   float64 `json:"mean_ns"`
-	MinNS    float64 `json:"min_ns"`
-	MaxNS    float64 `json:"max_ns"`
-	// LoNS and HiNS bound the median with the given confidence.
-	LoNS       float64 `json:"lo_ns"`
-	HiNS       float64 `json:"hi_ns"`
+	// Stats are of one timeline's time, with the given confidence;
+	// Converged is true when RelCI is within Options.TargetRelCI.
+	Stats
 	Confidence float64 `json:"confidence"`
-	RelCI      float64 `json:"rel_ci"`
 	Converged  bool    `json:"converged"`
 
 	// GapNS is the idle gap after each launch (TimelineOptions.Gap).
@@ -594,32 +589,15 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 func (t *Timeline) measure(o Options, r *TimelineResult) error {
 	d := t.dev
 	s := d.stream
-	start, err := cuda.NewEvent(true)
+	ev, err := newEvents()
 	if err != nil {
 		return err
 	}
-	defer start.Destroy()
-	end, err := cuda.NewEvent(true)
-	if err != nil {
-		return err
-	}
-	defer end.Destroy()
+	defer ev.close()
 	// timed times one launch of the graph; gap then idles for the
 	// timeline's gap.
 	timed := func() (time.Duration, error) {
-		if err := start.Record(s); err != nil {
-			return 0, err
-		}
-		if err := t.graph.Launch(s); err != nil {
-			return 0, err
-		}
-		if err := end.Record(s); err != nil {
-			return 0, err
-		}
-		if err := end.Synchronize(); err != nil {
-			return 0, err
-		}
-		return cuda.Elapsed(start, end)
+		return ev.around(s, func() error { return t.graph.Launch(s) }, nil)
 	}
 	gap := func() error {
 		if t.gap > 0 {
@@ -678,17 +656,9 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 	}
 	values := sam.values
 	r.Launches = launchSeries(values, sam.spans, states)
-	sum := summarize(values, o.Confidence)
-	r.RelCI = relCI(sum)
+	r.Stats = statsOf(values, o.Confidence)
 	r.Converged = r.RelCI <= o.TargetRelCI
 	r.Samples = len(values)
-	r.MedianNS, r.LoNS, r.HiNS = sum.Center, sum.Lo, sum.Hi
-	r.MinNS, r.MaxNS = slices.Min(values), slices.Max(values)
-	var tot float64
-	for _, v := range values {
-		tot += v
-	}
-	r.MeanNS = tot / float64(len(values))
 	if !o.NoKernelTime {
 		if r.Context, err = t.inContext(contextPasses); err != nil {
 			r.ContextErr = err.Error()

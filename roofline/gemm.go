@@ -10,15 +10,17 @@ import (
 	"github.com/kreplay/kreplay/internal/cublaslt"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/replay"
 )
 
 // workspace is the cuBLAS and cuBLASLt workspace, PyTorch's on Hopper
 // (tier2.DefaultWorkspace).
 const workspace = 32 << 20
 
-// gemms holds the library handles the GEMM peaks run with, bound to one
-// stream. Use it inside Device.Do.
+// gemms holds the library handles the GEMM peaks run with, bound to the
+// device's stream; the device times them. Use it inside Device.Do.
 type gemms struct {
+	d    *replay.Device
 	s    *cuda.Stream
 	blas *cublas.Handle
 	lt   *cublaslt.Handle
@@ -27,9 +29,10 @@ type gemms struct {
 
 // openGEMMs creates a cuBLAS handle in the state PyTorch sets (the
 // stream, a workspace, CUBLAS_DEFAULT_MATH: TF32 off) and a cuBLASLt
-// handle.
-func openGEMMs(s *cuda.Stream) (g *gemms, err error) {
-	g = &gemms{s: s}
+// handle, on d's stream.
+func openGEMMs(d *replay.Device) (g *gemms, err error) {
+	s := d.Stream()
+	g = &gemms{d: d, s: s}
 	defer func() {
 		if err != nil {
 			g.close()
@@ -148,7 +151,7 @@ func (g *gemms) measure(dtype string, n int, o MeasureOptions) (Run, error) {
 		}
 		call = fmt.Sprintf("cublasGemmEx TN %d^3, %s -> %s, compute 32F, CUBLAS_DEFAULT_MATH, algo %d", n, ty.in, ty.out, algo)
 	}
-	best, median, err := timeRepeats(g.s, o.Warmup, o.Repeats, op)
+	best, median, err := g.d.TimeRepeats(o.Warmup, o.Repeats, op)
 	if err != nil {
 		return Run{}, err
 	}

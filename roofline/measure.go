@@ -3,7 +3,6 @@ package roofline
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/kreplay/kreplay/internal/cublas"
@@ -109,7 +108,7 @@ func Measure(d *replay.Device, o MeasureOptions) (*Peaks, error) {
 		if err != nil {
 			return err
 		}
-		run, err := measureCopy(d.Stream(), min(o.CopyBytes, int64(free)/4/(1<<20)*(1<<20)), o)
+		run, err := measureCopy(d, min(o.CopyBytes, int64(free)/4/(1<<20)*(1<<20)), o)
 		if err != nil {
 			return fmt.Errorf("copy: %w", err)
 		}
@@ -133,7 +132,7 @@ func Measure(d *replay.Device, o MeasureOptions) (*Peaks, error) {
 // measureGEMMs measures the GEMM peak of each dtype into p. Call inside
 // Do.
 func measureGEMMs(d *replay.Device, p *Peaks, n int, o MeasureOptions) error {
-	g, err := openGEMMs(d.Stream())
+	g, err := openGEMMs(d)
 	if errors.Is(err, cublas.ErrNotFound) || errors.Is(err, cublaslt.ErrNotFound) {
 		for _, dt := range o.DTypes {
 			p.Missing[dt] = err.Error()
@@ -173,61 +172,11 @@ type unsupported struct{ err error }
 func (u unsupported) Error() string { return u.err.Error() }
 func (u unsupported) Unwrap() error { return u.err }
 
-// timeRepeats runs op warmup times, then times each of repeats runs with
-// CUDA events on s, and returns the best and median times in nanoseconds.
-func timeRepeats(s *cuda.Stream, warmup, repeats int, op func() error) (best, median float64, err error) {
-	start, err := cuda.NewEvent(true)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer start.Destroy()
-	end, err := cuda.NewEvent(true)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer end.Destroy()
-	for range warmup {
-		if err := op(); err != nil {
-			return 0, 0, err
-		}
-	}
-	if err := s.Synchronize(); err != nil {
-		return 0, 0, err
-	}
-	ts := make([]float64, 0, repeats)
-	for range repeats {
-		if err := start.Record(s); err != nil {
-			return 0, 0, err
-		}
-		if err := op(); err != nil {
-			return 0, 0, err
-		}
-		if err := end.Record(s); err != nil {
-			return 0, 0, err
-		}
-		if err := end.Synchronize(); err != nil {
-			return 0, 0, err
-		}
-		el, err := cuda.Elapsed(start, end)
-		if err != nil {
-			return 0, 0, err
-		}
-		ts = append(ts, float64(el.Nanoseconds()))
-	}
-	slices.Sort(ts)
-	median = ts[len(ts)/2]
-	if len(ts)%2 == 0 {
-		median = (ts[len(ts)/2-1] + ts[len(ts)/2]) / 2
-	}
-	if !(ts[0] > 0) {
-		return 0, 0, fmt.Errorf("timed %g ns: the events did not time the work", ts[0])
-	}
-	return ts[0], median, nil
-}
-
 // measureCopy times cuMemcpyDtoDAsync of n bytes between two device
-// buffers on s. Its rate counts the bytes read and written: 2n / time.
-func measureCopy(s *cuda.Stream, n int64, o MeasureOptions) (Run, error) {
+// buffers on d's stream (replay.Device.TimeRepeats). Its rate counts the
+// bytes read and written: 2n / time. Call inside Do.
+func measureCopy(d *replay.Device, n int64, o MeasureOptions) (Run, error) {
+	s := d.Stream()
 	if n < 64<<20 {
 		return Run{}, fmt.Errorf("%d MiB for each of two buffers: want at least 64 MiB of free device memory for each", n>>20)
 	}
@@ -246,7 +195,7 @@ func measureCopy(s *cuda.Stream, n int64, o MeasureOptions) (Run, error) {
 			return Run{}, err
 		}
 	}
-	best, median, err := timeRepeats(s, o.Warmup, o.Repeats, func() error { return cuda.MemcpyDtoDAsync(dst, src, int(n), s) })
+	best, median, err := d.TimeRepeats(o.Warmup, o.Repeats, func() error { return cuda.MemcpyDtoDAsync(dst, src, int(n), s) })
 	if err != nil {
 		return Run{}, err
 	}

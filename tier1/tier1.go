@@ -151,10 +151,10 @@ func (k *Kernel) Capturable() bool {
 }
 
 // Streamed is true: frameworks issue memory operations directly on a
-// stream (launch.Streamed).
+// stream (gpu.Streamed).
 func (k *Kernel) Streamed() bool { return true }
 
-// Pace is pace for a memset and for a copy to the host (launch.Paced): a
+// Pace is pace for a memset and for a copy to the host (gpu.Paced): a
 // framework issues its memsets after other work, not queued behind one
 // another, and waits for what it copies to the host (tensor.item(),
 // .cpu()) before it goes on. Other copies are not paced.
