@@ -38,7 +38,7 @@ func generateInput(t *testing.T) InferenceInput {
 	for _, sig := range set.Signatures {
 		med := float64(sig.TracedNS.Median)
 		entries = append(entries, replay.Entry{ID: sig.ID, Count: sig.Count, PartOf: sig.PartOf,
-			Result: &replay.Result{MedianNS: med, Energy: &replay.Energy{JoulesPerOp: med * 1e-9, Watts: 1000}}})
+			Result: &replay.Result{Stats: replay.Stats{MedianNS: med}, Energy: &replay.Energy{JoulesPerOp: med * 1e-9, Watts: 1000}}})
 	}
 	return InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: entries,
 		Constants: schedule.Constants{SubmitNS: 4000, QueueGapNS: 1000, WakeNS: 3000, MaxCallNS: DefaultMaxCallNS, WaitPowerW: 100}}

@@ -75,7 +75,7 @@ func TestWriteBenchMachineLines(t *testing.T) {
 	for i, uuid := range []string{"GPU-aaaa", "GPU-bbbb"} {
 		fr := &FlowResult{Set: set, GPU: "NVIDIA H100 80GB HBM3", Config: []replay.ConfigItem{{Key: "gpu", Value: "NVIDIA H100 80GB HBM3"},
 			{Key: replay.KeyGPUUUID, Value: uuid}, {Key: "peak-copy-gbps", Value: fmt.Sprint(3000 + i)}, {Key: "peaks-measured", Value: "2026-11-25T03:23:23Z"}}}
-		fr.Entries = append(fr.Entries, replay.Entry{ID: set.Signatures[0].ID, Result: &replay.Result{ID: set.Signatures[0].ID, MedianNS: 1000}})
+		fr.Entries = append(fr.Entries, replay.Entry{ID: set.Signatures[0].ID, Result: &replay.Result{ID: set.Signatures[0].ID, Stats: replay.Stats{MedianNS: 1000}}})
 		if err := fr.WriteBench(&outs[i], "p"); err != nil {
 			t.Fatal(err)
 		}

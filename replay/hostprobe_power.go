@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/energy"
-	"github.com/kreplay/kreplay/internal/cuda"
 )
 
 // WaitWindow is one energy window of the wait kernel launched after each
@@ -107,10 +106,7 @@ func (d *Device) backToBack(k *hostKernel, o HostProbeOptions) (*Energy, error) 
 	t := &timer{d: d, k: k.fixed(o.WaitKernel), sets: 1}
 	defer t.close()
 	var err error
-	if t.start, err = cuda.NewEvent(true); err != nil {
-		return nil, err
-	}
-	if t.end, err = cuda.NewEvent(true); err != nil {
+	if t.ev, err = newEvents(); err != nil {
 		return nil, err
 	}
 	if err := t.capture(hostPerLaunchBatch); err != nil {
