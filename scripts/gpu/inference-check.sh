@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Issue 43's check, on one GPU machine: for each spec named
+# (scripts/gpu/specs/inference/NAME.json) kreplay capture writes a bundle
+# with the host's schedule of its measured processes, then kreplay predict
+# predicts the whole inference from the bundle and the replays alone and
+# reports it against the capture's measured run (-model measured: read,
+# never fed into the prediction). The summary keeps the figures of both.
+#
+# Run from the project root on the GPU machine:
+#   KREPLAY=path/to/kreplay OUT=dir bash scripts/gpu/inference-check.sh NAME...
+# CAPTURE_FLAGS go to kreplay capture; PREDICT_FLAGS to kreplay predict
+# (default: energy windows of 6 ticks over the signatures that make 90% of
+# the traced time, the rest estimated from their class's power, 100 ms of
+# sampling per signature, no timeline); DEADLINE=SECONDS (default 540)
+# starts no new step after that; CAPTURE_TIMEOUT and PREDICT_TIMEOUT bound
+# the steps (300 and 400 s). Writes OUT/summary.txt, OUT/logs/ and
+# OUT/bundles/ (without their kernels directories).
+set -uo pipefail
+OUT=${OUT:-out}
+DEADLINE=${DEADLINE:-540}
+mkdir -p "$OUT/logs" "$OUT/bundles"
+S="$OUT/summary.txt"
+# shellcheck source=scripts/gpu/common.sh
+source "$(dirname "$0")/common.sh"
+PREDICT_FLAGS=${PREDICT_FLAGS:--energy-share 0.9 -ticks 6 -energywarmup 300ms -budget 100ms -no-timeline}
+for s in "$@"; do
+  if late; then say "== $s: not started (deadline)"; continue; fi
+  b="$OUT/bundles/$s" log="$OUT/logs/$s"
+  t=$(date +%s)
+  # shellcheck disable=SC2086
+  timeout "${CAPTURE_TIMEOUT:-300}" "$K" capture "scripts/gpu/specs/inference/$s.json" -o "$b" -force ${CAPTURE_FLAGS:-} >"$log.capture.out" 2>"$log.capture.err"
+  rc=$?
+  say "== $s: capture exit $rc in $(( $(date +%s) - t )) s"
+  grep -E 'schedule|overhead|per inference|spread|warning|error' "$log.capture.err" | tail -10 | tee -a "$S"
+  [ $rc -eq 0 ] || continue
+  if late; then say "predict: not started (deadline)"; continue; fi
+  t=$(date +%s)
+  # shellcheck disable=SC2086
+  timeout "${PREDICT_TIMEOUT:-400}" "$K" predict $PREDICT_FLAGS -model measured -o "$log.bench" -progress "$log.progress.jsonl" "$b" \
+    >"$log.predict.txt" 2>"$log.predict.err"
+  say "predict exit $? in $(( $(date +%s) - t )) s"
+  grep -E '^(host probe|inference|kreplay predict: the whole)' "$log.predict.err" | tee -a "$S"
+  grep -E '^(predicted GPU time|trace GPU busy|model wall|model energy|inference|time per output|energy per output)' "$log.predict.txt" | tee -a "$S"
+  rm -rf "$b/kernels"
+done
