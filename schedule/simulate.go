@@ -264,23 +264,16 @@ func (m *sim) inference(i int, ops []Op) {
 	j := 0
 	for k := range calls {
 		c := &calls[k]
-		gap := m.gap(i, k)
-		enter := m.host + gap
-		own := m.ownCost(c)
-		exit := enter + own
+		var durs []int64
+		if c.Kind.GPU() {
+			durs = ops[j].DurNS
+		}
+		st := m.step(i, k, durs)
+		gap, enter, exit, own := st.gap, st.enter, st.exit, st.own
 		if k == 0 {
 			t.Start = enter
 		}
-		if c.Kind.GPU() {
-			end := m.gpuOp(c, ops[j].DurNS, enter)
-			gpuEnd = max(gpuEnd, end)
-			if c.Sync {
-				exit = max(exit, end+m.c.WakeNS)
-			}
-		} else if target, ok := m.hostOp(c); ok {
-			exit = max(exit, target+m.c.WakeNS)
-		}
-		m.host = exit
+		gpuEnd = max(gpuEnd, st.end)
 		part := HostSplit{FrameworkNS: float64(gap)}
 		if c.IsWait() {
 			part.WaitNS = float64(exit - enter)
@@ -307,6 +300,29 @@ func (m *sim) inference(i int, ops []Op) {
 		t.Tokens = append(t.Tokens, t.End)
 	}
 	m.times = append(m.times, t)
+}
+
+// stepped is one simulated call: its gap before it, enter, exit and own
+// cost, and for a GPU op its end.
+type stepped struct{ gap, enter, exit, own, end int64 }
+
+// step simulates call k of inference i after the previous call; durs are
+// its times if it is a GPU op.
+func (m *sim) step(i, k int, durs []int64) stepped {
+	c := &m.s.Inferences[i].Calls[k]
+	st := stepped{gap: m.gap(i, k), own: m.ownCost(c)}
+	st.enter = m.host + st.gap
+	st.exit = st.enter + st.own
+	if c.Kind.GPU() {
+		st.end = m.gpuOp(c, durs, st.enter)
+		if c.Sync {
+			st.exit = max(st.exit, st.end+m.c.WakeNS)
+		}
+	} else if target, ok := m.hostOp(c); ok {
+		st.exit = max(st.exit, target+m.c.WakeNS)
+	}
+	m.host = st.exit
+	return st
 }
 
 // attribution gives an inference's host time to its GPU ops' labels: the
