@@ -4,7 +4,9 @@
 // profiled trace records them: FromTrace). Bind matches a schedule's GPU
 // work to a signature set's timeline; Simulate replays the schedule against
 // predicted GPU times (docs/whole-inference.md, section 3) and Energy adds
-// the energy model (section 4).
+// the energy model (section 4). FasterHost and UnderGraphs are host
+// what-ifs (section 5): each returns a schedule to simulate in place of
+// the captured one.
 //
 // The file format, one record per line with fields separated by one space
 // (times are integer ns relative to the inference's first record, handles
