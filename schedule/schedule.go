@@ -4,17 +4,20 @@
 // profiled trace records them: FromTrace). Bind matches a schedule's GPU
 // work to a signature set's timeline; Simulate replays the schedule against
 // predicted GPU times (docs/whole-inference.md, section 3) and Energy adds
-// the energy model (section 4).
+// the energy model (section 4). FasterHost and UnderGraphs are host
+// what-ifs (section 5): each returns a schedule to simulate in place of
+// the captured one.
 //
 // The file format, one record per line with fields separated by one space
 // (times are integer ns relative to the inference's first record, handles
-// are hex pointer values, 0x0 the legacy default stream):
+// are hex pointer values, 0x0 the legacy default stream, 0x2 the
+// per-thread one):
 //
 //	kreplay-schedule 1
 //	source recorder|trace
 //	cpu <text>
 //	clock <text>
-//	process <pid> overhead_ns_per_inference <n> armed_wall_ns <n> measured_wall_ns <n>
+//	process <index> overhead_ns_per_inference <n> armed_wall_ns <n> measured_wall_ns <n>
 //	name <id> <kernel name>
 //	inference <i> start <ns on the clock>
 //	L <enter> <exit> <stream> <name id> <gx,gy,gz> <bx,by,bz>   kernel launch
@@ -125,6 +128,8 @@ type Schedule struct {
 
 // Process is the measured process and the recorder's overhead in it.
 type Process struct {
+	// PID is the process's index in the capture (the recorder's process
+	// argument), not an OS process id.
 	PID int64
 	// OverheadNSPerInference is (armed wall - measured wall) per
 	// inference; it may be negative (noise).

@@ -18,10 +18,11 @@ type Constants struct {
 	// WakeNS is the time from the GPU reaching a wait's target to the
 	// host's return from the wait.
 	WakeNS int64
-	// MaxCallNS caps a call's own host cost: a labelled guess, not a
-	// measurement. A call that blocked (a launch on a full queue, a wait)
-	// lasted longer than its host work; what exceeds the cap is taken as
-	// blocking. 0 means no cap.
+	// MaxCallNS caps the own host cost of a call that does not wait: a
+	// labelled guess, not a measurement. A call that blocked (a launch on
+	// a full queue) lasted longer than its host work; what exceeds the cap
+	// is taken as blocking. 0 means no cap. A wait's own cost is capped at
+	// WakeNS instead.
 	MaxCallNS int64
 	// WaitPowerW is the GPU's power while it waits for the host between
 	// short kernels (active idle), used by Energy.
@@ -133,10 +134,12 @@ type Result struct {
 // The host: each call enters its captured gap (clamped at 0) after the
 // previous call's simulated exit (the first call of an inference after
 // the previous inference's last, by the captured starts); a call's own
-// cost is its captured duration capped at MaxCallNS. The GPU: an op on a
-// stream starts at max(enter + SubmitNS, the stream's last end +
-// QueueGapNS if that is later than enter + SubmitNS, the latest event the
-// stream was made to wait on) and lasts its time. A wait (W, a sync copy
+// cost is its captured duration capped at MaxCallNS, a wait's capped at
+// WakeNS (what a captured wait spent beyond that was the capture's GPU,
+// not host work). The GPU: an op on a stream starts at max(enter +
+// SubmitNS, the stream's last end + QueueGapNS if that is later than
+// enter + SubmitNS, the latest event the stream was made to wait on) and
+// lasts its time. A wait (W, a sync copy
 // or memset, a Q that returned ready) exits at max(enter + own cost, the
 // target's time + WakeNS): a stream's last end (or the event it waits on,
 // if later), an event's record time (0 if never recorded: no wait), or
@@ -261,26 +264,16 @@ func (m *sim) inference(i int, ops []Op) {
 	j := 0
 	for k := range calls {
 		c := &calls[k]
-		gap := m.gap(i, k)
-		enter := m.host + gap
-		own := c.Exit - c.Enter
-		if m.c.MaxCallNS > 0 {
-			own = min(own, m.c.MaxCallNS)
+		var durs []int64
+		if c.Kind.GPU() {
+			durs = ops[j].DurNS
 		}
-		exit := enter + own
+		st := m.step(i, k, durs)
+		gap, enter, exit, own := st.gap, st.enter, st.exit, st.own
 		if k == 0 {
 			t.Start = enter
 		}
-		if c.Kind.GPU() {
-			end := m.gpuOp(c, ops[j].DurNS, enter)
-			gpuEnd = max(gpuEnd, end)
-			if c.Sync {
-				exit = max(exit, end+m.c.WakeNS)
-			}
-		} else if target, ok := m.hostOp(c); ok {
-			exit = max(exit, target+m.c.WakeNS)
-		}
-		m.host = exit
+		gpuEnd = max(gpuEnd, st.end)
 		part := HostSplit{FrameworkNS: float64(gap)}
 		if c.IsWait() {
 			part.WaitNS = float64(exit - enter)
@@ -307,6 +300,29 @@ func (m *sim) inference(i int, ops []Op) {
 		t.Tokens = append(t.Tokens, t.End)
 	}
 	m.times = append(m.times, t)
+}
+
+// stepped is one simulated call: its gap before it, enter, exit and own
+// cost, and for a GPU op its end.
+type stepped struct{ gap, enter, exit, own, end int64 }
+
+// step simulates call k of inference i after the previous call; durs are
+// its times if it is a GPU op.
+func (m *sim) step(i, k int, durs []int64) stepped {
+	c := &m.s.Inferences[i].Calls[k]
+	st := stepped{gap: m.gap(i, k), own: m.ownCost(c)}
+	st.enter = m.host + st.gap
+	st.exit = st.enter + st.own
+	if c.Kind.GPU() {
+		st.end = m.gpuOp(c, durs, st.enter)
+		if c.Sync {
+			st.exit = max(st.exit, st.end+m.c.WakeNS)
+		}
+	} else if target, ok := m.hostOp(c); ok {
+		st.exit = max(st.exit, target+m.c.WakeNS)
+	}
+	m.host = st.exit
+	return st
 }
 
 // attribution gives an inference's host time to its GPU ops' labels: the
@@ -370,6 +386,21 @@ func (m *sim) share(l string) *HostShare {
 		m.order = append(m.order, l)
 	}
 	return sh
+}
+
+// ownCost is a call's own host cost: its captured duration, capped at
+// MaxCallNS; for a wait, capped at WakeNS instead, since what a captured
+// wait spent beyond that was waiting for the capture's GPU (a wait that
+// finds its target done returns at least as fast as one woken by it).
+func (m *sim) ownCost(c *Call) int64 {
+	own := c.Exit - c.Enter
+	if c.IsWait() {
+		return min(own, m.c.WakeNS)
+	}
+	if m.c.MaxCallNS > 0 {
+		own = min(own, m.c.MaxCallNS)
+	}
+	return own
 }
 
 // gpuOp places a GPU op launched at enter and returns its end.

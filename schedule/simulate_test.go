@@ -98,14 +98,15 @@ func TestSimulate(t *testing.T) {
 		// sync that blocked 450 µs. Kernel 0 starts at submit (3 µs), the
 		// others queue 1 µs apart: the last ends at 3 + 10 x 50 + 9 x 1 =
 		// 512 µs, and the sync returns 2 µs (wake) later: wall 514 µs. The
-		// sync enters at 60 µs; its own cost is capped at 10 µs, so the
-		// host waited 514 - 70 = 444 µs, and the wait is 454 µs whole.
+		// sync enters at 60 µs; a wait's own cost is capped at the wake (2
+		// µs, not MaxCallNS), so the host waited 514 - 60 - 2 = 452 µs, and
+		// the wait is 514 - 60 = 454 µs whole.
 		name: "GPU-bound behind a sync",
 		sched: "inference 0\n" + launches(10, 6000, 5000) +
 			"W 60000 510000 s 0x0",
 		ops:  ops(repeat(50000, 10)),
 		c:    Constants{SubmitNS: 3000, QueueGapNS: 1000, WakeNS: 2000, MaxCallNS: 10000},
-		wall: 514000, busy: 500000, hostWait: 444000,
+		wall: 514000, busy: 500000, hostWait: 452000,
 		host: HostSplit{FrameworkNS: 10000, LaunchNS: 50000, WaitNS: 454000}, bound: "gpu",
 	}, {
 		// A launch that blocked 2 ms is capped at 20 µs of host time: the
@@ -129,9 +130,10 @@ func TestSimulate(t *testing.T) {
 		// event recorded after it completes at 101 µs; B waits on it, so
 		// B's 10 µs kernel, launched at 3 µs, runs 101..111 µs. A's second
 		// kernel (20 µs), launched at 5 µs, queues behind the first:
-		// 101.5..121.5 µs. The host's sync on B (enter 7 µs, own 1 µs)
-		// returns at 111 µs: it waited 103 µs. wall = the GPU's end 121.5
-		// µs; busy = 1..121.5 µs = 120.5 µs.
+		// 101.5..121.5 µs. The host's sync on B enters at 7 µs; its own
+		// cost is its captured 1 µs capped at the wake, 0: it returns at
+		// 111 µs and waited 111 - 7 - 0 = 104 µs, 104 µs whole. wall = the
+		// GPU's end 121.5 µs; busy = 1..121.5 µs = 120.5 µs.
 		name: "event across two streams",
 		sched: `inference 0
 			L 0 2000 0x1 1 1,1,1 1,1,1
@@ -142,11 +144,12 @@ func TestSimulate(t *testing.T) {
 			W 7000 8000 s 0x2`,
 		ops:  ops([]int64{100000, 10000, 20000}),
 		c:    Constants{SubmitNS: 1000, QueueGapNS: 500},
-		wall: 121500, busy: 120500, hostWait: 103000,
+		wall: 121500, busy: 120500, hostWait: 104000,
 		host: HostSplit{FrameworkNS: 0, LaunchNS: 7000, WaitNS: 104000}, bound: "gpu",
 	}, {
 		// The same without the stream wait: B's kernel runs 4..14 µs, so
-		// the sync on B returns at 14 µs (waited 6 µs); A's second kernel
+		// the sync on B (enter 7 µs, own cost 0: the wake) returns at 14
+		// µs: waited 14 - 7 - 0 = 7 µs, 7 µs whole. A's second kernel
 		// still ends at 121.5 µs. busy = 1..101 and 101.5..121.5 µs: 120
 		// µs, so the GPU idled 1.5 µs, less than the host waited.
 		name: "two streams, no event",
@@ -157,10 +160,12 @@ func TestSimulate(t *testing.T) {
 			W 7000 8000 s 0x2`,
 		ops:  ops([]int64{100000, 10000, 20000}),
 		c:    Constants{SubmitNS: 1000, QueueGapNS: 500},
-		wall: 121500, busy: 120000, hostWait: 6000,
+		wall: 121500, busy: 120000, hostWait: 7000,
 		host: HostSplit{FrameworkNS: 1000, LaunchNS: 6000, WaitNS: 7000}, bound: "gpu",
 	}, {
-		// A wait on the event: it completes at 101 µs.
+		// A wait on the event: the event completes with the kernel at 1 +
+		// 100 = 101 µs; the wait enters at 2.5 µs with own cost 0 (the
+		// wake) and returns at 101 µs: waited 101 - 2.5 = 98.5 µs.
 		name: "event wait",
 		sched: `inference 0
 			L 0 2000 0x1 1 1,1,1 1,1,1
@@ -168,16 +173,46 @@ func TestSimulate(t *testing.T) {
 			W 2500 3000 e 0xe`,
 		ops:  ops([]int64{100000}),
 		c:    Constants{SubmitNS: 1000},
-		wall: 101000, busy: 100000, hostWait: 98000,
+		wall: 101000, busy: 100000, hostWait: 98500,
 		host: HostSplit{LaunchNS: 2500, WaitNS: 98500}, bound: "gpu",
 	}, {
+		// A wait's own cost is its captured duration capped at the wake
+		// (0.5 µs), whatever MaxCallNS: the first sync's captured 30 µs
+		// were spent waiting for the capture's GPU. Submit 1 µs.
+		//   L enters 0, exits 1; kernel 1..3 µs.
+		//   W enters 1, own min(30, 0.5) = 0.5: exits max(1 + 0.5,
+		//     3 + 0.5) = 3.5: waited 3.5 - 1 - 0.5 = 2 µs, 2.5 µs whole.
+		//   L enters 3.5 + its gap 9 = 12.5, exits 13.5; kernel 13.5..15.5.
+		//   W enters 13.5 + its gap 4 = 17.5, own min(0.3, 0.5) = 0.3;
+		//     the kernel is done (15.5 + 0.5 = 16 < 17.8): exits 17.8,
+		//     waited 0, 0.3 µs whole.
+		// wall 17.8 µs; busy 4 µs; framework 9 + 4 = 13 µs; launch path 2
+		// µs; waits 2.5 + 0.3 = 2.8 µs.
+		name: "a wait costs the wake at most",
+		sched: `inference 0
+			L 0 1000 0x0 1 1,1,1 1,1,1
+			W 1000 31000 s 0x0
+			L 40000 41000 0x0 1 1,1,1 1,1,1
+			W 45000 45300 s 0x0`,
+		ops:  ops([]int64{2000, 2000}),
+		c:    Constants{SubmitNS: 1000, WakeNS: 500},
+		wall: 17800, busy: 4000, hostWait: 2000,
+		host: HostSplit{FrameworkNS: 13000, LaunchNS: 2000, WaitNS: 2800}, bound: "host",
+	}, {
 		// Three inferences 10 µs apart on the recorder's clock, each a
-		// launch (1 µs) and a sync (captured 6 µs), with zero constants.
-		// Inference 0 ends at 7 µs; inference 1 enters 3 µs after (its
-		// captured gap), its 5 µs kernel runs 10..15 µs and its sync ends
-		// at its captured 17 µs; inference 2's 9 µs kernel runs 20..29 µs,
-		// past its sync's captured end (27 µs). wall = (29 - 7) / 2 = 11
-		// µs; busy (5 + 9) / 2 = 7 µs; the host waited (0 + 2) / 2 µs.
+		// launch (1 µs) and a sync (captured 6 µs, own cost the wake 0.5
+		// µs), with a zero submit.
+		//   0: L 0..1, kernel 0..5; W enters 1, exits max(1.5, 5.5) = 5.5
+		//      (waited 5.5 - 1 - 0.5 = 4). Ends 5.5.
+		//   1: enters its captured gap 10 - 7 = 3 µs later, 8.5: L
+		//      8.5..9.5, kernel 8.5..13.5; W enters 9.5, exits 14 (waited
+		//      4, 4.5 whole). Ends 14.
+		//   2: enters 17: L 17..18, kernel 17..26; W enters 18, exits 26.5
+		//      (waited 8, 8.5 whole). Ends 26.5.
+		// Steady (1 and 2): wall (26.5 - 5.5) / 2 = 10.5 µs; busy (5 + 9)
+		// / 2 = 7 µs; the host waited (4 + 8) / 2 = 6 µs, more than the
+		// GPU idled (3.5 µs): GPU-bound. Framework 3 µs, launch path 1 µs,
+		// waits (4.5 + 8.5) / 2 = 6.5 µs.
 		name: "back to back",
 		sched: `inference 0
 			L 0 1000 0x0 1 1,1,1 1,1,1
@@ -189,8 +224,9 @@ func TestSimulate(t *testing.T) {
 			L 0 1000 0x0 1 1,1,1 1,1,1
 			W 1000 7000 s 0x0`,
 		ops:  ops([]int64{5000}, []int64{5000}, []int64{9000}),
-		wall: 11000, busy: 7000, hostWait: 1000,
-		host: HostSplit{FrameworkNS: 3000, LaunchNS: 1000, WaitNS: 7000}, bound: "host",
+		c:    Constants{WakeNS: 500},
+		wall: 10500, busy: 7000, hostWait: 6000,
+		host: HostSplit{FrameworkNS: 3000, LaunchNS: 1000, WaitNS: 6500}, bound: "gpu",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := Simulate(parse(t, tc.sched), tc.ops, tc.c)
@@ -220,7 +256,7 @@ func TestSimulate(t *testing.T) {
 
 // TestSimulateGraph: a graph of three kernels (1, 2, 3 µs) queued 0.5 µs
 // apart from submit (1 µs): 1..2, 2.5..4.5, 5..8 µs; the context sync
-// returns at 8 µs. busy 6 µs.
+// (enter 0.5 µs, own cost 0: the wake) returns at 8 µs. busy 6 µs.
 func TestSimulateGraph(t *testing.T) {
 	s := parse(t, "inference 0\nG 0 500 0x0 0xa\nW 500 600 c 0x0")
 	r, err := Simulate(s, [][]Op{{{DurNS: []int64{1000, 2000, 3000}, Label: "graph"}}}, Constants{SubmitNS: 1000, QueueGapNS: 500})
@@ -236,11 +272,12 @@ func TestSimulateGraph(t *testing.T) {
 }
 
 // TestSimulateGenerate: marks 2 before each token's copy and sync. With
-// submit 1 µs, wake 0.5 µs and calls capped at 5 µs:
+// submit 1 µs, wake 0.5 µs and calls capped at 5 µs (the syncs' own cost
+// at the wake, 0.5 µs):
 //
 //	L enter 0.1: kernel 1.1..51.1 µs
 //	C enter 1.2 (async): copy queued, 51.1..52.1 µs
-//	W enter 2.2: returns at 52.1 + 0.5 = 52.6 µs: token 1
+//	W enter 2.2: returns at max(2.2 + 0.5, 52.1 + 0.5) = 52.6 µs: token 1
 //	L enter 52.6: kernel 53.6..83.6 µs
 //	C enter 53.7: copy 83.6..84.6 µs
 //	W enter 54.7: returns at 85.1 µs: token 2
