@@ -3,6 +3,7 @@ package predict
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/traces"
@@ -89,9 +90,49 @@ func TestPredictInferenceGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	ir := p.Workloads[0].Inference
-	if ir == nil || math.Abs(ir.WallNS-inf.WallNS) > 1e-6*inf.WallNS || math.Abs(ir.EnergyJ-inf.EnergyJ) > 1e-6*inf.EnergyJ ||
-		math.Abs(ir.BusyNS-inf.BusyNS) > 1e-6*inf.BusyNS {
-		t.Fatalf("read back %+v, want the prediction's wall %g, energy %g", ir, inf.WallNS, inf.EnergyJ)
+	if ir == nil {
+		t.Fatal("no inference read back")
+	}
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"wall", ir.WallNS, inf.WallNS}, {"busy", ir.BusyNS, inf.BusyNS}, {"GPU idle", ir.GPUIdleNS, inf.GPUIdleNS},
+		{"energy", ir.EnergyJ, inf.EnergyJ}, {"kernel energy", ir.KernelJ, inf.KernelJ}, {"waiting energy", ir.WaitJ, inf.WaitJ},
+		{"waiting power", ir.WaitW, 100},
+	} {
+		if math.Abs(c.got-c.want) > 1e-6*math.Abs(c.want) || c.want == 0 {
+			t.Errorf("%s read back %g, want %g", c.what, c.got, c.want)
+		}
+	}
+}
+
+// A generate's token figures reach the report with the model's, and each
+// is compared.
+func TestInferenceReportTokens(t *testing.T) {
+	const out = `BenchmarkInference/workload=w/inference-16 1 4.8e+08 ns/op 4e+07 busy-ns 4.4e+08 gpu-idle-ns 0 host-wait-ns 63 J/op 9 kernel-J 54 wait-J 120 wait-W 16 tokens 3e+07 ttft-ns 2.75e+07 tpot-ns 3.9e+07 tpot-p90-ns 3.9 J/token
+BenchmarkModel/workload=w/model-16 1 4e+08 ns/op 4.4e+08 mean-ns 55 J/op 126 W 120 idle-W 3.4e+08 p10-ns 5.5e+08 p90-ns 16 tokens 2.5e+07 tpot-ns 3.6e+07 tpot-p90-ns
+`
+	rs, err := ReadResults([]Input{{Name: "x", Reader: strings.NewReader(out)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp := &WorkloadPrediction{}
+	wp.inference(rs.Workloads[0], ReportOptions{})
+	ir := wp.Inference
+	if ir == nil || ir.Tokens != 16 || ir.TPOTNS != 2.75e7 || ir.TPOTP90NS != 3.9e7 || ir.TTFTNS != 3e7 || ir.JPerToken != 3.9 || ir.KernelJ != 9 {
+		t.Fatalf("read %+v", ir)
+	}
+	near := func(e *float64, want float64) bool { return e != nil && math.Abs(*e-want) < 1e-9 }
+	if !near(ir.ErrWall, 4.8/4-1) || !near(ir.ErrTPOT, 2.75/2.5-1) || !near(ir.ErrEnergy, 63.0/55-1) || ir.InSpread == nil || !*ir.InSpread {
+		t.Errorf("against the model: wall %v, tpot %v, energy %v, in spread %v", ir.ErrWall, ir.ErrTPOT, ir.ErrEnergy, ir.InSpread)
+	}
+	var text strings.Builder
+	ir.writeText(&text)
+	for _, want := range []string{"inference wall (predicted)", "+20.0% vs the model", "inside the model's 10-90% spread", "time per output token", "+10.0% vs the model", "energy per output token"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
 	}
 }
 

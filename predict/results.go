@@ -280,7 +280,11 @@ func (s *Samples) add(r *benchfmt.Result) bool {
 			if s.Other == nil {
 				s.Other = map[string][]float64{}
 			}
-			s.Other[v.OrigUnit] = append(s.Other[v.OrigUnit], v.OrigValue)
+			u, x := v.OrigUnit, v.OrigValue // set where benchfmt tidied the unit
+			if u == "" {
+				u, x = v.Unit, v.Value
+			}
+			s.Other[u] = append(s.Other[u], x)
 		}
 	}
 	return ok

@@ -144,14 +144,15 @@ func (p *parser) header(key, rest string) error {
 }
 
 func (p *parser) process(rest string) error {
-	f, err := fields(rest, 7)
-	if err != nil {
-		return fmt.Errorf("process: %w", err)
+	f := strings.Split(rest, " ")
+	if len(f) != 7 && len(f) != 9 {
+		return fmt.Errorf("process: %d fields, want 7 or 9", len(f))
 	}
-	if f[1] != "overhead_ns_per_inference" || f[3] != "armed_wall_ns" || f[5] != "measured_wall_ns" {
-		return errors.New("process: want <pid> overhead_ns_per_inference <n> armed_wall_ns <n> measured_wall_ns <n>")
+	if f[1] != "overhead_ns_per_inference" || f[3] != "armed_wall_ns" || f[5] != "measured_wall_ns" || (len(f) == 9 && f[7] != "overhead_ns_per_call") {
+		return errors.New("process: want <pid> overhead_ns_per_inference <n> armed_wall_ns <n> measured_wall_ns <n> [overhead_ns_per_call <n>]")
 	}
 	var pr Process
+	var err error
 	if pr.PID, err = num(f[0], "pid"); err != nil {
 		return err
 	}
@@ -171,6 +172,11 @@ func (p *parser) process(rest string) error {
 	}
 	if pr.MeasuredWallNS, err = num(f[6], "measured wall"); err != nil {
 		return err
+	}
+	if len(f) == 9 {
+		if pr.CallOverheadNS, err = num(f[8], "overhead per call"); err != nil {
+			return err
+		}
 	}
 	p.s.Process = &pr
 	return nil

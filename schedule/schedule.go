@@ -17,7 +17,7 @@
 //	source recorder|trace
 //	cpu <text>
 //	clock <text>
-//	process <index> overhead_ns_per_inference <n> armed_wall_ns <n> measured_wall_ns <n>
+//	process <index> overhead_ns_per_inference <n> armed_wall_ns <n> measured_wall_ns <n> [overhead_ns_per_call <n>]
 //	name <id> <kernel name>
 //	inference <i> start <ns on the clock>
 //	L <enter> <exit> <stream> <name id> <gx,gy,gz> <bx,by,bz>   kernel launch
@@ -136,6 +136,11 @@ type Process struct {
 	OverheadNSPerInference int64
 	ArmedWallNS            int64
 	MeasuredWallNS         int64
+	// CallOverheadNS is the recorder's own cost per recorded call,
+	// measured by a probe in the process before it recorded (the same
+	// kernel launched unrecorded and recorded); 0 when unknown. Simulate
+	// takes it off the host's time before each call.
+	CallOverheadNS int64
 }
 
 // Inference is one inference's calls.
@@ -319,7 +324,7 @@ func (s *Schedule) Validate() error {
 	}
 	if p := s.Process; p != nil {
 		o := p.OverheadNSPerInference
-		if p.PID > maxNS || p.ArmedWallNS > maxNS || p.MeasuredWallNS > maxNS || o > maxNS || o < -maxNS {
+		if p.PID > maxNS || p.ArmedWallNS > maxNS || p.MeasuredWallNS > maxNS || p.CallOverheadNS > maxNS || p.CallOverheadNS < 0 || o > maxNS || o < -maxNS {
 			return fmt.Errorf("process %d: a field past 2^62", p.PID)
 		}
 		if p.PID < 0 || p.ArmedWallNS < 0 || p.MeasuredWallNS < 0 {

@@ -240,7 +240,11 @@ func (m *sim) stream(h uint64) *stream {
 	return st
 }
 
-// gap is the captured host gap before call k of inference i.
+// gap is the captured host gap before call k of inference i, less the
+// recorder's own cost per recorded call (Process.CallOverheadNS) where the
+// call is one the recorder recorded (not a mark), at least 0: the
+// recorder's cost falls around each call it records, and where the gap is
+// shorter than it the rest is left in (an approximation).
 func (m *sim) gap(i, k int) int64 {
 	calls := m.s.Inferences[i].Calls
 	var g int64
@@ -250,6 +254,9 @@ func (m *sim) gap(i, k int) int64 {
 	case i > 0:
 		prev := &m.s.Inferences[i-1]
 		g = m.s.Inferences[i].Start - (prev.Start + prev.Calls[len(prev.Calls)-1].Exit)
+	}
+	if p := m.s.Process; p != nil && calls[k].Kind != Mark {
+		g -= p.CallOverheadNS
 	}
 	return max(g, 0)
 }

@@ -25,8 +25,12 @@ func Write(w io.Writer, s *Schedule) error {
 		fmt.Fprintf(bw, "clock %s\n", s.Clock)
 	}
 	if p := s.Process; p != nil {
-		fmt.Fprintf(bw, "process %d overhead_ns_per_inference %d armed_wall_ns %d measured_wall_ns %d\n",
+		fmt.Fprintf(bw, "process %d overhead_ns_per_inference %d armed_wall_ns %d measured_wall_ns %d",
 			p.PID, p.OverheadNSPerInference, p.ArmedWallNS, p.MeasuredWallNS)
+		if p.CallOverheadNS > 0 {
+			fmt.Fprintf(bw, " overhead_ns_per_call %d", p.CallOverheadNS)
+		}
+		bw.WriteString("\n")
 	}
 	ids := make([]uint32, 0, len(s.Names))
 	for id := range s.Names {

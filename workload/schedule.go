@@ -65,8 +65,9 @@ func (c *capture) schedule(r *runner.Runner, process int) {
 	}
 	c.schedules = append(c.schedules, name)
 	over := float64(res.OverheadNSPerInference)
-	fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s): the schedule recorder's overhead %+.4g ms per inference, %+.1f%% (%.4g ms recorded, %.4g ms measured)\n",
-		process+1, res.Inferences, name, over/1e6, 100*over/float64(max(res.MeasuredWallNS, 1)), float64(res.ArmedWallNS)/1e6, float64(res.MeasuredWallNS)/1e6)
+	fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s): %.4g ms recorded against %.4g ms measured per inference (%+.1f%%); the recorder's probe: %.3g µs per recorded call\n",
+		process+1, res.Inferences, name, float64(res.ArmedWallNS)/1e6, float64(res.MeasuredWallNS)/1e6, 100*over/float64(max(res.MeasuredWallNS, 1)),
+		float64(res.OverheadNSPerCall)/1e3)
 	if res.Lost > 0 || res.Incomplete > 0 {
 		fmt.Fprintf(p, "capture: warning: process %d's schedule lost %d calls past the recorder's buffer and %d inferences with them (raise KREPLAY_SCHED_RECORDS)\n",
 			process+1, res.Lost, res.Incomplete)

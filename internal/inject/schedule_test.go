@@ -105,7 +105,7 @@ func runDriver(t *testing.T, which string) (string, string) {
 }
 
 const schedHeader = "kreplay-schedule 1\ncpu Fake CPU @ 2.00GHz\nclock CLOCK_MONOTONIC\n" +
-	"process 2 overhead_ns_per_inference 1000 armed_wall_ns 5000 measured_wall_ns 4000\n"
+	"process 2 overhead_ns_per_inference 1000 armed_wall_ns 5000 measured_wall_ns 4000 overhead_ns_per_call 300\n"
 
 // checkSchedule checks the file's form (docs/whole-inference.md): the
 // header; name lines before the first use of their id; inferences

@@ -442,7 +442,7 @@ def _sched_lib():
             lib.kr_sched_mark.argtypes = [ctypes.c_int]
             lib.kr_sched_mark.restype = None
             lib.kr_sched_flush.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_longlong,
-                                           ctypes.c_longlong]
+                                           ctypes.c_longlong, ctypes.c_longlong]
             lib.kr_sched_flush.restype = ctypes.c_longlong
             lib.kr_sched_stats.argtypes = [ctypes.POINTER(ctypes.c_longlong), ctypes.c_int]
         _sched["lib"] = lib
@@ -484,11 +484,9 @@ def _schedule(req):
         raise RuntimeError("schedule: no measured run in this process to compare the recorder's with (send run first)")
     fn = _state["run"]
     _warmup({"n": 1, "min_s": float(req.get("warmup_s", 0.5))})
-    rc = lib.kr_sched_arm(1)
-    if rc != 0:
-        raise RuntimeError(f"schedule: the schedule recorder could not arm: {_ARM_ERRORS.get(rc, rc)}")
     done = False
     try:
+        call_ns = _call_cost(lib)
         _marking = True
         with _polling():
             ev = torch.cuda.Event(enable_timing=True)
@@ -510,7 +508,7 @@ def _schedule(req):
         if not done:
             lib.kr_sched_detach()  # the process as it was before arming
     armed_ns, measured_ns = round(host_s / n * 1e9), round(measured_s * 1e9)
-    got = lib.kr_sched_flush(path.encode(), (cpu_model() or "").encode(), process, armed_ns, measured_ns)
+    got = lib.kr_sched_flush(path.encode(), (cpu_model() or "").encode(), process, armed_ns, measured_ns, call_ns)
     errno = ctypes.get_errno()
     stats = (ctypes.c_longlong * 4)()
     lib.kr_sched_stats(stats, 4)
@@ -520,8 +518,47 @@ def _schedule(req):
     if not detached:
         raise RuntimeError("schedule: the schedule recorder could not let go of CUPTI (cuptiUnsubscribe or cuptiFinalize failed)")
     return dict(path=path, inferences=got, armed_wall_ns=armed_ns, measured_wall_ns=measured_ns,
-                overhead_ns_per_inference=armed_ns - measured_ns, records=stats[0], lost=stats[1], outside=stats[2],
+                overhead_ns_per_inference=armed_ns - measured_ns, overhead_ns_per_call=call_ns, records=stats[0], lost=stats[1], outside=stats[2],
                 incomplete=stats[3])
+
+
+_PROBE_CALLS = 2000  # launches per burst of the recorder's cost probe
+_PROBE_BURSTS = 5
+
+
+def _call_cost(lib):
+    """The recorder's own cost per recorded call: the median burst of
+    _PROBE_CALLS launches of one tiny kernel (an in-place add on one
+    element) before the recorder subscribes, against the median burst
+    after it is armed, over the calls (the probe's records fall outside
+    any inference and are not written). It leaves the recorder armed, with
+    an emptied buffer; the difference is clamped at 0 (noise)."""
+    x = torch.zeros(1, device=torch.device("cuda", _state.get("dev", 0)))
+
+    def burst():
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(_PROBE_CALLS):
+            x.add_(1)
+        t = time.perf_counter() - t
+        torch.cuda.synchronize()
+        return t
+
+    def median_burst():
+        burst()
+        return sorted(burst() for _ in range(_PROBE_BURSTS))[_PROBE_BURSTS // 2]
+
+    off = median_burst()
+    _arm(lib)
+    on = median_burst()
+    _arm(lib)  # empties the buffer: the probe's records are not kept
+    return max(0, round((on - off) / _PROBE_CALLS * 1e9))
+
+
+def _arm(lib):
+    rc = lib.kr_sched_arm(1)
+    if rc != 0:
+        raise RuntimeError(f"schedule: the schedule recorder could not arm: {_ARM_ERRORS.get(rc, rc)}")
 
 
 def cpu_model():

@@ -511,7 +511,7 @@ func (r *Runner) Record(detach bool) error {
 
 // DefaultScheduleInferences is how many inferences a host schedule
 // records when none is said.
-const DefaultScheduleInferences = 5
+const DefaultScheduleInferences = 10
 
 // ScheduleResult is what the runner says of a host schedule it recorded
 // (Schedule).
@@ -525,6 +525,10 @@ type ScheduleResult struct {
 	ArmedWallNS            int64 `json:"armed_wall_ns"`
 	MeasuredWallNS         int64 `json:"measured_wall_ns"`
 	OverheadNSPerInference int64 `json:"overhead_ns_per_inference"`
+	// OverheadNSPerCall is the recorder's own cost per recorded call, from
+	// the runner's probe before it recorded (a tiny kernel launched
+	// unrecorded, then recorded); the file's process line holds it.
+	OverheadNSPerCall int64 `json:"overhead_ns_per_call"`
 	// Records is how many records the recorder kept; Lost the calls past
 	// its buffer's end (KREPLAY_SCHED_RECORDS), Outside the records
 	// outside an inference, Incomplete the inferences left out without

@@ -9,8 +9,8 @@
 # Run from the project root on the GPU machine:
 #   KREPLAY=path/to/kreplay OUT=dir bash scripts/gpu/inference-check.sh NAME...
 # CAPTURE_FLAGS go to kreplay capture; PREDICT_FLAGS to kreplay predict
-# (default: energy windows of 6 ticks over the signatures that make 90% of
-# the traced time, the rest estimated from their class's power, 100 ms of
+# (default: energy windows of 4 ticks over the signatures that make 50% of
+# the traced time, the rest estimated from their class's power, 50 ms of
 # sampling per signature, no timeline); DEADLINE=SECONDS (default 540)
 # starts no new step after that; CAPTURE_TIMEOUT and PREDICT_TIMEOUT bound
 # the steps (300 and 400 s). Writes OUT/summary.txt, OUT/logs/ and
@@ -22,7 +22,7 @@ mkdir -p "$OUT/logs" "$OUT/bundles"
 S="$OUT/summary.txt"
 # shellcheck source=scripts/gpu/common.sh
 source "$(dirname "$0")/common.sh"
-PREDICT_FLAGS=${PREDICT_FLAGS:--energy-share 0.9 -ticks 6 -energywarmup 300ms -budget 100ms -no-timeline}
+PREDICT_FLAGS=${PREDICT_FLAGS:--energy-share 0.5 -ticks 4 -energywarmup 200ms -budget 50ms -no-timeline}
 for s in "$@"; do
   if late; then say "== $s: not started (deadline)"; continue; fi
   b="$OUT/bundles/$s" log="$OUT/logs/$s"

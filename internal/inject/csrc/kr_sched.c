@@ -52,6 +52,7 @@
  *   clock CLOCK_MONOTONIC
  *   process <index> overhead_ns_per_inference <armed-measured>
  *           armed_wall_ns <armed wall per inference> measured_wall_ns <measured wall per inference>
+ *           [overhead_ns_per_call <the recorder's cost per call, from the runner's probe>]
  *   name <id> <kernel name: the rest of the line>   (before the first use of id)
  *   inference <n> start <CLOCK_MONOTONIC ns of its first record>
  *   L <enter> <exit> <stream> <name id> <gx>,<gy>,<gz> <bx>,<by>,<bz>
@@ -616,11 +617,12 @@ static long long write_blocks(FILE *out, size_t n) {
  * a temporary file beside it): cpu is the host's CPU model, process the
  * process's index in the capture, armed_wall_ns and measured_wall_ns the
  * wall per inference of the recorded inferences and of the process's
- * measured (disarmed) run. It returns the number of inferences written, or
+ * measured (disarmed) run, call_ns the recorder's cost per recorded call
+ * as the runner's probe measured it (written when positive). It returns the number of inferences written, or
  * -1 with errno set (nothing recorded: ENODATA). kr_sched_stats then tells
  * what was left out. */
 KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int process, long long armed_wall_ns,
-                                   long long measured_wall_ns) {
+                                   long long measured_wall_ns, long long call_ns) {
 	atomic_store(&armed, 0);
 	if (!buf) {
 		errno = ENODATA;
@@ -639,8 +641,10 @@ KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int proces
 	static char obuf[1 << 20];
 	setvbuf(out, obuf, _IOFBF, sizeof obuf);
 	fprintf(out, "kreplay-schedule 1\ncpu %s\nclock CLOCK_MONOTONIC\n", cpu && *cpu ? cpu : "unknown");
-	fprintf(out, "process %d overhead_ns_per_inference %lld armed_wall_ns %lld measured_wall_ns %lld\n", process,
+	fprintf(out, "process %d overhead_ns_per_inference %lld armed_wall_ns %lld measured_wall_ns %lld", process,
 	        armed_wall_ns - measured_wall_ns, armed_wall_ns, measured_wall_ns);
+	if (call_ns > 0) fprintf(out, " overhead_ns_per_call %lld", call_ns);
+	fputc('\n', out);
 	long long nb = write_blocks(out, n);
 	int err = nb < 0 ? ENOMEM : 0;
 	if (fclose(out) != 0 && !err) err = errno ? errno : EIO;

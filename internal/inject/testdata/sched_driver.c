@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
 	}
 	kr_sched_arm(0);
 	launch(CB_LAUNCH, 0x1000, 0, 1); /* disarmed */
-	long long n = kr_sched_flush(argv[2], "Fake CPU @ 2.00GHz", 2, 5000, 4000);
+	long long n = kr_sched_flush(argv[2], "Fake CPU @ 2.00GHz", 2, 5000, 4000, 300);
 	long long st[4];
 	int k = kr_sched_stats(st, 4);
 	printf("flush %lld stats %d: records %lld lost %lld outside %lld incomplete %lld\n", n, k, st[0], st[1], st[2], st[3]);

@@ -42,7 +42,8 @@ void kr_sched_mark(int kind) {
 	logf_("mark %lld\n", kind, 0, 0, 0);
 }
 
-long long kr_sched_flush(const char *path, const char *cpu, int process, long long armed_ns, long long measured_ns) {
+long long kr_sched_flush(const char *path, const char *cpu, int process, long long armed_ns, long long measured_ns,
+                         long long call_ns) {
 	logf_("flush %lld %lld %lld\n", process, armed_ns, measured_ns, 0);
 	FILE *f = fopen(path, "w");
 	if (!f) return -1;

@@ -86,3 +86,16 @@ class _Backends:
 
 
 backends = _Backends()
+
+
+class _Tensor:
+    def add_(self, v):
+        return self
+
+
+def device(kind, index=0):
+    return (kind, index)
+
+
+def zeros(*shape, device=None):
+    return _Tensor()
