@@ -27,6 +27,10 @@ const (
 	UnitKernelJ    = "kernel-J"
 	UnitWaitJ      = "wait-J"
 	UnitWaitW      = "wait-W"
+	// The host probe's constants the prediction took (HostConstants).
+	UnitSubmitNS   = "submit-ns"
+	UnitQueueGapNS = "queue-gap-ns"
+	UnitWakeNS     = "wake-ns"
 )
 
 // InferenceBenchName is the inference benchmark's name below
@@ -44,6 +48,9 @@ func (inf *Inference) Metrics() []benchfmt.Value {
 		{Value: inf.KernelJ, Unit: UnitKernelJ},
 		{Value: inf.WaitJ, Unit: UnitWaitJ},
 		{Value: inf.Constants.WaitPowerW, Unit: UnitWaitW},
+		{Value: float64(inf.Constants.SubmitNS), Unit: UnitSubmitNS},
+		{Value: float64(inf.Constants.QueueGapNS), Unit: UnitQueueGapNS},
+		{Value: float64(inf.Constants.WakeNS), Unit: UnitWakeNS},
 	}
 	if inf.Tokens > 0 {
 		v = append(v, benchfmt.Value{Value: inf.Tokens, Unit: bench.UnitTokens},
