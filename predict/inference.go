@@ -43,6 +43,23 @@ type InferenceInput struct {
 	Constants schedule.Constants
 	// PowerLimitW is the replay GPU's power limit (0: none).
 	PowerLimitW float64
+	// FasterHost are the host what-ifs to predict beside: the same
+	// inference with the host this many times faster (schedule.FasterHost;
+	// nil: DefaultFasterHost).
+	FasterHost []float64
+}
+
+// DefaultFasterHost is the host what-if PredictInference predicts unless
+// told otherwise: the host twice as fast.
+var DefaultFasterHost = []float64{2}
+
+// WhatIf is a host what-if's predicted inference.
+type WhatIf struct {
+	Name    string  `json:"name"`
+	WallNS  float64 `json:"wall_ns"`
+	EnergyJ float64 `json:"energy_j"`
+	TPOTNS  float64 `json:"tpot_ns,omitempty"`
+	Bound   string  `json:"bound"`
 }
 
 // Inference is a whole inference predicted from a host schedule and the
@@ -88,6 +105,8 @@ type Inference struct {
 	// signature had no replay and took its traced median (and no energy).
 	Ops       int `json:"ops"`
 	TracedOps int `json:"traced_ops,omitempty"`
+	// WhatIfs are the host what-ifs (InferenceInput.FasterHost).
+	WhatIfs []WhatIf `json:"what_ifs,omitempty"`
 	// OverheadNS is the recorder's overhead per inference as the capture
 	// measured it in the schedule's process (armed less measured wall), for
 	// the record: it is not subtracted.
@@ -147,7 +166,35 @@ func PredictInference(in InferenceInput) (*Inference, error) {
 	if p := s.Process; p != nil {
 		inf.OverheadNS = p.OverheadNSPerInference
 	}
+	factors := in.FasterHost
+	if factors == nil {
+		factors = DefaultFasterHost
+	}
+	for _, f := range factors {
+		w, err := fasterHost(in, ops, joules, f)
+		if err != nil {
+			return nil, fmt.Errorf("inference: %w", err)
+		}
+		inf.WhatIfs = append(inf.WhatIfs, w)
+	}
 	return inf, nil
+}
+
+// fasterHost predicts the inference with the host f times faster.
+func fasterHost(in InferenceInput, ops [][]schedule.Op, joules [][]float64, f float64) (WhatIf, error) {
+	s, err := schedule.FasterHost(in.Schedule, f)
+	if err != nil {
+		return WhatIf{}, err
+	}
+	res, err := schedule.Simulate(s, ops, in.Constants)
+	if err != nil {
+		return WhatIf{}, err
+	}
+	en, err := schedule.Energy(res, joules, in.Constants, in.PowerLimitW)
+	if err != nil {
+		return WhatIf{}, err
+	}
+	return WhatIf{Name: fmt.Sprintf("the host %gx as fast", f), WallNS: en.WallNS, EnergyJ: en.TotalJ, TPOTNS: res.TPOT.Median, Bound: res.Bound}, nil
 }
 
 // opReplay is one signature's predicted time and energy per invocation.

@@ -92,6 +92,10 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 		return
 	}
 	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.Summary())
+	for _, w := range fr.Inference.WhatIfs {
+		fmt.Fprintf(progress, "inference what-if, %s: wall %.4g ms (%+.1f%%, %s-bound), %.4g J (%+.1f%%)\n", w.Name, w.WallNS/1e6,
+			100*(w.WallNS/fr.Inference.WallNS-1), w.Bound, w.EnergyJ, 100*(w.EnergyJ/fr.Inference.EnergyJ-1))
+	}
 }
 
 // Summary is the prediction in one line.

@@ -79,6 +79,16 @@ func TestPredictInferenceGenerate(t *testing.T) {
 		t.Errorf("wall %.4g ms, busy %.4g ms, %s-bound, dominant %s; want host-bound by the framework", inf.WallNS/1e6, inf.BusyNS/1e6, inf.Bound, inf.Dominant)
 	}
 	t.Logf("%s", inf.Summary())
+	// The host twice as fast halves the host's part of a host-bound
+	// decode's wall; the GPU's part (busy, under 4% here) stays.
+	if len(inf.WhatIfs) != 1 {
+		t.Fatalf("what-ifs %+v, want the default one", inf.WhatIfs)
+	}
+	w := inf.WhatIfs[0]
+	if r := w.WallNS / inf.WallNS; r < 0.5 || r > 0.5+inf.BusyNS/inf.WallNS || w.EnergyJ >= inf.EnergyJ {
+		t.Errorf("the host twice as fast: wall x%.3f, %.4g J against %.4g J; want x0.5 to x%.3f, less energy",
+			r, w.EnergyJ, inf.EnergyJ, 0.5+inf.BusyNS/inf.WallNS)
+	}
 
 	fr := &FlowResult{Set: in.Set, GPU: "test GPU", Inference: inf}
 	var out bytes.Buffer

@@ -8,7 +8,8 @@ import (
 
 // The host what-ifs (issue 43, item 6): pure functions that return a new
 // schedule to simulate in place of the captured one. Each leaves its input
-// unchanged; the result has no Process (its walls were the captured run's).
+// unchanged; the result has no Process (its walls were the captured run's),
+// but FasterHost keeps the recorder's cost per call, scaled.
 
 // FasterHost returns s with the host factor times faster: every gap
 // between calls (and between inferences) and every own duration of a call
@@ -39,6 +40,11 @@ func FasterHost(s *Schedule, factor float64) (*Schedule, error) {
 		return maxNS + 1
 	}
 	out := whatIfHeader(s)
+	if p := s.Process; p != nil && p.CallOverheadNS > 0 {
+		// The recorder's cost per call still sits in the scaled gaps:
+		// Simulate takes it off, scaled alike.
+		out.Process = &Process{PID: p.PID, CallOverheadNS: scale(p.CallOverheadNS)}
+	}
 	var l layout
 	for i := range s.Inferences {
 		inf := &s.Inferences[i]
