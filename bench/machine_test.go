@@ -75,11 +75,11 @@ func TestTwoGPUsCompareInBenchstat(t *testing.T) {
 		recorded[i] = b
 		rewritten[i] = rewriteConfig(b, "GPU-"+name)
 	}
-	tables, cols := benchstatLayout(t, recorded)
+	tables, _ := benchstatLayout(t, recorded)
 	if tables < 2 {
 		t.Fatalf("as recorded: %d table(s); the test no longer shows the split it guards against", tables)
 	}
-	tables, cols = benchstatLayout(t, rewritten)
+	tables, cols := benchstatLayout(t, rewritten)
 	if tables != 1 || cols == 0 {
 		t.Errorf("as written now: %d tables, %d rows with both files; want 1 table whose rows compare the two", tables, cols)
 	}

@@ -35,7 +35,6 @@ type group struct {
 	// patches are the inner pointers this group's buffer holds.
 	patches []patch
 	bufs    []cuda.DevicePtr
-	noted   bool // no snapshot: zeros
 }
 
 // Kernel is a captured launch made launchable. It implements

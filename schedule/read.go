@@ -341,7 +341,9 @@ func (c *Call) parseFields(f []string) error {
 		if c.Grid, err = dim3(f[2], "grid"); err != nil {
 			return err
 		}
-		c.Block, err = dim3(f[3], "block")
+		if c.Block, err = dim3(f[3], "block"); err != nil {
+			return err
+		}
 	case Copy, Memset:
 		if c.Stream, err = handle(f[0]); err != nil {
 			return err

@@ -1,7 +1,6 @@
 package cudnn
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,6 +162,6 @@ func TestGraphHeaderValues(t *testing.T) {
 	v := dltest.CheckConsts(t, vals, "CUDNN_VERSION", consts, "package cudnn")
 	t.Logf("checked %d enumerators against cudnn_graph.h of cuDNN %s in %s", len(consts), VersionString(int(v)), dir)
 	if v < 90000 {
-		t.Error(fmt.Sprintf("cudnn_graph.h of CUDNN_VERSION %d: cuDNN 9 declares it", v))
+		t.Errorf("cudnn_graph.h of CUDNN_VERSION %d: cuDNN 9 declares it", v)
 	}
 }
