@@ -55,9 +55,8 @@ func TimelineMetrics(r *replay.TimelineResult) []benchfmt.Value {
 // and mean-ns the mean wall time over the run, which the energy per
 // inference belongs to. A launch-bound inference's spans have a tail of
 // host stalls that moves the mean from run to run while the median holds
-// (qwen05b-sdpa-prefill, H100, 12 runs in 3 processes: means 15.56-16.74
-// ms, medians 15.21-15.71 ms; results/h100/capture/README.md). Without a
-// spread, ns/op is the mean.
+// (see results/h100/capture/README.md). Without a spread, ns/op is the
+// mean.
 func ModelMetrics(r *runner.Result) []benchfmt.Value {
 	mean := r.WallSPerInference * 1e9
 	ms, spread := r.MedianMS()

@@ -55,12 +55,10 @@ type AuxMemset interface {
 // Streamed is a Kernel that a framework issues on its stream one call at
 // a time, outside any CUDA graph: a CUDA memory operation. Its timed
 // batches are direct launches, and its value is the median of single
-// invocations, the statistic a trace keeps of each signature.
-//
-// Measured on an H100 (2026-11-26, results/h100/capture): a 4-byte memset
-// in a CUDA graph took 0.86-0.90 µs, launched directly 0.77 µs by its
-// median as in the trace, with a tail that put the batch means at
-// 0.89-0.92 µs where the trace's mean is within 3% of its median.
+// invocations, the statistic a trace keeps of each signature: a small
+// memset runs slower in a CUDA graph than launched directly, as the trace
+// saw it, and its direct launches have a tail that batch means would
+// count (see results/h100/capture/README.md).
 type Streamed interface {
 	Kernel
 	Streamed() bool
@@ -68,18 +66,13 @@ type Streamed interface {
 
 // Paced is a Streamed kernel whose timed invocations must each find the
 // GPU idle, as a framework issues it after other work: its replay waits
-// Pace on the host after each launch of a timed batch.
-//
-// Measured on an H100 (2026-11-26, results/h100/memset-pacing): a 4-byte
-// memset that starts 1.2 µs after another ends, as back-to-back launches
-// queue them, took 0.80-1.02 µs by its median, its slowest tenth from
-// 1.2-1.5 µs, varying between processes and runs; with 1-10 µs of host
-// time between launches its median was 0.768 µs in every run of three
-// processes. The traces' memsets take 0.70-0.80 µs by their median; those
-// queued 1.2-1.4 µs behind a kernel stretch in part, by a share that
-// differs between captures, which a paced replay does not reproduce. A
-// 1-byte copy to pinned memory took 1.41-1.76 µs back to back, by
-// process, and 1.38-1.44 µs paced (fifteenth session, tier1.pace).
+// Pace on the host after each launch of a timed batch. Queued right
+// behind another, small memsets and copies to the host stretch by an
+// amount that varies between processes and runs; with a few µs of host
+// time between launches their medians are the same in every process and
+// match the traces' (see results/h100/memset-pacing/README.md). Memsets
+// that a traced run queued shortly after a kernel stretch in part too,
+// which a paced replay does not reproduce (signatures/arrival.go).
 type Paced interface {
 	Streamed
 	Pace() time.Duration

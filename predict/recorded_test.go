@@ -116,7 +116,7 @@ func checkPrediction(t *testing.T, wp *WorkloadPrediction) {
 }
 
 // The re-recorded H100 output (testdata/h100-bloom-560m_prefill.bench,
-// generated package, go test -bench, 2026-11-25) carries its configuration
+// generated package, go test -bench) carries its configuration
 // lines on every result, so that benchstat's -col gpu, -col driver and
 // -col cublas group it: one column each, naming the H100, its driver and
 // cuBLAS, and the GPU the trace came from (benchproc's projection, as

@@ -181,9 +181,8 @@ type WorkloadPrediction struct {
 	// EnergyThrottled counts the signatures whose energy window ran
 	// throttled (bench.Fidelity), and ThrottledJ is their share of
 	// PredictedJ's center: energy per launch at a capped clock, which
-	// underestimates a real run that keeps its clocks (on the H100 two
-	// captured prefills' energy came out 8% low, their GEMMs' windows at
-	// the 700 W cap: results/h100/capture).
+	// underestimates a real run that keeps its clocks (see
+	// results/h100/capture/README.md).
 	EnergyThrottled int     `json:"energy_throttled,omitempty"`
 	ThrottledJ      float64 `json:"throttled_j,omitempty"`
 	// EnergyDuty counts the signatures whose energy was measured again
@@ -207,9 +206,8 @@ type WorkloadPrediction struct {
 	TotalJ     *Interval `json:"total_j,omitempty"`
 	// CapJ is set when the sum came out above what the GPU's power limit
 	// allows over the model's wall time (limit x wall): the GPU's power
-	// limiter holds the average power under it (the real runs of
-	// results/h100/energy ran power-capped at 687-692 W of 700), so
-	// TotalJ is bounded by it.
+	// limiter holds the average power under it (a capped run draws just
+	// under the limit), so TotalJ is bounded by it.
 	CapJ *float64 `json:"cap_j,omitempty"`
 	// PowerLimitW is the GPU's power limit the results name (0: none).
 	PowerLimitW float64  `json:"power_limit_w,omitempty"`

@@ -27,9 +27,10 @@ extern "C" __global__ void kr_l2_clean(const uint4* __restrict__ p, unsigned lon
 // written back now rather than while the next kernel runs. The captured
 // binaries' samples start so: their producer then leaves its own output
 // dirty in the L2, as in the real run. (The memset flush of flushL2
-// leaves 100 MB of dirty lines on an H100: a decode step's 32 MB weight
-// GEMV then ran 27% slower than traced, its weight reads sharing the
-// memory bus with the flush's write-backs.) Call inside Do.
+// leaves the L2 full of dirty lines: a weight-streaming GEMV after it
+// runs well slower than traced, its weight reads sharing the memory bus
+// with the flush's write-backs; see results/h100/capture/README.md.)
+// Call inside Do.
 func (d *Device) cleanL2() error {
 	if err := d.setupClean(); err != nil {
 		return err

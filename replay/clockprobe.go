@@ -12,9 +12,10 @@ import (
 )
 
 // The clock probe measures the SM clock a replay ran at, on the GPU
-// itself: NVML's clock readings can stand far from it (1980 MHz from
-// NVML during heavy GEMM replays on an H100 where Nsight Compute measured
-// 1536 and 1658 MHz, sm__cycles_elapsed.avg.per_second). One warp of
+// itself: NVML's clock readings can stand far from it, by hundreds of MHz
+// during heavy GEMM replays under the power cap against Nsight Compute's
+// sm__cycles_elapsed.avg.per_second (see
+// results/h100/roofline-whatif/README.md). One warp of
 // kr_clock_probe, launched on a stream of its own before the measured
 // launches, waits for a start flag, reads %globaltimer and clock64 when
 // it sees it, polls (nanosleep between polls) until a stop flag, and

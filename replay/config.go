@@ -82,7 +82,6 @@ func libVersion(code int, path string) string {
 
 // KeyGPUUUID is the configuration key of the GPU's UUID (NVML's): which
 // chip of a model measured the results. Energies differ between chips of
-// one model (kreplay predict's sums for the Llama-7B prefill on two lent
-// H100s: 46.96 and 48.97 J), so a calibration that mixes two outputs
+// one model by a few percent, so a calibration that mixes two outputs
 // checks it.
 const KeyGPUUUID = "gpu-uuid"

@@ -13,10 +13,10 @@ import (
 // GPU at its power limit: the software power cap lowers the SM clock, and
 // the energy of a launch at the capped clock is not the energy it has in a
 // real inference, where it runs at the boost clock between kernels that
-// draw less (measured on the H100: `scripts/gpu/energy_probe.py`,
-// results/h100/energy/). Such a signature is measured again duty-cycled:
-// bursts of launches, each followed by an idle gap, so that the average
-// power stays under the cap.
+// draw less (the probe: `scripts/gpu/energy_probe.py`; see
+// results/h100/capture/README.md). Such a signature is measured again
+// duty-cycled: bursts of launches, each followed by an idle gap, so that
+// the average power stays under the cap.
 //
 // The gap's energy is not guessed: two windows with the same gap, one of
 // bursts of n launches (a) and one of single launches (b), give per cycle

@@ -204,11 +204,9 @@ const EstimatedMethod = "estimated"
 // The time is the kernel's own, not Result.MedianNS: in the primed and
 // context cache modes a timed invocation includes the launches that
 // prepare its inputs, which its energy window leaves out (measure.go), and
-// for the first launches of an inference that context runs to its end. On
-// an FP8 prefill (H100, 2026-11-26) MedianNS made 31 unmeasured signatures
-// of 0.70 ms of kernel time cost 1.44 J, over 2000 W; the kernel time gives
-// 0.32 J, and the prediction moved from +9.3% to -1.6% of the measured
-// energy (results/h100/capture).
+// for the first launches of an inference that context runs to its end, so
+// MedianNS can charge a short kernel a power no GPU draws (see
+// results/h100/capture/README.md).
 func EstimateEnergy(entries []Entry) int {
 	type acc struct {
 		joules, seconds float64

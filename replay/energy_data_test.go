@@ -35,8 +35,8 @@ func readProgress(t *testing.T, path string) []Entry {
 }
 
 // TestEstimateEnergyRealRun estimates the energy of the signatures that an
-// FP8 prefill's predict run (H100, 2026-11-26, -energy-share 0.95, the
-// context cache mode) left unmeasured: their energy may not exceed what
+// FP8 prefill's recorded predict run (H100, -energy-share 0.95, the
+// context cache mode; results/h100/capture/) left unmeasured: their energy may not exceed what
 // they would draw at the 700 W power limit for their kernel time, which
 // the primers' time counted in did by far (1.44 J for 0.70 ms).
 func TestEstimateEnergyRealRun(t *testing.T) {

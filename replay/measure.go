@@ -46,8 +46,8 @@ const (
 	// for GEMMs that read a layer's weights (mm, addmm, linear: every
 	// layer has its own, so they come from device memory); Cold for
 	// layer norm, whose weights come from device memory too but are too
-	// small to rotate out of the L2 (decode's native_layer_norm
-	// f16[1,1,1024] on an H100: 2.92 µs warm, 3.87 cold, 3.49 traced);
+	// small to rotate out of the L2 (a decode's layer norm traces nearer
+	// its cold time than its warm one);
 	// Primed for the other tier-3 kernels, whose inputs the kernels before
 	// them just wrote; Warm for the rest (attention's bmm and baddbmm,
 	// memory ops). A signature replayed by its captured binary runs
@@ -56,11 +56,8 @@ const (
 	// three sets), Primed otherwise: its producer, the launch recorded
 	// just before it that touched its memory, runs before each launch
 	// after a clean flush of the L2 (package captured; Device.cleanL2), or,
-	// without one, each launch starts from the clean L2. (On a compiled
-	// Llama prefill's captured kernels, H100: the GEMMs primed after the
-	// dirty memset flush ran within 10% of traced, after the clean flush
-	// 9.5% slow in sum; the other kernels 90.5% and 95.3% of their time
-	// within 10%.)
+	// without one, each launch starts from the clean L2 (see
+	// results/h100/capture/README.md for how near traced each runs).
 	Auto
 	// Primed rotates buffer sets as Rotating does and, before each
 	// launch, writes that set's input tensors from twins that hold the
@@ -86,15 +83,13 @@ const (
 	// (signatures.Binary.Context), each with its own buffers where it
 	// shares none. What they write is in the L2, dirty, when the kernel
 	// starts, as in the real run: a GEMV that streams its weight from
-	// device memory writes those lines back while it runs (the compiled
-	// decode's gate GEMV, H100: 13.34 µs alone, 13.70 after a fill that
-	// leaves 1 MB dirty, 14.21 after 4 MB, 14.53 traced after the
-	// attention block; scripts/gpu/pred_probe.py). A compute-bound GEMM
+	// device memory writes those lines back while it runs, and slows the
+	// more the more of them there are (scripts/gpu/pred_probe.py; see
+	// results/h100/plain-traces/README.md). A compute-bound GEMM
 	// (ComputeBound) rotates as in Auto: its time is the SM clock's, not
 	// the L2's, and a prefill at the power limit runs its GEMMs back to
 	// back as the rotating batches do, where one launch after its context
-	// runs between pauses (a compiled Llama prefill captured at the 700 W
-	// limit, H100: its GEMMs +0.2% rotating, -2.4% after their context).
+	// runs between pauses (see results/h100/capture/README.md).
 	Context
 )
 
@@ -384,10 +379,9 @@ type Result struct {
 	// Options.ClockProbe: SM cycles (clock64) over %globaltimer's
 	// nanoseconds while the samples' batches ran once more after the
 	// timed ones, for ClockProbeNS. It is the clock the work ran at, which
-	// NVML's readings (GPU.MeanSMClockMHz) can overstate: 1980 MHz from
-	// NVML for heavy GEMMs on an H100 that Nsight Compute saw run at 1536
-	// and 1658. 0 without the probe, or when it failed: ClockErr then
-	// says why.
+	// NVML's readings (GPU.MeanSMClockMHz) can overstate, by hundreds of
+	// MHz for heavy GEMMs under the power cap. 0 without the probe, or
+	// when it failed: ClockErr then says why.
 	SMClockMHz   float64 `json:"sm_clock_mhz,omitempty"`
 	ClockProbeNS float64 `json:"clock_probe_ns,omitempty"`
 	ClockErr     string  `json:"clock_error,omitempty"`

@@ -83,8 +83,8 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 		prods, cache = sig.Binary.Context, Primed // the launches recorded just before it
 		// A memory-bound GEMM reads its weights once per inference: its
 		// energy windows rotate buffer sets, so that they stream them from
-		// device memory as the real run does, not from the L2 (the compiled
-		// decode's GEMVs, H100: the prediction's energy -16.4% on one set).
+		// device memory as the real run does, not from the L2, where one
+		// set would charge them far too little energy.
 		energySets = sig.Class == signatures.ClassGEMM
 	case (cache == Auto || cache == Context) && sig.Binary != nil && c != Rotating:
 		prods, cache = sig.Binary.Producers, Primed // its producer, if any, primes it

@@ -172,7 +172,8 @@ func TestGPUEnergy(t *testing.T) {
 	t.Logf("%s: %.4f J/op, %.0f W over %.2f s (%d ticks, %.0f ops), clocks %v", sig.Label, e.JoulesPerOp, e.Watts, e.Seconds, e.Ticks, e.Ops, e.GPU)
 	// A window that ran power-capped is measured again duty-cycled
 	// (DutyEnergy): its W is then the power while the op runs, above the
-	// cap (about 900-980 W for the H100's large GEMMs, results/h100/energy),
+	// cap (about 900-980 W for the H100's large GEMMs, see
+	// results/h100/capture/README.md),
 	// and its window holds idle gaps between the bursts.
 	most, sPerOp := 1000.0, e.Seconds/e.Ops
 	if e.Duty != nil {

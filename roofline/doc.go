@@ -62,12 +62,12 @@
 //     clock NVML sampled during the replay ("nvml": Work.SMClockMHz, from
 //     replay.Result.GPU, or sm-MHz in benchmark output); else the device's
 //     maximum SM clock, assumed ("max", ClockAssumed). NVML's readings can
-//     stand far above the clock the work ran at: 1980 MHz for heavy GEMM
-//     replays on an H100 that Nsight Compute measured at 1536 and 1658
-//     MHz (sm__cycles_elapsed.avg.per_second): their hardware compute
-//     share was 15 to 20 points off ncu's at NVML's clock, within 1 to 4
-//     at ncu's. Taken at the kernel's own clock the share is per clock
-//     cycle, as ncu's sm__throughput is, whatever the clock.
+//     stand far above the clock the work ran at (heavy GEMMs under the
+//     power cap), enough to move the hardware compute share well off
+//     Nsight Compute's; at the work's own clock the two agree (see
+//     results/h100/roofline-whatif/README.md). Taken at the kernel's own
+//     clock the share is per clock cycle, as ncu's sm__throughput is,
+//     whatever the clock.
 //
 // The hardware figures are read when the peaks are measured (HardwareOf:
 // SMs and compute capability from CUDA, the rest from NVML) and cached

@@ -138,8 +138,8 @@ const (
 // w, and its source: the probe's (Work.ProbeClockMHz) over NVML's mean
 // (Work.SMClockMHz) over the device's maximum (h.MaxSMClockMHz, assumed);
 // 0 and "" when none is known. NVML's readings can stand far above the
-// clock the work ran at: 1980 MHz for heavy GEMMs on an H100 where Nsight
-// Compute measured 1536 and 1658 (sm__cycles_elapsed.avg.per_second).
+// clock the work ran at (heavy GEMMs under the power cap), so a probed
+// clock is preferred.
 func PickClock(w Work, h *Hardware) (float64, string) {
 	switch {
 	case w.ProbeClockMHz > 0:

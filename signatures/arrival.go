@@ -2,23 +2,19 @@ package signatures
 
 // When a memory operation arrives, and what it costs.
 //
-// A 4-byte memset that the host launches 1.2-2.0 µs after its GPU went
-// idle is stretched in part, to about 1 µs instead of 0.7-0.8 (29 traces
-// of the twelfth to fifteenth sessions: 32-40% of those memsets took over
-// 900 ns, 5% of those that followed sooner, none of those that followed
-// 2 µs or more; results/h100/memset-pacing/). The probe memprobe/pace saw
-// the same for memsets launched back to back, 1.22 µs apart, and none
-// after 2.3 µs of idle. Memsets that follow sooner (the host well ahead)
-// or later are not, and neither are a CUDA graph's, whose launches the GPU
-// issues itself. An isolated replay times a memset paced, as it arrives
-// after idle, so the arrival is read from the trace.
+// A small memset that the host launches within the arrival window after
+// its GPU went idle (ArrivalWindowLoNS to ArrivalWindowHiNS) is often
+// stretched, to about 1 µs instead of its paced time; memsets that follow
+// sooner (the host well ahead) or later are not, and neither are a CUDA
+// graph's, whose launches the GPU issues itself. The window and the
+// stretch come from traced runs and the probe memprobe/pace (see
+// results/h100/memset-pacing/README.md). An isolated replay times a
+// memset paced, as it arrives after idle, so the arrival is read from the
+// trace.
 //
-// The earlier in the window, the more: in the 22 traces of the twelfth to
-// fourteenth sessions, 11 of 13 such memsets that arrived 1.2-1.4 µs after
-// idle stretched, 9 of 13 at 1.4-1.6 µs, 6 of 25 at 1.6-1.8 µs. The
-// stretched ones began their work about 1.8 µs after the GPU went idle
-// (start plus duration less 768 ns: median 1.82 µs, quartiles 1.73-1.98),
-// as if they waited for something that ends then.
+// The earlier in the window, the more often a memset stretches, and the
+// stretched ones begin their work at about the same time after the GPU
+// went idle, as if they waited for something that ends then.
 
 // The arrival window, in ns of GPU idle before an activity: from
 // ArrivalWindowLoNS up to (not including) ArrivalWindowHiNS.

@@ -42,8 +42,8 @@ func TestWindowArrivals(t *testing.T) {
 	}
 }
 
-// Two real captures: the sixteenth session's bf16 SDPA prefill, whose
-// memset class came out -26% with paced replays, has memsets in the window
+// Two real captures: a bf16 SDPA prefill, whose memset class came out
+// short with paced replays (results/h100/memset-pacing/README.md), has memsets in the window
 // (its cuDNN memsets queue 1.2-2.0 µs behind an elementwise kernel); the
 // CUDA-graph prefill's memsets, 1.2-2.0 µs apart too, count none.
 func TestWindowArrivalsTraces(t *testing.T) {

@@ -40,13 +40,9 @@ var (
 
 // pace is the host time between a memset's or a copy to the host's
 // timed launches. Queued right behind another memory operation, both
-// stretch on the H100, by an amount that differs between processes: a
-// 4-byte memset to 800-1024 ns (768 ns with the GPU idle 2.3 µs or more
-// before it), a 1-byte copy to pinned memory to 1440-1760 ns by process,
-// where 3 µs of host time between launches, or a synchronize after each,
-// gave 1440 ns in every process (results/h100/memset-pacing/: the
-// thirteenth session's memprobe/gap; replayed back to back, the copy took
-// 1408-1760 ns in 24 kreplay run processes of the fifteenth).
+// stretch, by an amount that differs between processes; 3 µs of host
+// time between launches, like a synchronize after each, gives the same
+// time in every process (see results/h100/memset-pacing/README.md).
 const pace = 3 * time.Microsecond
 
 // New allocates the buffers of a tier-1 signature and fills them with

@@ -139,12 +139,10 @@ const (
 
 // scaleAlign is the alignment of each scale in their allocation.
 // PyTorch's scales are tensors of their own, each at the start of an
-// allocator block; with the three packed 4 bytes apart (an earlier
-// version), every cublasLtMatmul of the GPU test returned
-// CUBLAS_STATUS_NOT_SUPPORTED on the H100 (cuBLASLt 13.1), as did a C
-// probe with the B scale 4 bytes after the A scale, while the roofline's
-// FP8 GEMM with one scale pointer for both ran. The misaligned scale
-// pointer is the likely cause (an inference from those runs).
+// allocator block. With the scales packed 4 bytes apart cublasLtMatmul
+// returns CUBLAS_STATUS_NOT_SUPPORTED (cuBLASLt 13.1 on Hopper), while an
+// FP8 GEMM with one scale pointer for both runs; the misaligned scale
+// pointer is the likely cause (inferred, not documented).
 const scaleAlign = 256
 
 // scaleSpan is the bytes n float32 scales take, rounded up to scaleAlign.

@@ -12,16 +12,14 @@ import (
 // second time right after itself (the again timeline, B). Neither holds
 // the what-if's kernel.
 //
-// Why a second run (results/h100/roofline-whatif/, seventeenth session).
-// The one-run curve (cap.go) fits one clock share and one energy slope
-// between the replays alone and the plain timeline, and so mixes two
-// effects: the clock's, and the context's (the memory-bound chain's
-// kernels run 10-47% longer in the timeline than primed alone, the GEMMs
-// 0-6%). Between two runs at the cap the context is the same and only the
-// clock moves: adding a chain raised the clock by 85 MHz (1625 to 1710,
-// H100) and made the other kernels and the gaps 1.8 ms faster;
-// substituting the fused kernel lowered it by 87 MHz and made them 2.1 ms
-// slower.
+// Why a second run: the one-run curve (cap.go) fits one clock share and
+// one energy slope between the replays alone and the plain timeline, and
+// so mixes two effects: the clock's, and the context's (memory-bound
+// kernels run markedly longer in a timeline than primed alone, GEMMs a
+// little). Between two runs at the cap the context is the same and only
+// the clock moves: adding a chain raises the clock and speeds up the
+// other kernels and the gaps, as substituting a cheaper kernel lowers it
+// and slows them (see results/h100/roofline-whatif/README.md).
 //
 // The model. Let KG be the time of everything the what-if keeps (the
 // other kernels in context and the gaps), R the replaced signatures' time
@@ -32,9 +30,8 @@ import (
 //
 // where E_R is the replaced signatures' energy in context: each one's
 // power replayed alone in the Rotating cache mode (operands streamed from
-// device memory, as in the timeline: the fused kernel 13.90 µs rotating,
-// 14.14 in context; five of the eight replaced kernels within 4%) times
-// its time in that timeline. The what-if's run is KG(s) + F, F the kernel's
+// device memory, as in the timeline, the closest of the cache modes to a
+// kernel's time in context) times its time in that timeline. The what-if's run is KG(s) + F, F the kernel's
 // time in context, taken as its time alone in the Rotating mode, and its
 // energy E_KG(s) + E_F, E_F that time at the kernel's power alone
 // (Rotating). It runs at the clock where the cap holds the power:
@@ -43,32 +40,22 @@ import (
 //
 // The replaced signatures' and the kernel's power in context is their
 // power alone times the clock ratio s / s_alone, where s_alone is NVML's
-// clock during those replays (about 1980 MHz on an H100; 1 when unknown).
-// A guess, labelled: that a memory-bound kernel's power falls in
-// proportion to the SM clock. Why (eighteenth session, calls 208-211):
-// with the replaced runs removed and no kernel in their place, the model
-// with their power alone over-predicted the saving by 6-7% on both
-// workloads, as it did with the kernel. The clock rose 100-137 MHz for the
-// first set of chains and 48-83 for the second. Regressions of power on
-// the clock across a timing's launches put the first set at 360-430 W at
-// 1650 MHz, against 479 W alone (NVML-lagged, rough). On the eighteen
-// recorded runs the ratio took the Llama-7B runs' mean error against the
-// sustained saving from +4.3% to +0.7%, and the held-out's from +7.2% to
-// +4.7%. It was fixed before call 212, its test on fresh GPUs and two new
-// workloads.
+// clock during those replays (1 when unknown). A guess, labelled: that a
+// memory-bound kernel's power falls in proportion to the SM clock. Why:
+// with their power alone at full clock the model over-predicts the
+// saving, as it does when the replaced runs are removed and nothing put
+// in their place; the ratio takes most of that error away, on GPUs and
+// workloads it was not fitted on (see
+// results/h100/roofline-whatif/README.md).
 //
-// Tried and dropped (eighteenth session, 25a7b6c, fixed before its test):
-// a third run, the replaced runs three times (replay.TimelineOptions.
-// AgainTimes), with E_KG the parabola through the three runs. In all
-// eighteen runs of calls 202-209 the model's time at the substituted
-// run's measured clock was within 0.14 ms, and its energy 0.19-0.57 J
-// short there; the parabola missed by -6.2%, +1.4% (Llama-7B) and +9.5%
-// (the held-out bf16 workload, whose three runs lay on a line).
+// A third run, the replaced runs three times (replay.TimelineOptions.
+// AgainTimes), with E_KG the parabola through the three runs, was tried
+// and dropped: it missed by more than the line (same record).
 //
 // Guesses, labelled: the memory-bound kernels' power in the timelines is
-// taken as their power alone at full clock (alone they ran at about 1980
-// MHz, in the timelines at 1500-1700), and the kept work's energy as
-// linear in the clock between and around the two runs. An error in E_R cancels to first
+// taken as their power alone scaled as above (alone they run at full
+// clock, in a capped timeline well below it), and the kept work's energy
+// as linear in the clock between and around the two runs. An error in E_R cancels to first
 // order when the what-if moves the clock about as far down as B moved it
 // up (E_R enters E_A and g with opposite signs); an error in E_F does not.
 

@@ -13,8 +13,8 @@ import (
 )
 
 // againWorld is a run at the cap that follows the model of again.go
-// exactly, at the magnitudes of the seventeenth session's H100 runs (the
-// Llama-7B prefill's RMSNorm chain, 700 W): the kept work 54 ms at 1625
+// exactly, at the magnitudes of recorded H100 runs (the Llama-7B
+// prefill's RMSNorm chain, 700 W; results/h100/roofline-whatif/): the kept work 54 ms at 1625
 // MHz, a chain 10.3 ms at 500 W, the fused kernel's runs 0.9 ms.
 type againWorld struct {
 	a, b       float64 // kept time a + b/MHz, ns
@@ -196,8 +196,8 @@ func TestAgainInput(t *testing.T) {
 	}
 }
 
-// A recorded run of the model (results/h100/roofline-whatif/, seventeenth
-// session, call 202, run 1, H100): its inputs give its prediction again,
+// A recorded run of the model (results/h100/roofline-whatif/
+// session17.tar.xz, s17/c202/, run 1; H100): its inputs give its prediction again,
 // its replaced signatures' times in context sum as the model summed them,
 // and the report prints it as the prediction the check compares.
 func TestAgainRecorded(t *testing.T) {

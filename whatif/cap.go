@@ -12,13 +12,9 @@ import (
 // The first-order view (limit.go) takes each replay's energy at the clock
 // it ran at alone, the maximum. Under the cap the whole run runs at a
 // lower clock and a lower voltage, and each operation costs less energy
-// there: at the 700 W limit of an H100 the Llama-7B prefill's timeline
-// drew 43.98 J per launch at a mean SM clock of 1665 MHz where its
-// replays, at 1980 MHz, summed to 46.96 J (results/h100/roofline-whatif/,
-// tenth session). With the memory-bound RMSNorm chain fused, the rest of
-// the run ran at 1580 MHz and drew less per operation again; so the
-// first-order view under-predicted the energy saving (4.00 J against
-// 5.00 J) and the time saving with it (-12.1%).
+// there. A what-if that removes memory-bound work lets the rest run at a
+// lower clock again, so the first-order view under-predicts both the
+// energy and the time saving (see results/h100/roofline-whatif/README.md).
 //
 // The model: let s be the run's SM clock over the replays' clock. Each
 // launch's time grows as t(s) = 1 + c (1/s - 1), c the share of the time
@@ -33,8 +29,7 @@ import (
 //
 // The what-if's run, with sums T0' and E0' from the replays, then runs at
 // the clock s2 at which it draws the power the baseline drew, E1/T1 (the
-// cap holds the power, not the clock: the timelines' energy windows drew
-// 690-698 W in eight runs on H100s):
+// cap holds the power, not the clock):
 //
 //	E0' e(s2) / (T0' t(s2)) = E1 / T1
 //
@@ -44,28 +39,16 @@ import (
 // with the clock, as c absorbs them. The calibration is a measurement of
 // the baseline only: the substituted run is never used.
 //
-// Measured (results/h100/roofline-whatif/, fourteenth session, the
-// RMSNorm what-if, 11 rounds, eight runs on four H100s with a baseline of
-// the same day): predicted/sustained saving -2.5% to -6.9%, mean -4.0%;
-// the model over-predicts the substituted timeline's time by 0.3-0.9% in
-// every run. A saving of 7 ms is the difference of two 60 ms times, so
-// each 0.5% on either moves it by 5%. Six more runs on two more H100s
-// (fifteenth session, this model recomputed from their JSON): -1.9% to
-// -8.9% (mean -6.9%) against the sustained saving, -3.7% to +3.8%
-// against the median; the predicted clock 3-34 MHz under the measured.
+// A saving is the difference of two nearly equal times, so a small error
+// in either moves it by much more; results/h100/roofline-whatif/README.md
+// holds this model's errors against measured savings. again.go predicts
+// from two runs of the baseline at the cap instead, with -again: it
+// separates the context from the clock, which this one-run curve mixes.
 //
-// again.go predicts from two runs of the baseline at the cap instead,
-// with -again: it separates the context from the clock, which this
-// one-run curve mixes (seventeenth session, nine runs on three more H100s:
-// -3.3% to -10.6% here, +2.7% to +5.9% there, against the sustained
-// saving).
-//
-// Tried and withdrawn (fifteenth session): placing the what-if's run at
-// the limit less the baseline's deficit, scaled by the two mixes' demand
-// below the limit (the chain's kernels draw less than it even at full
-// clock). Fitted on the eight runs it moved them to -0.2% to -5.0%; on
-// the six new ones the substituted timelines drew the plain ones' power
-// (0.15 W less on average, sd 2.7 W), not the 2.2 W more it predicted.
+// Placing the what-if's run at the limit less the baseline's deficit,
+// scaled by the two mixes' demand below the limit, was tried and withdrawn:
+// the substituted timelines drew the plain ones' power, not the more it
+// predicted (same record).
 
 // CapPrediction is the what-if's prediction at the power cap, calibrated
 // on a run of the baseline at the cap (the plain timeline).

@@ -10,8 +10,8 @@ import (
 	"github.com/kreplay/kreplay/replay"
 )
 
-// The recorded tenth-session what-if (results/h100/roofline-whatif/,
-// H100, 700 W): the baseline's replays at 1980 MHz sum to 57.430 ms and
+// A recorded what-if (results/h100/roofline-whatif/session10/, H100,
+// 700 W): the baseline's replays at 1980 MHz sum to 57.430 ms and
 // 46.964 J, the RMSNorm what-if's to 49.316 ms and 42.967 J; the plain
 // timeline ran 62.244 ms, 43.981 J at 1665 MHz.
 func recordedCap() (*Prediction, CapRun) {
@@ -111,9 +111,9 @@ func TestPredictAtCapErrors(t *testing.T) {
 	}
 }
 
-// The baseline reads its replays' clock from their sm-MHz (the tenth
-// session's kreplay predict output, H100), and has none in an output
-// without sm-MHz or peak lines (the recorded energy output of the fourth).
+// The baseline reads its replays' clock from their sm-MHz (a recorded
+// kreplay predict output, H100), and has none in an output without sm-MHz
+// or peak lines (an older recorded energy output).
 func TestBaselineReplayMHz(t *testing.T) {
 	set := llamaSet(t)
 	m, err := Find(set, RecipeByName("llama-rmsnorm").Ops)

@@ -11,13 +11,7 @@ package whatif
 // over the limit. When the fused kernel replaces memory-bound ops drawing
 // less than the limit, the rest of the run, denser in GEMMs, runs at lower
 // clocks than before, and the time saved is less than the replaced
-// kernels' own.
-//
-// Measured (results/h100/roofline-whatif/, H100, Llama-7B f16 prefill,
-// the RMSNorm chain fused): both timelines ran at the 700 W cap, the
-// plain one at a mean SM clock of 1706 MHz, the substituted one at
-// 1606 MHz, and the GEMMs of the substituted one ran 5% longer; the
-// replaced kernels' own saving overshot the measured one by 34%.
+// kernels' own (see results/h100/roofline-whatif/README.md).
 //
 // The model: a run's time is max(T, E / P), T the predicted GPU time (the
 // kernels' times summed), E the predicted energy (their energies at the

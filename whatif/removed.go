@@ -13,18 +13,13 @@ import (
 // signatures nor the kernel: it is everything the what-if keeps, at the
 // cap, and the what-if's run is D with the kernel's runs added.
 //
-// Why D and not the again run alone (again.go). The again model
-// extrapolates from A and B, both above the what-if's clock, and on
-// H100s it put the what-if 4-39 MHz too high: with the runs removed (no
-// kernel) it over-predicted D's saving by 6-7% (eighteenth session,
-// calls 210-211), and on a fresh GPU, with the clock scaling, the
-// what-if's by 4.5-7.8% of the sustained saving (nineteenth session,
-// call 214). The first set of
-// chains moved the clock 100-137 MHz, the second 48-83: the kept work's
-// energy is not linear in the clock over that span (a line through A and
-// B, extrapolated to D, was 0.4-0.6 J short there). D measures the kept
-// work at about the what-if's clock, so the model interpolates between D
-// and A instead of extrapolating.
+// Why D and not the again run alone (again.go): the again model
+// extrapolates from A and B, both above the what-if's clock, and the kept
+// work's energy is not linear in the clock over that span, so it places
+// the what-if's clock too high and over-predicts the saving (see
+// results/h100/roofline-whatif/README.md). D measures the kept work at
+// about the what-if's clock, so the model interpolates between D and A
+// instead of extrapolating.
 //
 // The model, in again.go's terms. KG(s) = a + b/s through D (KG = T_D)
 // and A (KG = T_A - R_A, R_A the replaced signatures' time in context);
@@ -34,16 +29,11 @@ import (
 // (Rotating), its power scaled by the clock as the replaced ones'.
 //
 // Guesses, labelled: the kernel's runs take in context their time alone
-// in the Rotating mode (the fused RMSNorm: 13.90 µs alone, 14.14 in the
-// timeline) and draw its power alone times the clock ratio; the kept
-// work's energy is linear in the clock between D and A; the cap holds
-// the plain timeline's power in every run.
-//
-// Measured (nineteenth session, fixed before its test; results/h100/
-// roofline-whatif/): the embedded Llama-7B prefill at the 700 W cap, five
-// runs on two fresh H100s, -1.4% to -0.4% of the substituted timeline's
-// sustained saving and +2.1% to +4.7% of its median; a held-out bf16
-// Llama-1B-shaped prefill +0.2% and +0.8%, +2.3% and +2.0%.
+// in the Rotating mode and draw its power alone times the clock ratio;
+// the kept work's energy is linear in the clock between D and A; the cap
+// holds the plain timeline's power in every run. The model's errors
+// against measured savings, on the embedded workload and a held-out one,
+// are in results/h100/roofline-whatif/README.md.
 
 // RemovedPrediction is the what-if's prediction at the cap from the plain
 // and removed timelines.

@@ -121,8 +121,8 @@ func TestRemovedInput(t *testing.T) {
 	}
 }
 
-// A recorded run (call 215, H100, the embedded Llama-7B prefill, the
-// series left out): its input gathered again from the recorded timelines
+// A recorded run (results/h100/roofline-whatif/session19.tar.xz,
+// s19/c215/; H100, the embedded Llama-7B prefill, the series left out): its input gathered again from the recorded timelines
 // and Rotating replays gives the recorded prediction, the one compared.
 func TestRemovedRecorded(t *testing.T) {
 	var r Result

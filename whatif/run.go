@@ -52,14 +52,11 @@ type Options struct {
 
 // DefaultSettle is the timelines' warm-up before each timing: the plain,
 // substituted and again timelines alternate, and at the power cap the
-// limiter's clock settles after each switch. Measured on H100s
-// (results/h100/roofline-whatif/, eighteenth session, call 208): the
-// limiter runs a cycle of about 0.95 s locked to each timing's start,
-// its first cut the deepest right after the switch. With 20 ms of
-// warm-up the plain timeline's mean was 0.67 ms over its median and the
-// median saving 4.3% under the sustained one (7.2% in call 212); with
-// 1 s, 0.34-0.35 ms and 0.2-2.0% (nineteenth session, calls 214-215: the
-// median saving 2.4-5.0% under the sustained one).
+// limiter's clock settles after each switch. The limiter runs a cycle
+// of about a second locked to each timing's start, its first cut the
+// deepest right after the switch, so a warm-up shorter than a cycle
+// biases the timings; one second keeps the mean near the median (see
+// results/h100/roofline-whatif/README.md).
 const DefaultSettle = time.Second
 
 func (o *Options) defaults() {

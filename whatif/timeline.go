@@ -24,11 +24,10 @@ type TimelineCheck struct {
 	// PlainMeanNS and SubstMeanNS are the means over the rounds of each
 	// timeline's mean time per launch, MeanSavingNS their difference: the
 	// time a sustained run takes. At the power cap the limiter cycles
-	// (H100: about 0.95 s, locked to each timing's start; the rounds'
-	// launch series show it), and its slow launches, which the median
-	// leaves out, are a regular part of each cycle (Llama-7B prefill, 14
-	// runs: the plain timeline's mean 0.5-1.4% over its median, the
-	// substituted one's 0.3-0.9%); energy is spent at the mean's pace.
+	// (about a second, locked to each timing's start; the rounds' launch
+	// series show it), and its slow launches, which the median leaves
+	// out, are a regular part of each cycle, so the mean runs over the
+	// median; energy is spent at the mean's pace.
 	PlainMeanNS  float64 `json:"plain_mean_ns,omitempty"`
 	SubstMeanNS  float64 `json:"subst_mean_ns,omitempty"`
 	MeanSavingNS float64 `json:"mean_saving_ns,omitempty"`

@@ -12,19 +12,16 @@ import (
 // DefaultProcesses is how many processes the capture measures the
 // workload in, by default.
 //
-// Why more than one, measured on an H100 (2026-11-26, results/h100/capture):
-// a launch-bound FP8 prefill's median inference moved 21.5-22.8 ms from one
-// process to the next, and the first process on a freshly started machine
-// ran at 22.6-23.3 ms through four rounds of 2 s. The median of three
-// processes is the capture's counterpart of BenchmarkModel's median over
-// -count runs.
+// Why more than one: a launch-bound workload's median inference moves by
+// several percent from one process to the next, and the first process on
+// a freshly started machine runs slower (see
+// results/h100/capture/README.md). The median of three processes is the
+// capture's counterpart of BenchmarkModel's median over -count runs.
 const DefaultProcesses = 3
 
 // measureApart measures the workload in processes of their own, without
 // the kernel recorder (which slows the launches of the process it was
-// loaded into, even after it let go of CUPTI: an FP8 prefill ran at
-// 23.7-24.0 ms per inference in four such captures against 21.6 ms
-// without it). It returns the run of the process whose median inference
+// loaded into, even after it let go of CUPTI). It returns the run of the process whose median inference
 // is the median, and every process's median inference in run order; nil
 // when the workload is to be measured in the process that is traced (one
 // process asked for, and no recorder).
@@ -76,10 +73,9 @@ func (c *capture) measureApart() (*runner.Result, []float64, error) {
 // spreadWarn is the spread of the processes' median inferences, max over
 // min - 1, above which the capture warns that this host does not repeat
 // the workload's wall time: issue 13's bound on BenchmarkModel against the
-// capture is 5%. Measured on the lent H100 machines (2026-11-26,
-// results/h100/capture): a launch-bound decode's processes 183.6, 142.8
-// and 163.9 ms in a machine's first minutes; 480.5-487.2 ms later, then
-// 503.9-546.6 ms in BenchmarkModel's processes on the same machine.
+// capture is 5%. A launch-bound workload's processes can differ by far
+// more than that in a machine's first minutes, and later ones on the same
+// machine differ again (see results/h100/capture/README.md).
 const spreadWarn = 0.05
 
 // spreadWarning says, when the processes' median inferences spread by more

@@ -15,10 +15,10 @@ var ErrNoModel = errors.New("no full-model run for this workload")
 
 // Warm-up before a measured run: at least WarmupInferences inferences and
 // WarmupTime. Seconds of it: the host side of a launch-bound model takes
-// that long to settle (BLOOM-560M prefill on the H100 timed 21.8, 17.3 and
-// 13.5 ms per inference in three rounds after 5 warm-up inferences;
-// results/h100/predict/model_protocol.txt), and
-// torch.compile compiles in it.
+// that long to settle (a few warm-up inferences leave its later rounds
+// markedly faster than its first; see
+// results/h100/predict/model_protocol.txt), and torch.compile compiles in
+// it.
 const (
 	WarmupInferences = 3
 	WarmupTime       = 3 * time.Second

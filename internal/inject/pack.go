@@ -343,7 +343,7 @@ func sortedLaunches(m map[string]*Launch) []*Launch {
 // Random token ids do not deflate to a quarter (int64 ids under 128256:
 // 38%), and a 4 KiB sample tiled over them repeats 512 ids: a 2 x 2048
 // prefill's embedding gather read an eighth of its rows and replayed at
-// x0.53 (H100).
+// about half its traced time.
 func intPrefix(data []byte) int {
 	n := 0
 	for n+4 <= len(data) && data[n+3] == 0 {

@@ -493,10 +493,10 @@ func (r *Runner) Capture(path string, warmup int) error {
 
 // DefaultProfileWarmup is how many inferences the capture profiles and
 // discards before the one it traces. The first inference after the
-// profiler starts is not the measured runs' steady state: its one 1-byte
-// copy to the host took 1728-2144 ns in six traced prefills on H100s, 1408-1473 ns with
-// a profiled warm-up inference before it in nine, and 1377-1440 ns replayed
-// (results/h100/generality/, fifteenth session).
+// profiler starts is not the measured runs' steady state: its memory
+// operations run markedly slower than replayed, and one profiled warm-up
+// inference before it brings them to the replay's times (see
+// results/h100/generality/README.md).
 const DefaultProfileWarmup = 1
 
 // Record runs one inference with the kernel recorder armed: the program
