@@ -293,7 +293,7 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 			if dev >= 0 {
 				where = fmt.Sprintf("GPU %d", dev)
 			}
-			fmt.Fprintf(o.Progress, "[%d/%d %s %s] %s\n", finished, len(todo), time.Since(start).Round(time.Second), where, e.line())
+			fmt.Fprintf(o.Progress, "[%d/%d %s%s %s] %s\n", finished, len(todo), time.Since(start).Round(time.Second), eta(start, finished, len(todo)), where, e.line())
 		}
 	}
 	for _, i := range now {

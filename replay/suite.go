@@ -181,7 +181,7 @@ func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc
 			o.Done(e)
 		}
 		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "[%d/%d %s] %s\n", i+1, len(todo), time.Since(start).Round(time.Second), e.line())
+			fmt.Fprintf(o.Progress, "[%d/%d %s%s] %s\n", i+1, len(todo), time.Since(start).Round(time.Second), eta(start, i+1, len(todo)), e.line())
 		}
 	}
 	if withEnergy != nil {
