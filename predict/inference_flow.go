@@ -92,6 +92,7 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 		return
 	}
 	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.Summary())
+	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.HostText(5))
 	for _, w := range fr.Inference.WhatIfs {
 		fmt.Fprintf(progress, "inference what-if, %s: wall %.4g ms (%+.1f%%, %s-bound), %.4g J (%+.1f%%)\n", w.Name, w.WallNS/1e6,
 			100*(w.WallNS/fr.Inference.WallNS-1), w.Bound, w.EnergyJ, 100*(w.EnergyJ/fr.Inference.EnergyJ-1))
@@ -138,4 +139,24 @@ func HostScheduleFor(input string, b *workload.Bundle) (*schedule.Schedule, *sig
 		return nil, nil, fmt.Errorf("%s: a host schedule from the trace: %w", input, err)
 	}
 	return s, rt, nil
+}
+
+// HostText is the host's time per inference split TaxBreak-style, and
+// the top ops by host time: "host: framework A ms, launch path B ms,
+// waits C ms (framework dominates); by op: aten::mm 1.2 ms (30 ops), ...".
+func (inf *Inference) HostText(top int) string {
+	h := inf.Host
+	s := fmt.Sprintf("host per inference: framework %.4g ms, launch path %.4g ms, waits %.4g ms (%s dominates)",
+		h.FrameworkNS/1e6, h.LaunchNS/1e6, h.WaitNS/1e6, inf.Dominant)
+	for i, sh := range inf.Shares {
+		if i == top {
+			break
+		}
+		sep := ", "
+		if i == 0 {
+			sep = "; by op: "
+		}
+		s += fmt.Sprintf("%s%s %.4g ms (%.0f ops)", sep, sh.Label, (sh.FrameworkNS+sh.LaunchNS+sh.WaitNS)/1e6, sh.Ops)
+	}
+	return s
 }

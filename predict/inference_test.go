@@ -79,6 +79,9 @@ func TestPredictInferenceGenerate(t *testing.T) {
 		t.Errorf("wall %.4g ms, busy %.4g ms, %s-bound, dominant %s; want host-bound by the framework", inf.WallNS/1e6, inf.BusyNS/1e6, inf.Bound, inf.Dominant)
 	}
 	t.Logf("%s", inf.Summary())
+	if h := inf.HostText(3); !strings.Contains(h, "(framework dominates); by op: ") || strings.Count(h, " ops)") != 3 {
+		t.Errorf("host text %q: want the split, the framework dominant, three ops", h)
+	}
 	// The host twice as fast halves the host's part of a host-bound
 	// decode's wall; the GPU's part (busy, under 4% here) stays.
 	if len(inf.WhatIfs) != 1 {
