@@ -109,6 +109,11 @@ func FuzzReadSet(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
+	buf.Reset()
+	if err := WriteSet(&buf, setPrefix(importEmbedded(f, "h100_bloom-560m_prefill.trace.json.gz"))); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadSet(bytes.NewReader(data), "fuzz.json")
 		if err != nil {
@@ -129,4 +134,62 @@ func FuzzReadSet(f *testing.F) {
 			t.Fatalf("round trip differs (-read +back):\n%s", d)
 		}
 	})
+}
+
+// setPrefix is a small valid part of an imported set: its signatures up
+// to the first one part of another and that one (a part_of the set keeps),
+// and the timeline entries of those.
+func setPrefix(set *Set) *Set {
+	n := min(len(set.Signatures), 6)
+	for i, sig := range set.Signatures {
+		if sig.PartOf != "" {
+			n = max(i, indexOf(set, sig.PartOf)) + 1
+			break
+		}
+	}
+	out := *set
+	out.Signatures, out.Timeline = nil, nil
+	kept := map[string]bool{}
+	for _, sig := range set.Signatures[:n] {
+		kept[sig.ID] = true
+	}
+	for _, sig := range set.Signatures[:n] {
+		c := *sig
+		if !kept[c.PartOf] {
+			c.PartOf = ""
+		}
+		out.Signatures = append(out.Signatures, &c)
+	}
+	for _, inv := range set.Timeline {
+		if inv.Sig < n && len(out.Timeline) < 64 {
+			out.Timeline = append(out.Timeline, inv)
+		}
+	}
+	return &out
+}
+
+func indexOf(set *Set, id string) int {
+	for i, sig := range set.Signatures {
+		if sig.ID == id {
+			return i
+		}
+	}
+	return 0
+}
+
+// The trimmed set the fuzz seeds hold is valid and keeps a part_of.
+func TestSetPrefix(t *testing.T) {
+	s := setPrefix(importEmbedded(t, "h100_bloom-560m_prefill.trace.json.gz"))
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	parts := 0
+	for _, sig := range s.Signatures {
+		if sig.PartOf != "" {
+			parts++
+		}
+	}
+	if parts == 0 || len(s.Timeline) == 0 {
+		t.Errorf("%d signatures, %d parts, %d timeline entries", len(s.Signatures), parts, len(s.Timeline))
+	}
 }
