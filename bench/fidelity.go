@@ -35,6 +35,10 @@ type Fidelity struct {
 	EnergyThrottled  bool   `json:"energy_throttled,omitempty"`
 	EnergyDuty       bool   `json:"energy_duty,omitempty"`
 	EnergyEstimated  bool   `json:"energy_estimated,omitempty"`
+	// ThrottleUnchecked: NVML's sampler read no GPU state during the
+	// samples (replay.Result.SamplerErr), so throttled samples were
+	// neither flagged nor left out.
+	ThrottleUnchecked bool `json:"throttle_unchecked,omitempty"`
 }
 
 // FidelityOf is a result's Fidelity ("unchecked" when the result does not
@@ -45,9 +49,10 @@ func FidelityOf(r *replay.Result) Fidelity {
 		kind = replay.FidelityUnchecked
 	}
 	f := Fidelity{Kind: kind, Path: r.Path, Throttled: r.Throttled, Unconverged: !r.Converged,
-		EnergyThrottled: r.Energy != nil && r.Energy.Throttled,
-		EnergyDuty:      r.Energy != nil && r.Energy.Duty != nil,
-		EnergyEstimated: r.Energy != nil && r.Energy.Method == replay.EstimatedMethod}
+		EnergyThrottled:   r.Energy != nil && r.Energy.Throttled,
+		EnergyDuty:        r.Energy != nil && r.Energy.Duty != nil,
+		EnergyEstimated:   r.Energy != nil && r.Energy.Method == replay.EstimatedMethod,
+		ThrottleUnchecked: r.SamplerErr != ""}
 	if kind == replay.FidelityOther {
 		f.Kernel = mainKernel(r.Ran)
 	}
@@ -103,6 +108,9 @@ func FidelityLine(name string, f Fidelity) string {
 	if f.EnergyEstimated {
 		s += "; energy estimated"
 	}
+	if f.ThrottleUnchecked {
+		s += "; throttling unchecked"
+	}
 	return s
 }
 
@@ -146,6 +154,8 @@ func ParseFidelityLine(line string) (workload, sig string, f Fidelity, ok bool) 
 			f.EnergyDuty = true
 		case p == "energy estimated":
 			f.EnergyEstimated = true
+		case p == "throttling unchecked":
+			f.ThrottleUnchecked = true
 		}
 	}
 	if i := strings.LastIndexByte(sig, '-'); i > 0 && strings.Trim(sig[i+1:], "0123456789") == "" {

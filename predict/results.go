@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -300,6 +301,12 @@ var ErrNoBenchmarks = errors.New("no benchmark lines (want go test -bench output
 // workload and signature, as benchproc projects them on ".name",
 // "/workload" and "/sig". Other benchmarks are ignored with a warning; an
 // input with no benchmark lines at all is an error (ErrNoBenchmarks).
+//
+// A result with a value that is not finite, is negative or exceeds
+// MaxValue (checkValues) is skipped whole, with a warning naming the
+// input, the line and the benchmark, and reading goes on: one corrupt line
+// costs one run of one benchmark, as a line benchfmt cannot parse does,
+// and the warnings say which.
 func ReadResults(inputs []Input) (*Results, error) {
 	np, err := bench.NewNameProjection()
 	if err != nil {
@@ -332,6 +339,11 @@ func ReadResults(inputs []Input) (*Results, error) {
 				rs.Warnings = append(rs.Warnings, rec.Error())
 			case *benchfmt.Result:
 				results++
+				if err := checkValues(rec); err != nil {
+					file, line := rec.Pos()
+					rs.Warnings = append(rs.Warnings, fmt.Sprintf("%s:%d: Benchmark%s: %v: the result is skipped", file, line, rec.Name.Full(), err))
+					continue
+				}
 				base, workload, sig := np.Keys(rec)
 				var s *Samples
 				switch {
@@ -412,6 +424,36 @@ func ReadResults(inputs []Input) (*Results, error) {
 	}
 	slices.SortFunc(rs.Workloads, func(a, b *WorkloadResults) int { return strings.Compare(a.Name, b.Name) })
 	return rs, nil
+}
+
+// MaxValue bounds the values ReadResults accepts, in the unit as written,
+// with a time in ns (1e15 ns is 11.6 days per op): larger ones are
+// corrupt, not measured.
+const MaxValue = 1e15
+
+// checkValues returns an error naming the first value of r that is not
+// finite, is negative or exceeds MaxValue. Every unit kreplay's
+// benchmarks report (times, joules, watts, rates, clocks, counts) is
+// non-negative.
+func checkValues(r *benchfmt.Result) error {
+	for _, v := range r.Values {
+		u, x := v.OrigUnit, v.OrigValue // set where benchfmt tidied the unit
+		if u == "" {
+			u, x = v.Unit, v.Value
+		}
+		if u == "sec/op" {
+			u, x = "ns/op", x*1e9
+		}
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			return fmt.Errorf("%s is %v, not a finite number", u, x)
+		case x < 0:
+			return fmt.Errorf("%s is %v, negative", u, x)
+		case x > MaxValue:
+			return fmt.Errorf("%s is %v, more than %g", u, x, MaxValue)
+		}
+	}
+	return nil
 }
 
 type skip struct{ workload, sig, reason string }

@@ -338,7 +338,7 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 	}
 	var sampler *energy.Sampler
 	if len(meters) > 0 && !o.NoNVML {
-		sampler, _ = energy.StartSampler(10*time.Millisecond, meters...)
+		sampler, r.SamplerErr = startSampler(meters...)
 	}
 	var values []float64
 	began := time.Now()
@@ -375,7 +375,10 @@ func (g *Group) measureCollective(ranks []*collRank, cache CacheMode, o Options,
 	}
 	var samples []energy.Sample
 	if sampler != nil {
-		samples, _ = sampler.Stop()
+		var err error
+		if samples, err = sampler.Stop(); err != nil {
+			r.SamplerErr = "NVML reads failed, the states read are used: " + err.Error()
+		}
 	}
 	setStats(&r.Result, values, o.Confidence)
 	r.Converged = r.Converged || r.RelCI <= o.TargetRelCI

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"sync"
 
 	"github.com/kreplay/kreplay/energy"
@@ -142,14 +141,15 @@ func (d *Device) loop(started chan<- error) {
 }
 
 // Do runs fn on the device's CUDA goroutine, with the context current, and
-// returns its error. A panic in fn is returned as an error, so that one bad
-// signature does not end a run.
+// returns its error. A panic in fn is returned as a *PanicError rather
+// than ending the process; RunSet then treats the device's context as
+// lost (ContextLostError), since the panic may have left it capturing.
 func (d *Device) Do(fn func() error) error {
 	errc := make(chan error, 1)
 	d.jobs <- func() {
 		defer func() {
-			if r := recover(); r != nil {
-				errc <- fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+			if err := recovered(recover()); err != nil {
+				errc <- err
 			}
 		}()
 		errc <- fn()

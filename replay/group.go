@@ -311,7 +311,7 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	}
 	left := shard(len(live), single, func(worker, i int) bool {
 		d := live[worker]
-		d.checkLost(todo[i], d.runOne(todo[i], so, &out[i]), o)
+		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], so, &out[i]), o)
 		report(i, d.Index)
 		return d.Lost() == nil
 	})

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,8 +32,13 @@ type ContextLostError struct {
 }
 
 // Error formats e as "the CUDA context was lost when signature ID (LABEL)
-// faulted: ERR".
+// faulted: ERR", or, for a panic, "... panicked: VALUE" (the stack is in
+// the signature's entry).
 func (e *ContextLostError) Error() string {
+	var pe *PanicError
+	if errors.As(e.Err, &pe) {
+		return fmt.Sprintf("the CUDA context was lost when signature %s (%s) panicked: %v", e.ID, e.Label, pe.Value)
+	}
 	return fmt.Sprintf("the CUDA context was lost when signature %s (%s) faulted: %s", e.ID, e.Label, errText(e.Err))
 }
 
@@ -41,8 +47,13 @@ func (e *ContextLostError) Unwrap() error { return e.Err }
 
 // entryText is the error of an Entry RunSet did not measure because of e.
 func (e *ContextLostError) entryText() string {
-	return fmt.Sprintf("not measured: the CUDA context was lost when signature %s (%s) faulted; run again with -resume -skip %s",
-		e.ID, e.Label, strings.Join(e.Skip, ","))
+	how := "faulted"
+	var pe *PanicError
+	if errors.As(e.Err, &pe) {
+		how = "panicked"
+	}
+	return fmt.Sprintf("not measured: the CUDA context was lost when signature %s (%s) %s; run again with -resume -skip %s",
+		e.ID, e.Label, how, strings.Join(e.Skip, ","))
 }
 
 // Lost returns a *ContextLostError when a replay on d returned a sticky
@@ -58,9 +69,9 @@ func (d *Device) Lost() error {
 }
 
 // checkLost records err, signature s's, as the loss of d's context when it
-// is sticky and d's context was not already lost.
+// is sticky or a panic (PanicError) and d's context was not already lost.
 func (d *Device) checkLost(s *signatures.Signature, err error, o SuiteOptions) {
-	if !cuda.IsSticky(err) {
+	if !cuda.IsSticky(err) && !isPanic(err) {
 		return
 	}
 	d.lostMu.Lock()

@@ -375,6 +375,11 @@ type Result struct {
 
 	// GPU state sampled through NVML during the samples; nil without NVML.
 	GPU *energy.Summary `json:"gpu,omitempty"`
+	// SamplerErr says why NVML's sampler read no GPU state during the
+	// samples although a meter was there and asked for (it did not start,
+	// or its reads failed): throttled samples then go unflagged and are
+	// not left out. "" when it read, or was not asked to.
+	SamplerErr string `json:"sampler_error,omitempty"`
 	// SMClockMHz is the effective SM clock measured on the GPU with
 	// Options.ClockProbe: SM cycles (clock64) over %globaltimer's
 	// nanoseconds while the samples' batches ran once more after the
@@ -691,8 +696,9 @@ func (t *timer) warmUp(o Options, cold bool) (int, error) {
 func (d *Device) sampleTimed(t *timer, rec *recorder, batch int, cold bool, o Options, r *Result) error {
 	rp := &reported{rec: rec, kt: kernelTimes{batch: batch}, minKeep: o.MinSamples}
 	var sampler *energy.Sampler
+	var startErr string
 	if d.Meter != nil && !o.NoNVML {
-		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
+		sampler, startErr = startSampler(d.Meter)
 		if sampler != nil {
 			rp.nvml = func() []energy.State { return energy.DeviceStates(sampler.Samples(), d.Meter.Index()) }
 		}
@@ -701,10 +707,11 @@ func (d *Device) sampleTimed(t *timer, rec *recorder, batch int, cold bool, o Op
 		el, err := t.sample(batch, cold)
 		return float64(el.Nanoseconds()) / float64(batch), err
 	}, rp.judge)
-	states := stopSampler(sampler, d.Meter)
+	states, stopErr := stopSampler(sampler, d.Meter)
 	if err != nil {
 		return err
 	}
+	r.SamplerErr = joinSamplerErr(startErr, stopErr)
 	r.GPU, r.Throttled, r.Reasons = gpuSummary(states)
 	rp.flush(len(s.values))
 	if rp.kernelErr != nil {
@@ -833,6 +840,9 @@ func (r *Result) String() string {
 			fmt.Fprintf(&b, " (median of all %.2fµs)", all/1e3)
 		}
 	}
+	if r.SamplerErr != "" {
+		fmt.Fprintf(&b, " throttling unchecked: %s", r.SamplerErr)
+	}
 	return b.String()
 }
 
@@ -866,20 +876,6 @@ func (r *Result) singleNote() string {
 		return fmt.Sprintf("single invocations' median (batch means' %.2fµs)", all/1e3)
 	}
 	return fmt.Sprintf("single invocations' median %.2fµs", r.SingleMedianNS/1e3)
-}
-
-// stopSampler stops an NVML sampler and returns the states it read of
-// the meter's device, in time order: none for a nil sampler, or when a
-// read failed.
-func stopSampler(s *energy.Sampler, m *energy.Device) []energy.State {
-	if s == nil {
-		return nil
-	}
-	samples, err := s.Stop()
-	if err != nil {
-		return nil
-	}
-	return energy.DeviceStates(samples, m.Index())
 }
 
 // gpuSummary summarises NVML states: the summary, whether any state was

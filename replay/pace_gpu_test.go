@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -46,7 +47,7 @@ func TestGPUMemoryOpsPaced(t *testing.T) {
 		}
 		if paced.KernelErr != "" {
 			p.Close()
-			t.Skipf("no CUPTI time: %s", paced.KernelErr)
+			gputest.Skipf(t, "no CUPTI time: %s", paced.KernelErr)
 		}
 		if paced.PaceNS <= 0 || !paced.ReportsSingles {
 			t.Errorf("%s: pace %d ns, singles %v; want paced singles", sig.Label, paced.PaceNS, paced.ReportsSingles)

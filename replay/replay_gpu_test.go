@@ -160,10 +160,7 @@ func TestGPUCacheModes(t *testing.T) {
 func TestGPUEnergy(t *testing.T) {
 	d := openGPU(t)
 	if d.Meter == nil {
-		if gputest.Required() {
-			t.Fatalf("no NVML: %v", d.NVMLErr)
-		}
-		t.Skipf("no NVML: %v", d.NVMLErr)
+		gputest.Skipf(t, "no NVML: %v", d.NVMLErr)
 	}
 	set := embedded(t, "h100_llama-7b_prefill.trace.json.gz")
 	sig := set.Signatures[0] // the largest GEMM

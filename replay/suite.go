@@ -174,7 +174,7 @@ func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc
 		oi := o
 		oi.Measure.Energy = o.Measure.Energy && (withEnergy == nil || withEnergy[s.ID])
 		if s.PartOf == "" && !o.skip(&e) && !o.reuse(&e) && !d.notMeasured(&e) {
-			d.checkLost(s, measure(s, oi, &e), o)
+			d.checkLost(s, measureRecovered(measure, s, oi, &e), o)
 		}
 		out = append(out, e)
 		if o.Done != nil {
@@ -191,6 +191,19 @@ func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc
 		}
 	}
 	return out
+}
+
+// measureRecovered runs measure, turning a panic outside Device.Do (in the
+// replay's host code) into a *PanicError set as e's error, as Do does for
+// one inside it.
+func measureRecovered(measure measureFunc, s *signatures.Signature, o SuiteOptions, e *Entry) (err error) {
+	defer func() {
+		if perr := recovered(recover()); perr != nil {
+			e.Result, e.SameKernel, e.Err = nil, nil, errText(perr)
+			err = perr
+		}
+	}()
+	return measure(s, o, e)
 }
 
 // runOne measures s into e; on failure it sets e's error and returns it.

@@ -530,6 +530,9 @@ type TimelineResult struct {
 	GPU       *energy.Summary `json:"gpu,omitempty"`
 	Throttled bool            `json:"throttled"`
 	Reasons   string          `json:"throttle_reasons,omitempty"`
+	// SamplerErr says why NVML's sampler read no GPU state during the
+	// samples although a meter was there (see Result.SamplerErr).
+	SamplerErr string `json:"sampler_error,omitempty"`
 	// ThrottledSamples counts the samples that overlap a throttled NVML
 	// state (see Result.ThrottledSamples). Unlike a signature's, they are
 	// kept in the statistics: the timeline replays the whole inference,
@@ -559,6 +562,9 @@ func (r *TimelineResult) String() string {
 	}
 	if n := throttleNote(r.ThrottledSamples, r.Samples, true); n != "" {
 		s += ", " + n
+	}
+	if r.SamplerErr != "" {
+		s += "; throttling unchecked: " + r.SamplerErr
 	}
 	return s
 }
@@ -625,8 +631,9 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 	}
 
 	var sampler *energy.Sampler
+	var startErr string
 	if d.Meter != nil && !o.NoNVML {
-		sampler, _ = energy.StartSampler(10*time.Millisecond, d.Meter)
+		sampler, startErr = startSampler(d.Meter)
 	}
 	// A sample's span ends before its gap: the idle gap is not the
 	// launch's, whatever NVML reads then.
@@ -639,10 +646,11 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 		}
 		return float64(el.Nanoseconds()), err
 	}, nil)
-	states := stopSampler(sampler, d.Meter)
+	states, stopErr := stopSampler(sampler, d.Meter)
 	if err != nil {
 		return err
 	}
+	r.SamplerErr = joinSamplerErr(startErr, stopErr)
 	for i := range sam.spans {
 		sam.spans[i].end = ends[i]
 	}

@@ -88,7 +88,8 @@ func WriteSetFile(path string, s *Set) error {
 	return atomicfile.Write(path, func(w io.Writer) error { return WriteSet(w, s) })
 }
 
-// ReadSet reads a signature set written by WriteSet and checks it.
+// ReadSet reads a signature set written by WriteSet and checks it
+// (Set.Validate); its errors start with name.
 func ReadSet(r io.Reader, name string) (*Set, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -96,21 +97,8 @@ func ReadSet(r io.Reader, name string) (*Set, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if s.Version != FormatVersion {
-		return nil, fmt.Errorf("%s: signature set version %d, want %d", name, s.Version, FormatVersion)
-	}
-	for i, sig := range s.Signatures {
-		if sig == nil || sig.ID == "" {
-			return nil, fmt.Errorf("%s: signature %d has no id", name, i)
-		}
-		if sig.Tier < TierMemory || sig.Tier > TierKernel {
-			return nil, fmt.Errorf("%s: signature %s has tier %d", name, sig.ID, sig.Tier)
-		}
-	}
-	for i, inv := range s.Timeline {
-		if inv.Sig < 0 || inv.Sig >= len(s.Signatures) {
-			return nil, fmt.Errorf("%s: timeline entry %d names signature %d of %d", name, i, inv.Sig, len(s.Signatures))
-		}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &s, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/internal/atomicfile"
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
@@ -165,17 +166,9 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		*out = workload + ".bench"
 	}
-	f, err := os.Create(*out)
-	if err != nil {
-		return err
-	}
 	pkg := path.Join("github.com/kreplay/kreplay/bench", bench.PackageName(workload))
-	err = fr.WriteBench(f, pkg)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", *out, err)
+	if err := atomicfile.Write(*out, func(w io.Writer) error { return fr.WriteBench(w, pkg) }); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "kreplay predict: measurements in %s (benchstat and kreplay report read it) at %s\n", *out, time.Now().Format(time.TimeOnly))
 	in, err := predict.ReadFiles([]string{*out})

@@ -13,7 +13,10 @@ import (
 )
 
 // progressFile appends entries to a JSON-lines file, one line per entry,
-// synced to disk as they come.
+// synced to disk as they come. It is the one output file the CLI does not
+// write whole (internal/atomicfile): it is appended by design, so that a
+// run that dies keeps the lines written before, and resume reads them
+// (a torn last line is skipped there).
 type progressFile struct {
 	mu sync.Mutex
 	f  *os.File

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kreplay/kreplay/internal/atomicfile"
 	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/roofline"
@@ -291,7 +291,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return cmp.Or(os.WriteFile(f.jsonOut, b, 0o644), lostErr)
+	return cmp.Or(atomicfile.WriteBytes(f.jsonOut, b), lostErr)
 }
 
 // runOneSet replays one set, recording each result in prog as it comes,

@@ -184,7 +184,7 @@ func TestGPUNVRTCSaxpy(t *testing.T) {
 func saxpy(t *testing.T, ctx *Context, image []byte) {
 	mod, err := LoadData(image)
 	if IsCode(err, CodeUnsupportedPTXVersion) {
-		t.Skipf("driver older than NVRTC: %v", err)
+		gputest.Skipf(t, "driver older than NVRTC: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

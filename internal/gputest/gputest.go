@@ -11,6 +11,7 @@
 package gputest
 
 import (
+	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -40,10 +41,21 @@ func Require(t testing.TB, check func() error) {
 	if err == nil {
 		return
 	}
+	Skipf(t, "%v", err)
+}
+
+// Skipf skips t because a GPU resource it needs (a device, the driver,
+// NVML, CUPTI, NVRTC) is missing or unusable, with the formatted reason;
+// when Required() is true it fails t with it instead. Use it where the
+// check is not a func() error for Require; a test that does not apply to
+// the GPU at hand (too few GPUs, an older architecture) calls t.Skip.
+func Skipf(t testing.TB, format string, args ...any) {
+	t.Helper()
+	why := fmt.Sprintf(format, args...)
 	if Required() {
-		t.Fatalf("GPU required (%s=%s) but not usable: %v", Env, os.Getenv(Env), err)
+		t.Fatalf("GPU required (%s=%s) but not usable: %s", Env, os.Getenv(Env), why)
 	}
-	t.Skipf("skipping, GPU not usable (set %s=1 to fail instead): %v", Env, err)
+	t.Skipf("skipping, GPU not usable (set %s=1 to fail instead): %s", Env, why)
 }
 
 // parent is what Subtests needs of the test whose subtests it counts.

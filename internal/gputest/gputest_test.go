@@ -126,3 +126,30 @@ func TestSubtests(t *testing.T) {
 		}
 	}
 }
+
+// Skipf skips with the reason, or fails with it under Required(); it
+// never returns.
+func TestSkipf(t *testing.T) {
+	for _, tt := range []struct {
+		env                string
+		wantSkip, wantFail bool
+	}{{"", true, false}, {"0", true, false}, {"1", false, true}, {"yes", false, true}} {
+		t.Run("env="+tt.env, func(t *testing.T) {
+			t.Setenv(Env, tt.env)
+			f, returned := &fakeTB{}, false
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				Skipf(f, "no NVML: %v", "nvmlInit failed")
+				returned = true
+			}()
+			<-done
+			if returned || (f.skipped != "") != tt.wantSkip || (f.failed != "") != tt.wantFail {
+				t.Fatalf("returned %v, skipped %q, failed %q", returned, f.skipped, f.failed)
+			}
+			if msg := f.skipped + f.failed; !strings.Contains(msg, "no NVML: nvmlInit failed") || !strings.Contains(msg, Env) {
+				t.Errorf("message %q", msg)
+			}
+		})
+	}
+}
