@@ -20,12 +20,13 @@ const DefaultMaxCallNS = 20_000
 // HostConstants are the inference model's constants from a host probe on
 // the replay GPU (replay.MeasureHost), with DefaultMaxCallNS.
 func HostConstants(p *replay.HostProbe) schedule.Constants {
+	ns := func(v float64) int64 { return int64(math.Round(max(v, 0))) } // a probe's rounding never makes a negative time
 	return schedule.Constants{
-		SubmitNS:   int64(math.Round(p.SubmitNS)),
-		QueueGapNS: int64(math.Round(p.QueueGapNS)),
-		WakeNS:     int64(math.Round(p.WakeNS)),
+		SubmitNS:   ns(p.SubmitNS),
+		QueueGapNS: ns(p.QueueGapNS),
+		WakeNS:     ns(p.WakeNS),
 		MaxCallNS:  DefaultMaxCallNS,
-		WaitPowerW: p.WaitPowerW,
+		WaitPowerW: max(p.WaitPowerW, 0),
 	}
 }
 
