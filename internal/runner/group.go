@@ -62,17 +62,24 @@ func (d Distributed) Env() []string {
 }
 
 // StartGroup starts one runner per device, rank r on devices[r], as
-// Start starts one (opt for all), and returns once every rank said it is
-// ready. With one device it is Start, with nothing added. A rank that
-// cannot start fails the group, the rank named, and the others are
-// stopped.
-func StartGroup(opt StartOptions, devices []int) (*Group, error) {
+// Start starts one (opt for all, with rankEnv(r) added to rank r's
+// environment where rankEnv is not nil), and returns once every rank said
+// it is ready. With one device it is Start, with nothing added but
+// rankEnv(0). A rank that cannot start fails the group, the rank named,
+// and the others are stopped.
+func StartGroup(opt StartOptions, devices []int, rankEnv func(rank int) []string) (*Group, error) {
 	if len(devices) == 0 {
 		return nil, errors.New("runner group: no devices")
 	}
 	g := &Group{devices: append([]int(nil), devices...)}
+	withRank := func(o StartOptions, rank int) StartOptions {
+		if rankEnv != nil {
+			o.Env = append(append([]string(nil), o.Env...), rankEnv(rank)...)
+		}
+		return o
+	}
 	if len(devices) == 1 {
-		r, err := Start(opt)
+		r, err := Start(withRank(opt, 0))
 		if err != nil {
 			return nil, err
 		}
@@ -88,8 +95,8 @@ func StartGroup(opt StartOptions, devices []int) (*Group, error) {
 	errs := make([]error, len(devices))
 	var wg sync.WaitGroup
 	for rank := range devices {
-		o := opt
-		o.Env = append(append([]string(nil), opt.Env...), g.Distributed(rank).Env()...)
+		o := withRank(opt, rank)
+		o.Env = append(o.Env, g.Distributed(rank).Env()...)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

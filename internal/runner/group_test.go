@@ -18,7 +18,7 @@ func fakeGroup(t *testing.T, devices []int, extraEnv ...string) *Group {
 	t.Setenv("FAKE_DIST_DIR", t.TempDir())
 	opt := fakeOptions(t, "python3", "fake_command.py")
 	opt.Env = append(opt.Env, extraEnv...)
-	g, err := StartGroup(opt, devices)
+	g, err := StartGroup(opt, devices, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +168,11 @@ import kreplay_runner
 kreplay_runner.serve(lambda spec: (lambda: None))
 `
 	opt := fakeOptions(t, "python3", "-c", script)
-	_, err := StartGroup(opt, []int{4, 6})
+	_, err := StartGroup(opt, []int{4, 6}, nil)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "rank 1 of 2 (device 6):") || !strings.Contains(err.Error(), "no GPU for rank 1") {
 		t.Errorf("error %v", err)
 	}
-	if _, err := StartGroup(opt, nil); err == nil {
+	if _, err := StartGroup(opt, nil, nil); err == nil {
 		t.Error("no devices: no error")
 	}
 }
