@@ -33,8 +33,10 @@ request by request:
 
   {"cmd": "load", "spec": {...}}
       -> {"ok": true, "gpu": ..., "torch": ..., "cuda": ..., "driver": ..., ...}
-         build(spec) runs here, on spec["devices"][0]; what build returns
-         beside the callable is added to the reply.
+         build(spec) runs here, on spec["devices"][0] (a rank of a group:
+         on spec["distributed"]["device"], see Ranks below, and the reply
+         adds "rank", "world_size" and "device"); what build returns beside
+         the callable is added to the reply.
   {"cmd": "warmup", "n": 3, "min_s": 3}
       -> {"ok": true, "inferences": k, "s": ...}
          at least n inferences and min_s seconds (torch.compile compiles here).
