@@ -24,8 +24,9 @@ const DefaultProcesses = 3
 // loaded into, even after it let go of CUPTI). It returns the run of the process whose median inference
 // is the median, and every process's median inference in run order; nil
 // when the workload is to be measured in the process that is traced (one
-// process asked for, and no recorder).
-func (c *capture) measureApart() (*runner.Result, []float64, error) {
+// process asked for, and no recorder). Both are per rank, in rank order
+// (a process being a group of ranks); rank 0's medians pick the process.
+func (c *capture) measureApart() ([]*runner.Result, [][]float64, error) {
 	n := c.o.Processes
 	if n == 0 {
 		n = DefaultProcesses
@@ -35,8 +36,9 @@ func (c *capture) measureApart() (*runner.Result, []float64, error) {
 	}
 	n = max(n, 1)
 	p := c.o.Progress
-	var runs []*runner.Result
-	var medians []float64
+	var runs [][]*runner.Result
+	var medians []float64 // rank 0's
+	rankMedians := make([][]float64, c.spec.World())
 	for i := range n {
 		fmt.Fprintf(p, "capture: loading, to measure it in process %d of %d, without the profiler or the kernel recorder (%s)\n", i+1, n, c.where())
 		r, _, err := c.start(c.schedEnv, "capture")
@@ -52,8 +54,11 @@ func (c *capture) measureApart() (*runner.Result, []float64, error) {
 			return nil, nil, err
 		}
 		runs = append(runs, res)
-		m, _ := res.MedianMS()
-		medians = append(medians, m)
+		for r, rr := range res {
+			m, _ := rr.MedianMS()
+			rankMedians[r] = append(rankMedians[r], m)
+		}
+		medians = append(medians, rankMedians[0][i])
 	}
 	pick := medianIndex(medians)
 	c.measuredProcess = pick
@@ -67,7 +72,7 @@ func (c *capture) measureApart() (*runner.Result, []float64, error) {
 			fmt.Fprintf(p, "capture: warning: %s\n", w)
 		}
 	}
-	return runs[pick], medians, nil
+	return runs[pick], rankMedians, nil
 }
 
 // spreadWarn is the spread of the processes' median inferences, max over

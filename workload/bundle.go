@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,12 @@ import (
 //	schedule.pN.txt.gz
 //	                the host's schedule of each measured process N, when
 //	                recorded (version 2 on; ScheduleFile)
+//
+// A multi-rank capture (a tensor-parallel spec) has each rank's files
+// instead, listed in the manifest's Ranks: rankR.trace.json.gz,
+// kernels/rankR/ and schedule.rankR.pN.txt.gz (RankTraceFile,
+// RankKernelsDir, RankScheduleFile), and measured.json in its per-rank
+// form (Measured), each rank's run with its own GPU's energy.
 //
 // kreplay takes a bundle wherever it takes a trace.
 const (
@@ -70,10 +77,28 @@ type Manifest struct {
 	// whose measured run measured.json keeps, the median one; nil in a
 	// version 1 bundle.
 	MeasuredProcess *int `json:"measured_process,omitempty"`
+	// Ranks are each rank's files of a multi-rank capture, in rank order
+	// (version 2 on; none for one rank): Traces lists the same traces in
+	// the same order, Schedules every rank's schedules, and Kernels is
+	// empty.
+	Ranks []RankFiles `json:"ranks,omitempty"`
 	// Created is when the bundle was written (RFC 3339); Kreplay the
 	// version of kreplay that wrote it.
 	Created string `json:"created"`
 	Kreplay string `json:"kreplay"`
+}
+
+// RankFiles are one rank's files in a bundle (Manifest.Ranks).
+type RankFiles struct {
+	Rank int `json:"rank"`
+	// Device is the CUDA device the rank ran on.
+	Device int `json:"device"`
+	// Trace is the rank's Kineto trace; Kernels its recorded kernels'
+	// directory, when recorded; Schedules its host schedules, one per
+	// measured process that recorded one, in run order.
+	Trace     string   `json:"trace"`
+	Kernels   string   `json:"kernels,omitempty"`
+	Schedules []string `json:"schedules,omitempty"`
 }
 
 // Bundle is a bundle opened for reading.
@@ -87,6 +112,9 @@ type Bundle struct {
 	Warnings  []string
 	fsys      fs.FS // rooted at the bundle's directory
 	noKernels bool  // the manifest names a kernels directory that is missing
+	// rankKernels are the ranks' kernels directories that are there, by
+	// trace.
+	rankKernels map[string]string
 }
 
 // IsBundle reports whether dir is a directory holding bundle.json.
@@ -137,6 +165,9 @@ func (b *Bundle) check() error {
 	if m.Version < 2 && (len(m.Schedules) > 0 || m.MeasuredProcess != nil) {
 		return fmt.Errorf("version %d: schedules and measured_process are version 2's", m.Version)
 	}
+	if m.Version < 2 && len(m.Ranks) > 0 {
+		return fmt.Errorf("version %d: ranks are version 2's", m.Version)
+	}
 	if m.MeasuredProcess != nil && *m.MeasuredProcess < 0 {
 		return fmt.Errorf("measured_process %d: want an index from 0", *m.MeasuredProcess)
 	}
@@ -171,19 +202,69 @@ func (b *Bundle) check() error {
 		}
 	}
 	if m.Kernels != "" {
-		if !fs.ValidPath(m.Kernels) || m.Kernels == "." {
-			return fmt.Errorf("kernels %q is not a directory name inside the bundle", m.Kernels)
+		ok, err := b.kernelsDir(m.Kernels)
+		if err != nil {
+			return err
 		}
-		st, err := fs.Stat(b.fsys, m.Kernels)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			// A bundle copied without its kernel binaries (they are most
-			// of its size) still has its trace, spec and measured run.
-			b.Warnings = append(b.Warnings, fmt.Sprintf("%s: kernels directory %q is missing: its signatures replay as a plain trace's",
-				b.Name, m.Kernels))
-			b.noKernels = true
-		case err != nil || !st.IsDir():
-			return fmt.Errorf("kernels %q is not a directory in the bundle", m.Kernels)
+		b.noKernels = !ok
+	}
+	return b.checkRanks()
+}
+
+// kernelsDir checks a kernels directory the manifest names: false, with
+// a warning, when it is missing.
+func (b *Bundle) kernelsDir(dir string) (bool, error) {
+	if !fs.ValidPath(dir) || dir == "." {
+		return false, fmt.Errorf("kernels %q is not a directory name inside the bundle", dir)
+	}
+	st, err := fs.Stat(b.fsys, dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A bundle copied without its kernel binaries (they are most
+		// of its size) still has its trace, spec and measured run.
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%s: kernels directory %q is missing: its signatures replay as a plain trace's",
+			b.Name, dir))
+		return false, nil
+	case err != nil || !st.IsDir():
+		return false, fmt.Errorf("kernels %q is not a directory in the bundle", dir)
+	}
+	return true, nil
+}
+
+// checkRanks checks Ranks against Traces and Schedules.
+func (b *Bundle) checkRanks() error {
+	m := &b.Manifest
+	if len(m.Ranks) == 0 {
+		return nil
+	}
+	if len(m.Ranks) != len(m.Traces) {
+		return fmt.Errorf("ranks: %d ranks but %d traces", len(m.Ranks), len(m.Traces))
+	}
+	if m.Kernels != "" {
+		return fmt.Errorf("kernels %q beside ranks: each rank names its own", m.Kernels)
+	}
+	b.rankKernels = map[string]string{}
+	for i, r := range m.Ranks {
+		if r.Rank != i {
+			return fmt.Errorf("ranks[%d]: rank %d, want %d (rank order)", i, r.Rank, i)
+		}
+		if r.Trace != m.Traces[i] {
+			return fmt.Errorf("ranks[%d]: trace %q, but traces[%d] is %q", i, r.Trace, i, m.Traces[i])
+		}
+		for _, s := range r.Schedules {
+			if !slices.Contains(m.Schedules, s) {
+				return fmt.Errorf("ranks[%d]: schedule %q is not in schedules", i, s)
+			}
+		}
+		if r.Kernels == "" {
+			continue
+		}
+		ok, err := b.kernelsDir(r.Kernels)
+		if err != nil {
+			return fmt.Errorf("ranks[%d]: %v", i, err)
+		}
+		if ok {
+			b.rankKernels[r.Trace] = r.Kernels
 		}
 	}
 	return nil
@@ -300,8 +381,12 @@ func (b *Bundle) ImportTrace(trace string) (*signatures.Set, error) {
 	}
 	defer f.Close()
 	opt := signatures.Options{Workload: b.Manifest.Workload}
+	kernels := b.rankKernels[trace]
 	if b.Manifest.Kernels != "" && !b.noKernels && len(b.Manifest.Traces) == 1 {
-		kfs, err := fs.Sub(b.fsys, b.Manifest.Kernels)
+		kernels = b.Manifest.Kernels
+	}
+	if kernels != "" {
+		kfs, err := fs.Sub(b.fsys, kernels)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", b.Name, err)
 		}

@@ -107,11 +107,19 @@ type KernelRecorder interface {
 // writes into a temporary directory beside dir and renames it to dir at
 // the end: a failure leaves nothing, and an error says what failed and
 // where.
+//
+// A tensor-parallel spec (Spec.World > 1) runs every runner as a group of
+// processes, one per rank on its device (runner.Group), driven in lock
+// step: the bundle then holds each rank's trace, kernels and schedules
+// (Manifest.Ranks) and its measured run with its GPU's energy
+// (measured.json's per-rank form); the measured process kept is the one
+// whose rank 0 ran the median inference. A rank that fails fails the
+// capture, named.
 func Capture(ctx context.Context, s *Spec, dir string, o CaptureOptions) (*Bundle, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
-	if err := s.Runnable(); err != nil {
+	if err := s.Capturable(); err != nil {
 		return nil, err
 	}
 	if err := checkTarget(dir, o.Force); err != nil {
@@ -191,12 +199,15 @@ func replaceDir(tmp, dir string) error {
 
 // capture is one Capture under way.
 type capture struct {
-	ctx     context.Context
-	spec    *Spec
-	dir     string
-	o       CaptureOptions
-	runners []*runner.Runner
-	stops   []func() bool
+	ctx    context.Context
+	spec   *Spec
+	dir    string
+	o      CaptureOptions
+	groups []*runner.Group
+	stops  []func() bool
+	// rankEnv is added to each rank's environment (the kernel recorder of
+	// a multi-rank capture: a directory per rank).
+	rankEnv func(rank int) []string
 	// schedEnv loads the schedule recorder into the measured runners (nil:
 	// no schedule); schedules are the bundle's schedule files written so
 	// far, measuredProcess the index of the process whose run is kept.
@@ -205,19 +216,19 @@ type capture struct {
 	measuredProcess int
 }
 
-// start starts a runner for the workload and loads it; the context's end
-// kills it.
-func (c *capture) start(env []string, prefix string) (*runner.Runner, *runner.Info, error) {
+// start starts the runners of the workload, one per rank, and loads it
+// (each rank's Info, in rank order); the context's end kills them.
+func (c *capture) start(env []string, prefix string) (*runner.Group, []*runner.Info, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	r, info, err := load(c.spec, c.o.Python, env, c.o.Progress, prefix)
+	g, infos, err := loadGroup(c.spec, c.o.Python, c.devices(), env, c.rankEnv, c.o.Progress, prefix)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading it (%s): %w", c.where(), err)
 	}
-	c.runners = append(c.runners, r)
-	c.stops = append(c.stops, context.AfterFunc(c.ctx, r.Kill))
-	return r, info, nil
+	c.groups = append(c.groups, g)
+	c.stops = append(c.stops, context.AfterFunc(c.ctx, g.Kill))
+	return g, infos, nil
 }
 
 // where says where the workload runs, for errors.
@@ -226,6 +237,9 @@ func (c *capture) where() string {
 	if c.spec.Command != nil {
 		prog = fmt.Sprintf("command %q in %s", strings.Join(c.spec.Command.Argv, " "), c.spec.Command.Dir)
 	}
+	if c.spec.World() > 1 {
+		return fmt.Sprintf("%s, %d ranks on devices %v", prog, c.spec.World(), c.spec.Devices)
+	}
 	return fmt.Sprintf("%s, device %d", prog, c.spec.Device())
 }
 
@@ -233,27 +247,23 @@ func (c *capture) closeRunners() {
 	for _, stop := range c.stops {
 		stop()
 	}
-	for _, r := range c.runners {
-		r.Close()
+	for _, g := range c.groups {
+		g.Close()
 	}
-	c.runners, c.stops = nil, nil
+	c.groups, c.stops = nil, nil
 }
 
 // run does the capture's steps into c.dir.
 func (c *capture) run() error {
 	p := c.o.Progress
 	fmt.Fprintf(p, "capture: %s: %s\n", c.spec.Name, c.spec.Summary())
-	var env []string
 	raw := filepath.Join(c.dir, ".kernels-raw")
+	env, err := c.kernelRecorder(raw)
+	if err != nil {
+		return err
+	}
 	if c.o.Kernels != nil {
-		if err := os.Mkdir(raw, 0o755); err != nil {
-			return err
-		}
 		defer os.RemoveAll(raw)
-		var err error
-		if env, err = c.o.Kernels.Env(raw); err != nil {
-			return fmt.Errorf("the kernel recorder: %w", err)
-		}
 	}
 	c.schedEnv = c.scheduleRecorder()
 	res, procs, err := c.measureApart()
@@ -264,79 +274,173 @@ func (c *capture) run() error {
 	if res == nil { // measured in this runner
 		env = append(env, c.schedEnv...)
 	}
-	r, info, err := c.start(env, "capture")
+	g, infos, err := c.start(env, "capture")
 	if err != nil {
 		return err
 	}
 	switch {
 	case c.o.Kernels != nil:
-		if err := c.record(r); err != nil {
+		if err := c.record(g); err != nil {
 			return err
 		}
 	case res == nil:
-		if res, err = c.measure(r); err != nil {
+		if res, err = c.measure(g); err != nil {
 			return err
 		}
 		if c.schedEnv != nil {
-			c.schedule(r, 0)
+			c.schedule(g, 0)
 		}
 	default: // measured apart: warm up for the profiled inference
 		fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then profiling\n", WarmupInferences, warmupTime)
-		if err := warmup(r, p, "capture"); err != nil {
+		if err := warmupGroup(g, p, "capture"); err != nil {
 			return fmt.Errorf("warming it up (%s): %w", c.where(), err)
 		}
 	}
 	w := c.o.profileWarmup()
 	fmt.Fprintf(p, "capture: profiling one inference, after %d profiled and discarded\n", w)
-	trace := filepath.Join(c.dir, TraceFile)
-	if err := r.Capture(trace, w); err != nil {
-		return fmt.Errorf("profiling it (%s) into %s: %w", c.where(), trace, err)
+	traces := c.traceFiles()
+	paths := make([]string, len(traces))
+	for i, t := range traces {
+		paths[i] = filepath.Join(c.dir, t)
 	}
-	env2, err := r.Env()
+	if err := g.Capture(paths, w); err != nil {
+		return fmt.Errorf("profiling it (%s) into %s: %w", c.where(), strings.Join(paths, ", "), err)
+	}
+	envs, err := g.Env()
 	if err != nil {
 		fmt.Fprintf(p, "capture: the environment is incomplete: %v\n", err)
-		env2 = map[string]any{"gpu": info.GPU, "driver": info.Driver, "cuda_runtime": info.CUDA, "torch": info.Torch, "error": err.Error()}
+		for i, info := range infos {
+			envs[i] = map[string]any{"gpu": info.GPU, "driver": info.Driver, "cuda_runtime": info.CUDA, "torch": info.Torch, "error": err.Error()}
+		}
 	}
 	c.closeRunners()
-	if c.o.Kernels != nil {
-		if err := c.o.Kernels.Pack(raw, filepath.Join(c.dir, KernelsDir), p); err != nil {
+	if err := c.packKernels(raw); err != nil {
+		return err
+	}
+	if c.spec.Attention == "" && infos[0].Attention != "" && c.spec.Model != nil {
+		c.spec.Attention = infos[0].Attention // what transformers chose
+	}
+	fmt.Fprintf(p, "capture: writing the bundle\n")
+	return c.write(infos, res, procs, envFile(envs))
+}
+
+// kernelRecorder makes the directory the kernel recorder writes into
+// (raw, or a directory per rank under it) and returns the environment
+// that loads it into a one-rank runner; a multi-rank capture's ranks get
+// theirs through c.rankEnv. Nil without a recorder.
+func (c *capture) kernelRecorder(raw string) ([]string, error) {
+	if c.o.Kernels == nil {
+		return nil, nil
+	}
+	if err := os.Mkdir(raw, 0o755); err != nil {
+		return nil, err
+	}
+	n := c.spec.World()
+	envs := make([][]string, n)
+	for r := range n {
+		dir := rawKernelDir(raw, r, n)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		var err error
+		if envs[r], err = c.o.Kernels.Env(dir); err != nil {
+			return nil, fmt.Errorf("the kernel recorder: %w", err)
+		}
+	}
+	if n == 1 {
+		return envs[0], nil
+	}
+	c.rankEnv = func(r int) []string { return envs[r] }
+	return nil, nil
+}
+
+// packKernels packs what each rank's kernel recorder wrote into the
+// bundle (KernelsDir, or RankKernelsDir per rank).
+func (c *capture) packKernels(raw string) error {
+	if c.o.Kernels == nil {
+		return nil
+	}
+	n := c.spec.World()
+	for r, dir := range c.kernelDirs() {
+		dst := filepath.Join(c.dir, filepath.FromSlash(dir))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := c.o.Kernels.Pack(rawKernelDir(raw, r, n), dst, c.o.Progress); err != nil {
+			if n > 1 {
+				return fmt.Errorf("packing rank %d's recorded kernels: %w", r, err)
+			}
 			return fmt.Errorf("packing the recorded kernels: %w", err)
 		}
 	}
-	if c.spec.Attention == "" && info.Attention != "" && c.spec.Model != nil {
-		c.spec.Attention = info.Attention // what transformers chose
-	}
-	fmt.Fprintf(p, "capture: writing the bundle\n")
-	return c.write(info, res, procs, env2)
+	return nil
 }
 
-// measure warms the workload up and measures it unprofiled.
-func (c *capture) measure(r *runner.Runner) (*runner.Result, error) {
+// measure warms the workload up and measures it unprofiled: each rank's
+// run, in rank order.
+func (c *capture) measure(g *runner.Group) ([]*runner.Result, error) {
 	p := c.o.Progress
 	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, warmupTime)
-	res, err := measure(r, c.o.Ticks, p, "capture")
+	res, err := measureGroup(g, c.o.Ticks, p, "capture")
 	if err != nil {
 		return nil, fmt.Errorf("measuring it (%s): %w", c.where(), err)
 	}
-	fmt.Fprintf(p, "capture: %.4g ms and %.4g J per inference, idle %.1f W\n", res.WallSPerInference*1e3, res.EnergyJPerInference, res.IdleW)
-	if sp := res.Spread(); sp != "" {
-		fmt.Fprintf(p, "capture: inferences' spans on the GPU: %s\n", sp)
+	for i, r := range res {
+		who := "capture:"
+		if len(res) > 1 {
+			who = fmt.Sprintf("capture: rank %d (device %d):", i, g.Devices()[i])
+		}
+		fmt.Fprintf(p, "%s %.4g ms and %.4g J per inference, idle %.1f W\n", who, r.WallSPerInference*1e3, r.EnergyJPerInference, r.IdleW)
+		if sp := r.Spread(); sp != "" {
+			fmt.Fprintf(p, "%s inferences' spans on the GPU: %s\n", who, sp)
+		}
+		if r.Clocks != nil {
+			fmt.Fprintf(p, "%s measured run at %s\n", who, r.Clocks)
+		}
 	}
-	if res.Clocks != nil {
-		fmt.Fprintf(p, "capture: measured run at %s\n", res.Clocks)
+	return res, nil
+}
+
+// warmupGroup warms every rank up: at least WarmupInferences inferences
+// and WarmupTime (warmup's, in lock step).
+func warmupGroup(g *runner.Group, log io.Writer, prefix string) error {
+	ns, err := g.Warmup(WarmupInferences, warmupTime)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintf(log, "%s: %d warm-up inferences\n", prefix, ns[0])
+	return nil
+}
+
+// measureGroup is measure's, every rank in lock step: a warm-up, then
+// inferences back to back until every rank's energy window of ticks
+// closed and MinInferences ran, then each GPU's idle power.
+func measureGroup(g *runner.Group, ticks int, log io.Writer, prefix string) ([]*runner.Result, error) {
+	if ticks == 0 {
+		ticks = DefaultTicks
+	}
+	if err := warmupGroup(g, log, prefix); err != nil {
+		return nil, err
+	}
+	res, err := g.Run(ticks, MinInferences, maxRunTime)
+	if err != nil {
+		return nil, err
+	}
+	r := res[0]
+	fmt.Fprintf(log, "%s: %d inferences back to back, %.2f of them in an energy window of %d ticks (%.2f s)\n",
+		prefix, r.Inferences, r.Inside, r.Ticks, r.WindowS)
 	return res, nil
 }
 
 // record warms the workload up and runs one inference with the kernel
 // recorder armed, which then lets go of CUPTI for the profiler.
-func (c *capture) record(r *runner.Runner) error {
+func (c *capture) record(g *runner.Group) error {
 	p := c.o.Progress
 	fmt.Fprintf(p, "capture: warming up, then recording the kernels of one inference\n")
-	if err := warmup(r, p, "capture"); err != nil {
+	if err := warmupGroup(g, p, "capture"); err != nil {
 		return fmt.Errorf("warming it up (%s): %w", c.where(), err)
 	}
-	if err := r.Record(true); err != nil {
+	if err := g.Record(true); err != nil {
 		return fmt.Errorf("recording its kernels (%s): %w", c.where(), err)
 	}
 	return nil
@@ -344,26 +448,37 @@ func (c *capture) record(r *runner.Runner) error {
 
 // write writes the spec, the measured run, the environment and the
 // manifest, and checks that the bundle reads back.
-func (c *capture) write(info *runner.Info, res *runner.Result, procs []float64, env map[string]any) error {
+func (c *capture) write(infos []*runner.Info, res []*runner.Result, procs [][]float64, env map[string]any) error {
 	specJSON, err := c.spec.JSON()
 	if err != nil {
 		return err
 	}
-	m := Manifest{Version: BundleVersion, Workload: c.spec.Name, Spec: SpecFile, Traces: []string{TraceFile},
+	m := Manifest{Version: BundleVersion, Workload: c.spec.Name, Spec: SpecFile, Traces: c.traceFiles(),
 		Measured: MeasuredFile, Env: EnvFile, Created: time.Now().UTC().Format(time.RFC3339), Kreplay: Version()}
-	if st, err := os.Stat(filepath.Join(c.dir, KernelsDir)); err == nil && st.IsDir() {
-		m.Kernels = KernelsDir
-	}
 	w := c.o.profileWarmup()
 	m.ProfileWarmup = &w
 	m.Schedules = c.schedules
 	mp := c.measuredProcess
 	m.MeasuredProcess = &mp
+	var measured any
+	if c.spec.World() == 1 {
+		if st, err := os.Stat(filepath.Join(c.dir, KernelsDir)); err == nil && st.IsDir() {
+			m.Kernels = KernelsDir
+		}
+		var p []float64
+		if len(procs) > 0 {
+			p = procs[0]
+		}
+		measured = measuredFile(c.spec.Name, infos[0], res[0], p)
+	} else {
+		m.Ranks = c.rankFiles()
+		measured = measuredFileRanks(c.spec.Name, c.devices(), infos, res, procs)
+	}
 	files := []struct {
 		name string
 		v    any
 	}{
-		{MeasuredFile, measuredFile(c.spec.Name, info, res, procs)},
+		{MeasuredFile, measured},
 		{EnvFile, env},
 		{BundleFile, m},
 	}
@@ -383,7 +498,7 @@ func (c *capture) write(info *runner.Info, res *runner.Result, procs []float64, 
 }
 
 // verify reads the bundle back: the manifest, the spec, the measured run
-// and the trace, which must import.
+// of every rank and every trace, which must import.
 func (c *capture) verify() error {
 	b, err := ReadBundle(c.dir)
 	if err != nil {
@@ -391,6 +506,9 @@ func (c *capture) verify() error {
 	}
 	if _, err := b.Spec(); err != nil {
 		return err
+	}
+	if c.spec.World() > 1 {
+		return c.verifyRanks(b)
 	}
 	set, err := b.ImportTrace(TraceFile)
 	if err != nil {

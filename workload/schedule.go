@@ -47,23 +47,39 @@ func (c *capture) scheduleRecorder() []string {
 	return env
 }
 
-// schedule records the host's schedule in the measured runner r, process
-// index process, which has just measured the workload, into the bundle
-// (ScheduleFile); a failure is a warning, and no schedule for it.
-func (c *capture) schedule(r *runner.Runner, process int) {
-	p := c.o.Progress
-	name := ScheduleFile(process)
-	raw := filepath.Join(c.dir, "."+name+".raw")
-	defer os.Remove(raw)
-	res, err := r.Schedule(raw, c.o.ScheduleInferences, process)
-	if err == nil {
-		err = gzipFile(raw, filepath.Join(c.dir, name))
+// schedule records the host's schedule in the measured runners g (one
+// per rank), process index process, which have just measured the
+// workload, into the bundle (ScheduleFile, or RankScheduleFile per rank);
+// a failure is a warning, and no schedule for it.
+func (c *capture) schedule(g *runner.Group, process int) {
+	names := c.scheduleFiles(process)
+	raws := make([]string, len(names))
+	for i, name := range names {
+		raws[i] = filepath.Join(c.dir, "."+name+".raw")
+		defer os.Remove(raws[i])
+	}
+	res, err := g.Schedule(raws, c.o.ScheduleInferences, process)
+	for i := range names {
+		if err == nil {
+			err = gzipFile(raws[i], filepath.Join(c.dir, names[i]))
+		}
 	}
 	if err != nil {
-		fmt.Fprintf(p, "capture: warning: no host schedule from process %d: %v\n", process+1, err)
+		for _, name := range names {
+			os.Remove(filepath.Join(c.dir, name))
+		}
+		fmt.Fprintf(c.o.Progress, "capture: warning: no host schedule from process %d: %v\n", process+1, err)
 		return
 	}
-	c.schedules = append(c.schedules, name)
+	c.schedules = append(c.schedules, names...)
+	for i, name := range names {
+		c.noteSchedule(process, name, res[i])
+	}
+}
+
+// noteSchedule says how the schedule name of process went.
+func (c *capture) noteSchedule(process int, name string, res *runner.ScheduleResult) {
+	p := c.o.Progress
 	over := float64(res.OverheadNSPerInference)
 	fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s): %.4g ms recorded against %.4g ms measured per inference (%+.1f%%); the recorder's probe: %.3g µs per recorded call\n",
 		process+1, res.Inferences, name, float64(res.ArmedWallNS)/1e6, float64(res.MeasuredWallNS)/1e6, 100*over/float64(max(res.MeasuredWallNS, 1)),

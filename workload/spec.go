@@ -50,12 +50,27 @@ type Spec struct {
 	Linear string `json:"linear,omitempty"`
 
 	Workload Inference `json:"workload"`
-	// Devices are the CUDA device indices (default [0]). A model runs on
-	// the first; more are recorded but not run (see Runnable).
+	// Devices are the CUDA device indices (default [0]). Without
+	// Parallel the workload runs on the first; with it, rank r runs on
+	// Devices[r].
 	Devices []int `json:"devices"`
+	// Parallel, when set, runs the workload in one process per rank
+	// (Capturable), one rank per device.
+	Parallel *Parallel `json:"parallel,omitempty"`
 	// Seed seeds the random weights and inputs (default 0).
 	Seed int64 `json:"seed"`
 }
+
+// Parallel is how a workload is split over its devices.
+type Parallel struct {
+	// Tensor is the tensor-parallel size: the number of ranks, one per
+	// device, from 1 to MaxTensorParallel; it equals len(Spec.Devices).
+	Tensor int `json:"tensor"`
+}
+
+// MaxTensorParallel is the largest tensor-parallel size a spec takes (the
+// GPUs of one host).
+const MaxTensorParallel = 8
 
 // Model is a Hugging Face causal LM. As written, one of Builtin (a model
 // kreplay knows), Config (a config.json: a path relative to the spec file,
@@ -145,12 +160,32 @@ func ParseSpec(data []byte, file string) (*Spec, error) {
 	return s, nil
 }
 
-// Runnable says why the full-model runner cannot run s, or nil.
+// Runnable says why the full-model runner, one process (Measure), cannot
+// run s, or nil: a model on several devices, or any spec with ranks
+// (World > 1), which only Capture runs.
 func (s *Spec) Runnable() error {
-	if s.Model != nil && len(s.Devices) > 1 {
-		return fmt.Errorf("workload %s: devices %v: kreplay's runner runs a model on one GPU for now (the spec records them all)", s.Name, s.Devices)
+	if s.World() > 1 {
+		return fmt.Errorf("workload %s: %d ranks on devices %v: a full-model run here is one process; kreplay capture runs the ranks", s.Name, s.World(), s.Devices)
+	}
+	return s.Capturable()
+}
+
+// Capturable says why Capture cannot run s, or nil: a model on several
+// devices without "parallel", which says how to split it.
+func (s *Spec) Capturable() error {
+	if s.Model != nil && len(s.Devices) > 1 && s.Parallel == nil {
+		return fmt.Errorf(`workload %s: devices %v: kreplay's runner runs a model on one GPU unless the spec says "parallel": {"tensor": %d}`, s.Name, s.Devices, len(s.Devices))
 	}
 	return nil
+}
+
+// World is the number of ranks s runs as: the tensor-parallel size, 1
+// without Parallel.
+func (s *Spec) World() int {
+	if s.Parallel == nil || s.Parallel.Tensor < 1 {
+		return 1
+	}
+	return s.Parallel.Tensor
 }
 
 // Device is the CUDA device the workload runs on (its first).
@@ -202,7 +237,11 @@ func (s *Spec) Summary() string {
 	} else {
 		fmt.Fprintf(&b, "; prefill: batch %d x %d tokens", w.Batch, w.Seq)
 	}
-	fmt.Fprintf(&b, "; device %d", s.Device())
+	if s.World() > 1 {
+		fmt.Fprintf(&b, "; tensor-parallel %d on devices %v", s.World(), s.Devices)
+	} else {
+		fmt.Fprintf(&b, "; device %d", s.Device())
+	}
 	return b.String()
 }
 
@@ -280,7 +319,7 @@ func (p *specParser) oneOf(field string, raw json.RawMessage, values []string) (
 // spec reads the top level.
 func (p *specParser) spec(data []byte) (*Spec, error) {
 	obj, err := p.object("", data, "version", "name", "description", "model", "command", "dtype", "attention",
-		"compile", "linear", "workload", "devices", "seed")
+		"compile", "linear", "workload", "devices", "parallel", "seed")
 	if err != nil {
 		return nil, err
 	}
@@ -331,6 +370,14 @@ func (p *specParser) spec(data []byte) (*Spec, error) {
 	}
 	if raw, ok := obj["devices"]; ok {
 		if s.Devices, err = p.devices(raw); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := obj["parallel"]; ok && string(bytes.TrimSpace(raw)) != "null" {
+		if s.Parallel, err = p.parallel(raw, s.Devices); err != nil {
+			return nil, err
+		}
+		if err := p.splits(s); err != nil {
 			return nil, err
 		}
 	}
@@ -462,6 +509,44 @@ func (p *specParser) devices(raw json.RawMessage) ([]int, error) {
 		devs = append(devs, int(n))
 	}
 	return devs, nil
+}
+
+// parallel reads "parallel": a tensor-parallel size of 1 to
+// MaxTensorParallel, one rank per device of devices (read before it).
+func (p *specParser) parallel(raw json.RawMessage, devices []int) (*Parallel, error) {
+	obj, err := p.object("parallel", raw, "tensor")
+	if err != nil {
+		return nil, err
+	}
+	traw, ok := obj["tensor"]
+	if !ok {
+		return nil, p.errf("parallel.tensor", "missing: the number of ranks, one per device (%d devices)", len(devices))
+	}
+	n, err := p.integer("parallel.tensor", traw)
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 || n > MaxTensorParallel {
+		return nil, p.errf("parallel.tensor", "%d is not a tensor-parallel size (1 to %d)", n, MaxTensorParallel)
+	}
+	if int(n) != len(devices) {
+		return nil, p.errf("parallel.tensor", "%d ranks, but %d devices %v: one rank runs on each device", n, len(devices), devices)
+	}
+	return &Parallel{Tensor: int(n)}, nil
+}
+
+// splits checks that a tensor-parallel model's heads split evenly over
+// its ranks, as a colwise attention projection needs.
+func (p *specParser) splits(s *Spec) error {
+	if s.Model == nil || s.World() < 2 {
+		return nil
+	}
+	for _, keys := range [][]string{{"num_attention_heads", "n_head"}, {"num_key_value_heads"}} {
+		if k, n, ok := configInt(s.Model.Config, keys...); ok && n%int64(s.World()) != 0 {
+			return p.errf("parallel.tensor", "%d ranks, but the model's %s is %d: its heads do not split evenly", s.World(), k, n)
+		}
+	}
+	return nil
 }
 
 func (p *specParser) command(raw json.RawMessage) (*Command, error) {

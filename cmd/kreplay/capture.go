@@ -50,7 +50,7 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := spec.Runnable(); err != nil {
+	if err := spec.Capturable(); err != nil {
 		return err // bad input first, whether or not there is a GPU
 	}
 	if err := probeGPU(); err != nil {

@@ -33,8 +33,10 @@ request by request:
 
   {"cmd": "load", "spec": {...}}
       -> {"ok": true, "gpu": ..., "torch": ..., "cuda": ..., "driver": ..., ...}
-         build(spec) runs here, on spec["devices"][0]; what build returns
-         beside the callable is added to the reply.
+         build(spec) runs here, on spec["devices"][0] (a rank of a group:
+         on spec["distributed"]["device"], see Ranks below, and the reply
+         adds "rank", "world_size" and "device"); what build returns beside
+         the callable is added to the reply.
   {"cmd": "warmup", "n": 3, "min_s": 3}
       -> {"ok": true, "inferences": k, "s": ...}
          at least n inferences and min_s seconds (torch.compile compiles here).
@@ -88,6 +90,21 @@ request by request:
           "cpu": ...}
   {"cmd": "quit"}
       -> {"ok": true}, then the program exits.
+
+Ranks. kreplay runs a tensor-parallel workload as one process per rank
+(its Group), each started with torch.distributed's environment
+(MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE;
+NCCL_NVLS_ENABLE=0, which this module forces too) and sent every request
+in lock step. The load request's spec then holds "distributed": {"rank",
+"world_size", "local_rank", "device", "master_addr", "master_port",
+"backend"}; before build(spec) runs, this module sets the CUDA device to
+"device" and initializes the default process group (NCCL) and a gloo
+group of its own, so build(spec) only shards its model (world_size(),
+rank() say where it is). Every timed request starts with a barrier, so
+that the ranks start together; warmup and run decide together when to
+stop (a gloo all-reduce on the host after each inference once
+min_inferences ran), so that every rank runs the same inferences and no
+collective waits for a rank that stopped. Each rank meters its own GPU.
 
 A runner that generates calls mark_token() at each generated token (kreplay's
 Hugging Face runner does, from a pass-through LogitsProcessor): it marks the
@@ -249,7 +266,7 @@ def _measure(min_ticks, max_s, fn, min_n=1):
     GPU; the energy window spans the counter changes inside the
     inferences' span."""
     global _token_log
-    torch.cuda.synchronize()
+    _barrier()
     with _polling() as p:
         evs = [torch.cuda.Event(enable_timing=True)]
         evs[0].record()
@@ -264,9 +281,11 @@ def _measure(min_ticks, max_s, fn, min_n=1):
                 ev = torch.cuda.Event(enable_timing=True)
                 ev.record()
                 evs.append(ev)
-                enough = len(evs) > min_n and sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2
-                if enough or time.perf_counter() > t_end:
-                    break
+                # A group's ranks decide together, at the same inferences.
+                if world_size() == 1 or len(evs) > min_n:
+                    enough = len(evs) > min_n and sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2
+                    if _agree((enough, time.perf_counter() > t_end)):
+                        break
         finally:
             tokens, _token_log = _token_log, None
         evs[-1].synchronize()
@@ -316,6 +335,64 @@ def _idle_power(ticks):
     return (eb - ea) / 1000.0 / (tb - ta)
 
 
+_dist = {}  # "world", "rank", "ctl" (the gloo group) once a group's rank initialized
+
+
+def world_size():
+    """The number of ranks this process is one of (1 outside a group)."""
+    return _dist.get("world", 1)
+
+
+def rank():
+    """This process's rank (0 outside a group)."""
+    return _dist.get("rank", 0)
+
+
+def _init_distributed(d, dev):
+    """Joins the ranks' process group (NCCL, env:// rendezvous) as
+    d["rank"] of d["world_size"], once per process, and a gloo group for
+    the host-side decisions (_agree)."""
+    world, rk = int(d["world_size"]), int(d["rank"])
+    if _dist:
+        if (_dist["world"], _dist["rank"]) != (world, rk):
+            raise RuntimeError(f"load: rank {rk} of {world}, but this process is rank {_dist['rank']} of {_dist['world']}")
+        return
+    os.environ["NCCL_NVLS_ENABLE"] = "0"  # NVLink multicast stays off
+    os.environ.setdefault("MASTER_ADDR", str(d.get("master_addr") or "127.0.0.1"))
+    os.environ.setdefault("MASTER_PORT", str(d["master_port"]))
+    import torch.distributed as tdist
+    kw = {}
+    try:  # binds the NCCL communicator to this rank's device (torch 2.3 on)
+        kw["device_id"] = torch.device("cuda", dev)
+        tdist.init_process_group(d.get("backend") or "nccl", rank=rk, world_size=world, **kw)
+    except TypeError:
+        tdist.init_process_group(d.get("backend") or "nccl", rank=rk, world_size=world)
+    _dist.update(world=world, rank=rk, dev=dev, ctl=tdist.new_group(backend="gloo"))
+
+
+def _barrier():
+    """Waits for every rank (nothing outside a group), then for this
+    rank's GPU: timed regions start together."""
+    if world_size() > 1:
+        import torch.distributed as tdist
+        tdist.barrier(device_ids=[_dist["dev"]])
+    torch.cuda.synchronize()
+
+
+def _agree(stop):
+    """Whether every rank stops: True when any rank's stop is True (the
+    deadline) or, for a pair (enough, late), when all have enough or one
+    is late. Outside a group, this rank's own. A gloo all-reduce on the
+    host: it does not wait for the GPU."""
+    enough, late = stop
+    if world_size() == 1:
+        return enough or late
+    import torch.distributed as tdist
+    t = torch.tensor([0 if enough else 1, 1 if late else 0], dtype=torch.int64)
+    tdist.all_reduce(t, op=tdist.ReduceOp.MAX, group=_dist["ctl"])
+    return int(t[0]) == 0 or int(t[1]) == 1
+
+
 def _load(build, req):
     spec = req.get("spec")
     if not isinstance(spec, dict):
@@ -323,14 +400,17 @@ def _load(build, req):
     if not torch.cuda.is_available():
         raise Unavailable(f"torch {torch.__version__} sees no CUDA device "
                           f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})")
+    d = spec.get("distributed")
     devices = spec.get("devices") or [0]
-    dev = int(devices[0])
+    dev = int(d["device"]) if d else int(devices[0])
     if dev >= torch.cuda.device_count():
         raise Unavailable(f"device {dev}: torch sees {torch.cuda.device_count()} CUDA device(s)")
     _state.clear()
     gc.collect()
     torch.cuda.empty_cache()
     torch.cuda.set_device(dev)
+    if d and int(d.get("world_size", 1)) > 1:
+        _init_distributed(d, dev)
     out = build(spec)
     fn, info = out if isinstance(out, tuple) else (out, {})
     if not callable(fn):
@@ -339,6 +419,8 @@ def _load(build, req):
     _state.update(run=fn, dev=dev, nvml=pynvml.nvmlDeviceGetHandleByIndex(dev))
     reply = dict(gpu=torch.cuda.get_device_name(dev), torch=torch.__version__, cuda=torch.version.cuda,
                  driver=_str(pynvml.nvmlSystemGetDriverVersion()))
+    if world_size() > 1:
+        reply.update(rank=rank(), world_size=world_size(), device=dev)
     reply.update({k: v for k, v in (info or {}).items() if k != "ok"})
     return reply
 
@@ -346,9 +428,11 @@ def _load(build, req):
 def _warmup(req):
     # At least n inferences and min_s seconds: a launch-bound model's host
     # side takes seconds to reach its steady pace.
+    # The ranks of a group stop together (_agree).
     n, min_s, k = int(req.get("n", 3)), float(req.get("min_s", 0)), 0
+    _barrier()
     t0 = time.perf_counter()
-    while k < n or time.perf_counter() - t0 < min_s:
+    while k < n or not _agree((time.perf_counter() - t0 >= min_s, False)):
         _state["run"]()
         k += 1
     torch.cuda.synchronize()
@@ -382,6 +466,7 @@ def _capture(req):
     # inferences, profiled and discarded, leave the traced one in the
     # steady state the measured runs are in.
     sched = schedule(wait=0, warmup=warm, active=1) if warm > 0 else None
+    _barrier()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True, schedule=sched,
                  on_trace_ready=(lambda p: p.export_chrome_trace(tmp)) if sched else None) as prof:
         for _ in range(warm + 1):
@@ -409,6 +494,7 @@ def _record(req):
     torch.cuda.synchronize()
     lib = ctypes.CDLL(lib_path)
     lib.kr_inject_arm.argtypes = [ctypes.c_int]
+    _barrier()
     if lib.kr_inject_arm(1) != 0:
         raise RuntimeError("record: the kernel recorder was not initialized by CUDA (is CUDA_INJECTION64_PATH "
                            "the same library as KREPLAY_INJECT_LIB, and did CUDA start?)")
@@ -488,6 +574,7 @@ def _schedule(req):
     try:
         call_ns = _call_cost(lib)
         _marking = True
+        _barrier()
         with _polling():
             ev = torch.cuda.Event(enable_timing=True)
             ev.record()
@@ -639,6 +726,8 @@ def env_info():
     d["triton"] = _module_version("triton")
     d["transformers"] = _module_version("transformers")
     d["cpu"] = cpu_model()
+    if world_size() > 1:
+        d.update(rank=rank(), world_size=world_size())
     return {k: v for k, v in d.items() if v is not None}
 
 

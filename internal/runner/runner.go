@@ -67,7 +67,7 @@ type StartOptions struct {
 	// Dir is the working directory of Command (default: the current one).
 	Dir string
 	// Env is added to the program's environment ("KEY=value"), after
-	// kreplay's own (PYTHONPATH, NCCL_NVLS_ENABLE=0).
+	// kreplay's own PYTHONPATH; NCCL_NVLS_ENABLE=0 comes last, forced.
 	Env []string
 	// Stderr, when set, also receives the program's standard error.
 	Stderr io.Writer
@@ -201,8 +201,10 @@ func environ(helperDir string, extra []string) []string {
 		path = append(path, p)
 	}
 	env := append(os.Environ(), "PYTHONPATH="+strings.Join(path, string(os.PathListSeparator)),
-		"PYTHONUNBUFFERED=1", "NCCL_NVLS_ENABLE=0")
-	return append(env, rest...)
+		"PYTHONUNBUFFERED=1")
+	// NVLink multicast (NVLS) stays off whatever extra says: the last
+	// value of a variable is the one the program sees.
+	return append(append(env, rest...), "NCCL_NVLS_ENABLE=0")
 }
 
 // scan reads the program's standard output line by line.

@@ -8,7 +8,23 @@ config is inline ("model": {"config": {...}}), so no file and no network
 is needed. Weights are random from the spec's seed, as the shipped traces'
 were, unless "weights" is "pretrained" (then "dir" holds them). TF32 is
 off, as it was for the traces.
+
+Tensor parallel: with "parallel": {"tensor": N} kreplay starts N of these
+runners, one per rank, and kreplay_runner has joined the ranks' NCCL
+process group before build runs. The model is then sharded as
+transformers shards it: from_pretrained(..., tp_plan="auto"), which needs
+the model type's tensor-parallel plan (its config class's
+base_model_tp_plan: llama, mistral, mixtral, qwen2, qwen3, gemma, phi3,
+among others, in transformers 4.51 on; not gpt2, bloom, opt). Random
+weights are drawn on rank 0 from the seed, as on one GPU, and written to a
+scratch checkpoint that every rank then loads sharded; a model without a
+plan is a clear error.
 """
+import gc
+import os
+import shutil
+import tempfile
+
 import sys
 
 import kreplay_runner as kr
@@ -146,11 +162,73 @@ def compiled(fn, c, generate):
     return torch.compile(fn, **kw)
 
 
+def tp_plan_of(config):
+    """The model type's tensor-parallel plan (base_model_tp_plan), or a
+    ValueError that says there is none."""
+    plan = getattr(config, "base_model_tp_plan", None)
+    if not plan:
+        import transformers
+        raise ValueError(f'"parallel": transformers {transformers.__version__} has no tensor-parallel plan for model type '
+                         f'{config.model_type!r} (its config has no base_model_tp_plan); tp_plan="auto" needs one '
+                         f'(llama, mistral, mixtral, qwen2, qwen3, gemma, phi3, ... have one)')
+    return plan
+
+
+def from_pretrained_tp(path, dtype, kw):
+    """The checkpoint at path loaded sharded over the ranks
+    (tp_plan="auto", transformers' own tensor parallelism)."""
+    try:
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, tp_plan="auto", local_files_only=True, **kw)
+    except TypeError:  # transformers 4: torch_dtype
+        model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=dtype, tp_plan="auto", local_files_only=True, **kw)
+    return model.eval()
+
+
+def build_model_tp(spec, dev):
+    """The model of spec, sharded over the ranks of kreplay_runner's group
+    (tp_plan="auto"): pretrained from its directory, or random weights
+    drawn on rank 0 from the seed and passed through a scratch checkpoint
+    beside the system's temporary files (removed once every rank loaded
+    it)."""
+    import torch.distributed as tdist
+    m = spec["model"]
+    dtype = DTYPES[spec.get("dtype", "f16")]
+    kw = {"attn_implementation": spec["attention"]} if spec.get("attention") else {}
+    if m.get("weights") == "pretrained":
+        tp_plan_of(AutoConfig.from_pretrained(m["dir"], local_files_only=True))
+        return from_pretrained_tp(m["dir"], dtype, kw)
+    cfg = dict(m["config"])
+    tp_plan_of(AutoConfig.for_model(cfg.pop("model_type"), **cfg))
+    d = spec["distributed"]
+    scratch = os.path.join(os.environ.get("KREPLAY_TP_SCRATCH") or tempfile.gettempdir(),
+                           f"kreplay-tp-{d['master_port']}")
+    if kr.rank() == 0:
+        single = dict(spec, distributed=None)
+        build_model(single, dev).save_pretrained(scratch)
+        gc.collect()
+        torch.cuda.empty_cache()
+    tdist.barrier(device_ids=[dev.index])
+    try:
+        torch.manual_seed(int(spec.get("seed", 0)))
+        model = from_pretrained_tp(scratch, dtype, kw)
+    finally:
+        tdist.barrier(device_ids=[dev.index])
+        if kr.rank() == 0:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return model
+
+
 def build(spec):
-    dev = torch.device("cuda", int(spec["devices"][0]))
-    model = build_model(spec, dev)
+    d = spec.get("distributed")
+    tp = bool(d) and int(d.get("world_size", 1)) > 1
+    dev = torch.device("cuda", int(d["device"]) if tp else int(spec["devices"][0]))
+    if tp and spec.get("linear"):
+        raise ValueError(f'"linear": "{spec["linear"]}" with "parallel": FP8 linear layers are not sharded; leave one out')
+    model = build_model_tp(spec, dev) if tp else build_model(spec, dev)
     info = {"attention": getattr(model.config, "_attn_implementation", None) or "",
             "parameters": sum(p.numel() for p in model.parameters())}
+    if tp:
+        info["tensor_parallel"] = int(d["world_size"])
     if spec.get("linear") in ("fp8", "fp8-rowwise"):
         info["fp8_linears"] = to_fp8(model, dev, rowwise=spec["linear"] == "fp8-rowwise")
     w = spec["workload"]
