@@ -10,6 +10,7 @@ import (
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/inject"
+	"github.com/kreplay/kreplay/internal/kname"
 	"github.com/kreplay/kreplay/internal/launch"
 )
 
@@ -118,6 +119,14 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		}
 	}
 	for _, p := range o.Producers {
+		if p.Launch != nil && kname.Collective(p.Launch.Name) {
+			// An NCCL kernel runs only with its communicator and its
+			// peers: launched alone it waits on flags no peer sets, or
+			// faults (a tensor-parallel bundle's elementwise kernels
+			// after an all-reduce lost the context so).
+			k.dropped = append(k.dropped, "its producer "+p.Launch.Name+": a collective, which runs only with its peers")
+			continue
+		}
 		pk, err := k.newProducer(p, fsys, s)
 		if producerFatal(err) {
 			k.Close()
