@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/internal/traces/tracetest"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -21,17 +20,7 @@ func prefillSet(t testing.TB) *signatures.Set { return realSet(t, tracetest.Gene
 
 // importEmbedded imports one of the embedded traces.
 func importEmbedded(t testing.TB, name string) *signatures.Set {
-	t.Helper()
-	f, err := traces.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := signatures.Import(f, name, signatures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return tracetest.ImportSet(t, name)
 }
 
 // near reports whether got is within rel of want.

@@ -37,3 +37,19 @@ func Load(t testing.TB, name string) (*signatures.Set, *signatures.Runtime) {
 	}
 	return set, rt
 }
+
+// ImportSet imports the embedded trace name into its signature set, with
+// default options, failing the test on an error.
+func ImportSet(t testing.TB, name string) *signatures.Set {
+	t.Helper()
+	f, err := traces.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	set, err := signatures.Import(f, name, signatures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
