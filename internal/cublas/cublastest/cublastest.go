@@ -19,15 +19,8 @@ import (
 func Require(t testing.TB, checks ...func() error) {
 	t.Helper()
 	gputest.Require(t, func() error {
-		if err := cuda.Init(); err != nil {
+		if err := cuda.HasDevice(); err != nil {
 			return err
-		}
-		n, err := cuda.DeviceCount()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return cuda.ErrNoDevice
 		}
 		for _, c := range checks {
 			if err := c(); err != nil {
