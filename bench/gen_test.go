@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/internal/traces/tracetest"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -21,10 +22,10 @@ import (
 // trace, gives byte-identical, gofmt'ed files; and the committed packages
 // are what Generate writes today.
 func TestGenerateByteIdentical(t *testing.T) {
-	for _, tc := range realSets {
-		t.Run(tc.dir, func(t *testing.T) {
-			opt := GenOptions{Source: "embedded:" + tc.trace, Spec: embeddedSpec(t, tc.trace)}
-			a, b := importEmbedded(t, tc.trace), importEmbedded(t, tc.trace)
+	for _, tc := range tracetest.GeneratedSets {
+		t.Run(tc.Dir, func(t *testing.T) {
+			opt := GenOptions{Source: "embedded:" + tc.Trace, Spec: embeddedSpec(t, tc.Trace)}
+			a, b := importEmbedded(t, tc.Trace), importEmbedded(t, tc.Trace)
 			fa, err := Generate(a, opt)
 			if err != nil {
 				t.Fatal(err)
@@ -51,12 +52,12 @@ func TestGenerateByteIdentical(t *testing.T) {
 						t.Errorf("%s is not gofmt'ed (%v)", name, err)
 					}
 				}
-				committed, err := os.ReadFile(filepath.Join(tc.dir, name))
+				committed, err := os.ReadFile(filepath.Join(tc.Dir, name))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !bytes.Equal(committed, fa[name]) {
-					t.Errorf("%s/%s is not what kreplay gen writes today: run go generate ./bench/...", tc.dir, name)
+					t.Errorf("%s/%s is not what kreplay gen writes today: run go generate ./bench/...", tc.Dir, name)
 				}
 			}
 		})
@@ -212,10 +213,10 @@ func TestNames(t *testing.T) {
 // with benchproc, which finds the keys "workload" and "sig" (Check), on
 // the real sets.
 func TestBenchprocKeys(t *testing.T) {
-	for _, tc := range realSets {
-		set := realSet(t, tc.dir)
+	for _, tc := range tracetest.GeneratedSets {
+		set := realSet(t, tc.Dir)
 		if err := check(set, Workload(set.Source), idsOf(set)); err != nil {
-			t.Errorf("%s: %v", tc.dir, err)
+			t.Errorf("%s: %v", tc.Dir, err)
 		}
 	}
 	set := prefillSet(t)

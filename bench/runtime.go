@@ -220,13 +220,46 @@ func runSignature(tb benchTB, n int, set *signatures.Set, id string, o Options, 
 	case sig.Unreplayable != "":
 		tb.Skipf("%s", sig.Unreplayable)
 	}
+	if reportAgain(tb, n, reportResult) {
+		return
+	}
+	r, o := openReplayer(tb, o, open)
+	res, err := r.Replay(sig, o)
+	if err != nil {
+		if errors.Is(err, replay.ErrPartOf) || errors.Is(err, replay.ErrUnreplayable) || errors.Is(err, replay.ErrNotImplemented) {
+			tb.Skipf("%v", err)
+		}
+		replayFailed(tb, err)
+		return
+	}
+	reported.Store(tb.Name(), res)
+	fmt.Println(FidelityLine(tb.Name(), FidelityOf(res)))
+	tb.Logf("%s", res)
+	if res.EnergyErr != "" {
+		tb.Logf("energy not measured: %s", res.EnergyErr)
+	}
+	reportResult(tb, res)
+}
+
+// reportAgain reports, on a later run (n > 1) of a benchmark, the result
+// its first run stored under its name, and returns whether it did.
+func reportAgain[Res any](tb benchTB, n int, report func(benchTB, Res)) bool {
+	tb.Helper()
 	if n > 1 {
 		if r, ok := reported.Load(tb.Name()); ok {
-			reportResult(tb, r.(*replay.Result))
-			return
+			report(tb, r.(Res))
+			return true
 		}
 	}
-	var r replayer
+	return false
+}
+
+// openReplayer opens a benchmark's replayer with open, which skips the
+// benchmark without a GPU unless one is required (gputest.Require), and
+// returns it with o's environment overrides resolved (withEnv).
+func openReplayer[R any](tb benchTB, o Options, open func() (R, error)) (R, Options) {
+	tb.Helper()
+	var r R
 	gputest.Require(tb, func() error {
 		var err error
 		r, err = open()
@@ -236,24 +269,18 @@ func runSignature(tb benchTB, n int, set *signatures.Set, id string, o Options, 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := r.Replay(sig, o)
-	if err != nil {
-		if errors.Is(err, replay.ErrPartOf) || errors.Is(err, replay.ErrUnreplayable) || errors.Is(err, replay.ErrNotImplemented) {
-			tb.Skipf("%v", err)
-		}
-		if gputest.Required() {
-			tb.Error(err)
-			return
-		}
-		tb.Skipf("%v (set %s=1 to fail instead)", err, gputest.Env)
+	return r, o
+}
+
+// replayFailed fails the benchmark with its replay's error where a GPU
+// is required (gputest.Required), else skips it.
+func replayFailed(tb benchTB, err error) {
+	tb.Helper()
+	if gputest.Required() {
+		tb.Error(err)
+		return
 	}
-	reported.Store(tb.Name(), res)
-	fmt.Println(FidelityLine(tb.Name(), FidelityOf(res)))
-	tb.Logf("%s", res)
-	if res.EnergyErr != "" {
-		tb.Logf("energy not measured: %s", res.EnergyErr)
-	}
-	reportResult(tb, res)
+	tb.Skipf("%v (set %s=1 to fail instead)", err, gputest.Env)
 }
 
 // withEnv returns o with the environment's overrides and its cache mode

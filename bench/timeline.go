@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/textfmt"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
@@ -60,29 +59,14 @@ func (r deviceReplayer) ReplayTimeline(set *signatures.Set, o Options) (*replay.
 
 func runTimeline(tb benchTB, n int, set *signatures.Set, o Options, open func() (timelineReplayer, error)) {
 	tb.Helper()
-	if n > 1 {
-		if r, ok := reported.Load(tb.Name()); ok {
-			reportTimeline(tb, r.(*replay.TimelineResult))
-			return
-		}
+	if reportAgain(tb, n, reportTimeline) {
+		return
 	}
-	var r timelineReplayer
-	gputest.Require(tb, func() error {
-		var err error
-		r, err = open()
-		return err
-	})
-	o, err := o.withEnv()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	r, o := openReplayer(tb, o, open)
 	res, err := r.ReplayTimeline(set, o)
 	if err != nil {
-		if gputest.Required() {
-			tb.Error(err)
-			return
-		}
-		tb.Skipf("%v (set %s=1 to fail instead)", err, gputest.Env)
+		replayFailed(tb, err)
+		return
 	}
 	reported.Store(tb.Name(), res)
 	tb.Logf("%s", res)

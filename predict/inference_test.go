@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/internal/traces/tracetest"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
@@ -19,18 +19,7 @@ import (
 func generateInput(t *testing.T) InferenceInput {
 	t.Helper()
 	const name = "h100_bloom-560m_generate.trace.json.gz"
-	data, err := traces.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := signatures.Import(bytes.NewReader(data), name, signatures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := signatures.ReadRuntime(bytes.NewReader(data), name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, rt := tracetest.Load(t, name)
 	s, err := schedule.FromRuntime(rt)
 	if err != nil {
 		t.Fatal(err)

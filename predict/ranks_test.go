@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/internal/traces/tracetest"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/workload"
@@ -171,15 +171,5 @@ func TestWholeNotCompared(t *testing.T) {
 
 // embedded imports one of the embedded traces (internal/traces).
 func embedded(t *testing.T, name string) *signatures.Set {
-	t.Helper()
-	f, err := traces.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	set, err := signatures.Import(f, name, signatures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return tracetest.ImportSet(t, name)
 }

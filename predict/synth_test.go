@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/internal/traces/tracetest"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -22,32 +22,16 @@ import (
 // internal/traces). A recorded output dropped into testdata/*.bench is
 // tested by TestRecordedOutput.
 
-// The workloads' generated packages and embedded traces.
-var realSets = []struct{ dir, trace string }{
-	{"bloom_560m_prefill", "h100_bloom-560m_prefill.trace.json.gz"},
-	{"bloom_560m_generate", "h100_bloom-560m_generate.trace.json.gz"},
-}
-
-var setCache sync.Map // path -> *signatures.Set
-
-// realSet reads the committed set of a generated package (read once; the
-// tests must not modify it).
-func realSet(t testing.TB, dir string) *signatures.Set {
+// generatedSet reads the committed set of the generated package of
+// tracetest.GeneratedSets[i] under ../bench (read once; the tests must
+// not modify it).
+func generatedSet(t testing.TB, i int) *signatures.Set {
 	t.Helper()
-	path := filepath.Join("..", "bench", dir, bench.SetFile)
-	if s, ok := setCache.Load(path); ok {
-		return s.(*signatures.Set)
-	}
-	sets, err := ReadSetFiles([]string{path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := setCache.LoadOrStore(path, sets[0])
-	return s.(*signatures.Set)
+	return tracetest.ReadSet(t, filepath.Join("..", "bench", tracetest.GeneratedSets[i].Dir, bench.SetFile))
 }
 
-func prefillSet(t testing.TB) *signatures.Set  { return realSet(t, realSets[0].dir) }
-func generateSet(t testing.TB) *signatures.Set { return realSet(t, realSets[1].dir) }
+func prefillSet(t testing.TB) *signatures.Set  { return generatedSet(t, 0) }
+func generateSet(t testing.TB) *signatures.Set { return generatedSet(t, 1) }
 
 // synth describes SYNTHETIC benchmark output for a real set.
 type synth struct {

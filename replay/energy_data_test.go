@@ -1,27 +1,19 @@
 package replay
 
 import (
-	"compress/gzip"
+	"bytes"
 	"encoding/json"
-	"os"
 	"testing"
+
+	"github.com/kreplay/kreplay/internal/gztest"
 )
 
 // readProgress reads the entries of a run's gzipped progress file.
 func readProgress(t *testing.T, path string) []Entry {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One JSON object a line, its entry under "entry" (predict.ProgressLine).
 	var out []Entry
-	dec := json.NewDecoder(zr)
+	dec := json.NewDecoder(bytes.NewReader(gztest.ReadFile(t, path)))
 	for dec.More() {
 		var l struct {
 			Entry Entry `json:"entry"`

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/cuda/cudatest"
 	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/internal/nccl"
@@ -23,19 +24,7 @@ import (
 // separate job on a machine that has them.
 func openGroup(t *testing.T, gpus int) *Group {
 	t.Helper()
-	gputest.Require(t, func() error {
-		if err := cuda.Init(); err != nil {
-			return err
-		}
-		return nccl.Load()
-	})
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < gpus {
-		t.Skipf("needs %d GPUs, this machine has %d (the multi-GPU run is separate)", gpus, n)
-	}
+	cudatest.RequireDevices(t, gpus, nccl.Load)
 	idx := make([]int, gpus)
 	for i := range idx {
 		idx[i] = i

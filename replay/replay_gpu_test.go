@@ -9,7 +9,7 @@ import (
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/gputest"
-	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/internal/traces/tracetest"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -29,17 +29,7 @@ func openGPU(t *testing.T) *Device {
 }
 
 func embedded(t *testing.T, name string) *signatures.Set {
-	t.Helper()
-	f, err := traces.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	set, err := signatures.Import(f, name, signatures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return tracetest.ImportSet(t, name)
 }
 
 var quick = Options{Budget: 200 * time.Millisecond, Warmup: 10 * time.Millisecond, MinTime: 10 * time.Millisecond}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/errtest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -84,14 +85,7 @@ func TestTimelineSubstitutions(t *testing.T) {
 		{"overlap", []Substitution{{[]int{1, 2}, with}, {[]int{2, 3}, with}}, "in another substitution", nil, 0},
 	} {
 		at, subbed, err := substitutions(set, c.subs)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", c.name, err)
+		if !errtest.Check(t, c.name, err, c.err) {
 			continue
 		}
 		var got []int

@@ -71,6 +71,16 @@ func launches(n int, every, dur int64) string {
 	return b.String()
 }
 
+// twoStreamsTail ends the schedules of TestSimulate's two-stream cases,
+// with or without the event between the streams: a launch on stream B
+// (0x2), a second launch on stream A (0x1) and a sync on B; the cases run
+// with twoStreamsConstants.
+const twoStreamsTail = `L 3000 5000 0x2 1 1,1,1 1,1,1
+			L 5000 7000 0x1 1 1,1,1 1,1,1
+			W 7000 8000 s 0x2`
+
+var twoStreamsConstants = Constants{SubmitNS: 1000, QueueGapNS: 500}
+
 func TestSimulate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -139,11 +149,9 @@ func TestSimulate(t *testing.T) {
 			L 0 2000 0x1 1 1,1,1 1,1,1
 			R 2000 2500 0xe 0x1
 			E 2500 3000 0x2 0xe
-			L 3000 5000 0x2 1 1,1,1 1,1,1
-			L 5000 7000 0x1 1 1,1,1 1,1,1
-			W 7000 8000 s 0x2`,
+			` + twoStreamsTail,
 		ops:  ops([]int64{100000, 10000, 20000}),
-		c:    Constants{SubmitNS: 1000, QueueGapNS: 500},
+		c:    twoStreamsConstants,
 		wall: 121500, busy: 120500, hostWait: 104000,
 		host: HostSplit{FrameworkNS: 0, LaunchNS: 7000, WaitNS: 104000}, bound: "gpu",
 	}, {
@@ -155,11 +163,9 @@ func TestSimulate(t *testing.T) {
 		name: "two streams, no event",
 		sched: `inference 0
 			L 0 2000 0x1 1 1,1,1 1,1,1
-			L 3000 5000 0x2 1 1,1,1 1,1,1
-			L 5000 7000 0x1 1 1,1,1 1,1,1
-			W 7000 8000 s 0x2`,
+			` + twoStreamsTail,
 		ops:  ops([]int64{100000, 10000, 20000}),
-		c:    Constants{SubmitNS: 1000, QueueGapNS: 500},
+		c:    twoStreamsConstants,
 		wall: 121500, busy: 120000, hostWait: 7000,
 		host: HostSplit{FrameworkNS: 1000, LaunchNS: 6000, WaitNS: 7000}, bound: "gpu",
 	}, {
@@ -285,6 +291,19 @@ func TestSimulateGraph(t *testing.T) {
 //
 // TTFT 52.6 µs, TPOT 85.1 - 52.6 = 32.5 µs.
 func TestSimulateGenerate(t *testing.T) {
+	r := simulateGenerate(t)
+	if r.Tokens != 2 || r.TTFT != (Quantiles{52600, 52600}) || r.TPOT != (Quantiles{32500, 32500}) {
+		t.Errorf("tokens %g TTFT %+v TPOT %+v; want 2, 52600, 32500", r.Tokens, r.TTFT, r.TPOT)
+	}
+	if r.WallNS != 85200 {
+		t.Errorf("wall %g, want 85200", r.WallNS)
+	}
+}
+
+// simulateGenerate simulates the generate case TestSimulateGenerate
+// works through: two tokens, wall 85.2 µs, GPU ops of 50, 1, 30 and 1 µs.
+func simulateGenerate(t *testing.T) Result {
+	t.Helper()
 	s := parse(t, `inference 0
 		M 0 100 1
 		L 100 1100 0x0 1 1,1,1 1,1,1
@@ -300,12 +319,7 @@ func TestSimulateGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Tokens != 2 || r.TTFT != (Quantiles{52600, 52600}) || r.TPOT != (Quantiles{32500, 32500}) {
-		t.Errorf("tokens %g TTFT %+v TPOT %+v; want 2, 52600, 32500", r.Tokens, r.TTFT, r.TPOT)
-	}
-	if r.WallNS != 85200 {
-		t.Errorf("wall %g, want 85200", r.WallNS)
-	}
+	return r
 }
 
 func TestQuantiles(t *testing.T) {
@@ -399,21 +413,7 @@ func TestEnergy(t *testing.T) {
 // 50 + 1 + 30 + 1 = 82 µs): 4 ops of 2 mJ and 3.2 µs waiting at 50 W =
 // 8.16 mJ, 4.08 mJ per token.
 func TestEnergyPerToken(t *testing.T) {
-	s := parse(t, `inference 0
-		M 0 100 1
-		L 100 1100 0x0 1 1,1,1 1,1,1
-		M 1100 1200 2
-		C 1200 2200 0x0 4 DtoH async
-		W 2200 60000 s 0x0
-		L 60000 61000 0x0 1 1,1,1 1,1,1
-		M 61000 61100 2
-		C 61100 62100 0x0 4 DtoH async
-		W 62100 100000 s 0x0
-		M 100000 100100 3`)
-	r, err := Simulate(s, ops([]int64{50000, 1000, 30000, 1000}), Constants{SubmitNS: 1000, WakeNS: 500, MaxCallNS: 5000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := simulateGenerate(t)
 	e, err := Energy(r, [][]float64{{0.002, 0.002, 0.002, 0.002}}, Constants{WaitPowerW: 50}, 0)
 	if err != nil {
 		t.Fatal(err)

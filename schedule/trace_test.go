@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/internal/traces/tracetest"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -30,18 +31,9 @@ func loadGenerate(t *testing.T) (*signatures.Set, *signatures.Runtime, *Schedule
 	t.Helper()
 	g := &generate
 	g.once.Do(func() {
-		data, err := traces.ReadFile(generateTrace)
-		if err != nil {
-			g.err = err
-			return
+		if g.set, g.rt, g.err = tracetest.Read(generateTrace); g.err == nil {
+			g.s, g.err = FromRuntime(g.rt)
 		}
-		if g.set, g.err = signatures.Import(bytes.NewReader(data), generateTrace, signatures.Options{}); g.err != nil {
-			return
-		}
-		if g.rt, g.err = signatures.ReadRuntime(bytes.NewReader(data), generateTrace); g.err != nil {
-			return
-		}
-		g.s, g.err = FromRuntime(g.rt)
 	})
 	if g.err != nil {
 		t.Fatal(g.err)
@@ -312,18 +304,7 @@ func TestEmbeddedTraces(t *testing.T) {
 	}
 	for _, name := range traces.Names() {
 		t.Run(name, func(t *testing.T) {
-			data, err := traces.ReadFile(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			set, err := signatures.Import(bytes.NewReader(data), name, signatures.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt, err := signatures.ReadRuntime(bytes.NewReader(data), name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			set, rt := tracetest.Load(t, name)
 			s, err := FromRuntime(rt)
 			if err != nil {
 				t.Fatal(err)

@@ -125,6 +125,7 @@ func TestTruncatedRealTrace(t *testing.T) {
 	}
 }
 
+// plainTrace is the embedded trace name, decompressed.
 func plainTrace(t testing.TB, name string) []byte {
 	t.Helper()
 	data, err := traces.ReadFile(name)

@@ -1,13 +1,11 @@
 package signatures
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/kreplay/kreplay/internal/gztest"
 	"github.com/kreplay/kreplay/internal/inject"
 )
 
@@ -19,19 +17,7 @@ const graphBundle = "testdata/l1b-ro_prefill/"
 
 func readGraphIndex(t *testing.T) *inject.Index {
 	t.Helper()
-	f, err := os.Open(graphBundle + "index.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := gztest.ReadFile(t, graphBundle+"index.json.gz")
 	x, err := inject.ReadIndex(fstest.MapFS{"index.json": {Data: b}})
 	if err != nil {
 		t.Fatal(err)

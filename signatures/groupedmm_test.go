@@ -2,10 +2,11 @@ package signatures
 
 import (
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kreplay/kreplay/internal/errtest"
 )
 
 // A grouped GEMM's replay parameters: the real trace's 2-D x 3-D form
@@ -40,14 +41,8 @@ func TestDeriveGroupedMM(t *testing.T) {
 			nil, "want at least 3"},
 	} {
 		g, err := deriveGEMM("aten::_grouped_mm", tc.ins)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
-			}
+		if !errtest.Check(t, tc.name, err, tc.err) {
 			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if diff := cmp.Diff(tc.want, g); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)

@@ -2,7 +2,6 @@ package signatures
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -24,14 +23,6 @@ type oracle struct {
 
 func readOracle(t *testing.T, name string) *oracle {
 	t.Helper()
-	data, err := traces.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tr struct {
 		TraceEvents []struct {
 			Cat  string         `json:"cat"`
@@ -39,7 +30,7 @@ func readOracle(t *testing.T, name string) *oracle {
 			Args map[string]any `json:"args"`
 		} `json:"traceEvents"`
 	}
-	if err := json.NewDecoder(zr).Decode(&tr); err != nil {
+	if err := json.Unmarshal(plainTrace(t, name), &tr); err != nil {
 		t.Fatal(err)
 	}
 	o := &oracle{ops: map[int64]map[string]any{}}

@@ -115,12 +115,7 @@ func TestGPUCuDNNSDPA(t *testing.T) {
 	}
 	v, _ := cudnn.Version()
 	t.Logf("cuDNN %s from %s", cudnn.VersionString(v), cudnn.Path())
-	withContext(t, func(s *cuda.Stream) {
-		libs, err := Open(s, LibOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer libs.Close()
+	withLibraries(t, func(libs *Libraries, s *cuda.Stream) {
 		for _, tc := range cases {
 			runSDPACase(t, tc.name, tc.sig, tc.tol, libs, s)
 		}

@@ -38,6 +38,20 @@ func withContext(t *testing.T, fn func(s *cuda.Stream)) {
 	}
 }
 
+// withLibraries runs fn as withContext does, with the libraries opened
+// on the stream (Open, default options) and closed after fn.
+func withLibraries(t *testing.T, fn func(libs *Libraries, s *cuda.Stream)) {
+	t.Helper()
+	withContext(t, func(s *cuda.Stream) {
+		libs, err := Open(s, LibOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer libs.Close()
+		fn(libs, s)
+	})
+}
+
 func readHalf(t *testing.T, p cuda.DevicePtr, n int64, s *cuda.Stream) []float64 {
 	t.Helper()
 	b := make([]byte, 2*n)
@@ -70,12 +84,7 @@ func TestGPUGEMMMatchesReference(t *testing.T) {
 		{"baddbmm", "aten::baddbmm", `[[4,1,32],[4,32,16],[4,16,32],[],[]]`, `[[32,32,1],[512,16,1],[512,1,16],[],[]]`,
 			`["c10::Half","c10::Half","c10::Half","Scalar","Scalar"]`, `["","","","1.","0.125"]`, APIGemmStridedBatchedEx},
 	}
-	withContext(t, func(s *cuda.Stream) {
-		libs, err := Open(s, LibOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer libs.Close()
+	withLibraries(t, func(libs *Libraries, s *cuda.Stream) {
 		// Subtests run on goroutines of their own; the context is current
 		// only on this one, so the cases run in a loop here.
 		for i, tc := range cases {

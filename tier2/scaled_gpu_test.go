@@ -78,12 +78,7 @@ func TestGPUScaledGEMM(t *testing.T) {
 		{"rowwise bf16 bias", 64, 128, 96, true},
 		{"rowwise decode row", 1, 256, 64, false},
 	}
-	withContext(t, func(s *cuda.Stream) {
-		libs, err := Open(s, LibOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer libs.Close()
+	withLibraries(t, func(libs *Libraries, s *cuda.Stream) {
 		// The context is current on this goroutine only: the cases run in
 		// a loop, not as subtests.
 		for i, tc := range cases {

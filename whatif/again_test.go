@@ -2,10 +2,7 @@ package whatif
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -120,28 +117,14 @@ func TestPredictAgainScaledWorld(t *testing.T) {
 func TestPredictAgainErrors(t *testing.T) {
 	ok := AgainInput{PowerW: 695, PlainNS: 64.3e6, PlainMHz: 1625, AgainNS: 72.6e6, AgainMHz: 1710,
 		ReplacedNS: 10.3e6, ReplacedJ: 5.1, AgainReplacedNS: 20.4e6, AgainRepJ: 10.2, FusedNS: 0.9e6, FusedJ: 0.5}
-	if _, err := PredictAgain(ok); err != nil {
-		t.Fatalf("the session's magnitudes: %v", err)
-	}
-	for _, c := range []struct {
-		name string
-		edit func(*AgainInput)
-		want string
-	}{
+	checkInputErrors(t, ok, PredictAgain, []inputCase[AgainInput]{
 		{"no power", func(in *AgainInput) { in.PowerW = 0 }, "power held"},
 		{"no clock", func(in *AgainInput) { in.AgainMHz = 0 }, "clocks"},
 		{"again not longer", func(in *AgainInput) { in.AgainReplacedNS = in.ReplacedNS }, "times in context"},
 		{"no kernel", func(in *AgainInput) { in.FusedJ = 0 }, "kernel's time and energy"},
 		{"clock not up", func(in *AgainInput) { in.AgainMHz = 1600 }, "not above"},
 		{"kept slower", func(in *AgainInput) { in.AgainNS = 76e6 }, "not faster at the higher clock"},
-	} {
-		in := ok
-		c.edit(&in)
-		_, err := PredictAgain(in)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
-		}
-	}
+	})
 }
 
 // againInput sums the replaced signatures' times in context in each
@@ -201,14 +184,7 @@ func TestAgainInput(t *testing.T) {
 // its replaced signatures' times in context sum as the model summed them,
 // and the report prints it as the prediction the check compares.
 func TestAgainRecorded(t *testing.T) {
-	var r Result
-	data, err := os.ReadFile(filepath.Join("testdata", "h100-llama-7b_prefill.again.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readResult(t, "h100-llama-7b_prefill.again.json")
 	a, tc := r.Prediction.Again, r.Timeline
 	if a == nil || tc == nil || tc.Again == nil {
 		t.Fatal("no again prediction or timeline in the recorded result")

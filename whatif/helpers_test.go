@@ -2,11 +2,15 @@ package whatif
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/errtest"
 	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -56,3 +60,40 @@ func llamaSet(t testing.TB) *signatures.Set {
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+// inputCase is a bad input of a prediction: an edit of a good input and
+// what the prediction's error says.
+type inputCase[In any] struct {
+	name string
+	edit func(*In)
+	want string
+}
+
+// checkInputErrors fails the test unless predict takes ok and refuses ok
+// edited by each case with an error saying the case's want.
+func checkInputErrors[In, Out any](t *testing.T, ok In, predict func(In) (Out, error), cases []inputCase[In]) {
+	t.Helper()
+	if _, err := predict(ok); err != nil {
+		t.Fatalf("the good input: %v", err)
+	}
+	for _, c := range cases {
+		in := ok
+		c.edit(&in)
+		_, err := predict(in)
+		errtest.Check(t, c.name, err, c.want)
+	}
+}
+
+// readResult reads the recorded Result testdata/file.
+func readResult(t *testing.T, file string) Result {
+	t.Helper()
+	var r Result
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

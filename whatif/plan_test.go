@@ -11,19 +11,8 @@ import (
 // The worked example's plan on the embedded Llama-7B prefill: one
 // variant, the llama-rmsnorm recipe, 2048 rows of 4096, one block a row.
 func TestPlanLlama(t *testing.T) {
-	set := llamaSet(t)
-	m, err := Find(set, RecipeByName("llama-rmsnorm").Ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := LoadKernel(exampleKernel, "rmsnorm_fused")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewPlan(set, m, k, DefaultEps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := llamaPlan(t)
+	set := p.Set
 	if len(p.Variants) != 1 {
 		t.Fatalf("%d variants", len(p.Variants))
 	}

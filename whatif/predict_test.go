@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/errtest"
 	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/signatures"
@@ -118,14 +119,7 @@ func TestPredict(t *testing.T) {
 		{"unmeasured kernel", full, []Times{{NS: 1}, {}}, Prediction{}, "variant 1"},
 	} {
 		p, err := Predict(m, c.base, c.fused)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", c.name, err)
+		if !errtest.Check(t, c.name, err, c.err) {
 			continue
 		}
 		got := *p

@@ -2,10 +2,7 @@ package whatif
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,28 +45,14 @@ func TestPredictRemovedRecoversWorld(t *testing.T) {
 func TestPredictRemovedErrors(t *testing.T) {
 	ok := RemovedInput{PowerW: 692, PlainNS: 62.3e6, PlainMHz: 1688, RemovedNS: 54.5e6, RemovedMHz: 1580,
 		ReplacedNS: 10.26e6, ReplacedJ: 5.0, FusedNS: 0.9e6, FusedJ: 0.5, AloneMHz: 1980}
-	if _, err := PredictRemoved(ok); err != nil {
-		t.Fatalf("call 214's magnitudes: %v", err)
-	}
-	for _, c := range []struct {
-		name string
-		edit func(*RemovedInput)
-		want string
-	}{
+	checkInputErrors(t, ok, PredictRemoved, []inputCase[RemovedInput]{
 		{"no power", func(in *RemovedInput) { in.PowerW = 0 }, "power held"},
 		{"no clock", func(in *RemovedInput) { in.RemovedMHz = 0 }, "clocks"},
 		{"no replaced", func(in *RemovedInput) { in.ReplacedJ = 0 }, "time in context"},
 		{"no kernel", func(in *RemovedInput) { in.FusedNS = 0 }, "kernel's time and energy"},
 		{"clock not down", func(in *RemovedInput) { in.RemovedMHz = 1700 }, "not below"},
 		{"kept faster lower", func(in *RemovedInput) { in.RemovedNS = 50e6 }, "not faster at the higher clock"},
-	} {
-		in := ok
-		c.edit(&in)
-		_, err := PredictRemoved(in)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
-		}
-	}
+	})
 }
 
 // removedInput takes the removed timeline's summary and the replaced
@@ -125,14 +108,7 @@ func TestRemovedInput(t *testing.T) {
 // s19/c215/; H100, the embedded Llama-7B prefill, the series left out): its input gathered again from the recorded timelines
 // and Rotating replays gives the recorded prediction, the one compared.
 func TestRemovedRecorded(t *testing.T) {
-	var r Result
-	data, err := os.ReadFile(filepath.Join("testdata", "h100-llama-7b_prefill.removed.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readResult(t, "h100-llama-7b_prefill.removed.json")
 	rp, tc := r.Prediction.Removed, r.Timeline
 	if rp == nil || tc == nil || tc.Removed == nil {
 		t.Fatal("no removed prediction or timeline in the recorded result")

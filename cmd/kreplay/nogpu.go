@@ -41,19 +41,7 @@ func gpuCause(err error) string {
 // probeGPU checks that the CUDA driver loads and has a device, for
 // capture, whose GPU work runs in the workload's own processes; tests
 // that capture on a stand-in GPU replace it.
-var probeGPU = func() error {
-	if err := cuda.Init(); err != nil {
-		return err
-	}
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return cuda.ErrNoDevice
-	}
-	return nil
-}
+var probeGPU = cuda.HasDevice
 
 // isNoGPU reports whether err says there is no driver or no device.
 func isNoGPU(err error) bool {

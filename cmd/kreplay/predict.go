@@ -175,16 +175,9 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := predict.Report(in, []*signatures.Set{set}, predict.ReportOptions{Top: *top, NoMemsetArrival: !*arrival})
+	p, err := reportWithPlots(in, []*signatures.Set{set}, predict.ReportOptions{Top: *top, NoMemsetArrival: !*arrival}, *plots, "predict", stderr)
 	if err != nil {
 		return err
-	}
-	if *plots != "" {
-		files, err := p.WritePlots(*plots)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "kreplay predict: %d plots in %s\n", len(files), *plots)
 	}
 	if err := p.WriteText(stdout); err != nil {
 		return err

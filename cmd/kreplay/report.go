@@ -40,16 +40,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if *top == 0 {
 		*top = -1
 	}
-	p, err := predict.Report(in, sets, predict.ReportOptions{Top: *top, NoMemsetArrival: !*arrival})
+	p, err := reportWithPlots(in, sets, predict.ReportOptions{Top: *top, NoMemsetArrival: !*arrival}, *plots, "report", stderr)
 	if err != nil {
 		return err
-	}
-	if *plots != "" {
-		files, err := p.WritePlots(*plots)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "kreplay report: %d plots in %s\n", len(files), *plots)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -64,6 +57,24 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 		return errors.New("no workload in the output has a signature set")
 	}
 	return nil
+}
+
+// reportWithPlots makes the prediction of inputs on sets (predict.Report)
+// and, unless plots is "", writes its plots into that directory and tells
+// stderr how many, as kreplay's command cmd.
+func reportWithPlots(inputs []predict.Input, sets []*signatures.Set, opt predict.ReportOptions, plots, cmd string, stderr io.Writer) (*predict.Prediction, error) {
+	p, err := predict.Report(inputs, sets, opt)
+	if err != nil {
+		return nil, err
+	}
+	if plots != "" {
+		files, err := p.WritePlots(plots)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "kreplay %s: %d plots in %s\n", cmd, len(files), plots)
+	}
+	return p, nil
 }
 
 // benchSets loads the sets named by a -sets flag; without one, those of

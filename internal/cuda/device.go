@@ -66,6 +66,23 @@ func DeviceCount() (int, error) {
 	return int(n), nil
 }
 
+// HasDevice initializes the driver (Init) and returns nil when it
+// reports at least one device: Init's error without a driver,
+// ErrNoDevice without a device.
+func HasDevice() error {
+	if err := Init(); err != nil {
+		return err
+	}
+	n, err := DeviceCount()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNoDevice
+	}
+	return nil
+}
+
 // DeviceGet returns the device with the given ordinal, 0 <= ordinal < DeviceCount().
 func DeviceGet(ordinal int) (Device, error) {
 	if err := ready(); err != nil {

@@ -10,27 +10,11 @@ import (
 // Tests named TestGPU* need a CUDA device. They skip when Init fails or
 // there is no device, unless KREPLAY_REQUIRE_GPU=1 makes that a failure.
 
-// gpuReady is the precondition of the GPU tests: a loaded driver and at
-// least one device.
-func gpuReady() error {
-	if err := Init(); err != nil {
-		return err
-	}
-	n, err := DeviceCount()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNoDevice
-	}
-	return nil
-}
-
 // requireGPU skips (or, under KREPLAY_REQUIRE_GPU=1, fails) the test
 // unless a device is usable, and returns device 0.
 func requireGPU(t *testing.T) Device {
 	t.Helper()
-	gputest.Require(t, gpuReady)
+	gputest.Require(t, HasDevice)
 	d, err := DeviceGet(0)
 	if err != nil {
 		t.Fatal(err)

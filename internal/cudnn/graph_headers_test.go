@@ -13,18 +13,8 @@ import (
 // graphHeaderDir finds cuDNN 9's cudnn_graph.h under $CUDNN_HOME, the
 // CUDA toolkit and the system's include directories.
 func graphHeaderDir() string {
-	var dirs []string
-	if r := os.Getenv("CUDNN_HOME"); r != "" {
-		dirs = append(dirs, filepath.Join(r, "include"))
-	}
-	dirs = append(dirs, dltest.IncludeDirs()...)
-	dirs = append(dirs, "/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu", "/usr/local/include")
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "cudnn_graph.h")); err == nil {
-			return d
-		}
-	}
-	return ""
+	dir, _ := dltest.FindLibraryHeader("CUDNN_HOME", "cudnn_graph.h")
+	return dir
 }
 
 // graphConsts are types.go's constants and the cudnn_graph.h enumerators

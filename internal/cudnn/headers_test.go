@@ -2,7 +2,6 @@ package cudnn_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,20 +13,7 @@ import (
 // Debian's cudnn_version_v9.h and _v8.h) under $CUDNN_HOME, the CUDA
 // toolkit and the system's include directories.
 func versionHeader() (dir, name string) {
-	var dirs []string
-	if r := os.Getenv("CUDNN_HOME"); r != "" {
-		dirs = append(dirs, filepath.Join(r, "include"))
-	}
-	dirs = append(dirs, dltest.IncludeDirs()...)
-	dirs = append(dirs, "/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu", "/usr/local/include")
-	for _, d := range dirs {
-		for _, n := range []string{"cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h"} {
-			if _, err := os.Stat(filepath.Join(d, n)); err == nil {
-				return d, n
-			}
-		}
-	}
-	return "", ""
+	return dltest.FindLibraryHeader("CUDNN_HOME", "cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h")
 }
 
 // TestHeaderVersion compiles a probe against the installed

@@ -13,17 +13,19 @@ import (
 )
 
 // sources is the recorder's C source: the recorder (kr_inject.c), its
-// CUDA graphs (kr_inject_graph.c), what they share (kr_inject.h) and the
-// CUDA and CUPTI declarations they use (kr_inject_types.h).
+// CUDA graphs (kr_inject_graph.c), what they share (kr_inject.h), the
+// CUDA and CUPTI declarations they use (kr_inject_types.h) and the opening
+// of libcuda and libcupti it shares with the schedule recorder (kr_open.h).
 //
-//go:embed csrc/kr_inject.c csrc/kr_inject_graph.c csrc/kr_inject.h csrc/kr_inject_types.h
+//go:embed csrc/kr_inject.c csrc/kr_inject_graph.c csrc/kr_inject.h csrc/kr_inject_types.h csrc/kr_open.h
 var sources embed.FS
 
 // units are the sources compiled, in order; the headers come with them.
 var units = []string{"kr_inject.c", "kr_inject_graph.c"}
 
 // Source returns the recorder's C source file name (kr_inject.c,
-// kr_inject_graph.c, kr_inject.h, kr_inject_types.h), or nil for another.
+// kr_inject_graph.c, kr_inject.h, kr_inject_types.h, kr_open.h), or nil
+// for another.
 func Source(name string) []byte {
 	b, err := sources.ReadFile("csrc/" + name)
 	if err != nil {

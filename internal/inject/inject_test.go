@@ -2,7 +2,6 @@ package inject
 
 import (
 	"bytes"
-	"debug/elf"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -15,36 +14,16 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
 // The recorder builds with the system C compiler from its two sources,
 // exports the entry points the driver and the runner call and nothing
 // else, and is reused once built.
 func TestBuild(t *testing.T) {
-	if _, err := compiler(); err != nil {
-		t.Skip(err)
-	}
-	dir := t.TempDir()
-	lib, err := Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib, _, syms := buildReused(t, Build)
 	have := map[string]bool{}
 	for _, s := range syms {
-		if s.Section != elf.SHN_UNDEF {
-			have[s.Name] = true
-		}
+		have[s.Name] = true
 	}
 	for _, want := range []string{"InitializeInjection", "kr_inject_arm", "kr_inject_flush", "kr_inject_detach"} {
 		if !have[want] {
@@ -58,33 +37,12 @@ func TestBuild(t *testing.T) {
 			t.Errorf("%s exports %s", lib, internal)
 		}
 	}
-	st, _ := os.Stat(lib)
-	again, err := Build(dir)
-	if err != nil || again != lib {
-		t.Fatalf("second Build: %q, %v", again, err)
-	}
-	if st2, _ := os.Stat(lib); !st2.ModTime().Equal(st.ModTime()) {
-		t.Error("second Build rebuilt the library")
-	}
 }
 
 // kr_inject_types.h agrees with cuda.h and CUPTI's headers, where they are
 // installed (the GPU machines): kr_inject_check.c compiles only if it does.
 func TestTypesAgainstHeaders(t *testing.T) {
-	if dltest.FindHeader("cupti.h") == "" || dltest.FindHeader("generated_cuda_meta.h") == "" {
-		t.Skipf("cupti.h or generated_cuda_meta.h not found under %v", dltest.CUDARoots())
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "kr_inject_types.h"), TypesHeader(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(filepath.Join("csrc", "kr_inject_check.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dltest.CompileAndRun(dir, string(src)); err != nil {
-		t.Fatal(err)
-	}
+	compileCheck(t, "kr_inject_check.c", map[string][]byte{"kr_inject_types.h": TypesHeader()})
 }
 
 // writeModule writes an ELF object defining the functions names into the

@@ -5,15 +5,17 @@ import (
 	"fmt"
 )
 
-// scheduleSources is the schedule recorder's C source (kr_sched.c) and
-// the CUDA and CUPTI declarations it uses (kr_sched_types.h, which
-// includes kr_inject_types.h).
+// scheduleSources is the schedule recorder's C source (kr_sched.c), the
+// CUDA and CUPTI declarations it uses (kr_sched_types.h, which includes
+// kr_inject_types.h) and the opening of libcuda and libcupti it shares
+// with the kernel recorder (kr_open.h).
 //
-//go:embed csrc/kr_sched.c csrc/kr_sched_types.h csrc/kr_inject_types.h
+//go:embed csrc/kr_sched.c csrc/kr_sched_types.h csrc/kr_inject_types.h csrc/kr_open.h
 var scheduleSources embed.FS
 
 // ScheduleSource returns a file of the schedule recorder's C source
-// (kr_sched.c, kr_sched_types.h, kr_inject_types.h), or nil for another.
+// (kr_sched.c, kr_sched_types.h, kr_inject_types.h, kr_open.h), or nil for
+// another.
 func ScheduleSource(name string) []byte {
 	b, err := scheduleSources.ReadFile("csrc/" + name)
 	if err != nil {

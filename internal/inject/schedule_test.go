@@ -9,48 +9,22 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/kreplay/kreplay/internal/dl/dltest"
 )
 
 // The schedule recorder builds with the system C compiler, exports the
 // entry points the driver and the runner call and nothing else, is reused
 // once built, and is a library of its own beside the kernel recorder.
 func TestBuildSchedule(t *testing.T) {
-	if _, err := compiler(); err != nil {
-		t.Skip(err)
-	}
-	dir := t.TempDir()
-	lib, err := BuildSchedule(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib, dir, syms := buildReused(t, BuildSchedule)
 	var funcs []string
 	for _, s := range syms {
-		if s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
 			funcs = append(funcs, s.Name)
 		}
 	}
 	want := "InitializeInjection kr_sched_arm kr_sched_detach kr_sched_flush kr_sched_mark kr_sched_stats"
 	if got := strings.Join(sorted(funcs), " "); got != want {
 		t.Errorf("%s exports functions %s, want %s", lib, got, want)
-	}
-	st, _ := os.Stat(lib)
-	again, err := BuildSchedule(dir)
-	if err != nil || again != lib {
-		t.Fatalf("second BuildSchedule: %q, %v", again, err)
-	}
-	if st2, _ := os.Stat(lib); !st2.ModTime().Equal(st.ModTime()) {
-		t.Error("second BuildSchedule rebuilt the library")
 	}
 	kernels, err := Build(dir)
 	if err != nil || kernels == lib || !strings.HasPrefix(filepath.Base(kernels), "libkr_inject-") || !strings.HasPrefix(filepath.Base(lib), "libkr_sched-") {
@@ -255,20 +229,9 @@ func TestScheduleManyNames(t *testing.T) {
 // cuda.h and CUPTI's headers, where they are installed (the GPU
 // machines): kr_sched_check.c compiles only if they do.
 func TestScheduleTypesAgainstHeaders(t *testing.T) {
-	if dltest.FindHeader("cupti.h") == "" || dltest.FindHeader("generated_cuda_meta.h") == "" {
-		t.Skipf("cupti.h or generated_cuda_meta.h not found under %v", dltest.CUDARoots())
-	}
-	dir := t.TempDir()
+	headers := map[string][]byte{}
 	for _, h := range []string{"kr_inject_types.h", "kr_sched_types.h"} {
-		if err := os.WriteFile(filepath.Join(dir, h), ScheduleSource(h), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		headers[h] = ScheduleSource(h)
 	}
-	src, err := os.ReadFile(filepath.Join("csrc", "kr_sched_check.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dltest.CompileAndRun(dir, string(src)); err != nil {
-		t.Fatal(err)
-	}
+	compileCheck(t, "kr_sched_check.c", headers)
 }

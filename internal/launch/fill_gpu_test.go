@@ -9,9 +9,11 @@ import (
 	"github.com/kreplay/kreplay/internal/cuda/cudatest"
 )
 
-// FillRandom on the GPU gives values in [-1, 1), mean near 0, never NaN,
-// and no repetition between distant parts of the buffer.
-func TestGPUFillRandom(t *testing.T) {
+// onFillBuffer runs f in device 0's primary context on a new stream and
+// an allocation of n bytes, once the fill kernel compiles, and fails the
+// test on its error. It skips the test without a GPU (cudatest).
+func onFillBuffer(t *testing.T, n int, f func(p cuda.DevicePtr, s *cuda.Stream) error) {
+	t.Helper()
 	_, ctx := cudatest.PrimaryContext(t)
 	err := ctx.Do(func() error {
 		s, err := cuda.NewStream()
@@ -19,7 +21,6 @@ func TestGPUFillRandom(t *testing.T) {
 			return err
 		}
 		defer s.Destroy()
-		const n = 40 << 20 // bytes: 20 M halves
 		p, err := cuda.MemAlloc(n)
 		if err != nil {
 			return err
@@ -28,6 +29,18 @@ func TestGPUFillRandom(t *testing.T) {
 		if _, err := fillFunction(); err != nil {
 			t.Fatalf("NVRTC fill kernel: %v", err)
 		}
+		return f(p, s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FillRandom on the GPU gives values in [-1, 1), mean near 0, never NaN,
+// and no repetition between distant parts of the buffer.
+func TestGPUFillRandom(t *testing.T) {
+	const n = 40 << 20 // bytes: 20 M halves
+	onFillBuffer(t, n, func(p cuda.DevicePtr, s *cuda.Stream) error {
 		if err := FillRandom(p, n, "f16", 42, s); err != nil {
 			return err
 		}
@@ -57,29 +70,12 @@ func TestGPUFillRandom(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // FillRandom's FP8 kinds give finite codes only, and most of them.
 func TestGPUFillRandomFP8(t *testing.T) {
-	_, ctx := cudatest.PrimaryContext(t)
-	err := ctx.Do(func() error {
-		s, err := cuda.NewStream()
-		if err != nil {
-			return err
-		}
-		defer s.Destroy()
-		const n = 1 << 20
-		p, err := cuda.MemAlloc(n)
-		if err != nil {
-			return err
-		}
-		defer p.Free()
-		if _, err := fillFunction(); err != nil {
-			t.Fatalf("NVRTC fill kernel: %v", err)
-		}
+	const n = 1 << 20
+	onFillBuffer(t, n, func(p cuda.DevicePtr, s *cuda.Stream) error {
 		for _, dt := range []string{"f8e4m3", "f8e5m2"} {
 			if err := FillRandom(p, n, dt, 7, s); err != nil {
 				return err
@@ -101,7 +97,4 @@ func TestGPUFillRandomFP8(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

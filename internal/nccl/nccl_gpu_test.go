@@ -9,7 +9,6 @@ import (
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/cuda/cudatest"
-	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/internal/nccl"
 )
@@ -21,19 +20,7 @@ import (
 
 func requireNCCL(t *testing.T, gpus int) []*cuda.Context {
 	t.Helper()
-	gputest.Require(t, func() error {
-		if err := cudatest.HasDevice(); err != nil {
-			return err
-		}
-		return nccl.Load()
-	})
-	n, err := cuda.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < gpus {
-		t.Skipf("needs %d GPUs, this machine has %d (the multi-GPU run is separate)", gpus, n)
-	}
+	cudatest.RequireDevices(t, gpus, nccl.Load)
 	v, _ := nccl.Version()
 	t.Logf("NCCL %s (%s), %s=%s", nccl.VersionString(v), nccl.Path(), nccl.NVLSEnv, "0")
 	ctxs := make([]*cuda.Context, gpus)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/gputest"
+	"github.com/kreplay/kreplay/internal/cuda/cudatest"
 )
 
 // Require skips the test unless a CUDA device is usable and every check
@@ -18,24 +18,7 @@ import (
 // fails the test instead (see internal/gputest).
 func Require(t testing.TB, checks ...func() error) {
 	t.Helper()
-	gputest.Require(t, func() error {
-		if err := cuda.Init(); err != nil {
-			return err
-		}
-		n, err := cuda.DeviceCount()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return cuda.ErrNoDevice
-		}
-		for _, c := range checks {
-			if err := c(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	cudatest.RequireDevices(t, 1, checks...)
 }
 
 // Device is device 0's primary context, current on the calling

@@ -3,7 +3,6 @@
 package cudatest
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
@@ -11,15 +10,33 @@ import (
 )
 
 // HasDevice is the check GPU tests hand gputest.Require: the driver
-// initializes and reports at least one device.
-func HasDevice() error {
-	if err := cuda.Init(); err != nil {
-		return err
+// initializes and reports at least one device (cuda.HasDevice).
+func HasDevice() error { return cuda.HasDevice() }
+
+// RequireDevices skips t unless a CUDA device is usable and every check
+// passes, or fails it under KREPLAY_REQUIRE_GPU=1 (gputest.Require). With
+// fewer than n devices it skips t even under KREPLAY_REQUIRE_GPU=1: a
+// multi-GPU run is a separate job on a machine that has them.
+func RequireDevices(t testing.TB, n int, checks ...func() error) {
+	t.Helper()
+	gputest.Require(t, func() error {
+		if err := cuda.HasDevice(); err != nil {
+			return err
+		}
+		for _, c := range checks {
+			if err := c(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	have, err := cuda.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n, err := cuda.DeviceCount(); err != nil || n == 0 {
-		return fmt.Errorf("no CUDA device (%v)", err)
+	if have < n {
+		t.Skipf("needs %d GPUs, this machine has %d (the multi-GPU run is separate)", n, have)
 	}
-	return nil
 }
 
 // PrimaryContext skips t without a CUDA device (or fails it under

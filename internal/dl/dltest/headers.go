@@ -52,6 +52,26 @@ func FindHeader(name string) string {
 	return ""
 }
 
+// FindLibraryHeader returns the directory and the name of the first of
+// names found in $rootEnv/include (when rootEnv is set), IncludeDirs and
+// the system's include directories, in that order; "", "" when none is.
+func FindLibraryHeader(rootEnv string, names ...string) (dir, name string) {
+	var dirs []string
+	if r := os.Getenv(rootEnv); r != "" {
+		dirs = append(dirs, filepath.Join(r, "include"))
+	}
+	dirs = append(dirs, IncludeDirs()...)
+	dirs = append(dirs, "/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu", "/usr/local/include")
+	for _, d := range dirs {
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(d, n)); err == nil {
+				return d, n
+			}
+		}
+	}
+	return "", ""
+}
+
 // CompileAndRun compiles the C program src with cc against IncludeDirs
 // in dir and returns what it prints.
 func CompileAndRun(dir, src string) (string, error) {

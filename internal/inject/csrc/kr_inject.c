@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "kr_inject.h"
+#include "kr_open.h"
 
 /* ---- run-time loaded entry points ---- */
 static kr_CUresult (*p_cuFuncGetName)(const char **, kr_CUfunction);
@@ -722,16 +723,6 @@ int kr_inject_detach(void) {
 	return bad;
 }
 
-static void *open_first(const char *env, const char *const *names) {
-	const char *e = getenv(env);
-	if (e && *e) return dlopen(e, RTLD_NOW | RTLD_GLOBAL);
-	for (int i = 0; names[i]; i++) {
-		void *h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
-		if (h) return h;
-	}
-	return NULL;
-}
-
 static int fail(const char *msg) {
 	fprintf(stderr, "kreplay inject: %s\n", msg);
 	if (events) {
@@ -757,33 +748,23 @@ int InitializeInjection(void) {
 	const char *cap = getenv("KREPLAY_INJECT_SNAP_BYTES");
 	if (cap && *cap) snapcap = strtoull(cap, NULL, 10);
 	if (snapcap == 0) snapcap = 1;
-	static const char *const cudas[] = {"libcuda.so.1", "libcuda.so", NULL};
-	static const char *const cuptis[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
-	                                     "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-	                                     "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so", NULL};
-	void *cu = open_first("KREPLAY_INJECT_CUDA", cudas);
-	void *cupti = open_first("KREPLAY_INJECT_CUPTI", cuptis);
-	if (!cu) return fail("cannot open libcuda");
-	if (!cupti) return fail("cannot open libcupti (set KREPLAY_INJECT_CUPTI)");
-#define SYM(lib, var, name)                                                   \
-	do {                                                                  \
-		*(void **)(&var) = dlsym(lib, name);                          \
-		if (!var) return fail("missing symbol " name);                \
-	} while (0)
-	SYM(cu, p_cuFuncGetName, "cuFuncGetName");
-	SYM(cu, p_cuFuncGetParamInfo, "cuFuncGetParamInfo");
-	SYM(cu, p_cuFuncGetAttribute, "cuFuncGetAttribute");
-	SYM(cu, p_cuPointerGetAttribute, "cuPointerGetAttribute");
-	SYM(cu, p_cuCtxSynchronize, "cuCtxSynchronize");
-	SYM(cu, p_cuMemcpyDtoH, "cuMemcpyDtoH_v2");
-	SYM(cupti, p_cuptiSubscribe, "cuptiSubscribe");
-	SYM(cupti, p_cuptiEnableDomain, "cuptiEnableDomain");
+	void *cu, *cupti;
+	const char *err = kr_open_cuda(&cu, &cupti);
+	if (err) return fail(err);
+	KR_SYM(cu, p_cuFuncGetName, "cuFuncGetName");
+	KR_SYM(cu, p_cuFuncGetParamInfo, "cuFuncGetParamInfo");
+	KR_SYM(cu, p_cuFuncGetAttribute, "cuFuncGetAttribute");
+	KR_SYM(cu, p_cuPointerGetAttribute, "cuPointerGetAttribute");
+	KR_SYM(cu, p_cuCtxSynchronize, "cuCtxSynchronize");
+	KR_SYM(cu, p_cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+	KR_SYM(cupti, p_cuptiSubscribe, "cuptiSubscribe");
+	KR_SYM(cupti, p_cuptiEnableDomain, "cuptiEnableDomain");
 	*(void **)(&p_cuKernelGetFunction) = dlsym(cu, "cuKernelGetFunction");
 	*(void **)(&p_cuFuncGetModule) = dlsym(cu, "cuFuncGetModule");
 	*(void **)(&p_cuKernelGetLibrary) = dlsym(cu, "cuKernelGetLibrary");
 	*(void **)(&p_cuStreamIsCapturing) = dlsym(cu, "cuStreamIsCapturing");
 	graph_init(cu);
-	SYM(cupti, p_cuptiUnsubscribe, "cuptiUnsubscribe");
+	KR_SYM(cupti, p_cuptiUnsubscribe, "cuptiUnsubscribe");
 	*(void **)(&p_cuptiFinalize) = dlsym(cupti, "cuptiFinalize");
 	kr_CUpti_SubscriberHandle sub;
 	if (p_cuptiSubscribe(&sub, callback, NULL) != 0) return fail("cuptiSubscribe failed (another CUPTI client?)");

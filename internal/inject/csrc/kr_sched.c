@@ -82,6 +82,7 @@
 #include <time.h>
 
 #include "kr_sched_types.h"
+#include "kr_open.h"
 
 #define KR_EXPORT __attribute__((visibility("default")))
 
@@ -688,16 +689,6 @@ KR_EXPORT int kr_sched_detach(void) {
 	return bad;
 }
 
-static void *open_first(const char *env, const char *const *libs) {
-	const char *e = getenv(env);
-	if (e && *e) return dlopen(e, RTLD_NOW | RTLD_GLOBAL);
-	for (int i = 0; libs[i]; i++) {
-		void *h = dlopen(libs[i], RTLD_NOW | RTLD_GLOBAL);
-		if (h) return h;
-	}
-	return NULL;
-}
-
 /* InitializeInjection is called by the CUDA driver during cuInit: it opens
  * libcuda and libcupti ($KREPLAY_INJECT_CUDA and $KREPLAY_INJECT_CUPTI, as
  * the kernel recorder, or their usual names) and reads
@@ -710,26 +701,16 @@ KR_EXPORT int InitializeInjection(void) {
 		if (*end || v == 0 || v > (1ULL << 32)) return fail("KREPLAY_SCHED_RECORDS is not a count of records from 1 to 2^32");
 		cap = (size_t)v;
 	}
-	static const char *const cudas[] = {"libcuda.so.1", "libcuda.so", NULL};
-	static const char *const cuptis[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
-	                                     "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-	                                     "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so", NULL};
-	void *cu = open_first("KREPLAY_INJECT_CUDA", cudas);
-	void *cupti = open_first("KREPLAY_INJECT_CUPTI", cuptis);
-	if (!cu) return fail("cannot open libcuda");
-	if (!cupti) return fail("cannot open libcupti (set KREPLAY_INJECT_CUPTI)");
-#define SYM(lib, var, name)                                    \
-	do {                                                   \
-		*(void **)(&var) = dlsym(lib, name);           \
-		if (!var) return fail("missing symbol " name); \
-	} while (0)
-	SYM(cu, p_cuFuncGetName, "cuFuncGetName");
-	SYM(cu, p_cuPointerGetAttribute, "cuPointerGetAttribute");
-	SYM(cu, p_cuCtxSynchronize, "cuCtxSynchronize");
-	SYM(cupti, p_cuptiSubscribe, "cuptiSubscribe");
-	SYM(cupti, p_cuptiEnableCallback, "cuptiEnableCallback");
-	SYM(cupti, p_cuptiGetCallbackName, "cuptiGetCallbackName");
-	SYM(cupti, p_cuptiUnsubscribe, "cuptiUnsubscribe");
+	void *cu, *cupti;
+	const char *err = kr_open_cuda(&cu, &cupti);
+	if (err) return fail(err);
+	KR_SYM(cu, p_cuFuncGetName, "cuFuncGetName");
+	KR_SYM(cu, p_cuPointerGetAttribute, "cuPointerGetAttribute");
+	KR_SYM(cu, p_cuCtxSynchronize, "cuCtxSynchronize");
+	KR_SYM(cupti, p_cuptiSubscribe, "cuptiSubscribe");
+	KR_SYM(cupti, p_cuptiEnableCallback, "cuptiEnableCallback");
+	KR_SYM(cupti, p_cuptiGetCallbackName, "cuptiGetCallbackName");
+	KR_SYM(cupti, p_cuptiUnsubscribe, "cuptiUnsubscribe");
 	*(void **)(&p_cuKernelGetFunction) = dlsym(cu, "cuKernelGetFunction");
 	*(void **)(&p_cuptiFinalize) = dlsym(cupti, "cuptiFinalize");
 	ready = 1;
