@@ -125,11 +125,7 @@ func (d *Device) measureEnergy(t *timer, r *Result, per float64, o Options) (*En
 		}
 		return s.Synchronize()
 	}
-	ticks := o.EnergyTicks
-	if ticks <= 0 {
-		ticks = energy.DefaultMinTicks
-	}
-	rd, err := d.Meter.Measure(context.Background(), work, energy.MeasureOptions{MinTicks: ticks, Warmup: o.EnergyWarmup})
+	rd, err := d.energyWindow(work, o)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +133,7 @@ func (d *Device) measureEnergy(t *timer, r *Result, per float64, o Options) (*En
 	if o.NoEnergyDuty || !powerCapped(rd.States) {
 		return &e, nil
 	}
-	de, err := d.measureDuty(t, per, batch, ticks, o)
+	de, err := d.measureDuty(t, per, batch, energyTicks(o), o)
 	if err != nil {
 		e.DutyErr = err.Error()
 		return &e, nil
@@ -249,4 +245,18 @@ func EstimateEnergy(entries []Entry) int {
 		n++
 	}
 	return n
+}
+
+// energyWindow meters work, called repeatedly, over o.EnergyTicks whole
+// counter ticks (energy.DefaultMinTicks when 0) after o.EnergyWarmup.
+func (d *Device) energyWindow(work func() error, o Options) (energy.Reading, error) {
+	return d.Meter.Measure(context.Background(), work, energy.MeasureOptions{MinTicks: energyTicks(o), Warmup: o.EnergyWarmup})
+}
+
+// energyTicks is o's energy window in counter ticks.
+func energyTicks(o Options) int {
+	if o.EnergyTicks <= 0 {
+		return energy.DefaultMinTicks
+	}
+	return o.EnergyTicks
 }

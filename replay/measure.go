@@ -494,25 +494,32 @@ func (t *timer) capture(n int) error {
 		t.graph.Destroy()
 		t.graph = nil
 	}
-	s := t.d.stream
+	var err error
+	t.graph, err = captureGraph(t.d.stream, func() error { return t.launchN(n) })
+	t.batch = n
+	return err
+}
+
+// captureGraph captures what launch enqueues on s into a CUDA graph and
+// instantiates it. A launch error ends the capture and is the error.
+// Call inside Do.
+func captureGraph(s *cuda.Stream, launch func() error) (*cuda.GraphExec, error) {
 	if err := s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
-		return err
+		return nil, err
 	}
-	lerr := t.launchN(n)
+	lerr := launch()
 	g, err := s.EndCapture()
 	if lerr != nil {
 		if g != nil {
 			g.Destroy()
 		}
-		return lerr
+		return nil, lerr
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer g.Destroy()
-	t.graph, err = g.Instantiate()
-	t.batch = n
-	return err
+	return g.Instantiate()
 }
 
 // flushL2 flushes the L2 before a sample: clean (cleanL2) or dirty

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -448,28 +447,15 @@ func isMemoryError(err error) bool {
 // signature on its one buffer set. Call inside Do.
 func (t *Timeline) capture(order []*Prepared) error {
 	s := t.dev.stream
-	if err := s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
-		return err
-	}
-	var lerr error
-	for _, p := range order {
-		if lerr = p.Kernel.Launch(s, 0); lerr != nil {
-			lerr = sigErr(p.Sig, "capture", lerr)
-			break
+	var err error
+	t.graph, err = captureGraph(s, func() error {
+		for _, p := range order {
+			if err := p.Kernel.Launch(s, 0); err != nil {
+				return sigErr(p.Sig, "capture", err)
+			}
 		}
-	}
-	g, err := s.EndCapture()
-	if lerr != nil {
-		if g != nil {
-			g.Destroy()
-		}
-		return lerr
-	}
-	if err != nil {
-		return err
-	}
-	defer g.Destroy()
-	t.graph, err = g.Instantiate()
+		return nil
+	})
 	return err
 }
 
@@ -694,11 +680,7 @@ func (t *Timeline) measureEnergy(o Options) (*Energy, error) {
 		}
 		return s.Synchronize()
 	}, t.gap)
-	ticks := o.EnergyTicks
-	if ticks <= 0 {
-		ticks = energy.DefaultMinTicks
-	}
-	rd, err := d.Meter.Measure(context.Background(), work, energy.MeasureOptions{MinTicks: ticks, Warmup: o.EnergyWarmup})
+	rd, err := d.energyWindow(work, o)
 	if err != nil {
 		return nil, err
 	}

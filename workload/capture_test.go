@@ -382,19 +382,7 @@ func TestCaptureFailures(t *testing.T) {
 				k, v, _ := strings.Cut(tc.env, "=")
 				t.Setenv(k, v)
 			}
-			parent := t.TempDir()
-			_, err := Capture(context.Background(), commandSpec(t, tc.argv, tc.mode), filepath.Join(parent, "b"), CaptureOptions{Ticks: 5, Processes: 1})
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-			if l := leftovers(t, parent, ""); len(l) > 0 {
-				t.Errorf("left behind: %v", l)
-			}
+			captureFails(t, commandSpec(t, tc.argv, tc.mode), CaptureOptions{Ticks: 5, Processes: 1}, tc.want)
 		})
 	}
 }
@@ -491,5 +479,24 @@ func TestSpreadWarning(t *testing.T) {
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("spreadWarning(%v) = %q, want %q", tc.v, got, tc.want)
 		}
+	}
+}
+
+// captureFails captures s into a fresh directory and checks that it fails
+// with an error holding each of want, and leaves nothing behind.
+func captureFails(t *testing.T, s *Spec, o CaptureOptions, want []string) {
+	t.Helper()
+	parent := t.TempDir()
+	_, err := Capture(context.Background(), s, filepath.Join(parent, "b"), o)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	if l := leftovers(t, parent, ""); len(l) > 0 {
+		t.Errorf("left behind: %v", l)
 	}
 }

@@ -175,16 +175,7 @@ func plainTraceFile(t *testing.T) string {
 // command under stand-in torch and pynvml whose profiler exports the
 // embedded prefill trace), then the bundle in inspect, gen and predict.
 func TestCaptureCommand(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
-	}
-	testdata, err := filepath.Abs(filepath.Join("..", "..", "internal", "runner", "testdata"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	standInGPU(t)
-	t.Setenv("PYTHONPATH", filepath.Join(testdata, "fakemods"))
-	t.Setenv("FAKE_TRACE", plainTraceFile(t))
+	testdata := fakeRunner(t)
 	tmp := t.TempDir()
 	spec := filepath.Join(tmp, "spec.json")
 	os.WriteFile(spec, []byte(`{"version": 1, "name": "mine_prefill", "command": {"argv": ["python3", "fake_command.py"], "dir": "`+testdata+`"},
@@ -272,4 +263,23 @@ func TestCaptureErrors(t *testing.T) {
 		}
 		t.Errorf("capture left files: %v", names)
 	}
+}
+
+// fakeRunner sets up kreplay's runner on stand-in torch and pynvml
+// (internal/runner/testdata) whose profiler exports the embedded prefill
+// trace, on a stand-in GPU, and returns that testdata directory; it skips
+// without python3.
+func fakeRunner(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	testdata, err := filepath.Abs(filepath.Join("..", "..", "internal", "runner", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	standInGPU(t)
+	t.Setenv("PYTHONPATH", filepath.Join(testdata, "fakemods"))
+	t.Setenv("FAKE_TRACE", plainTraceFile(t))
+	return testdata
 }

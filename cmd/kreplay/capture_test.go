@@ -13,16 +13,7 @@ import (
 // runner cannot start its ranks (no PyTorch here) fails, the rank named,
 // where a spec without "parallel" is refused before anything starts.
 func TestCaptureTensorParallel(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
-	}
-	testdata, err := filepath.Abs(filepath.Join("..", "..", "internal", "runner", "testdata"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	standInGPU(t)
-	t.Setenv("PYTHONPATH", filepath.Join(testdata, "fakemods"))
-	t.Setenv("FAKE_TRACE", plainTraceFile(t))
+	testdata := fakeRunner(t)
 	t.Setenv("FAKE_DIST_DIR", t.TempDir())
 	tmp := t.TempDir()
 	write := func(name, data string) string {
