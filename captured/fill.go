@@ -58,14 +58,22 @@ func fill(fsys fs.FS, g *group, views []view, buf cuda.DevicePtr, s *cuda.Stream
 // lies at offset phase: byte x gets pattern[(x-phase) mod len(pattern)].
 // It uploads one period and doubles it with device copies.
 func tile(buf cuda.DevicePtr, from, to int64, pattern []byte, phase int64, s *cuda.Stream) error {
+	return tileWith(from, to, pattern, phase,
+		func(at int64, b []byte) error { return cuda.CopyHtoD(buf.Add(int(at)), b, s) },
+		func(dst, src, n int64) error { return cuda.MemcpyDtoDAsync(buf.Add(int(dst)), buf.Add(int(src)), int(n), s) })
+}
+
+// tileWith is tile's plan, with its two copies given: upload writes b at
+// offset at, dup copies n bytes from offset src to offset dst.
+func tileWith(from, to int64, pattern []byte, phase int64, upload func(at int64, b []byte) error, dup func(dst, src, n int64) error) error {
 	n := to - from
 	first := rotated(pattern, from, min(int64(len(pattern)), n), phase)
-	if err := cuda.CopyHtoD(buf.Add(int(from)), first, s); err != nil {
+	if err := upload(from, first); err != nil {
 		return err
 	}
 	for have := int64(len(first)); have < n; {
 		c := min(have, n-have)
-		if err := cuda.MemcpyDtoDAsync(buf.Add(int(from+have)), buf.Add(int(from)), int(c), s); err != nil {
+		if err := dup(from+have, from, c); err != nil {
 			return err
 		}
 		have += c

@@ -5,16 +5,11 @@ import (
 	"testing"
 )
 
-// tileHost is what tile writes, computed on the host: rotated's first
-// period doubled by copies from the start of the range.
+// tileHost runs tile's plan (tileWith) on a host buffer.
 func tileHost(buf []byte, from, to int64, pattern []byte, phase int64) {
-	first := rotated(pattern, from, min(int64(len(pattern)), to-from), phase)
-	copy(buf[from:], first)
-	for have := int64(len(first)); have < to-from; {
-		c := min(have, to-from-have)
-		copy(buf[from+have:from+have+c], buf[from:from+c])
-		have += c
-	}
+	tileWith(from, to, pattern, phase,
+		func(at int64, b []byte) error { copy(buf[at:], b); return nil },
+		func(dst, src, n int64) error { copy(buf[dst:dst+n], buf[src:src+n]); return nil })
 }
 
 // Tiling puts pattern[0] at the phase offset and repeats the pattern

@@ -56,6 +56,7 @@ func TestRecordedOutput(t *testing.T) {
 			}
 			for _, wp := range p.Workloads {
 				checkPrediction(t, wp)
+				checkRecorded(t, filepath.Base(file), wp)
 			}
 			var text bytes.Buffer
 			if err := p.WriteText(&text); err != nil {
@@ -152,4 +153,37 @@ func TestRecordedConfiguration(t *testing.T) {
 			}
 		}
 	}
+}
+
+// recordedErrors are the recorded outputs' errors as their records give
+// them (results/h100/bench/, results/h100/bench-energy/): the predicted GPU
+// time against the trace's busy time and, with energy, the predicted
+// energy against the model run's. NaN where the output has none.
+var recordedErrors = map[string]struct{ busy, energy float64 }{
+	"h100-bloom-560m_prefill.bench":        {busy: -0.01102, energy: math.NaN()},
+	"h100-bloom-560m_prefill.energy.bench": {busy: -0.01766, energy: 0.09374},
+	"h100-llama-7b_prefill.energy.bench":   {busy: -0.06086, energy: 0.01244},
+}
+
+// checkRecorded holds a recorded output's prediction to its recorded
+// errors, within 0.1 points: a change that moves one fails.
+func checkRecorded(t *testing.T, file string, wp *WorkloadPrediction) {
+	t.Helper()
+	want, ok := recordedErrors[file]
+	if !ok {
+		t.Errorf("%s: no recorded errors to hold it to (add them to recordedErrors)", file)
+		return
+	}
+	check := func(what string, got *float64, want float64) {
+		switch {
+		case math.IsNaN(want) && got != nil:
+			t.Errorf("%s: %s error %+.4f, where the record has none", file, what, *got)
+		case !math.IsNaN(want) && got == nil:
+			t.Errorf("%s: no %s error, recorded %+.4f", file, what, want)
+		case got != nil && math.Abs(*got-want) > 0.001:
+			t.Errorf("%s: %s error %+.5f, recorded %+.5f (moved by more than 0.1 points)", file, what, *got, want)
+		}
+	}
+	check("GPU time against busy", wp.ErrBusy, want.busy)
+	check("energy against the model", wp.ErrEnergy, want.energy)
 }
