@@ -146,6 +146,7 @@ func (b *hostBuild) compileUnit(unit []*hostVariant) {
 		return
 	}
 	for _, v := range unit {
+		v.idx = 0
 		v.bin, v.err = b.compile([]*hostVariant{v})
 	}
 }
@@ -240,4 +241,56 @@ func hostCompilerVersion(cxx string) string {
 	out, _ := exec.Command(cxx, "--version").Output()
 	hostVersions.Store(cxx, string(out))
 	return string(out)
+}
+
+// TestHostBuild builds variants of one body in units of two and runs
+// each: every variant sees its own definitions and its own copy of the
+// body's macros, and a variant that does not compile fails alone.
+func TestHostBuild(t *testing.T) {
+	cxx := os.Getenv("CXX")
+	if cxx == "" {
+		cxx = "g++"
+	}
+	b := newHostBuild(t, "hbv", cxx, []string{"-std=c++17", "-O1", "-w"}, "#include <cstdio>\n#include <cstdlib>\n")
+	body := `#ifndef HB_SCALE
+#define HB_SCALE 1
+#endif
+#define HB_OUT (HB_VALUE * HB_SCALE)
+int host_main(int argc, char **argv) { printf("%d %s\n", HB_OUT, argc > 1 ? argv[1] : "-"); return 0; }`
+	cases := []struct {
+		defs map[string]string
+		want string // output, or "" for a variant that does not compile
+	}{
+		{map[string]string{"HB_VALUE": "4", "HB_SCALE": "10"}, "40 x\n"},
+		{map[string]string{"HB_VALUE": "3"}, "3 x\n"}, // 30 if HB_SCALE leaked
+		{map[string]string{"HB_VALUE": "not_declared"}, ""},
+		{map[string]string{"HB_VALUE": "5"}, "5 x\n"},
+	}
+	var vs []*hostVariant
+	for _, c := range cases {
+		vs = append(vs, b.want(body, c.defs))
+	}
+	if again := b.want(body, map[string]string{"HB_VALUE": "3"}); again != vs[1] {
+		t.Error("the same variant registered twice is two variants")
+	}
+	units := [][]*hostVariant{vs[:2], vs[2:]}
+	for _, u := range units {
+		b.compileUnit(u)
+	}
+	for i, c := range cases {
+		v := vs[i]
+		if c.want == "" {
+			if v.err == nil || !strings.Contains(v.err.Error(), "HB_VALUE=not_declared") {
+				t.Errorf("variant %d: error %v, want one naming HB_VALUE=not_declared", i, v.err)
+			}
+			continue
+		}
+		if v.err != nil {
+			t.Fatalf("variant %d: %v", i, v.err)
+		}
+		out, err := exec.Command(v.bin, strconv.Itoa(v.idx), "x").Output()
+		if err != nil || string(out) != c.want {
+			t.Errorf("variant %d: %q %v, want %q", i, out, err, c.want)
+		}
+	}
 }
