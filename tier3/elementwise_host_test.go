@@ -4,12 +4,12 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -35,8 +35,15 @@ var ewHostMain string
 // arena offset (EW_HOST_BASE).
 const ewHostBase = 1 << 40
 
-// ewArena is host memory standing for device memory.
-type ewArena struct{ buf []byte }
+// ewArena is host memory standing for device memory. Its contents are
+// written when a test needs them (ready), so that a subtest can place its
+// tensors and register its kernel variant before t.Parallel and hold no
+// memory until it runs.
+type ewArena struct {
+	buf   []byte
+	size  int
+	fills []func([]byte) error
+}
 
 // alloc places a tensor of the given layout in the arena, 256-aligned, with
 // random contents (launch.RandomPattern's values).
@@ -46,16 +53,28 @@ func (a *ewArena) alloc(t testing.TB, shape, strides []int64, dtype string, seed
 		strides = ContiguousStrides(shape)
 	}
 	x := &Tensor{Shape: shape, Strides: strides, DType: dtype, Span: span(shape, strides)}
-	off := (len(a.buf) + 255) &^ 255
+	off := (a.size + 255) &^ 255
 	n := int(max(x.Bytes(), 1))
-	pat, err := launch.RandomPattern(dtype, n, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.buf = append(a.buf, make([]byte, off-len(a.buf))...)
-	a.buf = append(a.buf, pat...)
+	a.size = off + n
+	a.fills = append(a.fills, func(buf []byte) error {
+		pat, err := launch.RandomPattern(dtype, n, seed)
+		copy(buf[off:off+n], pat)
+		return err
+	})
 	x.Ptr = cuda.DevicePtr(ewHostBase + off)
 	return x
+}
+
+// ready writes the arena's contents.
+func (a *ewArena) ready(t testing.TB) {
+	t.Helper()
+	a.buf = append(a.buf, make([]byte, a.size-len(a.buf))...)
+	for _, f := range a.fills {
+		if err := f(a.buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.fills = nil
 }
 
 func (a *ewArena) bytes(x *Tensor) []byte {
@@ -68,18 +87,23 @@ func (a *ewArena) values(x *Tensor) []float64 {
 	return viewValues(a.bytes(x), x)
 }
 
-// indices fills an integer tensor's storage with values in [0, limit).
+// indices fills an integer tensor's storage with values in [0, limit)
+// (after its random contents).
 func (a *ewArena) indices(x *Tensor, limit int64, seed uint64) {
-	r := rand.New(rand.NewPCG(seed, 7))
-	raw := a.bytes(x)
-	for i := int64(0); i < x.Span; i++ {
-		v := r.Int64N(max(limit, 1))
-		if x.DType == "i64" {
-			binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
-		} else {
-			binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
+	a.fills = append(a.fills, func(buf []byte) error {
+		r := rand.New(rand.NewPCG(seed, 7))
+		off := int(x.Ptr) - ewHostBase
+		raw := buf[off : off+int(x.Bytes())]
+		for i := int64(0); i < x.Span; i++ {
+			v := r.Int64N(max(limit, 1))
+			if x.DType == "i64" {
+				binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
+			} else {
+				binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
+			}
 		}
-	}
+		return nil
+	})
 }
 
 // untouched fails t if a run changed arena bytes outside the elements of
@@ -115,32 +139,31 @@ func (a *ewArena) untouched(t *testing.T, pre []byte, written ...*Tensor) {
 	}
 }
 
-// ewHost builds and runs host launchers, one per kernel variant.
-type ewHost struct {
-	dir  string
-	cxx  string
-	mu   sync.Mutex
-	bins map[string]*ewHostBin
-}
+// ewHost builds (hostBuild) and runs the host launchers of the kernels.
+type ewHost struct{ b *hostBuild }
 
-// ewHostBin is one compiled launcher.
-type ewHostBin struct {
+// ewHostBuild is the package's one builder of elementwise launchers, so
+// that tests share variants.
+var ewHostBuild struct {
 	once sync.Once
-	path string
-	err  error
+	b    *hostBuild
 }
 
+// newEwHost returns the elementwise host harness, or skips t without a
+// C++ compiler.
 func newEwHost(t *testing.T) *ewHost {
 	t.Helper()
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
 		cxx = "g++"
 	}
-	path, err := exec.LookPath(cxx)
-	if err != nil {
+	if _, err := exec.LookPath(cxx); err != nil {
 		t.Skipf("no C++ compiler (%s): %v", cxx, err)
 	}
-	return &ewHost{dir: t.TempDir(), cxx: path, bins: map[string]*ewHostBin{}}
+	ewHostBuild.once.Do(func() {
+		ewHostBuild.b = newHostBuild(t, "ewv", cxx, []string{"-std=c++17", "-O1", "-w", "-DEW_HOST"}, ewHostShim)
+	})
+	return &ewHost{b: ewHostBuild.b}
 }
 
 // Host launcher kernels (EW_HOST_KERNEL).
@@ -156,72 +179,54 @@ const (
 	ewHostCatMeta
 )
 
-// binary compiles (once per variant) the launcher for kernel with defs.
-func (h *ewHost) binary(t *testing.T, kernel int, defs map[string]string) string {
-	t.Helper()
+// ewHostLaunch is a launch of one launcher variant: its parameters, grid,
+// block and extra arguments.
+type ewHostLaunch struct {
+	v             *hostVariant
+	params        []byte
+	gx, gy, block int
+	extra         []string
+}
+
+// prepare registers the launcher of kernel with defs, to be compiled with
+// the other variants registered before the first launch, and returns its
+// launch with the given parameters and grid, ewBlock threads a block.
+func (h *ewHost) prepare(kernel int, defs map[string]string, params []byte, gx, gy int, extra ...string) *ewHostLaunch {
+	return h.prepareBlock(kernel, defs, params, gx, gy, ewBlock, extra...)
+}
+
+// prepareBlock is prepare with block threads a block.
+func (h *ewHost) prepareBlock(kernel int, defs map[string]string, params []byte, gx, gy, block int, extra ...string) *ewHostLaunch {
 	src := map[int]string{ewHostEw: ewSource, ewHostBatched: ewSource, ewHostGather: ewIndexSource, ewHostArange: ewFillSource,
 		ewHostPTGeneric: ewSource, ewHostPTLin: ewSource, ewHostCat: ewCatSource, ewHostPTDyn: ewSource,
 		ewHostCatMeta: ewCatSource}[kernel]
-	args := []string{"-std=c++17", "-O1", "-w", "-DEW_HOST", fmt.Sprintf("-DEW_HOST_KERNEL=%d", kernel)}
-	var keys []string
-	for k := range defs {
-		keys = append(keys, k)
+	d := maps.Clone(defs)
+	if d == nil {
+		d = map[string]string{}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		args = append(args, "-D"+k+"="+defs[k])
+	d["EW_HOST_KERNEL"] = fmt.Sprint(kernel)
+	body := strings.ReplaceAll(ewCommonSource+"\n"+src, `extern "C" `, "") + "\n" + ewHostMain
+	if len(params) == 0 {
+		params = []byte{0}
 	}
-	key := strings.Join(args, " ")
-	h.mu.Lock()
-	b := h.bins[key]
-	if b == nil {
-		b = &ewHostBin{}
-		h.bins[key] = b
-	}
-	name := fmt.Sprintf("k%d", len(h.bins))
-	h.mu.Unlock()
-	b.once.Do(func() {
-		cc := filepath.Join(h.dir, name+".cc")
-		code := ewHostShim + "\n" + ewCommonSource + "\n" + src + "\n" + ewHostMain
-		if b.err = os.WriteFile(cc, []byte(code), 0o644); b.err != nil {
-			return
-		}
-		b.path = filepath.Join(h.dir, name)
-		pch := hostPCH(h.cxx, []string{"-std=c++17", "-O1", "-w"}, ewHostShim)
-		if out, err := exec.Command(h.cxx, append(append(args, pch...), "-o", b.path, cc)...).CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("%s: %v\n%s", key, err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
+	return &ewHostLaunch{v: h.b.want(body, d), params: params, gx: gx, gy: gy, block: block, extra: extra}
 }
 
-// run launches kernel over the arena with the given parameters and grid.
-func (h *ewHost) run(t *testing.T, kernel int, defs map[string]string, a *ewArena, params []byte, gx, gy int, extra ...string) {
+// launch runs l over the arena (which must be ready).
+func (h *ewHost) launch(t *testing.T, a *ewArena, l *ewHostLaunch) {
 	t.Helper()
-	h.runBlock(t, kernel, defs, a, params, gx, gy, ewBlock, extra...)
-}
-
-// runBlock is run with block threads per block.
-func (h *ewHost) runBlock(t *testing.T, kernel int, defs map[string]string, a *ewArena, params []byte, gx, gy, block int, extra ...string) {
-	t.Helper()
-	bin := h.binary(t, kernel, defs)
+	bin, variant := h.b.binary(t, l.v)
 	dir := t.TempDir()
 	af, pf := filepath.Join(dir, "arena"), filepath.Join(dir, "params")
 	if err := os.WriteFile(af, a.buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if len(params) == 0 {
-		params = []byte{0}
-	}
-	if err := os.WriteFile(pf, params, 0o644); err != nil {
+	if err := os.WriteFile(pf, l.params, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{af, pf, fmt.Sprint(gx), fmt.Sprint(gy)}, extra...)
+	args := append([]string{variant, af, pf, fmt.Sprint(l.gx), fmt.Sprint(l.gy)}, l.extra...)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("EW_HOST_BLOCK=%d", block))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("EW_HOST_BLOCK=%d", l.block))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("host run: %v\n%s", err, out)
 	}
@@ -237,18 +242,29 @@ func ewHostGrid(units, unroll int64) int {
 	return int(min(max((units+ewBlock*unroll-1)/(ewBlock*unroll), 1), 3))
 }
 
-// runPlan places a plan's tensors in an arena, runs its kernel and
-// returns the inputs, their values before the run, and the output.
-func (h *ewHost) runPlan(t *testing.T, pl *ewOpPlan, seed uint64, wide bool) (ins []*Tensor, before [][]float64, out *Tensor, a *ewArena) {
+// ewHostPlan is a plan placed in an arena with its launch (nil when there
+// is nothing to run) registered.
+type ewHostPlan struct {
+	pl     *ewOpPlan
+	a      *ewArena
+	ins    []*Tensor
+	out    *Tensor
+	launch *ewHostLaunch
+}
+
+// preparePlan places a plan's tensors in an arena and registers its
+// kernel's variant (with 64-bit indexing if wide).
+func (h *ewHost) preparePlan(t *testing.T, pl *ewOpPlan, seed uint64, wide bool) *ewHostPlan {
 	t.Helper()
-	a = &ewArena{}
+	hp := &ewHostPlan{pl: pl, a: &ewArena{}}
+	a := hp.a
 	var pr ewProblem
 	for k, arg := range pl.args {
 		switch {
 		case arg.in != nil:
 			x := a.alloc(t, arg.in.Shape, arg.in.Strides, signatures.DType(arg.in.Type), seed+uint64(k))
 			pr.in[k] = ewTensorOperand(x)
-			ins = append(ins, x)
+			hp.ins = append(hp.ins, x)
 		case arg.isSet:
 			pr.in[k] = ewConstOperand(arg.c)
 		}
@@ -261,9 +277,7 @@ func (h *ewHost) runPlan(t *testing.T, pl *ewOpPlan, seed uint64, wide bool) (in
 	default:
 		pr.out = a.alloc(t, pl.shape, nil, pl.outDType, seed+10)
 	}
-	for _, x := range ins {
-		before = append(before, a.values(x))
-	}
+	hp.out = pr.out
 	spec := ewSpec{op: pl.code, ct: pl.ct, alpha: pl.alpha, raw: pl.raw, pt: pl.pt}
 	if pl.pt.kind != ptNone {
 		pp, ok, err := ptMakePlan(spec, pr)
@@ -279,12 +293,10 @@ func (h *ewHost) runPlan(t *testing.T, pl *ewOpPlan, seed uint64, wide bool) (in
 		kernel := map[string]int{"kr_ew_pt_generic": ewHostPTGeneric, "kr_ew_pt_lin": ewHostPTLin, "kr_ew_pt_dyncopy": ewHostPTDyn}[pp.fn]
 		t.Logf("%s: %s vec %s ept %s, %d dims, grid %d block %d", pl.pt.strategy(), pp.fn, pp.plan.defines["EW_VEC"],
 			pp.plan.defines["EW_PT_EPT"], pp.plan.params[0].ndim, pp.grid, pp.block)
-		pre := slices.Clone(a.buf)
 		if pp.grid > 0 {
-			h.runBlock(t, kernel, pp.plan.defines, a, pp.plan.params[0].bytes(), int(pp.grid), 1, int(pp.block))
+			hp.launch = h.prepareBlock(kernel, pp.plan.defines, pp.plan.params[0].bytes(), int(pp.grid), 1, int(pp.block))
 		}
-		a.untouched(t, pre, pr.out)
-		return ins, before, pr.out, a
+		return hp
 	}
 	mp, err := ewMakePlan(spec, []ewProblem{pr})
 	if err != nil {
@@ -297,21 +309,29 @@ func (h *ewHost) runPlan(t *testing.T, pl *ewOpPlan, seed uint64, wide bool) (in
 	}
 	t.Logf("vec %s unroll %s kinds %s %s %s, %d dims, %d units, tail %d", mp.defines["EW_VEC"], mp.defines["EW_UNROLL"],
 		mp.defines["EW_K1"], mp.defines["EW_K2"], mp.defines["EW_K3"], mp.params[0].ndim, mp.params[0].units, mp.params[0].tail)
-	pre := slices.Clone(a.buf)
 	if mp.units > 0 || mp.tail {
-		h.run(t, ewHostEw, mp.defines, a, mp.params[0].bytes(), ewHostGrid(mp.units, unroll), 1)
+		hp.launch = h.prepare(ewHostEw, mp.defines, mp.params[0].bytes(), ewHostGrid(mp.units, unroll), 1)
 	}
-	a.untouched(t, pre, pr.out)
-	return ins, before, pr.out, a
+	return hp
 }
 
-// ewHostCheck runs a plan on the host (with 64-bit indexing if wide) and
-// compares with the reference.
-func ewHostCheck(t *testing.T, h *ewHost, pl *ewOpPlan, seed uint64, wide bool) {
+// check runs a prepared plan on the host and compares its output with the
+// reference, and the arena outside the output with what it was.
+func (h *ewHost) check(t *testing.T, hp *ewHostPlan) {
 	t.Helper()
-	ins, before, out, a := h.runPlan(t, pl, seed, wide)
-	want := ewReference(pl, ins, before, out.Shape)
-	ewCompare(t, pl.code, a.values(out), want, pl.outDType)
+	a := hp.a
+	a.ready(t)
+	var before [][]float64
+	for _, x := range hp.ins {
+		before = append(before, a.values(x))
+	}
+	pre := slices.Clone(a.buf)
+	if hp.launch != nil {
+		h.launch(t, a, hp.launch)
+	}
+	a.untouched(t, pre, hp.out)
+	want := ewReference(hp.pl, hp.ins, before, hp.out.Shape)
+	ewCompare(t, hp.pl.code, a.values(hp.out), want, hp.pl.outDType)
 }
 
 // ewHostMaxNumel bounds the cases run on the host (one thread at a time).
@@ -405,7 +425,6 @@ func TestEwHostElementwise(t *testing.T) {
 	}
 	for i, x := range cases {
 		t.Run(x.name, func(t *testing.T) {
-			t.Parallel()
 			sig := ewSig(t, x.op, x.args...)
 			pl, err := ewAnalyzeOp(sig)
 			if err != nil {
@@ -414,7 +433,9 @@ func TestEwHostElementwise(t *testing.T) {
 			if ewNumel(pl.shape) > ewHostMaxNumel {
 				t.Skipf("%d elements: GPU only", ewNumel(pl.shape))
 			}
-			ewHostCheck(t, h, pl, uint64(1000+10*i), false)
+			hp := h.preparePlan(t, pl, uint64(1000+10*i), false)
+			t.Parallel()
+			h.check(t, hp)
 		})
 	}
 }
@@ -428,7 +449,6 @@ func TestEwHostWide(t *testing.T) {
 			continue
 		}
 		t.Run(x.name, func(t *testing.T) {
-			t.Parallel()
 			sig := ewSig(t, x.op, x.args...)
 			pl, err := ewAnalyze(sig)
 			if err != nil {
@@ -437,7 +457,9 @@ func TestEwHostWide(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ewHostCheck(t, h, pl, uint64(2000+i), true)
+			hp := h.preparePlan(t, pl, uint64(2000+i), true)
+			t.Parallel()
+			h.check(t, hp)
 		})
 	}
 }
@@ -487,11 +509,7 @@ func TestEwHostCat(t *testing.T) {
 				for j, part := range pl.parts {
 					ins = append(ins, a.alloc(t, part.Shape, part.Strides, pl.dtype, uint64(100*i+j+1)))
 				}
-				var before [][]float64
-				for _, x := range ins {
-					before = append(before, a.values(x))
-				}
-				pre := slices.Clone(a.buf)
+				var launches []*ewHostLaunch
 				if faithful {
 					// CatArrayBatchedCopy with a small grid, so that the
 					// grid-stride loop goes round.
@@ -519,7 +537,7 @@ func TestEwHostCat(t *testing.T) {
 						} else if pk.catMeta[0] != 0 && (pk.catStrided || allContiguous(ins)) {
 							t.Fatal("PyTorch's parameters asked for, kr_cat_pt launched")
 						}
-						h.runBlock(t, k, l.defines, a, l.params(), int(l.grid[0]), int(l.grid[1]), int(l.block[0]))
+						launches = append(launches, h.prepareBlock(k, l.defines, l.params(), int(l.grid[0]), int(l.grid[1]), int(l.block[0])))
 					}
 				} else {
 					probs := ewCatProblems(pl, out, ins)
@@ -536,7 +554,17 @@ func TestEwHostCat(t *testing.T) {
 					}
 					unroll := int64(1)
 					fmt.Sscan(mp.defines["EW_UNROLL"], &unroll)
-					h.run(t, kernel, mp.defines, a, params, ewHostGrid(mp.units, unroll), len(probs))
+					launches = append(launches, h.prepare(kernel, mp.defines, params, ewHostGrid(mp.units, unroll), len(probs)))
+				}
+				t.Parallel()
+				a.ready(t)
+				var before [][]float64
+				for _, x := range ins {
+					before = append(before, a.values(x))
+				}
+				pre := slices.Clone(a.buf)
+				for _, l := range launches {
+					h.launch(t, a, l)
 				}
 				a.untouched(t, pre, out)
 				checkCat(t, a.values(out), pl.shape, pl.dim, ins, before)
@@ -589,8 +617,11 @@ func TestEwHostIndex(t *testing.T) {
 			if i%2 == 1 {
 				gk.defines["EW_IDX64"] = "1" // the 64-bit indexing of huge tensors
 			}
+			l := h.prepare(ewHostGather, gk.defines, gk.params.bytes(), ewHostGrid(gk.params.units, gk.unroll), 1)
+			t.Parallel()
+			a.ready(t)
 			pre := slices.Clone(a.buf)
-			h.run(t, ewHostGather, gk.defines, a, gk.params.bytes(), ewHostGrid(gk.params.units, gk.unroll), 1)
+			h.launch(t, a, l)
 			a.untouched(t, pre, out)
 			got := a.values(out)
 			sraw, iraw := a.bytes(src), a.bytes(idx)
@@ -635,11 +666,14 @@ func TestEwHostArange(t *testing.T) {
 			}
 			a := &ewArena{}
 			out := a.alloc(t, []int64{ar.n}, nil, ar.dtype, 3)
-			pre := slices.Clone(a.buf)
-			defer a.untouched(t, pre, out)
-			h.run(t, ewHostArange, map[string]string{"EW_DO": ewCodes[ar.dtype]}, a, nil, 2, 1,
+			l := h.prepare(ewHostArange, map[string]string{"EW_DO": ewCodes[ar.dtype]}, nil, 2, 1,
 				fmt.Sprint(uint64(out.Ptr)), fmt.Sprint(ar.n), fmt.Sprintf("%.17g", ar.start), fmt.Sprintf("%.17g", ar.step),
 				fmt.Sprint(ar.istart), fmt.Sprint(ar.istep))
+			t.Parallel()
+			a.ready(t)
+			pre := slices.Clone(a.buf)
+			defer a.untouched(t, pre, out)
+			h.launch(t, a, l)
 			got := a.values(out)
 			for j := range got {
 				want := float64(ar.istart + ar.istep*int64(j))

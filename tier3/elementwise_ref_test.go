@@ -2,8 +2,10 @@ package tier3
 
 import (
 	"math"
+	"testing"
 
 	"github.com/kreplay/kreplay/internal/launch"
+	"github.com/kreplay/kreplay/signatures"
 )
 
 // The float64 reference of the elementwise family's kernels, for the GPU
@@ -285,4 +287,53 @@ func ewReference(pl *ewOpPlan, ins []*Tensor, vals [][]float64, shape []int64) [
 		want[i] = ewRound(v, pl.outDType)
 	}
 	return want
+}
+
+// ewAnalyzeOp analyses a signature of the elementwise, copy or fill
+// family with the analysis its op takes.
+func ewAnalyzeOp(sig *signatures.Signature) (*ewOpPlan, error) {
+	switch sig.Op {
+	case "aten::fill_", "aten::fill", "aten::zero_":
+		return ewAnalyzeFill(sig)
+	case "aten::copy_", "aten::copy", "aten::_to_copy", "aten::to", "aten::clone", "aten::contiguous":
+		return ewAnalyzeCopy(sig)
+	}
+	return ewAnalyze(sig)
+}
+
+// checkCat checks a cat's output values got (row-major over shape) against
+// the inputs' values before the launch (before, row-major, in order),
+// each placed at its slice along dim; elements no input covers must be
+// NaN.
+func checkCat(t *testing.T, got []float64, shape []int64, dim int, ins []*Tensor, before [][]float64) {
+	t.Helper()
+	want := make([]float64, len(got))
+	for i := range want {
+		want[i] = math.NaN()
+	}
+	var off int64
+	ostr := ContiguousStrides(shape)
+	for j, x := range ins {
+		idx := make([]int64, len(x.Shape))
+		for _, v := range before[j] {
+			o := off * ostr[dim]
+			for d := range idx {
+				o += idx[d] * ostr[d]
+			}
+			want[o] = v
+			for d := len(idx) - 1; d >= 0; d-- {
+				idx[d]++
+				if idx[d] < x.Shape[d] {
+					break
+				}
+				idx[d] = 0
+			}
+		}
+		off += x.Shape[dim]
+	}
+	for i := range want {
+		if want[i] != got[i] && !(math.IsNaN(want[i]) && math.IsNaN(got[i])) {
+			t.Fatalf("element %d = %v, want %v", i, got[i], want[i])
+		}
+	}
 }

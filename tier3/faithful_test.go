@@ -136,7 +136,6 @@ func TestEwHostFaithful(t *testing.T) {
 	for i, x := range cases {
 		for j, p := range strategies {
 			t.Run(x.name+" "+p.strategy(), func(t *testing.T) {
-				t.Parallel()
 				sig := ewSig(t, x.op, x.args...)
 				pl, err := ewAnalyzeOp(sig)
 				if err != nil {
@@ -155,7 +154,9 @@ func TestEwHostFaithful(t *testing.T) {
 				p.grid = [3]int64{max(n/(128*8), 1), 1, 1}
 				p.block = [3]int64{p.nt, 1, 1}
 				pl.pt = p
-				ewHostCheck(t, h, pl, uint64(3000+10*i+j), false)
+				hp := h.preparePlan(t, pl, uint64(3000+10*i+j), false)
+				t.Parallel()
+				h.check(t, hp)
 			})
 		}
 	}

@@ -14,17 +14,16 @@ package tier3
 
 import (
 	"bytes"
-	"crypto/sha256"
+	_ "embed"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/cuda"
@@ -97,6 +96,8 @@ type rdHostRun struct {
 	// full keeps launches' grids whole, for kernels without a grid-stride
 	// loop (one block per row).
 	full bool
+	// variant is the launcher prepare registered.
+	variant *hostVariant
 }
 
 // alloc adds a zeroed buffer of n bytes and returns its index.
@@ -167,56 +168,41 @@ func (r *rdHostRun) add(name string, grid, block [3]uint32, args ...any) {
 var rdHostH2F = regexp.MustCompile(`asm\("cvt\.f32\.f16 %0, %1;" : "=f"\(f\) : "h"\(h\)\);`)
 var rdHostF2H = regexp.MustCompile(`asm\("cvt\.rn\.f16\.f32 %0, %1;" : "=h"\(h\) : "f"\(f\)\);`)
 
-// run compiles src (cached) with the shim and runs the queued launches,
-// then reads every buffer back.
-func (r *rdHostRun) run(src Source, family string) {
+//go:embed testdata/rd_host.h
+var rdHostShim string
+
+//go:embed testdata/rd_host_main.cc
+var rdHostMain string
+
+// rdHostBuild is the package's one builder of reduction-family launchers.
+var rdHostBuild struct {
+	once sync.Once
+	b    *hostBuild
+}
+
+// prepare registers the variant of src (of kernel family family) that the
+// run needs, to be compiled with the other variants registered before the
+// first run; a subtest calls it before t.Parallel.
+func (r *rdHostRun) prepare(src Source, family string) {
 	code := src.Code
 	code = rdHostH2F.ReplaceAllString(code, "f = emu_h2f(h);")
 	code = rdHostF2H.ReplaceAllString(code, "h = emu_f2h(f);")
-	td, err := filepath.Abs("testdata")
-	if err != nil {
-		r.t.Fatal(err)
+	body := strings.ReplaceAll(code, `extern "C" `, "") + "\n" + rdHostMain
+	defs := maps.Clone(src.Defines)
+	if defs == nil {
+		defs = map[string]string{}
 	}
-	main, err := os.ReadFile(filepath.Join(td, "rd_host_main.cc"))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	shim, err := os.ReadFile(filepath.Join(td, "rd_host.h"))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	full := string(shim) + "\n" + code + "\n" + string(main)
-	var defs []string
-	for k, v := range src.Defines {
-		defs = append(defs, "-D"+k+"="+v)
-	}
-	defs = append(defs, "-DEMU_"+family)
-	slices.Sort(defs)
-	h := sha256.Sum256([]byte(full + strings.Join(defs, " ") + rdHostCXX()))
-	dir := ""
-	if base, err := os.UserCacheDir(); err == nil {
-		dir = filepath.Join(base, "kreplay", "rdhost")
-	}
-	if dir == "" || os.MkdirAll(dir, 0o755) != nil {
-		dir = r.t.TempDir()
-	}
-	bin := filepath.Join(dir, hex.EncodeToString(h[:12]))
-	if _, err := os.Stat(bin); err != nil {
-		cpp := bin + fmt.Sprintf(".%d.cc", os.Getpid())
-		if err := os.WriteFile(cpp, []byte(full), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-		defer os.Remove(cpp)
-		tmp := bin + fmt.Sprintf(".%d.tmp", os.Getpid())
-		flags := []string{"-std=c++20", "-O1", "-w"}
-		args := append(append(append(flags, hostPCH(rdHostCXX(), flags, string(shim))...), "-o", tmp, cpp), defs...)
-		if out, err := exec.Command(rdHostCXX(), args...).CombinedOutput(); err != nil {
-			r.t.Fatalf("%s %v: %v\n%s", rdHostCXX(), defs, err, out)
-		}
-		if err := os.Rename(tmp, bin); err != nil {
-			r.t.Fatal(err)
-		}
-	}
+	defs["EMU_"+family] = "1"
+	rdHostBuild.once.Do(func() {
+		rdHostBuild.b = newHostBuild(r.t, "rdv", rdHostCXX(), []string{"-std=c++20", "-O1", "-w"}, rdHostShim)
+	})
+	r.variant = rdHostBuild.b.want(body, defs)
+}
+
+// run runs the queued launches of the prepared variant, then reads every
+// buffer back.
+func (r *rdHostRun) run() {
+	bin, variant := rdHostBuild.b.binary(r.t, r.variant)
 	var in bytes.Buffer
 	le := binary.LittleEndian
 	binary.Write(&in, le, uint64(len(r.bufs)))
@@ -226,7 +212,7 @@ func (r *rdHostRun) run(src Source, family string) {
 	}
 	binary.Write(&in, le, uint64(r.nlaunch))
 	in.Write(r.launch.Bytes())
-	cmd := exec.Command(bin)
+	cmd := exec.Command(bin, variant)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -296,7 +282,9 @@ func TestRdHostReduce(t *testing.T) {
 			if p.split > 1 {
 				r.add("rd_finish", [3]uint32{p.finishGrid, 1, 1}, [3]uint32{256, 1, 1}, part, raw, vals, idx)
 			}
-			r.run(rdSource("reduce.cu", reduceSource, defs), "REDUCE")
+			r.prepare(rdSource("reduce.cu", reduceSource, defs), "REDUCE")
+			t.Parallel()
+			r.run()
 			rows := refRows(r.values(x), x.Shape, s.reduced(len(x.Shape)))
 			t.Logf("plan cols %v V %d TPR %d split %d grid %v block %v", p.cols, p.V, p.TPR, p.split, p.grid, p.block)
 			if vt != nil {
@@ -338,7 +326,9 @@ func TestRdHostSoftmax(t *testing.T) {
 			y := r.output(x.Shape, s.out)
 			defs, _ := softmaxDefines(s, p)
 			r.add(p.kernel, p.grid, p.block, x.buf, p.rp.raw(), y.buf)
-			r.run(rdSource("softmax.cu", softmaxSource, defs), "SOFTMAX")
+			r.prepare(rdSource("softmax.cu", softmaxSource, defs), "SOFTMAX")
+			t.Parallel()
+			r.run()
 			t.Logf("plan %s V %d CH %d TPR %d", p.kernel, p.V, p.CH, p.TPR)
 			checkClose(t, c.name, r.values(y), refSoftmax(r.values(x), x.Shape, s.dim, s.log), y.DType)
 		})
@@ -375,7 +365,9 @@ func TestRdHostLayerNorm(t *testing.T) {
 			rstd := r.output(s.statShape(x.Shape), "f32")
 			defs, _ := layerNormDefines(s, p)
 			r.add(p.kernel, p.grid, p.block, x.buf, p.rp.raw(), w, b, y.buf, mean.buf, rstd.buf)
-			r.run(rdSource("norm.cu", normSource, defs), "NORM")
+			r.prepare(rdSource("norm.cu", normSource, defs), "NORM")
+			t.Parallel()
+			r.run()
 			t.Logf("plan %s V %d CH %d TPR %d", p.kernel, p.V, p.CH, p.TPR)
 			wy, wm, wr := refLayerNorm(r.values(x), s.n, wv, bv, s.eps)
 			checkClose(t, "y", r.values(y), wy, y.DType)
@@ -402,7 +394,9 @@ func TestRdHostScan(t *testing.T) {
 			y := r.output(x.Shape, s.out)
 			defs, _ := scanDefines(s, p)
 			r.add(p.kernel, p.grid, p.block, x.buf, p.rp.raw(), y.buf)
-			r.run(rdSource("scan.cu", scanSource, defs), "SCAN")
+			r.prepare(rdSource("scan.cu", scanSource, defs), "SCAN")
+			t.Parallel()
+			r.run()
 			t.Logf("plan %s V %d TPR %d", p.kernel, p.V, p.TPR)
 			want := refScan(r.values(x), x.Shape, s.dim, s.prod)
 			got := r.values(y)
@@ -525,7 +519,9 @@ func TestRdHostArgTies(t *testing.T) {
 			if p.split > 1 {
 				r.add("rd_finish", [3]uint32{p.finishGrid, 1, 1}, [3]uint32{256, 1, 1}, part, raws, -1, it.buf)
 			}
-			r.run(rdSource("reduce.cu", reduceSource, defs), "REDUCE")
+			r.prepare(rdSource("reduce.cu", reduceSource, defs), "REDUCE")
+			t.Parallel()
+			r.run()
 			got := r.values(it)
 			for row := int64(0); row < rows; row++ {
 				v := vals[row*n : (row+1)*n]

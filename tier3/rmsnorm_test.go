@@ -317,7 +317,9 @@ func TestRdHostRMSNorm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.run(rdSource("rms_norm.cu", rmsNormSource, defs), "RMS")
+			r.prepare(rdSource("rms_norm.cu", rmsNormSource, defs), "RMS")
+			t.Parallel()
+			r.run()
 			t.Logf("plan %s", p.strategy())
 			rmsCheck(t, c.name, s, p, inst, func(x *Tensor) []float64 { return r.values(host[x]) })
 		})

@@ -1,10 +1,12 @@
 // Host launcher for the CPU tests of the elementwise-family kernels, built
-// after ew_host.h, ew_common.cu and one kernel source. EW_HOST_KERNEL picks
+// after ew_host.h, ew_common.cu and one kernel source, in a namespace of
+// its own (hostbuild_test.go), whose host_main is the program's main for
+// the variant its first argument picks. EW_HOST_KERNEL picks
 // the kernel: 1 kr_ew, 2 kr_ew_batched, 3 kr_gather, 4 kr_arange,
 // 5 kr_ew_pt_generic, 6 kr_ew_pt_lin, 7 kr_cat_pt (PARAMS: EwCatArgs),
 // 8 kr_ew_pt_dyncopy, 9 kr_cat_ptmeta (PARAMS: EwCatPtArgs). The block is 256 threads, or $EW_HOST_BLOCK.
 //
-//   prog ARENA PARAMS GX GY [N START STEP ISTART ISTEP]
+//   prog VARIANT ARENA PARAMS GX GY [N START STEP ISTART ISTEP]
 //
 // ARENA is the device memory, read and written back: a pointer p in the
 // parameters stands for ARENA + (p - EW_HOST_BASE). PARAMS holds the
@@ -34,7 +36,7 @@ static void *ew_read(const char *path, size_t *n) {
 	return p;
 }
 
-int main(int argc, char **argv) {
+int host_main(int argc, char **argv) {
 	if (argc < 5) {
 		fprintf(stderr, "usage: %s ARENA PARAMS GX GY [...]\n", argv[0]);
 		return 2;

@@ -1,6 +1,8 @@
 // Driver of the reduction-family kernels on the host (reduce_host_test.go).
-// Compiled after rd_host.h and a kernel source with its -D definitions and
-// one of EMU_REDUCE, EMU_SOFTMAX, EMU_NORM, EMU_SCAN, EMU_RMS.
+// Compiled after rd_host.h and a kernel source with its definitions and
+// one of EMU_REDUCE, EMU_SOFTMAX, EMU_NORM, EMU_SCAN, EMU_RMS, in a
+// namespace of its own (hostbuild_test.go), whose host_main is the
+// program's main for the variant its first argument picks.
 // Protocol on stdin: nbuf; per buffer: u64 size + bytes. nlaunch; per launch:
 // name (u64 len + bytes), grid[3], block[3] (u32), nargs, per arg: u32 kind
 // (0 buffer: i32 index, -1 null; 1 raw: u64 len + bytes). Writes all buffers
@@ -44,7 +46,7 @@ static void dispatch(const std::string &name, dim3e g, dim3e b, std::vector<Arg>
 	exit(2);
 }
 
-int main() {
+int host_main(int, char **) {
 	FILE *in = stdin;
 	unsigned long long nb = rd<unsigned long long>(in);
 	for (unsigned long long i = 0; i < nb; i++) {
