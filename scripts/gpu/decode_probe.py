@@ -9,13 +9,15 @@
 #       in between (the decode's order, no non-GEMM kernels).
 # The GEMV kernel's median CUPTI time in each, against the in-model one.
 # Run on a GPU machine: python3 scripts/gpu/decode_probe.py [SPEC]
-import json, os, statistics, sys, tempfile
+import json, os, statistics, sys
 import torch
 import torch.nn.functional as F
 from torch.profiler import profile, ProfilerActivity
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'internal', 'runner'))
 import runner  # noqa: E402
+sys.path.insert(0, os.path.dirname(__file__))
+import probelib  # noqa: E402
 
 spec = json.load(open(sys.argv[1] if len(sys.argv) > 1 else 'scripts/gpu/specs/l1b-compile-decode.json'))
 spec.setdefault('devices', [0])
@@ -44,12 +46,7 @@ def section(fn, n):
 
 
 def durations(p):
-    f = tempfile.mktemp(suffix='.json')
-    p.export_chrome_trace(f)
-    ev = [e for e in json.load(open(f))['traceEvents'] if e.get('cat') == 'kernel']
-    os.remove(f)
-    ev.sort(key=lambda e: e['ts'])
-    return ev
+    return probelib.kernel_events(p)
 
 
 def gemv_name(ev):

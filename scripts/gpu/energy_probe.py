@@ -21,6 +21,8 @@ import time
 import pynvml
 import torch
 
+import probelib
+
 pynvml.nvmlInit()
 H = pynvml.nvmlDeviceGetHandleByIndex(0)
 CAP = 0x4  # NVML clocks-event reason: software power cap
@@ -57,12 +59,7 @@ class Sampler(threading.Thread):
 
 
 def graph_of(fn, n):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
+    probelib.warm_on_side_stream(fn)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):

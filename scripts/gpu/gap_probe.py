@@ -4,6 +4,7 @@
 # 5-1000 us between launches, and a 134 MB kernel between launches.
 # Run on a GPU machine: python3 scripts/gpu/gap_probe.py
 import time, statistics, torch, sys
+import probelib
 from torch.profiler import profile, ProfilerActivity
 torch.manual_seed(0)
 dev = 'cuda'
@@ -29,13 +30,7 @@ def measure(name, fn, mode, n=400):
             if mode.startswith('gap'):
                 torch.cuda.synchronize(); spin(float(mode[3:]))
         torch.cuda.synchronize()
-    import json, os, tempfile
-    f = tempfile.mktemp(suffix='.json'); p.export_chrome_trace(f)
-    ds = {}
-    for e in json.load(open(f))['traceEvents']:
-        if e.get('cat') == 'kernel':
-            ds.setdefault(e['name'], []).append(e['dur'])
-    os.remove(f)
+    ds = probelib.kernel_durations(p)
     return {k: (statistics.median(v[n//4:]), len(v)) for k, v in ds.items()}
 for name, fn in ops.items():
     for _ in range(50): fn()

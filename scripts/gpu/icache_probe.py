@@ -5,7 +5,8 @@
 # Prints the median kernel time of each probed op per mode: back to back; with
 # 16 other small elementwise kernels between launches; with one 134 MB kernel
 # between launches. Run on a GPU machine: python3 scripts/gpu/icache_probe.py
-import json, os, statistics, tempfile, torch
+import statistics, torch
+import probelib
 from torch.profiler import profile, ProfilerActivity
 torch.manual_seed(0)
 dev = 'cuda'
@@ -32,13 +33,7 @@ def measure(fn, mode, n=300):
                 torch.mul(big, 2.0)
             fn()
         torch.cuda.synchronize()
-    path = tempfile.mktemp(suffix='.json'); p.export_chrome_trace(path)
-    ds = {}
-    for e in json.load(open(path))['traceEvents']:
-        if e.get('cat') == 'kernel':
-            ds.setdefault(e['name'], []).append(e['dur'])
-    os.remove(path)
-    return ds
+    return probelib.kernel_durations(p)
 for name, fn in ops.items():
     for _ in range(20):
         fn()

@@ -12,8 +12,9 @@
 # launch-bound decode), or after a GPU-side sleep kernel (SMs spinning,
 # memory idle).
 # Run on a GPU machine: python3 scripts/gpu/reuse_probe.py [gaps]
-import json, os, statistics, sys, tempfile, time, torch
+import statistics, sys, time, torch
 from torch.profiler import profile, ProfilerActivity
+import probelib
 torch.manual_seed(0)
 dev = 'cuda'
 f16 = torch.float16
@@ -33,12 +34,7 @@ def kernels(fn, n):
         for i in range(n):
             fn(i)
         torch.cuda.synchronize()
-    f = tempfile.mktemp(suffix='.json')
-    p.export_chrome_trace(f)
-    ev = [e for e in json.load(open(f))['traceEvents'] if e.get('cat') == 'kernel']
-    os.remove(f)
-    ev.sort(key=lambda e: e['ts'])
-    return ev
+    return probelib.kernel_events(p)
 
 
 def median_of(ev, pick):

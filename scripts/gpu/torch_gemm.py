@@ -21,6 +21,8 @@ both sides: the same buffers every call. Use ops that launch one kernel
 import json, os, statistics, sys
 import torch
 
+import probelib
+
 torch.backends.cuda.matmul.allow_tf32 = False
 DT = {"c10::Half": torch.float16, "c10::BFloat16": torch.bfloat16, "float": torch.float32}
 
@@ -72,12 +74,7 @@ def time_op(fn, pause_s=0.05, warmup_s=0.02, samples=30, batch_s=1e-3, cooldown_
     torch.cuda.synchronize()
     per_call = (time.perf_counter() - t0) / n
     inner = max(1, round(batch_s / per_call))
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
+    probelib.warm_on_side_stream(fn)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         for _ in range(inner):
