@@ -6,12 +6,8 @@
 import time, statistics, torch, sys
 import probelib
 from torch.profiler import profile, ProfilerActivity
-torch.manual_seed(0)
 dev = 'cuda'
-x = torch.randn(2, 2048, device=dev, dtype=torch.float16); y = torch.randn_like(x)
-h = torch.randn(2, 1, 2048, device=dev, dtype=torch.float16)
-w = torch.randn(2048, 8192, device=dev, dtype=torch.float16)
-big = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
+x, y, h, w, big = probelib.decode_tensors(dev)
 ops = {
   'add f16[2,2048]': lambda: torch.add(x, y),
   'rmsnorm-ish mean f32[2,1,2048]': lambda: h.float().pow(2).mean(-1, keepdim=True),

@@ -8,12 +8,8 @@
 import statistics, torch
 import probelib
 from torch.profiler import profile, ProfilerActivity
-torch.manual_seed(0)
 dev = 'cuda'
-x = torch.randn(2, 2048, device=dev, dtype=torch.float16); y = torch.randn_like(x)
-h = torch.randn(2, 1, 2048, device=dev, dtype=torch.float16)
-w = torch.randn(2048, 8192, device=dev, dtype=torch.float16)
-big = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
+x, y, h, w, big = probelib.decode_tensors(dev)
 z = torch.randn(2, 4096, device=dev, dtype=torch.float32)
 others = [torch.exp, torch.sin, torch.cos, torch.tanh, torch.sigmoid, torch.relu, torch.neg, torch.abs,
           torch.sqrt, torch.rsqrt, torch.log, torch.erf, torch.floor, torch.ceil, torch.sign, torch.square]

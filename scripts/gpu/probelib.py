@@ -41,3 +41,16 @@ def warm_on_side_stream(fn, n=3):
         for _ in range(n):
             fn()
     torch.cuda.current_stream().wait_stream(s)
+
+
+def decode_tensors(dev):
+    """The tensors of the decode-step probes (gap_probe.py, icache_probe.py),
+    seeded: x and y f16[2,2048], h f16[2,1,2048], w f16[2048,8192] and a
+    f16[8192,8192] big enough to evict the L2."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 2048, device=dev, dtype=torch.float16)
+    y = torch.randn_like(x)
+    h = torch.randn(2, 1, 2048, device=dev, dtype=torch.float16)
+    w = torch.randn(2048, 8192, device=dev, dtype=torch.float16)
+    big = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
+    return x, y, h, w, big
