@@ -13,9 +13,7 @@ import (
 )
 
 func main() {
-	ctx := probe.Open()
-	s := probe.Stream()
-	small := probe.Alloc(4)
+	ctx, s, small := probe.Start()
 	pinned := probe.Pinned(1)
 	pageable, err := cuda.PageableAlloc(1)
 	probe.Must(err)

@@ -12,9 +12,7 @@ import (
 )
 
 func main() {
-	ctx := probe.Open()
-	s := probe.Stream()
-	small := probe.Alloc(4)
+	ctx, s, small := probe.Start()
 	a := probe.Alloc(1 << 20)
 	pinned := probe.Pinned(1)
 	dtoh := func() error { return cuda.MemcpyDtoHAsync(pinned.Ptr(), small, 1, s) }

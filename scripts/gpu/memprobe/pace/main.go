@@ -21,9 +21,7 @@ type rec struct {
 }
 
 func main() {
-	ctx := probe.Open()
-	s := probe.Stream()
-	small := probe.Alloc(4)
+	ctx, s, small := probe.Start()
 	big := 64 << 20
 	a, b := probe.Alloc(big), probe.Alloc(big)
 	memset := func(st *cuda.Stream) error { return cuda.MemsetD8Async(small, 0, 4, st) }

@@ -86,3 +86,10 @@ func Quantiles(v []float64) (med, p10, p90 float64) {
 	slices.Sort(v)
 	return v[len(v)/2], v[len(v)/10], v[9*len(v)/10]
 }
+
+// Start opens the GPU (Open) with one stream (Stream) and a 4-byte
+// buffer, the target of the probes' memsets and small copies.
+func Start() (*cuda.Context, *cuda.Stream, cuda.DevicePtr) {
+	ctx := Open()
+	return ctx, Stream(), Alloc(4)
+}

@@ -15,9 +15,7 @@ import (
 )
 
 func main() {
-	ctx := probe.Open()
-	s := probe.Stream()
-	small := probe.Alloc(4)
+	ctx, s, small := probe.Start()
 	const gb = 1 << 30
 	big := probe.Alloc(2 * gb)
 	pinned := probe.Pinned(1)
