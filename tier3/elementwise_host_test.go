@@ -409,7 +409,7 @@ func TestEwHostElementwise(t *testing.T) {
 		x.name = "host " + x.name
 		cases = append(cases, c(x))
 	}
-	for _, x := range []c{
+	cases = append(cases, []c{
 		{"fill_ half 0-dim", "aten::fill_", []ewTArg{{typ: "c10::Half"}, ewS("-65504.")}},
 		{"fill_ bool", "aten::fill_", []ewTArg{ewT("bool", ewDims(2509)), ewS("True")}},
 		{"fill_ tensor value", "aten::fill_", []ewTArg{ewT("float", ewDims(4, 512)), {typ: "double"}}},
@@ -420,9 +420,7 @@ func TestEwHostElementwise(t *testing.T) {
 		{"copy_ f64 to bf16", "aten::copy_", []ewTArg{ewT("c10::BFloat16", ewDims(999)), ewT("double", ewDims(999)), ewS("False")}},
 		{"copy_ f32 to i32", "aten::copy_", []ewTArg{ewT("int", ewDims(999)), ewT("float", ewDims(999)), ewS("False")}},
 		{"copy_ expand inner", "aten::copy_", []ewTArg{ewT("long int", ewDims(4, 1, 1, 512)), ewT("long int", ewDims(4, 1, 1, 512), 1, 0, 0, 0), ewS("False")}},
-	} {
-		cases = append(cases, x)
-	}
+	}...)
 	for i, x := range cases {
 		t.Run(x.name, func(t *testing.T) {
 			sig := ewSig(t, x.op, x.args...)
