@@ -440,7 +440,7 @@ func TestAttentionKernelCompiles(t *testing.T) {
 	gputest.Require(t, nvrtc.Init)
 	archs, err := nvrtc.SupportedArchs()
 	if err != nil {
-		t.Skip(err)
+		gputest.Skipf(t, "NVRTC architectures: %v", err)
 	}
 	for _, arch := range []int{80, 90} {
 		if !slices.Contains(archs, arch) {

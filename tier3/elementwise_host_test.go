@@ -348,19 +348,10 @@ func ewNumel(shape []int64) int64 {
 // ewHostCases are layouts of the traced ops shrunk to run quickly on the
 // host, with the same structure: transposed views, broadcasts, 0-dim
 // operands, odd sizes.
-func ewHostCases() []struct {
-	name string
-	op   string
-	args []ewTArg
-} {
+func ewHostCases() []ewCase {
 	f16, f32, i64 := "c10::Half", "float", "long int"
-	type c = struct {
-		name string
-		op   string
-		args []ewTArg
-	}
 	rope := ewT(f16, ewDims(2, 4, 16, 128), 8192, 128, 512, 1)
-	return []c{
+	return []ewCase{
 		{"neg rope view", "aten::neg", []ewTArg{ewT(f16, ewDims(2, 4, 16, 64), 8192, 128, 512, 1)}},
 		{"mul rope by cos", "aten::mul", []ewTArg{rope, ewT(f16, ewDims(1, 1, 16, 128), 2048, 2048, 128, 1)}},
 		{"add rope halves", "aten::add", []ewTArg{rope, ewT(f16, ewDims(2, 4, 16, 128)), ewS("1")}},
@@ -396,20 +387,12 @@ func ewHostCases() []struct {
 // the GPU cases small enough, and shrunk versions of the large ones.
 func TestEwHostElementwise(t *testing.T) {
 	h := newEwHost(t)
-	type c = struct {
-		name string
-		op   string
-		args []ewTArg
-	}
-	var cases []c
-	for _, x := range ewGPUCases() {
-		cases = append(cases, c(x))
-	}
+	cases := ewGPUCases()
 	for _, x := range ewHostCases() {
 		x.name = "host " + x.name
-		cases = append(cases, c(x))
+		cases = append(cases, x)
 	}
-	for _, x := range []c{
+	cases = append(cases, []ewCase{
 		{"fill_ half 0-dim", "aten::fill_", []ewTArg{{typ: "c10::Half"}, ewS("-65504.")}},
 		{"fill_ bool", "aten::fill_", []ewTArg{ewT("bool", ewDims(2509)), ewS("True")}},
 		{"fill_ tensor value", "aten::fill_", []ewTArg{ewT("float", ewDims(4, 512)), {typ: "double"}}},
@@ -420,9 +403,7 @@ func TestEwHostElementwise(t *testing.T) {
 		{"copy_ f64 to bf16", "aten::copy_", []ewTArg{ewT("c10::BFloat16", ewDims(999)), ewT("double", ewDims(999)), ewS("False")}},
 		{"copy_ f32 to i32", "aten::copy_", []ewTArg{ewT("int", ewDims(999)), ewT("float", ewDims(999)), ewS("False")}},
 		{"copy_ expand inner", "aten::copy_", []ewTArg{ewT("long int", ewDims(4, 1, 1, 512)), ewT("long int", ewDims(4, 1, 1, 512), 1, 0, 0, 0), ewS("False")}},
-	} {
-		cases = append(cases, x)
-	}
+	}...)
 	for i, x := range cases {
 		t.Run(x.name, func(t *testing.T) {
 			sig := ewSig(t, x.op, x.args...)
@@ -577,11 +558,7 @@ func TestEwHostCat(t *testing.T) {
 func TestEwHostIndex(t *testing.T) {
 	h := newEwHost(t)
 	f16 := "c10::Half"
-	for i, c := range []struct {
-		name string
-		op   string
-		args []ewTArg
-	}{
+	for i, c := range []ewCase{
 		{"index_select rows", "aten::index_select", []ewTArg{ewT(f16, ewDims(2508, 64)), ewS("0"), ewT("long int", ewDims(204))}},
 		{"index_select one", "aten::index_select", []ewTArg{ewT(f16, ewDims(2508, 64)), ewS("0"), ewT("long int", ewDims(1))}},
 		{"index_select 0-dim index", "aten::index_select", []ewTArg{ewT(f16, ewDims(25, 64)), ewS("0"), {typ: "long int"}}},

@@ -25,6 +25,13 @@ type ewTArg struct {
 	list    [][2][]int64 // a TensorList: shape and strides of each
 }
 
+// ewCase is a named call of op on traced inputs, for ewSig.
+type ewCase struct {
+	name string
+	op   string
+	args []ewTArg
+}
+
 func ewT(typ string, shape []int64, strides ...int64) ewTArg {
 	if len(strides) == 0 {
 		strides = ContiguousStrides(shape)

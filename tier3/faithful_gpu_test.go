@@ -50,14 +50,7 @@ func TestGPUFaithfulElementwise(t *testing.T) {
 	for i, sig := range sigs {
 		p := (Config{}).ptParse(sig)
 		sub.Run(fmt.Sprintf("%s %s %s", sig.Op, sig.Label, p.strategy()), func(t *testing.T) {
-			pl, err := ewAnalyzeOp(sig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				k, before := ewRun(t, sig, dev, s, uint64(7000+i))
-				defer k.Close()
-				inst := k.Instance(0)
+			ewGPUReplay(t, sig, ewAnalyzeOp, uint64(7000+i), func(pl *ewOpPlan, inst *Instance, before [][]float64, s *cuda.Stream) {
 				if inst.Strategy != p.strategy() {
 					t.Errorf("strategy %q, want %q", inst.Strategy, p.strategy())
 				}
@@ -73,14 +66,7 @@ func TestGPUFaithfulCat(t *testing.T) {
 	sub := gputest.NewSubtests(t)
 	for i, sig := range ptTracedByKind(t, ptCat) {
 		sub.Run(sig.Label, func(t *testing.T) {
-			pl, err := ewAnalyzeCat(sig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				k, before := ewRun(t, sig, dev, s, uint64(8000+i))
-				defer k.Close()
-				inst := k.Instance(0)
+			ewGPUReplay(t, sig, ewAnalyzeCat, uint64(8000+i), func(pl *ewCatPlan, inst *Instance, before [][]float64, s *cuda.Stream) {
 				if inst.Strategy != ptCat.String() {
 					t.Errorf("strategy %q, want %q", inst.Strategy, ptCat.String())
 				}
@@ -96,17 +82,11 @@ func TestGPUFaithfulArange(t *testing.T) {
 	sub := gputest.NewSubtests(t)
 	for i, sig := range ptTracedByKind(t, ptIndexed) {
 		sub.Run(sig.Label, func(t *testing.T) {
-			a, err := ewAnalyzeArange(sig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gpuEnv(t, func(dev Device, s *cuda.Stream) {
-				k, _ := ewRun(t, sig, dev, s, uint64(9000+i))
-				defer k.Close()
-				if got := k.Instance(0).Strategy; got != ptIndexed.String() {
+			ewGPUReplay(t, sig, ewAnalyzeArange, uint64(9000+i), func(a *ewArange, inst *Instance, _ [][]float64, s *cuda.Stream) {
+				if got := inst.Strategy; got != ptIndexed.String() {
 					t.Errorf("strategy %q", got)
 				}
-				ewCheckArange(t, a, download(t, k.Instance(0).Outputs[0], s))
+				ewCheckArange(t, a, download(t, inst.Outputs[0], s))
 			})
 		})
 	}

@@ -92,16 +92,8 @@ func TestPTTracedSignatures(t *testing.T) {
 // reference.
 func TestEwHostFaithful(t *testing.T) {
 	h := newEwHost(t)
-	type c = struct {
-		name string
-		op   string
-		args []ewTArg
-	}
-	var cases []c
-	for _, x := range ewHostCases() {
-		cases = append(cases, c(x))
-	}
-	cases = append(cases,
+	type c = ewCase
+	cases := append(ewHostCases(),
 		c{"add contiguous odd", "aten::add", []ewTArg{ewT("c10::Half", ewDims(3, 5, 1001)), ewT("c10::Half", ewDims(3, 5, 1001)), ewS("1")}},
 		c{"mul by 0-dim", "aten::mul", []ewTArg{ewT("float", ewDims(7, 999)), {typ: "float"}}},
 		c{"add scalar", "aten::add", []ewTArg{ewT("c10::Half", ewDims(2, 4096)), ewS("1"), ewS("1")}},

@@ -192,12 +192,10 @@ func stridesOr(shape, strides []int64) []int64 {
 // without NVRTC.
 func nvrtcArch(t *testing.T) int {
 	t.Helper()
-	if err := nvrtc.Init(); err != nil {
-		t.Skipf("no NVRTC: %v", err)
-	}
+	gputest.Require(t, nvrtc.Init)
 	archs, err := nvrtc.SupportedArchs()
 	if err != nil {
-		t.Skip(err)
+		gputest.Skipf(t, "NVRTC architectures: %v", err)
 	}
 	arch := slices.Max(archs)
 	if slices.Contains(archs, 90) {

@@ -191,15 +191,7 @@ func (p *ewGatherParams) bytes() []byte {
 	b = le.AppendUint64(b, uint64(p.units))
 	b = le.AppendUint32(b, uint32(p.ndim))
 	b = le.AppendUint32(b, 0)
-	for _, x := range p.size {
-		b = le.AppendUint64(b, uint64(x))
-	}
-	for _, x := range p.magic {
-		b = le.AppendUint32(b, x)
-	}
-	for _, x := range p.shift {
-		b = le.AppendUint32(b, x)
-	}
+	b = ewAppendDivmod(b, &p.size, &p.magic, &p.shift)
 	for _, st := range [][ewMaxDims]int64{p.ost, p.sst, p.ist} {
 		for _, x := range st {
 			b = le.AppendUint64(b, uint64(x))

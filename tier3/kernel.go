@@ -124,23 +124,29 @@ func New(sig *signatures.Signature, dev Device, opt gpu.Options, s *gpu.Stream) 
 			k.approx = fmt.Sprintf("no kreplay kernel for %s yet", opName(sig))
 		}
 	}
+	return k.buildSets(dev, opt, s, func(e *Env, i int) (*Instance, error) {
+		if k.approx == "" {
+			inst, err := b(e, sig)
+			if !errors.Is(err, ErrUnsupported) || i > 0 {
+				return inst, err
+			}
+			k.approx = err.Error()
+			e.free()
+		}
+		return approximate(e, sig)
+	})
+}
+
+// buildSets builds k's buffer sets, opt.Sets of them (at least one), each
+// with build on an Env of its own (seeded from opt.Seed and the set's
+// index) that starts from the memory budget the sets before it left. On
+// the first error it closes k and returns the error.
+func (k *Kernel) buildSets(dev Device, opt gpu.Options, s *gpu.Stream, build func(e *Env, i int) (*Instance, error)) (*Kernel, error) {
 	budget := opt.FreeBytes
 	for i := 0; i < max(opt.Sets, 1); i++ {
 		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, cfg: dev.Config, seed: opt.Seed + uint64(i)<<32, budget: budget}
 		k.envs = append(k.envs, e)
-		var inst *Instance
-		var err error
-		if k.approx == "" {
-			inst, err = b(e, sig)
-			if errors.Is(err, ErrUnsupported) && i == 0 {
-				k.approx = err.Error()
-				e.free()
-				err = nil
-			}
-		}
-		if err == nil && k.approx != "" {
-			inst, err = approximate(e, sig)
-		}
+		inst, err := build(e, i)
 		if err != nil {
 			k.Close()
 			return nil, err
@@ -162,22 +168,13 @@ func NewWith(sig *signatures.Signature, b Builder, dev Device, opt gpu.Options, 
 		return nil, fmt.Errorf("%s: no builder", sig.ID)
 	}
 	k := &Kernel{sig: sig, sms: dev.SMs, l2: dev.L2}
-	budget := opt.FreeBytes
-	for i := 0; i < max(opt.Sets, 1); i++ {
-		e := &Env{Compiler: dev.Compiler, Stream: s, SMs: dev.SMs, cfg: dev.Config, seed: opt.Seed + uint64(i)<<32, budget: budget}
-		k.envs = append(k.envs, e)
+	return k.buildSets(dev, opt, s, func(e *Env, _ int) (*Instance, error) {
 		inst, err := b(e, sig)
 		if err == nil && (inst == nil || inst.Launch == nil) {
 			err = fmt.Errorf("%s: the builder made no launch", sig.ID)
 		}
-		if err != nil {
-			k.Close()
-			return nil, err
-		}
-		budget = e.budget
-		k.sets = append(k.sets, inst)
-	}
-	return k, nil
+		return inst, err
+	})
 }
 
 func opName(sig *signatures.Signature) string {

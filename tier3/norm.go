@@ -18,14 +18,12 @@ func init() {
 
 // lnSpec is what a traced layer norm computes.
 type lnSpec struct {
-	axis   int   // the first normalized dim
-	n      int64 // elements per row
-	eps    float64
-	in     string
-	w      string // weight and bias dtype ("" when both are absent)
-	hasW   bool
-	hasB   bool
-	nshape []int64
+	normShape
+	eps  float64
+	in   string
+	w    string // weight and bias dtype ("" when both are absent)
+	hasW bool
+	hasB bool
 }
 
 // parseLayerNorm reads native_layer_norm(input, normalized_shape, weight,
@@ -39,29 +37,11 @@ func parseLayerNorm(sig *signatures.Signature) (*lnSpec, error) {
 	if !rdIsFloat(s.in) {
 		return nil, rdUnsupported("%s of %s", sig.Op, s.in)
 	}
-	ns := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(rdArg(sig, 1).Value), "["), "]"))
-	if ns == "" {
-		return nil, rdUnsupported("%s: normalized_shape %q unreadable", sig.Op, rdArg(sig, 1).Value)
+	ns, err := parseNormShape(sig, x)
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range strings.Split(ns, ",") {
-		d, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			return nil, rdUnsupported("%s: normalized_shape %q unreadable", sig.Op, rdArg(sig, 1).Value)
-		}
-		s.nshape = append(s.nshape, d)
-	}
-	rank := len(x.Shape)
-	s.axis = rank - len(s.nshape)
-	if s.axis < 0 {
-		return nil, rdUnsupported("%s: normalized_shape %v longer than input %v", sig.Op, s.nshape, x.Shape)
-	}
-	s.n = 1
-	for i, d := range s.nshape {
-		if x.Shape[s.axis+i] != d {
-			return nil, rdUnsupported("%s: normalized_shape %v does not end input %v", sig.Op, s.nshape, x.Shape)
-		}
-		s.n *= d
-	}
+	s.normShape = ns
 	for i, has := range []*bool{&s.hasW, &s.hasB} {
 		in := rdArg(sig, 2+i)
 		if !in.IsTensor() {
@@ -84,23 +64,11 @@ func parseLayerNorm(sig *signatures.Signature) (*lnSpec, error) {
 		}
 	}
 	if v := strings.TrimSpace(rdArg(sig, 4).Value); v != "" {
-		eps, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, rdUnsupported("%s: eps %q unreadable", sig.Op, v)
+		if s.eps, err = parseNormEps(sig, v); err != nil {
+			return nil, err
 		}
-		s.eps = eps
 	}
 	return s, nil
-}
-
-// statShape is the shape of mean and rstd: the input's leading dims, then
-// ones for the normalized dims.
-func (s *lnSpec) statShape(shape []int64) []int64 {
-	out := append([]int64{}, shape[:s.axis]...)
-	for range s.nshape {
-		out = append(out, 1)
-	}
-	return out
 }
 
 // lnPlan is the launch plan of a layer norm.

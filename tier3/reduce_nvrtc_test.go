@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/internal/nvrtc"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -112,17 +113,15 @@ func rdCaseDefines[S, P any](t *testing.T, name string, sig *signatures.Signatur
 // TestRdKernelsCompile compiles, with NVRTC for sm_90 but no GPU, every
 // kernel the GPU tests of the reduction family load, so that a source
 // error shows on any machine with NVRTC. Binaries go through the
-// Compiler's caches, so a second run is quick. Skipped without NVRTC.
+// Compiler's caches, so a second run is quick. Skipped without NVRTC (fails instead under KREPLAY_REQUIRE_GPU).
 func TestRdKernelsCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles dozens of kernels")
 	}
-	if err := nvrtc.Init(); err != nil {
-		t.Skipf("NVRTC not available: %v", err)
-	}
+	gputest.Require(t, nvrtc.Init)
 	c, err := NewCompiler(9, 0)
 	if err != nil {
-		t.Skipf("NVRTC not usable: %v", err)
+		gputest.Skipf(t, "NVRTC not usable: %v", err)
 	}
 	done := map[string]bool{}
 	for _, kc := range rdKernelCases(t) {

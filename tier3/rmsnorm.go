@@ -3,7 +3,6 @@ package tier3
 import (
 	_ "embed"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/kreplay/kreplay/internal/cuda"
@@ -47,23 +46,12 @@ func init() {
 
 // rmsSpec is what a traced RMS norm computes.
 type rmsSpec struct {
-	in     string // x, y and weight dtype
-	acc    string // rstd dtype
-	axis   int    // the first normalized dim
-	n      int64  // elements per row
-	rows   int64
-	nshape []int64
-	eps    float64
-	hasW   bool
-}
-
-// statShape is the shape of rstd.
-func (s *rmsSpec) statShape(shape []int64) []int64 {
-	out := append([]int64{}, shape[:s.axis]...)
-	for range s.nshape {
-		out = append(out, 1)
-	}
-	return out
+	normShape
+	in   string // x, y and weight dtype
+	acc  string // rstd dtype
+	rows int64
+	eps  float64
+	hasW bool
 }
 
 // rmsDefaultEps is the eps of an RMS norm called without one: the
@@ -87,28 +75,11 @@ func parseRMSNorm(sig *signatures.Signature) (*rmsSpec, error) {
 		return nil, rdUnsupported("%s of %s", sig.Op, s.in)
 	}
 	s.acc = rdAccDType(s.in)
-	ns := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(rdArg(sig, 1).Value), "["), "]"))
-	if ns == "" {
-		return nil, rdUnsupported("%s: normalized_shape %q unreadable", sig.Op, rdArg(sig, 1).Value)
+	ns, err := parseNormShape(sig, x)
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range strings.Split(ns, ",") {
-		d, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			return nil, rdUnsupported("%s: normalized_shape %q unreadable", sig.Op, rdArg(sig, 1).Value)
-		}
-		s.nshape = append(s.nshape, d)
-	}
-	s.axis = len(x.Shape) - len(s.nshape)
-	if s.axis < 0 {
-		return nil, rdUnsupported("%s: normalized_shape %v longer than input %v", sig.Op, s.nshape, x.Shape)
-	}
-	s.n = 1
-	for i, d := range s.nshape {
-		if x.Shape[s.axis+i] != d {
-			return nil, rdUnsupported("%s: normalized_shape %v does not end input %v", sig.Op, s.nshape, x.Shape)
-		}
-		s.n *= d
-	}
+	s.normShape = ns
 	if s.n <= 0 || s.n >= 1<<31 {
 		return nil, rdUnsupported("%s: rows of %d elements", sig.Op, s.n)
 	}
@@ -128,11 +99,9 @@ func parseRMSNorm(sig *signatures.Signature) (*rmsSpec, error) {
 	}
 	s.eps = rmsDefaultEps(s.acc)
 	if v := strings.TrimSpace(rdArg(sig, 3).Value); v != "" && v != "None" {
-		eps, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, rdUnsupported("%s: eps %q unreadable", sig.Op, v)
+		if s.eps, err = parseNormEps(sig, v); err != nil {
+			return nil, err
 		}
-		s.eps = eps
 	}
 	return s, nil
 }

@@ -297,6 +297,23 @@ type ewParams struct {
 // ewParamsSize is sizeof(EwParams).
 const ewParamsSize = 536
 
+// ewAppendDivmod appends, little-endian as the device structs lay them
+// out, a layout's dimension sizes (int64) and their fast-division magic
+// numbers and shifts (uint32).
+func ewAppendDivmod(b []byte, size *[ewMaxDims]int64, magic, shift *[ewMaxDims]uint32) []byte {
+	le := binary.LittleEndian
+	for _, x := range size {
+		b = le.AppendUint64(b, uint64(x))
+	}
+	for _, x := range magic {
+		b = le.AppendUint32(b, x)
+	}
+	for _, x := range shift {
+		b = le.AppendUint32(b, x)
+	}
+	return b
+}
+
 // bytes lays the struct out as the device compiler does (8-byte alignment,
 // no padding).
 func (p *ewParams) bytes() []byte {
@@ -309,15 +326,7 @@ func (p *ewParams) bytes() []byte {
 	b = le.AppendUint64(b, uint64(p.tail))
 	b = le.AppendUint32(b, uint32(p.ndim))
 	b = le.AppendUint32(b, uint32(p.dyn))
-	for _, x := range p.size {
-		b = le.AppendUint64(b, uint64(x))
-	}
-	for _, x := range p.magic {
-		b = le.AppendUint32(b, x)
-	}
-	for _, x := range p.shift {
-		b = le.AppendUint32(b, x)
-	}
+	b = ewAppendDivmod(b, &p.size, &p.magic, &p.shift)
 	for _, st := range p.st {
 		for _, x := range st {
 			b = le.AppendUint64(b, uint64(x))

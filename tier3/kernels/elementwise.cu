@@ -78,14 +78,6 @@
 #define EW_ADDCMUL 46
 #define EW_CLAMP 47
 
-#ifndef EW_VEC
-#define EW_VEC 1
-#endif
-#ifndef EW_UNROLL
-#define EW_UNROLL 1
-#endif
-#define EW_BLOCK 256
-
 typedef EW_CT ew_ct;
 
 // Parameters, passed by value (or as an array in device memory for the

@@ -222,3 +222,13 @@ __device__ __forceinline__ ew_idx ew_divmod(ew_idx &r, long long d, u32 magic, u
 	r = q;
 	return c;
 }
+
+// The strided kernels' (elementwise.cu, index.cu) defaults for EW_VEC and
+// EW_UNROLL, and their threads a block (tier3/strided.go's ewBlock).
+#ifndef EW_VEC
+#define EW_VEC 1
+#endif
+#ifndef EW_UNROLL
+#define EW_UNROLL 1
+#endif
+#define EW_BLOCK 256

@@ -11,14 +11,6 @@
 //   EW_UNROLL units per thread per loop iteration
 //   EW_IDX64  64-bit indexing of the output and index
 
-#ifndef EW_VEC
-#define EW_VEC 1
-#endif
-#ifndef EW_UNROLL
-#define EW_UNROLL 1
-#endif
-#define EW_BLOCK 256
-
 // Parameters; tier3/index.go (ewGatherParams.bytes) writes this layout.
 struct EwGather {
 	char *out;
