@@ -111,36 +111,33 @@ template <> struct RDVec<4> { typedef u32 T; };
 template <> struct RDVec<8> { typedef uint2 T; };
 template <> struct RDVec<16> { typedef uint4 T; };
 
-// RDVecs<N, T> overlays N elements of T (e) on the vectors of up to 16
-// bytes (w, NW of type VT) that rd_loadv and rd_storev move them in.
-template <int N, class T> struct RDVecs {
-	static constexpr int B = N * (int)sizeof(T), W = B > 16 ? 16 : B, NW = B / W;
-	typedef typename RDVec<W>::T VT;
-	union {
-		VT w[NW];
-		T e[N];
-	} u;
-};
-
 // rd_loadv reads N consecutive elements at p, aligned to N*sizeof(T) bytes
 // (or 16 when more), with loads of up to 16 bytes.
 template <int N, class T> __device__ __forceinline__ void rd_loadv(const T *p, T (&e)[N]) {
-	typedef RDVecs<N, T> V;
-	V v;
+	constexpr int B = N * (int)sizeof(T), W = B > 16 ? 16 : B;
+	typedef typename RDVec<W>::T VT;
+	union {
+		VT w[B / W];
+		T e[N];
+	} u;
 #pragma unroll
-	for (int k = 0; k < V::NW; k++) v.u.w[k] = reinterpret_cast<const typename V::VT *>(p)[k];
+	for (int k = 0; k < B / W; k++) u.w[k] = reinterpret_cast<const VT *>(p)[k];
 #pragma unroll
-	for (int k = 0; k < N; k++) e[k] = v.u.e[k];
+	for (int k = 0; k < N; k++) e[k] = u.e[k];
 }
 
 // rd_storev writes N consecutive elements at p, aligned as for rd_loadv.
 template <int N, class T> __device__ __forceinline__ void rd_storev(T *p, const T (&e)[N]) {
-	typedef RDVecs<N, T> V;
-	V v;
+	constexpr int B = N * (int)sizeof(T), W = B > 16 ? 16 : B;
+	typedef typename RDVec<W>::T VT;
+	union {
+		VT w[B / W];
+		T e[N];
+	} u;
 #pragma unroll
-	for (int k = 0; k < N; k++) v.u.e[k] = e[k];
+	for (int k = 0; k < N; k++) u.e[k] = e[k];
 #pragma unroll
-	for (int k = 0; k < V::NW; k++) reinterpret_cast<typename V::VT *>(p)[k] = v.u.w[k];
+	for (int k = 0; k < B / W; k++) reinterpret_cast<VT *>(p)[k] = u.w[k];
 }
 
 __device__ __forceinline__ float rd_inf(float) { return __int_as_float(0x7f800000); }
