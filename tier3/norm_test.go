@@ -43,7 +43,7 @@ func TestParseLayerNorm(t *testing.T) {
 }
 
 func TestPlanLayerNorm(t *testing.T) {
-	const sms = 132
+	const sms = planSMs
 	for _, c := range []struct {
 		name          string
 		shape         []int64

@@ -25,7 +25,7 @@ type rdKernelCase struct {
 // steps, the kernels that the GPU tests' signatures compile.
 func rdKernelCases(t *testing.T) []rdKernelCase {
 	t.Helper()
-	const sms = 132
+	const sms = planSMs
 	var cases []rdKernelCase
 	tensor := func(sig *signatures.Signature) (shape, strides []int64, esize int64) {
 		x := sig.Inputs[0]

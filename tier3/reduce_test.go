@@ -172,7 +172,7 @@ func TestReduceFamilyRegistered(t *testing.T) {
 }
 
 func TestPlanReduceChoice(t *testing.T) {
-	const sms = 132
+	const sms = planSMs
 	for _, c := range []struct {
 		name    string
 		shape   []int64

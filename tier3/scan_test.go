@@ -29,27 +29,35 @@ func TestParseScan(t *testing.T) {
 	}
 }
 
+// planLayout is a plan test's input: a tensor's shape, its strides (nil:
+// contiguous) and the dimension the op works along.
+type planLayout struct {
+	name    string
+	shape   []int64
+	strides []int64
+	dim     int
+}
+
+// planSMs is the SM count the plan tests plan for (an H100's or H200's).
+const planSMs = 132
+
 func TestPlanScan(t *testing.T) {
-	const sms = 132
 	for _, c := range []struct {
-		name          string
-		shape         []int64
-		strides       []int64
-		dim           int
+		planLayout
 		kernel        string
 		V, TPR        int64
 		block0, grid0 uint32
 	}{
-		{"traced [4,512]", []int64{4, 512}, nil, 1, "sc_rows", 4, 32, 256, 1},
-		{"short rows", []int64{1000, 20}, nil, 1, "sc_rows", 1, 32, 256, 125},
-		{"tiny rows", []int64{1000, 3}, nil, 1, "sc_rows", 1, 4, 256, 16},
-		{"long rows: a block", []int64{16, 10000}, nil, 1, "sc_rows", 4, 512, 512, 16},
-		{"outer dim", []int64{100, 64}, nil, 0, "sc_cols", 1, 32, 256, 1},
-		{"transposed", []int64{64, 128}, []int64{1, 64}, 1, "sc_cols", 1, 32, 256, 1},
+		{planLayout{"traced [4,512]", []int64{4, 512}, nil, 1}, "sc_rows", 4, 32, 256, 1},
+		{planLayout{"short rows", []int64{1000, 20}, nil, 1}, "sc_rows", 1, 32, 256, 125},
+		{planLayout{"tiny rows", []int64{1000, 3}, nil, 1}, "sc_rows", 1, 4, 256, 16},
+		{planLayout{"long rows: a block", []int64{16, 10000}, nil, 1}, "sc_rows", 4, 512, 512, 16},
+		{planLayout{"outer dim", []int64{100, 64}, nil, 0}, "sc_cols", 1, 32, 256, 1},
+		{planLayout{"transposed", []int64{64, 128}, []int64{1, 64}, 1}, "sc_cols", 1, 32, 256, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := stridesOr(c.shape, c.strides)
-			p, err := planScan(c.shape, st, c.dim, sms)
+			p, err := planScan(c.shape, st, c.dim, planSMs)
 			if err != nil {
 				t.Fatal(err)
 			}

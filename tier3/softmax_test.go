@@ -34,29 +34,25 @@ func TestParseSoftmax(t *testing.T) {
 }
 
 func TestPlanSoftmax(t *testing.T) {
-	const sms = 132
 	for _, c := range []struct {
-		name          string
-		shape         []int64
-		strides       []int64
-		dim           int
+		planLayout
 		esize         int64
 		kernel        string
 		V, CH, TPR    int64
 		block0, grid0 uint32
 	}{
-		{"traced f16 rows of 512: a warp per row", []int64{4, 16, 512, 512}, nil, 3, 2, "sm_rows", 8, 2, 32, 256, 4096},
-		{"f32 rows of 1000", []int64{64, 1000}, nil, 1, 4, "sm_rows", 4, 8, 32, 256, 8},
-		{"short rows: groups of lanes", []int64{1000, 16}, nil, 1, 2, "sm_rows", 8, 1, 2, 256, 8},
-		{"f16 rows of 4096: a block per row", []int64{8, 4096}, nil, 1, 2, "sm_rows", 8, 2, 256, 256, 8},
-		{"unaligned rows", []int64{64, 333}, nil, 1, 4, "sm_rows", 1, 11, 32, 256, 8},
-		{"long rows", []int64{4, 40000}, nil, 1, 4, "sm_long", 1, 1, 32, 1024, 4},
-		{"middle dim", []int64{32, 64, 16}, nil, 1, 2, "sm_cols", 1, 1, 32, 256, 2},
-		{"transposed", []int64{128, 256}, []int64{1, 128}, 1, 2, "sm_cols", 1, 1, 32, 256, 1},
+		{planLayout{"traced f16 rows of 512: a warp per row", []int64{4, 16, 512, 512}, nil, 3}, 2, "sm_rows", 8, 2, 32, 256, 4096},
+		{planLayout{"f32 rows of 1000", []int64{64, 1000}, nil, 1}, 4, "sm_rows", 4, 8, 32, 256, 8},
+		{planLayout{"short rows: groups of lanes", []int64{1000, 16}, nil, 1}, 2, "sm_rows", 8, 1, 2, 256, 8},
+		{planLayout{"f16 rows of 4096: a block per row", []int64{8, 4096}, nil, 1}, 2, "sm_rows", 8, 2, 256, 256, 8},
+		{planLayout{"unaligned rows", []int64{64, 333}, nil, 1}, 4, "sm_rows", 1, 11, 32, 256, 8},
+		{planLayout{"long rows", []int64{4, 40000}, nil, 1}, 4, "sm_long", 1, 1, 32, 1024, 4},
+		{planLayout{"middle dim", []int64{32, 64, 16}, nil, 1}, 2, "sm_cols", 1, 1, 32, 256, 2},
+		{planLayout{"transposed", []int64{128, 256}, []int64{1, 128}, 1}, 2, "sm_cols", 1, 1, 32, 256, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := stridesOr(c.shape, c.strides)
-			p, err := planSoftmax(c.shape, st, c.dim, c.esize, sms)
+			p, err := planSoftmax(c.shape, st, c.dim, c.esize, planSMs)
 			if err != nil {
 				t.Fatal(err)
 			}
