@@ -1,6 +1,10 @@
 package predict
 
-import "github.com/kreplay/kreplay/signatures"
+import (
+	"fmt"
+
+	"github.com/kreplay/kreplay/signatures"
+)
 
 // The memsets' arrival term.
 //
@@ -22,6 +26,24 @@ import "github.com/kreplay/kreplay/signatures"
 // captures are in results/h100/memset-pacing/README.md). A constant
 // charge was tried first and left the earliest arrivals short.
 const MemsetArrivalSlope = 0.53
+
+// MemsetArrivalFit is what the slope was fitted on: traces captured and
+// replayed on this GPU with this driver. The term applies only to an
+// output whose replays and trace ran there (arrivalScope).
+var MemsetArrivalFit = struct{ GPU, Driver string }{"NVIDIA H100 80GB HBM3", "580.159.04"}
+
+// arrivalScope says why the arrival term does not apply to the results w
+// ("" when it does): their replay GPU, trace GPU or driver (configuration
+// lines) is not the fit's.
+func arrivalScope(w *WorkloadResults) string {
+	fit := MemsetArrivalFit
+	gpu, trace, driver := w.Config["gpu"], w.Config["trace-gpu"], w.Config["driver"]
+	if gpu == fit.GPU && trace == fit.GPU && driver == fit.Driver {
+		return ""
+	}
+	return fmt.Sprintf("left out: fitted on %s traces replayed there with driver %s; these ran on %q (trace %q, driver %q)",
+		fit.GPU, fit.Driver, gpu, trace, driver)
+}
 
 // addArrivals charges sp's window arrivals a, in its predicted time and
 // the workload's.

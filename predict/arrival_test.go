@@ -35,7 +35,7 @@ func TestReportMemsetArrivals(t *testing.T) {
 			return 768 / float64(s.TracedNS.Median)
 		}
 		return 1
-	}}
+	}, config: h100Config}
 	with := report(t, set, o, ReportOptions{})
 	without := report(t, set, o, ReportOptions{NoMemsetArrival: true})
 	if with.Arrivals != want || without.Arrivals != 0 || without.ArrivalNS != 0 {
@@ -65,4 +65,34 @@ func TestReportMemsetArrivals(t *testing.T) {
 		t.Errorf("memset class x%.3f with the term, x%.3f without: not closer to the traced time", rw, ro)
 	}
 	t.Logf("memset class x%.3f with the arrival term, x%.3f without (%d arrivals)", rw, ro, want)
+}
+
+// h100Config are the configuration lines of an output replayed on the
+// GPU and driver the arrival term was fitted on, from a trace of it.
+var h100Config = []string{"gpu: " + MemsetArrivalFit.GPU, "trace-gpu: " + MemsetArrivalFit.GPU, "driver: " + MemsetArrivalFit.Driver}
+
+// The arrival term applies only inside its fit: an output replayed on
+// another GPU, from another GPU's trace, or with another driver leaves it
+// out and says why.
+func TestMemsetArrivalScope(t *testing.T) {
+	set, err := signatures.ImportFile("../signatures/testdata/l1b-bf16-sdpa_prefill.s16.trace.json.gz", signatures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		config []string
+		on     bool
+	}{
+		{"the fit's GPU and driver", h100Config, true},
+		{"an H200", []string{"gpu: NVIDIA H200", "trace-gpu: NVIDIA H200", "driver: " + MemsetArrivalFit.Driver}, false},
+		{"an H100 trace replayed on an H200", []string{"gpu: NVIDIA H200", "trace-gpu: " + MemsetArrivalFit.GPU, "driver: " + MemsetArrivalFit.Driver}, false},
+		{"another driver", []string{"gpu: " + MemsetArrivalFit.GPU, "trace-gpu: " + MemsetArrivalFit.GPU, "driver: 590.1"}, false},
+		{"no configuration", nil, false},
+	} {
+		wp := report(t, set, synth{runs: 1, config: tc.config}, ReportOptions{})
+		if on := wp.Arrivals > 0; on != tc.on || (wp.ArrivalOff == "") != tc.on {
+			t.Errorf("%s: %d arrivals, off %q; want applied %v", tc.name, wp.Arrivals, wp.ArrivalOff, tc.on)
+		}
+	}
 }

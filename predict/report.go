@@ -141,6 +141,9 @@ type WorkloadPrediction struct {
 	// (arrival.go): included in PredictedNS, an estimate.
 	Arrivals  int     `json:"arrivals,omitempty"`
 	ArrivalNS float64 `json:"arrival_ns,omitempty"`
+	// ArrivalOff says why the arrival term was not applied, where the
+	// output ran outside its fit (arrivalScope).
+	ArrivalOff string `json:"arrival_off,omitempty"`
 	// ByFidelity splits the predicted time by how close each signature's
 	// replay is to the trace (bench.FidelityLine; "unknown" for outputs
 	// without those lines; under a projection, another kernel counts as
@@ -531,7 +534,9 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 	byFid := map[string]float64{}
 	var arrivals []signatures.Arrivals
 	if !opt.NoMemsetArrival {
-		arrivals = set.WindowArrivals()
+		if wp.ArrivalOff = arrivalScope(w); wp.ArrivalOff == "" {
+			arrivals = set.WindowArrivals()
+		}
 	}
 	for i, s := range set.Signatures {
 		wp.TracedNS += s.TracedNS.Total

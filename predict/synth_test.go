@@ -59,6 +59,8 @@ type synth struct {
 	modelMeanNS float64
 	// procs is the GOMAXPROCS suffix (0: none).
 	procs int
+	// config are configuration lines ("key: value") after the header.
+	config []string
 }
 
 // perCall is a signature's traced time per call with its parts', as
@@ -91,6 +93,9 @@ func (o synth) output(set *signatures.Set) string {
 	var b strings.Builder
 	w := bench.Workload(set.Source)
 	fmt.Fprintf(&b, "goos: linux\ngoarch: amd64\npkg: github.com/kreplay/kreplay/bench/%s\ncpu: synthetic\n", bench.PackageName(w))
+	for _, c := range o.config {
+		b.WriteString(c + "\n")
+	}
 	suffix := ""
 	if o.procs > 0 {
 		suffix = fmt.Sprintf("-%d", o.procs)

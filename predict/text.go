@@ -65,9 +65,12 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 		}
 		fmt.Fprintf(tw, "  by fidelity\t\t%s%s\n", strings.Join(parts, ", "), flags)
 	}
+	if wp.ArrivalOff != "" {
+		fmt.Fprintf(tw, "  memset arrivals\t\t%s\n", wp.ArrivalOff)
+	}
 	if wp.Arrivals > 0 {
-		fmt.Fprintf(tw, "  memset arrivals\t\t%s of it: %d memsets the host launched 1.2-2.0 µs after the GPU went idle, charged %.2f x the time left to 2.0 µs (an estimate; -memset-arrival=false leaves it out)\n",
-			textfmt.NS(wp.ArrivalNS), wp.Arrivals, MemsetArrivalSlope)
+		fmt.Fprintf(tw, "  memset arrivals\t\t%s of it (%.2f%%): %d memsets the host launched 1.2-2.0 µs after the GPU went idle, charged %.2f x the time left to 2.0 µs (an estimate fitted on H100 traces; -memset-arrival=false leaves it out)\n",
+			textfmt.NS(wp.ArrivalNS), 100*wp.ArrivalNS/max(wp.PredictedNS.Center, 1), wp.Arrivals, MemsetArrivalSlope)
 	}
 	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", textfmt.NS(float64(wp.CoveredNS)), 100*wp.Coverage, textfmt.NS(float64(wp.TracedNS)), errText(wp.ErrCovered))
 	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", textfmt.NS(float64(wp.BusyNS)), textfmt.NS(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
