@@ -110,17 +110,19 @@ func (inf *Inference) Summary() string {
 }
 
 // HostScheduleFor returns the host schedule and the trace's runtime calls
-// for PredictInference of the input that kreplay predict reads: a
-// single-trace bundle's (workload.Bundle.HostSchedule), or for a trace
-// file one made from the trace itself (schedule.FromRuntime, a guess). A
-// signature set, or one rank of a multi-rank bundle, has none: the error
-// says so.
-func HostScheduleFor(input string, b *workload.Bundle) (*schedule.Schedule, *signatures.Runtime, error) {
+// for PredictInference of set, the input that kreplay predict reads: the
+// bundle's for the trace set was imported from
+// (workload.Bundle.HostSchedule; one rank's in a multi-rank bundle), or
+// for a trace file one made from the trace itself (schedule.FromRuntime,
+// a guess). A signature set has none: the error says so.
+func HostScheduleFor(input string, b *workload.Bundle, set *signatures.Set) (*schedule.Schedule, *signatures.Runtime, error) {
 	if b != nil {
-		if len(b.Manifest.Traces) != 1 {
-			return nil, nil, fmt.Errorf("%s: no host schedule for one rank of a multi-rank bundle", b.Name)
+		for _, t := range b.Manifest.Traces {
+			if len(b.Manifest.Traces) == 1 || b.TraceFile(t) == set.Source.File {
+				return b.HostSchedule(t)
+			}
 		}
-		return b.HostSchedule(b.Manifest.Traces[0])
+		return nil, nil, fmt.Errorf("%s: no trace of the bundle is %s", b.Name, set.Source.File)
 	}
 	if strings.HasSuffix(input, ".json") && !strings.HasSuffix(input, ".trace.json") {
 		return nil, nil, fmt.Errorf("%s: a signature set holds no host schedule (pass its trace or bundle)", input)

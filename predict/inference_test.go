@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/internal/traces/tracetest"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // generateInput is the embedded BLOOM-560M generate: its set, its
@@ -155,5 +157,40 @@ func TestPredictInferenceUnreplayed(t *testing.T) {
 	}
 	if inf.TracedOps != want || want == 0 {
 		t.Errorf("%d ops took their traced time, want %d", inf.TracedOps, want)
+	}
+}
+
+// Each rank of a multi-rank bundle gets its own trace's host schedule.
+func TestHostScheduleForRank(t *testing.T) {
+	const name = "2xh200_llama-7b-tp2_prefill"
+	fsys, err := traces.Bundle(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := workload.OpenBundle(fsys, "embedded:"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, err := b.Sets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 2 {
+		t.Fatalf("%d sets, want one per rank", len(sets))
+	}
+	for _, set := range sets {
+		s, rt, err := HostScheduleFor("embedded:"+name, b, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Source != schedule.SourceTrace || len(rt.Activities) != len(set.Timeline) || s.Inferences[0].GPUOps() != len(set.Timeline) {
+			t.Errorf("%s: source %s, %d activities and %d GPU ops against the set's %d invocations", set.Source.File,
+				s.Source, len(rt.Activities), s.Inferences[0].GPUOps(), len(set.Timeline))
+		}
+	}
+	other := *sets[0]
+	other.Source.File = "elsewhere/trace.json.gz"
+	if _, _, err := HostScheduleFor("embedded:"+name, b, &other); err == nil {
+		t.Error("a set of none of the bundle's traces got a schedule")
 	}
 }

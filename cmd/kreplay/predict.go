@@ -99,7 +99,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	var rt *signatures.Runtime
 	var schedErr error
 	if *inference {
-		sched, rt, schedErr = predict.HostScheduleFor(pos[0], bundle)
+		sched, rt, schedErr = predict.HostScheduleFor(pos[0], bundle, set)
 	}
 	if err := signatures.Inspect(set, *top).WriteText(stdout); err != nil {
 		return err
