@@ -7,8 +7,7 @@
 # an archive is named ARCHIVE:PATH, and the archive is checked; a line that
 # says "git history", and a changelog section, name paths that left the
 # tree, and are passed over.
-# docs/whole-inference.md, a design fixed before its code, names files still
-# to be written and is not checked. Prints each missing path with the file
+# Prints each missing path with the file
 # that names it; exit status 1 when any is missing. Run from anywhere:
 # bash docs/check-paths.sh
 set -euo pipefail
@@ -16,7 +15,7 @@ cd "$(dirname "$0")/.."
 tops=$(git ls-files | cut -d/ -f1 | sort -u | sed 's/\./\\./g' | tr '\n' '|')
 tops="${tops%|}"
 missing=0
-for f in README.md $(ls docs/*.md | grep -v whole-inference) results/README.md scripts/gpu/README.md; do
+for f in README.md docs/*.md results/README.md scripts/gpu/README.md; do
   dir=$(dirname "$f")
   # Entries of the naming file's folder count too (results/README.md names h100/...).
   here=$(ls -A "$dir" | sed 's/\./\\./g' | tr '\n' '|')
