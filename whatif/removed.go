@@ -52,6 +52,11 @@ type RemovedPrediction struct {
 	// Rotating, scaled to PlainMHz).
 	ReplacedNS float64 `json:"replaced_ns"`
 	ReplacedJ  float64 `json:"replaced_j"`
+	// AblationNS is the saving with no model at all: the plain run less
+	// the removed run less the kernel's runs alone (PlainNS - RemovedNS -
+	// FusedNS). What the model adds to it is the clock's rise with the
+	// kernel's runs at the cap: SavingNS - AblationNS.
+	AblationNS float64 `json:"ablation_saving_ns"`
 	// CapFit is the kept work fitted through the two runs (KeptJ at
 	// RemovedMHz), the kernel's runs and the what-if's run.
 	CapFit
@@ -98,6 +103,7 @@ func PredictRemoved(in RemovedInput) (*RemovedPrediction, error) {
 	if err := p.solve(in.PowerW, in.PlainNS, in.RemovedMHz, in.RemovedMHz/4, 2*in.PlainMHz); err != nil {
 		return nil, err
 	}
+	p.AblationNS = in.PlainNS - in.RemovedNS - in.FusedNS
 	return p, nil
 }
 

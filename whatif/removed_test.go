@@ -99,7 +99,8 @@ func TestRemovedInput(t *testing.T) {
 	}
 	var b bytes.Buffer
 	p.writeRemoved(&errWriter{w: &b})
-	if !strings.Contains(b.String(), "from the plain and removed timelines") || !strings.Contains(b.String(), "(the prediction the check compares)") {
+	if !strings.Contains(b.String(), "a measured ablation plus the kernel") || !strings.Contains(b.String(), "(the prediction the check compares)") ||
+		!strings.Contains(b.String(), "plain - removed - the kernel's runs alone saves 6.900ms") {
 		t.Errorf("report:\n%s", b.String())
 	}
 }
@@ -140,7 +141,7 @@ func TestRemovedRecorded(t *testing.T) {
 	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"from the plain and removed timelines", "probe, the replaced runs removed (759 launches)", "predicted/sustained 0.993"} {
+	for _, want := range []string{"a measured ablation plus the kernel", "probe, the replaced runs removed (759 launches)", "predicted/sustained 0.993"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}

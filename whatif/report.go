@@ -241,8 +241,14 @@ func (p *Prediction) writeRemoved(ew *errWriter) {
 		}
 		return
 	}
-	ew.printf("  at the cap, from the plain and removed timelines (%.0f W held): plain %s at %.0f MHz, the replaced runs removed %s at %.0f MHz;\n",
+	ew.printf("  at the cap, a measured ablation plus the kernel (the plain and removed timelines, %.0f W held): plain %s at %.0f MHz, the replaced runs removed %s at %.0f MHz;\n",
 		r.PowerW, textfmt.NS(r.PlainNS), r.PlainMHz, textfmt.NS(r.RemovedNS), r.RemovedMHz)
+	add := "+" + textfmt.NS(r.SavingNS-r.AblationNS)
+	if r.SavingNS < r.AblationNS {
+		add = "-" + textfmt.NS(r.AblationNS-r.SavingNS)
+	}
+	ew.printf("    with no model, plain - removed - the kernel's runs alone saves %s; the model adds the clock's rise with the kernel's runs: %s\n",
+		textfmt.NS(r.AblationNS), add)
 	ew.printf("    the replaced signatures in context %s (%.3f J at their power alone, rotating), the kernel's runs %s (%.3f J, alone rotating: a guess);\n",
 		textfmt.NS(r.ReplacedNS), r.ReplacedJ, textfmt.NS(r.FusedNS), r.FusedJ)
 	ew.printf("    the rest (the other kernels and the gaps) took %s and %s (fitted as a + b / clock), %.2f J at %.0f MHz, %+.4f J per MHz;\n",
