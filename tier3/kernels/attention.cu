@@ -40,6 +40,13 @@
 // XOR-swizzled by (row mod 8), so the eight row addresses of every
 // ldmatrix 8x8 matrix fall in distinct banks.
 
+// ACC_KEY_ROW(n, e) names the key and query row of a thread's accumulator
+// element e of key tile n (the mma.sync m16n8 layout); n and e are loop
+// variables, never expressions.
+#define ACC_KEY_ROW(n, e) \
+	const int key = n0 + n * 8 + 2 * t + (e & 1); \
+	const int row = row0 + (e >> 1) * 8
+
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef long long i64;
@@ -390,8 +397,7 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 		for (int n = 0; n < NTILES; ++n) {
 #pragma unroll
 			for (int e = 0; e < 4; ++e) {
-				const int key = n0 + n * 8 + 2 * t + (e & 1);
-				const int row = row0 + (e >> 1) * 8;
+				ACC_KEY_ROW(n, e);
 				bv[n][e] = row < Sq && key < Sk ? bias_float(bp[(i64)row * bsq + (i64)key * bsk]) : 0.f;
 			}
 		}
@@ -430,8 +436,7 @@ kr_attention_fwd(const u16 *__restrict__ q, const u16 *__restrict__ k, const u16
 			for (int n = 0; n < NTILES; ++n) {
 #pragma unroll
 				for (int e = 0; e < 4; ++e) {
-					const int key = n0 + n * 8 + 2 * t + (e & 1);
-					const int row = row0 + (e >> 1) * 8;
+					ACC_KEY_ROW(n, e);
 					if (key >= Sk || (causal && key > row + causal_off)) s[n][e] = -INF;
 				}
 			}
