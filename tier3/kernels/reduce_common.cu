@@ -111,15 +111,22 @@ template <> struct RDVec<4> { typedef u32 T; };
 template <> struct RDVec<8> { typedef uint2 T; };
 template <> struct RDVec<16> { typedef uint4 T; };
 
+// RD_VEC_UNION declares, in rd_loadv and rd_storev, u: the N elements of
+// type T overlaid on B / W unsigned words of W bytes (RDVec), B their bytes.
+// A macro, not a shared type: a shared overlay type gave the RMS norm
+// kernels a stack frame.
+#define RD_VEC_UNION \
+	constexpr int B = N * (int)sizeof(T), W = B > 16 ? 16 : B; \
+	typedef typename RDVec<W>::T VT; \
+	union { \
+		VT w[B / W]; \
+		T e[N]; \
+	} u
+
 // rd_loadv reads N consecutive elements at p, aligned to N*sizeof(T) bytes
 // (or 16 when more), with loads of up to 16 bytes.
 template <int N, class T> __device__ __forceinline__ void rd_loadv(const T *p, T (&e)[N]) {
-	constexpr int B = N * (int)sizeof(T), W = B > 16 ? 16 : B;
-	typedef typename RDVec<W>::T VT;
-	union {
-		VT w[B / W];
-		T e[N];
-	} u;
+	RD_VEC_UNION;
 #pragma unroll
 	for (int k = 0; k < B / W; k++) u.w[k] = reinterpret_cast<const VT *>(p)[k];
 #pragma unroll
@@ -128,12 +135,7 @@ template <int N, class T> __device__ __forceinline__ void rd_loadv(const T *p, T
 
 // rd_storev writes N consecutive elements at p, aligned as for rd_loadv.
 template <int N, class T> __device__ __forceinline__ void rd_storev(T *p, const T (&e)[N]) {
-	constexpr int B = N * (int)sizeof(T), W = B > 16 ? 16 : B;
-	typedef typename RDVec<W>::T VT;
-	union {
-		VT w[B / W];
-		T e[N];
-	} u;
+	RD_VEC_UNION;
 #pragma unroll
 	for (int k = 0; k < N; k++) u.e[k] = e[k];
 #pragma unroll
