@@ -60,7 +60,9 @@ func fill(fsys fs.FS, g *group, views []view, buf cuda.DevicePtr, s *cuda.Stream
 func tile(buf cuda.DevicePtr, from, to int64, pattern []byte, phase int64, s *cuda.Stream) error {
 	return tileWith(from, to, pattern, phase,
 		func(at int64, b []byte) error { return cuda.CopyHtoD(buf.Add(int(at)), b, s) },
-		func(dst, src, n int64) error { return cuda.MemcpyDtoDAsync(buf.Add(int(dst)), buf.Add(int(src)), int(n), s) })
+		func(dst, src, n int64) error {
+			return cuda.MemcpyDtoDAsync(buf.Add(int(dst)), buf.Add(int(src)), int(n), s)
+		})
 }
 
 // tileWith is tile's plan, with its two copies given: upload writes b at
