@@ -28,10 +28,10 @@ func TestRecordedInference(t *testing.T) {
 		errTPOT             float64 // NaN for a prefill
 		powerCapped, decode bool
 	}{
-		// Recorded in call 2 (results/h200/inference): -0.1% wall,
+		// Recorded (results/h200/inference/calls.tar.xz: call2/): -0.1% wall,
 		// -0.1% energy, -0.2% time per output token.
 		{name: "inf-gpt2m-eager-decode-b1", errWall: -0.0008, errEnergy: -0.0013, errTPOT: -0.0019, decode: true},
-		// Call 3: the replays' kernel energies over the simulated wall
+		// Recorded (call3/ in the same archive): the replays' kernel energies over the simulated wall
 		// passed the 700 W limit, which raised the wall (+24.3%) and
 		// the energy missed (+28.1%): a recorded miss.
 		{name: "inf-l1b-sdpa-prefill-b8", errWall: 0.2432, errEnergy: 0.2813, errTPOT: math.NaN(), powerCapped: true},
