@@ -41,14 +41,11 @@ func (c *capture) measureApart() ([]*runner.Result, [][]float64, error) {
 	rankMedians := make([][]float64, c.spec.World())
 	for i := range n {
 		fmt.Fprintf(p, "capture: loading, to measure it in process %d of %d, without the profiler or the kernel recorder (%s)\n", i+1, n, c.where())
-		r, _, err := c.start(c.schedEnv, "capture")
+		r, _, err := c.start(c.schedEnv, nil, "capture")
 		if err != nil {
 			return nil, nil, err
 		}
-		res, err := c.measure(r)
-		if err == nil && c.schedEnv != nil {
-			c.schedule(r, i)
-		}
+		res, err := c.measure(r, i)
 		c.closeRunners()
 		if err != nil {
 			return nil, nil, err

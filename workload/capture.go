@@ -59,10 +59,12 @@ type CaptureOptions struct {
 	// NoSchedule leaves the host's schedule out. Otherwise every runner
 	// that measures the workload starts with the schedule recorder
 	// loaded (package inject's, built with the system C compiler: without
-	// one, a warning and no schedule), and after its measured run records
-	// ScheduleInferences more inferences with it armed into the bundle
+	// one, a warning and no schedule), and its measured run records
+	// ScheduleInferences more inferences with it armed, between its
+	// measured blocks (runner.Runner.RunRecorded), into the bundle
 	// (ScheduleFile), with the recorder's overhead against the measured
-	// run; a failure there is a warning, not a failed capture.
+	// run; a failure there is a warning, and a run without it, not a
+	// failed capture.
 	NoSchedule bool
 	// ScheduleInferences is how many inferences each schedule records
 	// (default runner.DefaultScheduleInferences).
@@ -216,13 +218,15 @@ type capture struct {
 	measuredProcess int
 }
 
-// start starts the runners of the workload, one per rank, and loads it
-// (each rank's Info, in rank order); the context's end kills them.
-func (c *capture) start(env []string, prefix string) (*runner.Group, []*runner.Info, error) {
+// start starts the runners of the workload, one per rank, with env added
+// to every rank's environment and rankEnv(r) (where not nil) to rank r's,
+// and loads it (each rank's Info, in rank order); the context's end kills
+// them.
+func (c *capture) start(env []string, rankEnv func(int) []string, prefix string) (*runner.Group, []*runner.Info, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	g, infos, err := loadGroup(c.spec, c.o.Python, c.devices(), env, c.rankEnv, c.o.Progress, prefix)
+	g, infos, err := loadGroup(c.spec, c.o.Python, c.devices(), env, rankEnv, c.o.Progress, prefix)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading it (%s): %w", c.where(), err)
 	}
@@ -274,7 +278,7 @@ func (c *capture) run() error {
 	if res == nil { // measured in this runner
 		env = append(env, c.schedEnv...)
 	}
-	g, infos, err := c.start(env, "capture")
+	g, infos, err := c.start(env, c.rankEnv, "capture")
 	if err != nil {
 		return err
 	}
@@ -284,11 +288,8 @@ func (c *capture) run() error {
 			return err
 		}
 	case res == nil:
-		if res, err = c.measure(g); err != nil {
+		if res, err = c.measure(g, 0); err != nil {
 			return err
-		}
-		if c.schedEnv != nil {
-			c.schedule(g, 0)
 		}
 	default: // measured apart: warm up for the profiled inference
 		fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then profiling\n", WarmupInferences, warmupTime)
@@ -376,14 +377,28 @@ func (c *capture) packKernels(raw string) error {
 	return nil
 }
 
-// measure warms the workload up and measures it unprofiled: each rank's
-// run, in rank order.
-func (c *capture) measure(g *runner.Group) ([]*runner.Result, error) {
+// measure warms the workload up and measures it unprofiled, with the
+// host's schedule of process recorded in the same run where the runners
+// have the recorder (c.schedEnv): each rank's run, in rank order.
+func (c *capture) measure(g *runner.Group, process int) ([]*runner.Result, error) {
 	p := c.o.Progress
 	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, warmupTime)
-	res, err := measureGroup(g, c.o.Ticks, p, "capture")
+	var reqs []runner.ScheduleRequest
+	if c.schedEnv != nil {
+		reqs = c.scheduleRequests(process)
+		defer c.removeRaw(reqs)
+	}
+	res, err := measureGroup(g, c.o.Ticks, p, "capture", reqs)
+	if errors.Is(err, runner.ErrSchedule) {
+		fmt.Fprintf(p, "capture: warning: no host schedule from process %d: %v; measuring without it\n", process+1, err)
+		reqs = nil
+		res, err = measureGroup(g, c.o.Ticks, p, "capture", nil)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("measuring it (%s): %w", c.where(), err)
+	}
+	if reqs != nil {
+		c.keepSchedules(process, reqs, res)
 	}
 	for i, r := range res {
 		who := "capture:"
@@ -414,15 +429,24 @@ func warmupGroup(g *runner.Group, log io.Writer, prefix string) error {
 
 // measureGroup is measure's, every rank in lock step: a warm-up, then
 // inferences back to back until every rank's energy window of ticks
-// closed and MinInferences ran, then each GPU's idle power.
-func measureGroup(g *runner.Group, ticks int, log io.Writer, prefix string) ([]*runner.Result, error) {
+// closed and MinInferences ran, then each GPU's idle power. With reqs
+// (one per rank) the run records the host's schedule between its
+// measured blocks (runner.Group.RunRecorded); a recorder that cannot
+// record fails it with runner.ErrSchedule.
+func measureGroup(g *runner.Group, ticks int, log io.Writer, prefix string, reqs []runner.ScheduleRequest) ([]*runner.Result, error) {
 	if ticks == 0 {
 		ticks = DefaultTicks
 	}
 	if err := warmupGroup(g, log, prefix); err != nil {
 		return nil, err
 	}
-	res, err := g.Run(ticks, MinInferences, maxRunTime)
+	var res []*runner.Result
+	var err error
+	if reqs != nil {
+		res, err = g.RunRecorded(ticks, MinInferences, maxRunTime, reqs)
+	} else {
+		res, err = g.Run(ticks, MinInferences, maxRunTime)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -272,7 +272,7 @@ func checkSchedules(t *testing.T, b *Bundle, n int, progress string) {
 			strings.Count(s, "\ninference ") != runner.DefaultScheduleInferences {
 			t.Errorf("schedule %d:\n%s", i, s)
 		}
-		if want := fmt.Sprintf("capture: process %d: host schedule of %d inferences (%s): ", i+1, runner.DefaultScheduleInferences, name); !strings.Contains(progress, want) {
+		if want := fmt.Sprintf("capture: process %d: host schedule of %d inferences (%s), recorded between %d measured blocks: ", i+1, runner.DefaultScheduleInferences, name, runner.DefaultScheduleBlocks); !strings.Contains(progress, want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}
 	}
@@ -302,7 +302,7 @@ func TestCaptureWithoutSchedules(t *testing.T) {
 			scheduleEnv = func() ([]string, error) { return nil, inject.ErrNoCompiler }
 		}, "capture: warning: no host schedule: the schedule recorder: no C compiler"},
 		{"recorder fails", CaptureOptions{}, func(t *testing.T) { t.Setenv("FAKE_SCHED_ARM", "-3") },
-			"capture: warning: no host schedule from process 1: runner schedule: RuntimeError: schedule: the schedule recorder could not arm: CUPTI refused it"},
+			"capture: warning: no host schedule from process 1: runner run: host schedule: schedule: the schedule recorder could not arm: CUPTI refused it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.setup != nil {
@@ -349,7 +349,9 @@ func newFakeRecorder(t *testing.T) *fakeRecorder {
 }
 
 func (r *fakeRecorder) Env(raw string) ([]string, error) {
-	return []string{"KREPLAY_INJECT_LIB=" + r.lib, "FAKE_INJECT_LOG=" + r.log}, nil
+	// As the real one's, CUDA loads it: a runner with it loads no other
+	// injection library (the schedule recorder).
+	return []string{"CUDA_INJECTION64_PATH=" + r.lib, "KREPLAY_INJECT_LIB=" + r.lib, "FAKE_INJECT_LOG=" + r.log}, nil
 }
 
 func (r *fakeRecorder) Pack(raw, dir string, progress io.Writer) error {

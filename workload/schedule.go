@@ -2,10 +2,12 @@ package workload
 
 import (
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/internal/runner"
@@ -47,21 +49,40 @@ func (c *capture) scheduleRecorder() []string {
 	return env
 }
 
-// schedule records the host's schedule in the measured runners g (one
-// per rank), process index process, which have just measured the
-// workload, into the bundle (ScheduleFile, or RankScheduleFile per rank);
-// a failure is a warning, and no schedule for it.
-func (c *capture) schedule(g *runner.Group, process int) {
+// scheduleRequests are the recorded run's schedules of process, one per
+// rank, each into a raw file in the bundle's directory.
+func (c *capture) scheduleRequests(process int) []runner.ScheduleRequest {
 	names := c.scheduleFiles(process)
-	raws := make([]string, len(names))
+	reqs := make([]runner.ScheduleRequest, len(names))
 	for i, name := range names {
-		raws[i] = filepath.Join(c.dir, "."+name+".raw")
-		defer os.Remove(raws[i])
+		reqs[i] = runner.ScheduleRequest{Path: filepath.Join(c.dir, "."+name+".raw"), Inferences: c.o.ScheduleInferences, Process: process}
 	}
-	res, err := g.Schedule(raws, c.o.ScheduleInferences, process)
+	return reqs
+}
+
+// removeRaw removes the raw files of reqs.
+func (c *capture) removeRaw(reqs []runner.ScheduleRequest) {
+	for _, r := range reqs {
+		os.Remove(r.Path)
+	}
+}
+
+// keepSchedules puts the schedules the recorded run res of process wrote
+// (reqs, one per rank) into the bundle (ScheduleFile, or
+// RankScheduleFile per rank); a rank without its schedule is a warning,
+// and no schedule of process.
+func (c *capture) keepSchedules(process int, reqs []runner.ScheduleRequest, res []*runner.Result) {
+	names := c.scheduleFiles(process)
+	var err error
 	for i := range names {
-		if err == nil {
-			err = gzipFile(raws[i], filepath.Join(c.dir, names[i]))
+		switch {
+		case err != nil:
+		case res[i].ScheduleError != "":
+			err = errors.New(res[i].ScheduleError)
+		case res[i].Schedule == nil:
+			err = errors.New("the runner did not record it")
+		default:
+			err = gzipFile(reqs[i].Path, filepath.Join(c.dir, names[i]))
 		}
 	}
 	if err != nil {
@@ -78,12 +99,20 @@ func (c *capture) schedule(g *runner.Group, process int) {
 }
 
 // noteSchedule says how the schedule name of process went.
-func (c *capture) noteSchedule(process int, name string, res *runner.ScheduleResult) {
+func (c *capture) noteSchedule(process int, name string, run *runner.Result) {
 	p := c.o.Progress
+	res := run.Schedule
 	over := float64(res.OverheadNSPerInference)
-	fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s): %.4g ms recorded against %.4g ms measured per inference (%+.1f%%); the recorder's probe: %.3g µs per recorded call\n",
-		process+1, res.Inferences, name, float64(res.ArmedWallNS)/1e6, float64(res.MeasuredWallNS)/1e6, 100*over/float64(max(res.MeasuredWallNS, 1)),
+	fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s), recorded between %d measured blocks: %.4g ms recorded against %.4g ms measured per inference (%+.1f%%); the recorder's probe: %.3g µs per recorded call\n",
+		process+1, res.Inferences, name, res.Blocks, float64(res.ArmedWallNS)/1e6, float64(res.MeasuredWallNS)/1e6, 100*over/float64(max(res.MeasuredWallNS, 1)),
 		float64(res.OverheadNSPerCall)/1e3)
+	if len(run.BlockWallMS) > 0 {
+		ms := make([]string, len(run.BlockWallMS))
+		for i, v := range run.BlockWallMS {
+			ms[i] = fmt.Sprintf("%.4g", v)
+		}
+		fmt.Fprintf(p, "capture: process %d: measured blocks' wall per inference %s ms\n", process+1, strings.Join(ms, ", "))
+	}
 	if res.Lost > 0 || res.Incomplete > 0 {
 		fmt.Fprintf(p, "capture: warning: process %d's schedule lost %d calls past the recorder's buffer and %d inferences with them (raise KREPLAY_SCHED_RECORDS)\n",
 			process+1, res.Lost, res.Incomplete)

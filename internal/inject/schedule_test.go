@@ -22,7 +22,7 @@ func TestBuildSchedule(t *testing.T) {
 			funcs = append(funcs, s.Name)
 		}
 	}
-	want := "InitializeInjection kr_sched_arm kr_sched_detach kr_sched_flush kr_sched_mark kr_sched_stats"
+	want := "InitializeInjection kr_sched_arm kr_sched_detach kr_sched_flush kr_sched_mark kr_sched_pause kr_sched_stats"
 	if got := strings.Join(sorted(funcs), " "); got != want {
 		t.Errorf("%s exports functions %s, want %s", lib, got, want)
 	}
@@ -222,6 +222,22 @@ func TestScheduleManyNames(t *testing.T) {
 		if !strings.Contains(s, fmt.Sprintf(" 0x0 %d 2,2,1 128,1,1\n", id)) {
 			t.Errorf("the second launch of function %d does not reuse its id", id)
 		}
+	}
+}
+
+// Recording paused (CUPTI let go of) and resumed with kr_sched_arm(2)
+// appends: both inferences are written, nothing of the pause.
+func TestSchedulePauseResume(t *testing.T) {
+	s, out := runDriver(t, "resume")
+	if out != "flush 2 stats 4: records 6 lost 0 outside 0 incomplete 0" {
+		t.Errorf("driver: %s", out)
+	}
+	blocks := checkSchedule(t, s)
+	if len(blocks) != 2 || len(blocks[0]) != 3 || len(blocks[1]) != 3 {
+		t.Fatalf("inferences of %v records", blocks)
+	}
+	if !strings.HasPrefix(blocks[0][1], "L ") || !strings.Contains(blocks[0][1], " 1,2,1 ") || !strings.Contains(blocks[1][1], " 2,2,1 ") {
+		t.Errorf("launches %q, %q: want grid 1 then 2 (the paused one, grid 3, unrecorded)", blocks[0][1], blocks[1][1])
 	}
 }
 

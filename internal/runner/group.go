@@ -269,15 +269,15 @@ func (g *Group) Record(detach bool) error {
 	return g.each(func(_ int, r *Runner) error { return r.Record(detach) })
 }
 
-// Schedule records every rank's host schedule (Runner.Schedule), rank
-// i's into paths[i].
-func (g *Group) Schedule(paths []string, n, process int) ([]*ScheduleResult, error) {
-	if len(paths) != len(g.ranks) {
-		return nil, fmt.Errorf("schedule: %d schedule files for %d ranks", len(paths), len(g.ranks))
+// RunRecorded runs every rank's recorded run (Runner.RunRecorded), rank
+// i's schedule into reqs[i].
+func (g *Group) RunRecorded(minTicks, minInferences int, maxWait time.Duration, reqs []ScheduleRequest) ([]*Result, error) {
+	if len(reqs) != len(g.ranks) {
+		return nil, fmt.Errorf("run: %d schedules for %d ranks", len(reqs), len(g.ranks))
 	}
-	res := make([]*ScheduleResult, len(g.ranks))
+	res := make([]*Result, len(g.ranks))
 	return res, g.each(func(i int, r *Runner) (err error) {
-		res[i], err = r.Schedule(paths[i], n, process)
+		res[i], err = r.RunRecorded(minTicks, minInferences, maxWait, reqs[i])
 		return err
 	})
 }

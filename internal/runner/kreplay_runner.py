@@ -62,27 +62,34 @@ request by request:
          with "detach", kr_inject_detach() last, which lets go of CUPTI
          (unsubscribes and finalizes it) so that the measured run is not
          slowed by it and the profiler can trace this process afterwards.
-  {"cmd": "schedule", "n": 5, "path": "/abs/schedule.txt", "process": 0, "warmup_s": 0.5}
-      -> {"ok": true, "path": ..., "inferences": k, "armed_wall_ns": ...,
-          "measured_wall_ns": ..., "overhead_ns_per_inference": ...,
-          "records": ..., "lost": ..., "outside": ..., "incomplete": ...}
-         the host's schedule of n inferences (docs/whole-inference.md): after
-         warmup_s seconds of inferences (run ends idle, measuring the idle
-         power), the schedule recorder named by $KREPLAY_SCHED_LIB (loaded
-         through CUDA_INJECTION64_PATH) is armed (kr_sched_arm(1)), the n
-         inferences run back to back as run's do (no host synchronization
-         between them, a CUDA event after each, the NVML poller running), each marked
+  {"cmd": "run", ..., "schedule": {"path": "/abs/schedule.txt", "n": 10, "process": 0, "blocks": 3}}
+      -> the run's reply, plus "block_wall_ms": [...] and "schedule": {"path": ...,
+          "inferences": k, "armed_wall_ns": ..., "measured_wall_ns": ...,
+          "overhead_ns_per_inference": ..., "overhead_ns_per_call": ...,
+          "records": ..., "lost": ..., "outside": ..., "incomplete": ..., "blocks": ...}
+         (or "schedule_error" where the file could not be written)
+         a run that records the host's schedule of n inferences
+         (docs/whole-inference.md) interleaved with its measured ones:
+         blocks measured blocks, each as a run with its share of min_ticks
+         and min_inferences, and between each two a block of recorded
+         inferences with the schedule recorder named by $KREPLAY_SCHED_LIB
+         (loaded through CUDA_INJECTION64_PATH) armed: kr_sched_arm(1) the
+         first time (after the recorder's cost probe), kr_sched_arm(2)
+         (resume) after; one armed inference unmarked, then the block's
+         inferences run back to back as run's do, each marked
          kr_sched_mark(1) before it and kr_sched_mark(3) after its event is
-         recorded (mark_token() marks 2 in between), then after one
-         synchronize it is disarmed and flushed to path, and it lets go of
-         CUPTI (kr_sched_detach). armed_wall_ns is the wall per armed
-         inference, measured_wall_ns this process's wall per inference in its
-         last run (disarmed; a run must come first), their difference the
-         recorder's overhead; the file's header holds them, with process (an
-         index the capture gives) and the host's CPU. records is what the
-         recorder kept, lost the calls past its buffer's end, outside those
-         outside an inference, incomplete the inferences left out without
-         their end.
+         recorded (mark_token() marks 2 in between); kr_sched_pause() lets
+         go of CUPTI after each recorded block. After the last measured
+         block the schedule is flushed to path and the recorder freed
+         (kr_sched_detach). armed_wall_ns is the wall per recorded
+         inference, measured_wall_ns the measured blocks', their difference
+         the recorder's overhead with the host's moves between neighbouring
+         blocks; the file's header holds them, with process (an index the
+         capture gives) and the host's CPU. records is what the recorder
+         kept, lost the calls past its buffer's end, outside those outside
+         an inference (the unmarked ones), incomplete the inferences left
+         out without their end. A recorder that cannot record fails the
+         request with kind "schedule".
   {"cmd": "env"}
       -> {"ok": true, "gpu": ..., "sm_count": ..., "memory_bytes": ...,
           "driver": ..., "cuda_runtime": ..., "cublas": ..., "cublaslt": ...,
@@ -108,12 +115,13 @@ collective waits for a rank that stopped. Each rank meters its own GPU.
 
 A runner that generates calls mark_token() at each generated token (kreplay's
 Hugging Face runner does, from a pass-through LogitsProcessor): it marks the
-token in the host's schedule while a schedule request records one, and does
-nothing otherwise.
+token in the host's schedule while a recorded block of a run records one,
+and does nothing otherwise.
 
 A failure is {"ok": false, "error": "...", "kind": K}, and the program goes
 on reading requests; K is "oom" for torch.cuda.OutOfMemoryError,
-"unavailable" when there is no CUDA device, "error" otherwise.
+"unavailable" when there is no CUDA device, "schedule" when the schedule
+recorder cannot record, "error" otherwise.
 
 Timing (run): inferences run back to back with no host synchronization
 between them, as a serving loop runs, a CUDA event after each;
@@ -165,6 +173,11 @@ try:
     import pynvml
 except Exception as e:  # noqa: BLE001 - report any import failure plainly
     fail_start(f"{sys.executable} cannot import torch and pynvml: {e!r}")
+
+
+class ScheduleError(RuntimeError):
+    """The host schedule could not be recorded: replied with kind
+    "schedule"."""
 
 
 class Unavailable(RuntimeError):
@@ -264,7 +277,7 @@ def _measure(min_ticks, max_s, fn, min_n=1):
     least min_n inferences ran (or max_s passed). A CUDA event after each inference places it on the GPU's
     timeline, mapped to host time through an event recorded on an idle
     GPU; the energy window spans the counter changes inside the
-    inferences' span."""
+    inferences' span. It returns the block's raw figures, for _summary."""
     global _token_log
     _barrier()
     with _polling() as p:
@@ -299,13 +312,33 @@ def _measure(min_ticks, max_s, fn, min_n=1):
     # Every whole tick inside the inferences' span counts.
     (ta, ea), (tb, eb) = inside_changes[0], inside_changes[-1]
     inside = sum(max(0.0, min(b, tb) - max(a, ta)) / (b - a) for a, b in spans if b > a)
+    return dict(spans=spans, inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1,
+                energy_j=(eb - ea) / 1000.0, host_s=host_s, gpu_s=ends[-1] - ends[0],
+                states=[s for s in p.states if ta <= s[0] <= tb], tokens=tokens, firsts=firsts)
+
+
+def _summary(blocks):
+    """The run's reply from the raw figures of its measured blocks
+    (_measure): counts, energy and windows summed, walls over all the
+    inferences, percentiles over all their spans and tokens; with more than
+    one block, block_wall_ms gives each block's wall per inference."""
+    spans = [sp for b in blocks for sp in b["spans"]]
     k = len(spans)
-    r = dict(inferences=k, inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1,
-             energy_j=(eb - ea) / 1000.0, wall_s_per_inference=host_s / k,
-             event_ms_per_inference=(ends[-1] - ends[0]) * 1000.0 / k,
+    r = dict(inferences=k, inside=sum(b["inside"] for b in blocks), window_s=sum(b["window_s"] for b in blocks),
+             ticks=sum(b["ticks"] for b in blocks), energy_j=sum(b["energy_j"] for b in blocks),
+             wall_s_per_inference=sum(b["host_s"] for b in blocks) / k,
+             event_ms_per_inference=sum(b["gpu_s"] for b in blocks) * 1000.0 / k,
              span_ms=_percentiles([(b - a) * 1000.0 for a, b in spans], (10, 50, 90)))
-    r.update(_clock_summary(p.states, ta, tb))
+    states = [s for b in blocks for s in b["states"]]
+    if states:
+        r.update(_clock_summary(states, states[0][0], states[-1][0]))
+    tokens, firsts = [], []
+    for b in blocks:
+        firsts += [len(tokens) + f for f in b["firsts"]]
+        tokens += b["tokens"]
     r.update(_token_summary(tokens, firsts))
+    if len(blocks) > 1:
+        r["block_wall_ms"] = [b["host_s"] * 1000.0 / len(b["spans"]) for b in blocks]
     return r
 
 
@@ -440,10 +473,14 @@ def _warmup(req):
 
 
 def _run(req):
-    r = _measure(int(req.get("min_ticks", 20)), float(req.get("max_s", 120)), _state["run"],
-                 int(req.get("min_inferences", 1)))
+    ticks, max_s, min_n = int(req.get("min_ticks", 20)), float(req.get("max_s", 120)), int(req.get("min_inferences", 1))
+    fn = _state["run"]
+    sched = req.get("schedule")
+    if sched is None:
+        r = _summary([_measure(ticks, max_s, fn, min_n)])
+    else:
+        r = _interleaved(ticks, max_s, fn, min_n, sched)
     r["energy_j_per_inference"] = r["energy_j"] / r["inside"] if r["inside"] > 0 else None
-    _state["wall_s"] = r["wall_s_per_inference"]  # what schedule compares with
     # Idle power over whole ticks, for the idle-gap energy term.
     time.sleep(0.5)
     r["idle_w"] = _idle_power(10)
@@ -512,7 +549,7 @@ def _record(req):
 
 
 _sched = {}  # "lib": the schedule recorder as ctypes loaded it, None without one
-_marking = False  # a schedule request is recording: mark_token marks
+_marking = False  # a recorded block is recording: mark_token marks
 
 
 def _sched_lib():
@@ -525,6 +562,7 @@ def _sched_lib():
         if path:
             lib = ctypes.CDLL(path, use_errno=True)
             lib.kr_sched_arm.argtypes = [ctypes.c_int]
+            lib.kr_sched_pause.restype = ctypes.c_int
             lib.kr_sched_mark.argtypes = [ctypes.c_int]
             lib.kr_sched_mark.restype = None
             lib.kr_sched_flush.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_longlong,
@@ -540,7 +578,7 @@ _token_log = None  # a list while a measured run times its tokens (_measure)
 
 def mark_token():
     """Marks a generated token in the host's schedule (kr_sched_mark(2))
-    while a schedule request records one, and notes the host's time of it
+    while a recorded block records one, and notes the host's time of it
     while a run measures; it adds no GPU work."""
     if _token_log is not None:
         _token_log.append(time.perf_counter())
@@ -554,31 +592,81 @@ _ARM_ERRORS = {-1: "CUDA did not initialize it: is CUDA_INJECTION64_PATH the sam
                -3: "CUPTI refused it (another CUPTI client in this process?)"}
 
 
-def _schedule(req):
-    global _marking
+def _schedule_args(req):
+    """The schedule request of a run: the recorder, inferences to record,
+    the file, the process's index and the measured blocks."""
     lib = _sched_lib()
     if lib is None:
-        raise RuntimeError("schedule: KREPLAY_SCHED_LIB is not set: the runner must be started with kreplay's "
+        raise ScheduleError("schedule: KREPLAY_SCHED_LIB is not set: the runner must be started with kreplay's "
                            "schedule recorder (CUDA_INJECTION64_PATH and KREPLAY_SCHED_LIB)")
-    n, path, process = int(req.get("n", 5)), req.get("path"), int(req.get("process", 0))
+    if not isinstance(req, dict):
+        raise ValueError("run: want \"schedule\" an object")
+    n, path, process, blocks = (int(req.get("n", 10)), req.get("path"), int(req.get("process", 0)),
+                                int(req.get("blocks", 3)))
     if n < 1:
         raise ValueError(f"schedule: n {n}, want 1 or more inferences")
+    if blocks < 2 or blocks > n + 1:
+        raise ValueError(f"schedule: blocks {blocks}, want 2 to n+1 ({n + 1}) measured blocks")
     if not isinstance(path, str) or not os.path.isabs(path):
         raise ValueError('schedule: want "path", an absolute file name')
-    measured_s = _state.get("wall_s")
-    if not measured_s:
-        raise RuntimeError("schedule: no measured run in this process to compare the recorder's with (send run first)")
-    fn = _state["run"]
-    _warmup({"n": 1, "min_s": float(req.get("warmup_s", 0.5))})
-    done = False
+    return lib, n, path, process, blocks
+
+
+def _interleaved(ticks, max_s, fn, min_n, req):
+    """A run whose measured inferences are interleaved with the recorded
+    ones of the host's schedule, so that the host's speed, which moves
+    within a process, is the same in both: blocks measured blocks (each
+    as _measure runs one, with its share of the ticks and inferences),
+    and between each two a block of recorded inferences (n in all) with
+    the recorder armed, which lets go of CUPTI after it (kr_sched_pause)."""
+    lib, n, path, process, blocks = _schedule_args(req)
+    per_ticks, per_n = max(2, math.ceil(ticks / blocks)), max(1, math.ceil(min_n / blocks))
+    counts = [n // (blocks - 1) + (1 if i < n % (blocks - 1) else 0) for i in range(blocks - 1)]
+    measured, armed_s, call_ns, done = [], 0.0, None, False
     try:
-        call_ns = _call_cost(lib)
+        for b in range(blocks):
+            if b > 0:
+                fn()  # one inference after the recorder let go of CUPTI
+                torch.cuda.synchronize()
+            measured.append(_measure(per_ticks, max_s / blocks, fn, per_n))
+            if b == blocks - 1:
+                break
+            if call_ns is None:
+                call_ns = _call_cost(lib)  # leaves it armed, its buffer empty
+            else:
+                _arm(lib, 2)
+            armed_s += _record_block(lib, fn, counts[b])
+            if lib.kr_sched_pause() != 0:
+                raise ScheduleError("schedule: the schedule recorder could not let go of CUPTI "
+                                   "(cuptiUnsubscribe or cuptiFinalize failed)")
+        done = True
+    finally:
+        if not done:
+            lib.kr_sched_detach()  # the process as it was before arming
+    r = _summary(measured)
+    try:
+        r["schedule"] = _flush(lib, path, process, round(armed_s / n * 1e9), round(r["wall_s_per_inference"] * 1e9),
+                               call_ns, blocks)
+    except ScheduleError as e:  # the measured run stands
+        r["schedule_error"] = str(e)
+    return r
+
+
+def _record_block(lib, fn, n):
+    """Records n inferences run back to back as _measure runs them (the
+    NVML poller running), each marked kr_sched_mark(1) before it and
+    kr_sched_mark(3) after its event is recorded (mark_token() marks 2 in
+    between), after one armed inference left unmarked (the first after
+    arming); returns their wall, host time to the last one's end."""
+    global _marking
+    _barrier()
+    with _polling():
+        fn()
+        ev = torch.cuda.Event(enable_timing=True)
+        ev.record()
+        ev.synchronize()
         _marking = True
-        _barrier()
-        with _polling():
-            ev = torch.cuda.Event(enable_timing=True)
-            ev.record()
-            ev.synchronize()
+        try:
             t_base = time.perf_counter()
             for _ in range(n):
                 lib.kr_sched_mark(1)
@@ -587,26 +675,26 @@ def _schedule(req):
                 ev.record()
                 lib.kr_sched_mark(3)
             ev.synchronize()
-            host_s = time.perf_counter() - t_base
-        done = True
-    finally:
-        _marking = False
-        lib.kr_sched_arm(0)
-        if not done:
-            lib.kr_sched_detach()  # the process as it was before arming
-    armed_ns, measured_ns = round(host_s / n * 1e9), round(measured_s * 1e9)
-    got = lib.kr_sched_flush(path.encode(), (cpu_model() or "").encode(), process, armed_ns, measured_ns, call_ns)
+            return time.perf_counter() - t_base
+        finally:
+            _marking = False
+
+
+def _flush(lib, path, process, armed_ns, measured_ns, call_ns, blocks):
+    """Writes the recorded schedule to path and lets the recorder go
+    (kr_sched_detach); the run reply's "schedule"."""
+    got = lib.kr_sched_flush(path.encode(), (cpu_model() or "").encode(), process, armed_ns, measured_ns, call_ns or 0)
     errno = ctypes.get_errno()
     stats = (ctypes.c_longlong * 4)()
     lib.kr_sched_stats(stats, 4)
     detached = lib.kr_sched_detach() == 0
     if got < 0:
-        raise RuntimeError(f"schedule: the schedule recorder could not write {path}: {os.strerror(errno)}")
+        raise ScheduleError(f"schedule: the schedule recorder could not write {path}: {os.strerror(errno)}")
     if not detached:
-        raise RuntimeError("schedule: the schedule recorder could not let go of CUPTI (cuptiUnsubscribe or cuptiFinalize failed)")
+        raise ScheduleError("schedule: the schedule recorder could not let go of CUPTI (cuptiUnsubscribe or cuptiFinalize failed)")
     return dict(path=path, inferences=got, armed_wall_ns=armed_ns, measured_wall_ns=measured_ns,
-                overhead_ns_per_inference=armed_ns - measured_ns, overhead_ns_per_call=call_ns, records=stats[0], lost=stats[1], outside=stats[2],
-                incomplete=stats[3])
+                overhead_ns_per_inference=armed_ns - measured_ns, overhead_ns_per_call=call_ns or 0,
+                records=stats[0], lost=stats[1], outside=stats[2], incomplete=stats[3], blocks=blocks)
 
 
 _PROBE_CALLS = 2000  # launches per burst of the recorder's cost probe
@@ -642,10 +730,10 @@ def _call_cost(lib):
     return max(0, round((on - off) / _PROBE_CALLS * 1e9))
 
 
-def _arm(lib):
-    rc = lib.kr_sched_arm(1)
+def _arm(lib, mode=1):
+    rc = lib.kr_sched_arm(mode)
     if rc != 0:
-        raise RuntimeError(f"schedule: the schedule recorder could not arm: {_ARM_ERRORS.get(rc, rc)}")
+        raise ScheduleError(f"schedule: the schedule recorder could not arm: {_ARM_ERRORS.get(rc, rc)}")
 
 
 def cpu_model():
@@ -737,11 +825,11 @@ def _handle(build, req):
         return _load(build, req)
     if cmd == "env":
         return env_info()
-    if cmd not in ("warmup", "run", "capture", "record", "schedule"):
+    if cmd not in ("warmup", "run", "capture", "record"):
         raise ValueError(f"unknown command {cmd!r}")
     if "run" not in _state:
         raise RuntimeError(f"{cmd}: no workload loaded")
-    return {"warmup": _warmup, "run": _run, "capture": _capture, "record": _record, "schedule": _schedule}[cmd](req)
+    return {"warmup": _warmup, "run": _run, "capture": _capture, "record": _record}[cmd](req)
 
 
 def serve(build):
@@ -776,5 +864,7 @@ def serve(build):
             _reply(ok=False, kind="oom", error=f"out of GPU memory on device {_state.get('dev', '?')}: {msg}")
         except Unavailable as e:
             _reply(ok=False, kind="unavailable", error=str(e))
+        except ScheduleError as e:
+            _reply(ok=False, kind="schedule", error=str(e))
         except Exception as e:  # noqa: BLE001 - every failure goes back as a reply
             _reply(ok=False, kind="error", error=f"{type(e).__name__}: {e}")

@@ -13,6 +13,7 @@ package runner
 
 import (
 	"bufio"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -48,6 +49,10 @@ var (
 	// ErrProtocol: the program broke the line protocol (a line that is
 	// not a JSON object, or no reply).
 	ErrProtocol = errors.New("runner protocol")
+	// ErrSchedule: the host schedule of a recorded run (RunRecorded) could
+	// not be recorded (no recorder, or CUPTI refused it); nothing was
+	// measured.
+	ErrSchedule = errors.New("host schedule")
 )
 
 // DefaultReadyTimeout is how long Start waits for the program's first
@@ -343,6 +348,8 @@ func (r *Runner) call(req map[string]any, v any) error {
 			err = fmt.Errorf("%w: %s", ErrOutOfMemory, st.Error)
 		case "unavailable":
 			err = fmt.Errorf("%w: %s", ErrUnavailable, st.Error)
+		case "schedule":
+			err = fmt.Errorf("%w: %s", ErrSchedule, st.Error)
 		}
 		return fmt.Errorf("runner %s: %w", cmd, err)
 	}
@@ -421,6 +428,14 @@ type Result struct {
 	// marks no tokens.
 	TPOTMS []float64 `json:"tpot_ms,omitempty"`
 	Tokens float64   `json:"tokens_per_inference,omitempty"`
+	// BlockWallMS is, for a recorded run (RunRecorded), each measured
+	// block's wall per inference in ms, in run order; Schedule what the
+	// runner says of the host schedule recorded between the blocks.
+	BlockWallMS []float64       `json:"block_wall_ms,omitempty"`
+	Schedule    *ScheduleResult `json:"schedule,omitempty"`
+	// ScheduleError says why a recorded run's schedule was not written
+	// (the measured run stands); "" otherwise.
+	ScheduleError string `json:"schedule_error,omitempty"`
 }
 
 // Spread says how far the inferences' spans spread, where the runner
@@ -465,13 +480,17 @@ func (c *Clocks) String() string {
 // minTicks counter ticks fits inside them and at least minInferences ran
 // (at most maxWait).
 func (r *Runner) Run(minTicks, minInferences int, maxWait time.Duration) (*Result, error) {
+	return r.run(map[string]any{"cmd": "run", "min_ticks": minTicks, "min_inferences": minInferences, "max_s": maxWait.Seconds()})
+}
+
+func (r *Runner) run(req map[string]any) (*Result, error) {
 	var res Result
 	var c Clocks
 	reply := struct {
 		*Result
 		*Clocks
 	}{&res, &c}
-	err := r.call(map[string]any{"cmd": "run", "min_ticks": minTicks, "min_inferences": minInferences, "max_s": maxWait.Seconds()}, &reply)
+	err := r.call(req, &reply)
 	if err == nil && c.Samples > 0 {
 		res.Clocks = &c
 	}
@@ -516,14 +535,15 @@ func (r *Runner) Record(detach bool) error {
 const DefaultScheduleInferences = 10
 
 // ScheduleResult is what the runner says of a host schedule it recorded
-// (Schedule).
+// (RunRecorded).
 type ScheduleResult struct {
 	// Inferences is how many inferences the file holds.
 	Inferences int `json:"inferences"`
 	// ArmedWallNS is the wall per inference of the recorded inferences,
-	// MeasuredWallNS the process's wall per inference in its last measured
-	// run (the recorder loaded but disarmed), OverheadNSPerInference the
-	// first less the second: the recorder's overhead.
+	// MeasuredWallNS the run's wall per inference over its measured
+	// blocks (the recorder loaded but let go of), OverheadNSPerInference
+	// the first less the second: the recorder's overhead, with the host's
+	// moves between neighbouring blocks.
 	ArmedWallNS            int64 `json:"armed_wall_ns"`
 	MeasuredWallNS         int64 `json:"measured_wall_ns"`
 	OverheadNSPerInference int64 `json:"overhead_ns_per_inference"`
@@ -539,33 +559,54 @@ type ScheduleResult struct {
 	Lost       int64 `json:"lost"`
 	Outside    int64 `json:"outside"`
 	Incomplete int64 `json:"incomplete"`
+	// Blocks is how many measured blocks the run interleaved with the
+	// recorded ones.
+	Blocks int `json:"blocks"`
 }
 
-// Schedule records the host's schedule of n inferences (0:
-// DefaultScheduleInferences) run back to back as Run runs them, into the
-// text file path (docs/whole-inference.md's format), process being the
-// index the file's header gives the process. The program must have been
-// started with the schedule recorder injected (StartOptions.Env:
-// inject.ScheduleEnv) and must have run (Run) since its load: the
-// recorder's overhead is the recorded inferences' wall against that
-// run's. The recorder lets go of CUPTI afterwards, so the profiler may
-// trace the same process.
-func (r *Runner) Schedule(path string, n, process int) (*ScheduleResult, error) {
-	if n == 0 {
-		n = DefaultScheduleInferences
+// ScheduleRequest says what host schedule a recorded run records.
+type ScheduleRequest struct {
+	// Path is the text file the schedule is written to
+	// (docs/whole-inference.md's format).
+	Path string
+	// Inferences is how many inferences it records (0:
+	// DefaultScheduleInferences).
+	Inferences int
+	// Process is the index the file's header gives the process.
+	Process int
+	// Blocks is how many measured blocks the run has (0:
+	// DefaultScheduleBlocks), with a block of recorded inferences between
+	// each two.
+	Blocks int
+}
+
+// DefaultScheduleBlocks is how many measured blocks a recorded run
+// interleaves with its recorded ones when none is said: measured,
+// recorded, measured, recorded, measured.
+const DefaultScheduleBlocks = 3
+
+// RunRecorded is Run with the host's schedule recorded in the same run:
+// the measured inferences run in s.Blocks blocks, each with its share of
+// minTicks and minInferences, and between each two a block of recorded
+// inferences (s.Inferences in all) with the schedule recorder armed, so
+// that the host's speed, which moves within a process, is the same in
+// the schedule and in the measured run. The recorder lets go of CUPTI
+// after each recorded block, so that it slows no measured inference, and
+// the profiler may trace the process afterwards. The program must have
+// been started with the recorder injected (StartOptions.Env:
+// inject.ScheduleEnv). The result's Schedule says how the recording went;
+// a recorder that cannot record fails the run with ErrSchedule.
+func (r *Runner) RunRecorded(minTicks, minInferences int, maxWait time.Duration, s ScheduleRequest) (*Result, error) {
+	n, blocks := cmp.Or(s.Inferences, DefaultScheduleInferences), cmp.Or(s.Blocks, DefaultScheduleBlocks)
+	if n < 0 || blocks < 2 || blocks > n+1 {
+		return nil, fmt.Errorf("run: %d inferences recorded in %d blocks, want 1 or more in 2 to %d", n, blocks, n+1)
 	}
-	if n < 0 {
-		return nil, fmt.Errorf("schedule: %d inferences, want 1 or more", n)
-	}
-	abs, err := filepath.Abs(path)
+	abs, err := filepath.Abs(s.Path)
 	if err != nil {
 		return nil, err
 	}
-	var res ScheduleResult
-	if err := r.call(map[string]any{"cmd": "schedule", "n": n, "path": abs, "process": process}, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return r.run(map[string]any{"cmd": "run", "min_ticks": minTicks, "min_inferences": minInferences, "max_s": maxWait.Seconds(),
+		"schedule": map[string]any{"path": abs, "n": n, "process": s.Process, "blocks": blocks}})
 }
 
 // Env returns what the program knows of its GPU and software: the GPU's

@@ -107,8 +107,11 @@ func TestHelperProtocol(t *testing.T) {
 	if env["gpu"] != "Fake GPU" || env["sm_count"] != 7.0 || env["cudnn"] != "9.10.2" || env["driver"] != "0.0-fake" || env["cpu"] == "" || env["cpu"] == nil {
 		t.Errorf("env %v", env)
 	}
-	if _, err := r.Schedule(filepath.Join(t.TempDir(), "s.txt"), 0, 0); err == nil || !strings.Contains(err.Error(), "KREPLAY_SCHED_LIB is not set") {
-		t.Errorf("schedule without the recorder: %v", err)
+	if _, err := r.RunRecorded(2, 1, 10*time.Second, ScheduleRequest{Path: filepath.Join(t.TempDir(), "s.txt")}); !errors.Is(err, ErrSchedule) || !strings.Contains(err.Error(), "KREPLAY_SCHED_LIB is not set") {
+		t.Errorf("recorded run without the recorder: %v", err)
+	}
+	if _, err := r.RunRecorded(2, 1, 10*time.Second, ScheduleRequest{Path: "s.txt", Inferences: 2, Blocks: 4}); err == nil || !strings.Contains(err.Error(), "2 inferences recorded in 4 blocks") {
+		t.Errorf("recorded run of 2 inferences in 4 blocks: %v", err)
 	}
 	if err := r.Record(true); err == nil || !strings.Contains(err.Error(), "KREPLAY_INJECT_LIB is not set") {
 		t.Errorf("record without the recorder: %v", err)
@@ -390,10 +393,12 @@ func fakeScheduler(t *testing.T) ([]string, string) {
 	return []string{"KREPLAY_SCHED_LIB=" + lib, "FAKE_SCHED_LOG=" + log}, log
 }
 
-// The schedule request arms the recorder, marks each inference's start,
-// tokens and end, flushes with the armed and the measured wall, and lets
-// go of CUPTI; it needs a measured run first and the recorder loaded.
-func TestHelperSchedule(t *testing.T) {
+// A recorded run interleaves its measured blocks with recorded ones: the
+// recorder armed (the probe's two arms, then a resume per later block),
+// each recorded inference's start, tokens and end marked, CUPTI let go of
+// after each block, the schedule flushed with the armed and the measured
+// wall; the measured blocks make the run.
+func TestHelperRunRecorded(t *testing.T) {
 	needPython(t)
 	env, log := fakeScheduler(t)
 	opt := fakeOptions(t, "python3", "fake_command.py")
@@ -407,35 +412,31 @@ func TestHelperSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "schedule.txt")
-	if _, err := r.Schedule(path, 3, 1); err == nil || !strings.Contains(err.Error(), "no measured run in this process") {
-		t.Errorf("schedule before a run: %v", err)
-	}
-	if _, err := r.Schedule(path, -1, 1); err == nil || !strings.Contains(err.Error(), "-1 inferences") {
+	if _, err := r.RunRecorded(2, 1, 10*time.Second, ScheduleRequest{Path: path, Inferences: -1}); err == nil || !strings.Contains(err.Error(), "-1 inferences") {
 		t.Errorf("schedule of -1 inferences: %v", err)
 	}
-	run, err := r.Run(2, 1, 10*time.Second)
+	run, err := r.RunRecorded(6, 1, 10*time.Second, ScheduleRequest{Path: path, Inferences: 3, Process: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Schedule(path, 3, 1)
-	if err != nil {
-		t.Fatal(err)
+	res := run.Schedule
+	if res == nil || len(run.BlockWallMS) != DefaultScheduleBlocks || run.Ticks < 6 || run.Inferences < 3 {
+		t.Fatalf("run %+v", run)
 	}
 	measured := int64(math.Round(run.WallSPerInference * 1e9))
 	// The fake inference sleeps 2 ms.
 	if res.Inferences != 3 || res.MeasuredWallNS != measured || res.ArmedWallNS < 2e6 || res.ArmedWallNS > 1e9 ||
-		res.OverheadNSPerInference != res.ArmedWallNS-res.MeasuredWallNS || res.Records != 6 || res.Outside != 3 {
+		res.OverheadNSPerInference != res.ArmedWallNS-res.MeasuredWallNS || res.Records != 6 || res.Outside != 3 || res.Blocks != 3 {
 		t.Errorf("schedule %+v; measured %d ns", res, measured)
 	}
 	b, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Marks outside the schedule request (the run's tokens) never reach
-	// the recorder.
-	// The recorder's cost probe arms it, then arms it again (emptying the
-	// buffer) for the inferences.
-	want := "arm 1\narm 1\n" + strings.Repeat("mark 1\ntokens 2\nmark 3\n", 3) + "arm 0\n" +
+	// Marks outside the recorded blocks (the measured inferences' tokens)
+	// never reach the recorder; 3 inferences in 2 recorded blocks.
+	rec := "mark 1\ntokens 2\nmark 3\n"
+	want := "arm 1\narm 1\n" + rec + rec + "pause\narm 2\n" + rec + "pause\n" +
 		fmt.Sprintf("flush 1 %d %d\ndetach\n", res.ArmedWallNS, measured)
 	if string(b) != want {
 		t.Errorf("recorder log\n%s\nwant\n%s", b, want)
@@ -460,10 +461,7 @@ func TestHelperSchedule(t *testing.T) {
 	if _, err := r2.Load(fakeSpec("ok")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r2.Run(2, 1, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r2.Schedule(path, 0, 0); err == nil || !strings.Contains(err.Error(), "CUDA did not initialize it") {
+	if _, err := r2.RunRecorded(2, 1, 10*time.Second, ScheduleRequest{Path: path}); !errors.Is(err, ErrSchedule) || !strings.Contains(err.Error(), "CUDA did not initialize it") {
 		t.Errorf("a recorder that does not arm: %v", err)
 	}
 	if _, err := r2.Warmup(1, 0); err != nil {

@@ -11,9 +11,12 @@
  * its end is counted as lost, never written. kr_sched_mark(kind) appends a
  * mark: the runner marks 1 at an inference's start, 2 at each generated
  * token, 3 at the inference's end. kr_sched_arm(0) disarms;
- * kr_sched_flush() writes the text file below; kr_sched_detach()
- * unsubscribes and detaches CUPTI from the process (cuptiFinalize), so that
- * the process runs as it did before arming and the profiler may attach.
+ * kr_sched_pause() unsubscribes and detaches CUPTI from the process
+ * (cuptiFinalize), so that the process runs as it did before arming and
+ * the profiler may attach, keeping the records; kr_sched_arm(2) resumes,
+ * appending (the runner interleaves recorded inferences with measured
+ * ones so); kr_sched_flush() writes the text file below;
+ * kr_sched_detach() pauses and frees the buffer.
  * Subscribing only at arm keeps CUPTI out of the measured run that comes
  * before: attached, even without a callback, it slows every launch.
  *
@@ -434,8 +437,9 @@ static int build_table(kr_CUpti_SubscriberHandle sub) {
 
 /* kr_sched_arm(1) starts recording into an emptied buffer: the first time
  * it allocates the buffer, and when not subscribed it subscribes to CUPTI
- * and enables the recorded calls' callbacks. kr_sched_arm(0) stops. It
- * returns 0, or -1 when CUDA never initialized the recorder (no
+ * and enables the recorded calls' callbacks. kr_sched_arm(2) does the same
+ * but keeps what the buffer holds, appending to it (recording resumed
+ * after kr_sched_pause). kr_sched_arm(0) stops. It returns 0, or -1 when CUDA never initialized the recorder (no
  * CUDA_INJECTION64_PATH, or its libraries were not found), -2 when the
  * buffer could not be allocated, -3 when CUPTI refused (another CUPTI
  * client holds the process). */
@@ -467,8 +471,10 @@ KR_EXPORT int kr_sched_arm(int on) {
 			return -3;
 		}
 	}
-	atomic_store(&next, 0);
-	atomic_store(&lost, 0);
+	if (on != 2) {
+		atomic_store(&next, 0);
+		atomic_store(&lost, 0);
+	}
 	gen = (gen + 1) & ((1ULL << (64 - KR_GEN_SHIFT)) - 1);
 	if (gen == 0) gen = 1;
 	atomic_store(&armed, 1);
@@ -668,20 +674,25 @@ KR_EXPORT int kr_sched_stats(long long *out, int n) {
 	return k < 0 ? 0 : k;
 }
 
-/* kr_sched_detach disarms, unsubscribes from CUPTI, detaches CUPTI from
+/* kr_sched_pause disarms, unsubscribes from CUPTI and detaches CUPTI from
  * the process (cuptiFinalize, after a synchronize, unless
- * KREPLAY_SCHED_FINALIZE=0) and frees the buffer. It returns non-zero
- * when CUPTI refused. */
-KR_EXPORT int kr_sched_detach(void) {
+ * KREPLAY_SCHED_FINALIZE=0), so that the process runs as it did before
+ * arming; it keeps the buffer, for kr_sched_arm(2) to append to and
+ * kr_sched_flush to write. It returns non-zero when CUPTI refused. */
+KR_EXPORT int kr_sched_pause(void) {
 	atomic_store(&armed, 0);
-	int bad = 0;
-	if (subscriber) {
-		if (p_cuptiUnsubscribe(subscriber) != 0) bad = 1;
-		subscriber = NULL;
-		const char *fin = getenv("KREPLAY_SCHED_FINALIZE");
-		if (!bad && !(fin && !strcmp(fin, "0")) && p_cuptiFinalize)
-			if (p_cuCtxSynchronize() != 0 || p_cuptiFinalize() != 0) bad = 1;
-	}
+	if (!subscriber) return 0;
+	int bad = p_cuptiUnsubscribe(subscriber) != 0;
+	subscriber = NULL;
+	const char *fin = getenv("KREPLAY_SCHED_FINALIZE");
+	if (!bad && !(fin && !strcmp(fin, "0")) && p_cuptiFinalize)
+		if (p_cuCtxSynchronize() != 0 || p_cuptiFinalize() != 0) bad = 1;
+	return bad;
+}
+
+/* kr_sched_detach is kr_sched_pause, then frees the buffer. */
+KR_EXPORT int kr_sched_detach(void) {
+	int bad = kr_sched_pause();
 	if (buf) {
 		munmap(buf, cap * sizeof(rec));
 		buf = NULL;

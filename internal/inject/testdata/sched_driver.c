@@ -5,7 +5,9 @@
  *   calls  every recorded kind in two inferences, between records outside
  *          them and an inference without its end;
  *   small  a buffer of 3 records: calls are lost, the inference too;
- *   many   3000 functions, each launched once (the names table grows).
+ *   many   3000 functions, each launched once (the names table grows);
+ *   resume one inference, a pause (CUPTI let go of, a launch unrecorded),
+ *          then kr_sched_arm(2) and a second inference appended.
  * It prints the flush's result and kr_sched_stats. */
 #include <stdint.h>
 static uint64_t fake_t = 1000000;
@@ -29,6 +31,7 @@ static const char *const cbnames[CB_N] = {
 };
 
 static int enabled[CB_N];
+static int subscribed, finalized;
 
 static kr_CUptiResult get_name(int domain, uint32_t id, const char **name) {
 	if (domain != KR_CB_DOMAIN_DRIVER_API || id >= CB_N || !cbnames[id]) return 1;
@@ -37,9 +40,17 @@ static kr_CUptiResult get_name(int domain, uint32_t id, const char **name) {
 }
 static kr_CUptiResult subscribe(kr_CUpti_SubscriberHandle *h, kr_CUpti_CallbackFunc f, void *ud) {
 	(void)f, (void)ud;
+	subscribed++;
 	*h = (kr_CUpti_SubscriberHandle)(uintptr_t)0x5;
 	return 0;
 }
+static kr_CUptiResult unsubscribe(kr_CUpti_SubscriberHandle h) {
+	(void)h;
+	subscribed--;
+	return 0;
+}
+static kr_CUptiResult finalize(void) { return finalized++, 0; }
+static kr_CUresult ctx_sync(void) { return 0; }
 static kr_CUptiResult enable(uint32_t on, kr_CUpti_SubscriberHandle h, int domain, uint32_t id) {
 	(void)h, (void)domain;
 	enabled[id] = on;
@@ -152,6 +163,9 @@ int main(int argc, char **argv) {
 	p_cuFuncGetName = func_name;
 	p_cuKernelGetFunction = kernel_function;
 	p_cuPointerGetAttribute = pointer_attribute;
+	p_cuptiUnsubscribe = unsubscribe;
+	p_cuptiFinalize = finalize;
+	p_cuCtxSynchronize = ctx_sync;
 	if (kr_sched_arm(1) != -1) return 3; /* not initialized by CUDA */
 	ready = 1;
 	cap = strcmp(argv[1], "small") ? 8192 : 3;
@@ -169,6 +183,17 @@ int main(int argc, char **argv) {
 		kr_sched_mark(1);
 		for (int i = 0; i < 3000; i++) launch(CB_LAUNCH, 0x10000 + 16 * (uintptr_t)i, 0, 1);
 		for (int i = 0; i < 3000; i += 1000) launch(CB_LAUNCH, 0x10000 + 16 * (uintptr_t)i, 0, 2);
+		kr_sched_mark(3);
+	} else if (!strcmp(argv[1], "resume")) {
+		kr_sched_mark(1);
+		launch(CB_LAUNCH, 0x1000, 0, 1);
+		kr_sched_mark(3);
+		if (kr_sched_pause() != 0 || subscribed != 0 || finalized != 1) return 6;
+		launch(CB_LAUNCH, 0x1000, 0, 3); /* paused */
+		kr_sched_mark(1);                 /* paused: no mark */
+		if (kr_sched_arm(2) != 0 || subscribed != 1) return 7;
+		kr_sched_mark(1);
+		launch(CB_LAUNCH, 0x1010, 0, 2);
 		kr_sched_mark(3);
 	} else {
 		return 2;

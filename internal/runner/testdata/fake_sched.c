@@ -2,9 +2,13 @@
  * kr_sched.c), for the CPU tests: it logs its calls to the file
  * $FAKE_SCHED_LOG (marks of kind 2 counted per inference, as "tokens N"),
  * and its flush writes the file's header and one line per inference. With
- * FAKE_SCHED_ARM set, kr_sched_arm(1) returns that number. */
+ * FAKE_SCHED_ARM set, kr_sched_arm(1) returns that number; as the real
+ * one, it arms only where CUDA would have initialized it, with
+ * CUDA_INJECTION64_PATH unset (the tests' stand-in) or naming the
+ * library KREPLAY_SCHED_LIB names (-1 otherwise). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int armed, tokens, inferences;
 
@@ -19,8 +23,10 @@ static void logf_(const char *fmt, long long a, long long b, long long c, long l
 int kr_sched_arm(int on) {
 	const char *fail = getenv("FAKE_SCHED_ARM");
 	if (on && fail && *fail) return atoi(fail);
-	armed = on;
-	if (on) inferences = 0;
+	const char *inj = getenv("CUDA_INJECTION64_PATH"), *lib = getenv("KREPLAY_SCHED_LIB");
+	if (on && inj && (!lib || strcmp(inj, lib))) return -1;
+	armed = on != 0;
+	if (on == 1) inferences = 0;
 	logf_("arm %lld\n", on, 0, 0, 0);
 	return 0;
 }
@@ -58,6 +64,12 @@ int kr_sched_stats(long long *out, int n) {
 	long long s[4] = {2LL * inferences, 0, 3, 0};
 	for (int i = 0; i < n && i < 4; i++) out[i] = s[i];
 	return n < 4 ? n : 4;
+}
+
+int kr_sched_pause(void) {
+	armed = 0;
+	logf_("pause\n", 0, 0, 0, 0);
+	return 0;
 }
 
 int kr_sched_detach(void) {
