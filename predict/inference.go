@@ -94,6 +94,10 @@ type Inference struct {
 	EnergyJ     float64 `json:"energy_j"`
 	JPerToken   float64 `json:"j_per_token,omitempty"`
 	PowerCapped bool    `json:"power_capped,omitempty"`
+	// NoPowerBound says why the GPU's power limit was not applied to the
+	// wall (FlowOptions' energy windows too short); "" where it was, or
+	// where there is none.
+	NoPowerBound string `json:"no_power_bound,omitempty"`
 	// Host is the host's time split (framework, launch path, waits), its
 	// Dominant part, and Shares the split per op, largest first.
 	Host     schedule.HostSplit   `json:"host"`

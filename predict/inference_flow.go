@@ -1,15 +1,18 @@
 package predict
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/energy"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
@@ -83,13 +86,21 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 	fr.Host = &p
 	fmt.Fprintf(progress, "host probe: submit %.2f µs, queue gap %.2f µs, wake %.2f µs, power while waiting %.1f W (idle %.1f W)\n",
 		p.SubmitNS/1e3, p.QueueGapNS/1e3, p.WakeNS/1e3, p.WaitPowerW, p.IdleW)
+	limit, short := p.PowerLimitW, o.shortEnergyWindows()
+	if short != "" {
+		limit = 0
+	}
 	fr.Inference, fr.InferenceErr = PredictInference(InferenceInput{
 		Set: fr.Set, Runtime: o.Runtime, Schedule: o.Schedule, Entries: fr.Entries,
-		Constants: HostConstants(&p), PowerLimitW: p.PowerLimitW,
+		Constants: HostConstants(&p), PowerLimitW: limit,
 	})
 	if fr.InferenceErr != nil {
 		fmt.Fprintf(progress, "inference: %v\n", fr.InferenceErr)
 		return
+	}
+	if short != "" && p.PowerLimitW > 0 {
+		fr.Inference.NoPowerBound = fmt.Sprintf("the %.0f W power limit not applied: %s", p.PowerLimitW, short)
+		fmt.Fprintf(progress, "inference: %s\n", fr.Inference.NoPowerBound)
 	}
 	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.Summary())
 	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.HostText(5))
@@ -161,4 +172,38 @@ func (inf *Inference) HostText(top int) string {
 		s += fmt.Sprintf("%s%s %.4g ms (%.0f ops)", sep, sh.Label, (sh.FrameworkNS+sh.LaunchNS+sh.WaitNS)/1e6, sh.Ops)
 	}
 	return s
+}
+
+// BoundEnergyTicks and BoundEnergyWarmup are the shortest per-signature
+// energy windows (NVML counter ticks, after a warm-up) with which the
+// whole-inference prediction applies the GPU's power limit to the
+// predicted wall (kreplay predict's defaults), and BoundEnergyShare the
+// least share of the traced time whose energy is measured rather than
+// estimated: the limit stretches the wall by the summed kernel energies,
+// and shorter windows, or energies estimated from a class's power, can
+// put those above what the inference draws (docs/whole-inference.md).
+const (
+	BoundEnergyTicks  = 31
+	BoundEnergyWarmup = time.Second
+	BoundEnergyShare  = 1
+)
+
+// shortEnergyWindows says how o's energy windows fall short of the
+// bound's (BoundEnergyTicks and the rest); "" where they do not.
+func (o FlowOptions) shortEnergyWindows() string {
+	ticks := cmp.Or(o.Measure.EnergyTicks, energy.DefaultMinTicks)
+	var short []string
+	if ticks < BoundEnergyTicks {
+		short = append(short, fmt.Sprintf("%d ticks", ticks))
+	}
+	if o.Measure.EnergyWarmup < BoundEnergyWarmup {
+		short = append(short, fmt.Sprintf("a %v warm-up", o.Measure.EnergyWarmup))
+	}
+	if o.EnergyShare > 0 && o.EnergyShare < BoundEnergyShare {
+		short = append(short, fmt.Sprintf("energy measured for %.0f%% of the traced time", 100*o.EnergyShare))
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("energy windows of %s, short of %d ticks after %v over all of it", strings.Join(short, ", "), BoundEnergyTicks, BoundEnergyWarmup)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/internal/traces/tracetest"
@@ -192,5 +193,28 @@ func TestHostScheduleForRank(t *testing.T) {
 	other.Source.File = "elsewhere/trace.json.gz"
 	if _, _, err := HostScheduleFor("embedded:"+name, b, &other); err == nil {
 		t.Error("a set of none of the bundle's traces got a schedule")
+	}
+}
+
+// The power limit bounds the predicted wall only with energy windows at
+// least predict's defaults, all of the traced time's energy measured.
+func TestShortEnergyWindows(t *testing.T) {
+	for _, tc := range []struct {
+		ticks  int
+		warmup time.Duration
+		share  float64
+		want   string
+	}{
+		{0, time.Second, 0, ""},
+		{31, time.Second, 1, ""},
+		{101, 2 * time.Second, 0, ""},
+		{4, 200 * time.Millisecond, 0.5, "energy windows of 4 ticks, a 200ms warm-up, energy measured for 50% of the traced time, short of 31 ticks after 1s over all of it"},
+		{30, time.Second, 1, "energy windows of 30 ticks, short of 31 ticks after 1s over all of it"},
+	} {
+		o := FlowOptions{EnergyShare: tc.share}
+		o.Measure.EnergyTicks, o.Measure.EnergyWarmup = tc.ticks, tc.warmup
+		if got := o.shortEnergyWindows(); got != tc.want {
+			t.Errorf("ticks %d, warm-up %v, share %g: %q, want %q", tc.ticks, tc.warmup, tc.share, got, tc.want)
+		}
 	}
 }
