@@ -13,7 +13,11 @@
 # the traced time, the rest estimated from their class's power, 50 ms of
 # sampling per signature, no timeline); DEADLINE=SECONDS (default 540)
 # starts no new step after that; CAPTURE_TIMEOUT and PREDICT_TIMEOUT bound
-# the steps (300 and 400 s). Writes OUT/summary.txt, OUT/logs/ and
+# the steps (300 and 400 s). PREDICT_DEVICE=N predicts on CUDA device N
+# (default 0) in the background, one prediction at a time, while the next
+# spec is captured on the spec's device: on a machine of two GPUs of one
+# kind it halves the time (the capture's host then shares the machine with
+# one predicting process). Writes OUT/summary.txt, OUT/logs/ and
 # OUT/bundles/ (without their kernels directories).
 set -uo pipefail
 OUT=${OUT:-out}
@@ -23,6 +27,23 @@ S="$OUT/summary.txt"
 # shellcheck source=scripts/gpu/common.sh
 source "$(dirname "$0")/common.sh"
 PREDICT_FLAGS=${PREDICT_FLAGS:--energy-share 0.5 -ticks 4 -energywarmup 200ms -budget 50ms -no-timeline}
+PREDICT_DEVICE=${PREDICT_DEVICE:-}
+# predict_one SPEC predicts SPEC's bundle and writes its summary lines to
+# OUT/logs/SPEC.summary.
+predict_one() {
+  local s=$1 b="$OUT/bundles/$1" log="$OUT/logs/$1" t
+  t=$(date +%s)
+  # shellcheck disable=SC2086
+  timeout "${PREDICT_TIMEOUT:-400}" "$K" predict $PREDICT_FLAGS -device "${PREDICT_DEVICE:-0}" -model measured -o "$log.bench" \
+    -progress "$log.progress.jsonl" "$b" >"$log.predict.txt" 2>"$log.predict.err"
+  {
+    echo "predict $s exit $? in $(( $(date +%s) - t )) s"
+    grep -E '^(host probe|inference|kreplay predict: the whole)' "$log.predict.err"
+    grep -E '^(predicted GPU time|trace GPU busy|model wall|model energy|inference|time per output|energy per output)' "$log.predict.txt"
+  } >"$log.summary"
+  rm -rf "$b/kernels"
+}
+pending=() pid=
 for s in "$@"; do
   if late; then say "== $s: not started (deadline)"; continue; fi
   b="$OUT/bundles/$s" log="$OUT/logs/$s"
@@ -31,15 +52,20 @@ for s in "$@"; do
   timeout "${CAPTURE_TIMEOUT:-300}" "$K" capture "scripts/gpu/specs/inference/$s.json" -o "$b" -force ${CAPTURE_FLAGS:-} >"$log.capture.out" 2>"$log.capture.err"
   rc=$?
   say "== $s: capture exit $rc in $(( $(date +%s) - t )) s"
-  grep -E 'schedule|overhead|per inference|spread|warning|error' "$log.capture.err" | tail -10 | tee -a "$S"
+  grep -E 'schedule|overhead|per inference|spread|warning|error|blocks' "$log.capture.err" | tail -12 | tee -a "$S"
   [ $rc -eq 0 ] || continue
   if late; then say "predict: not started (deadline)"; continue; fi
-  t=$(date +%s)
-  # shellcheck disable=SC2086
-  timeout "${PREDICT_TIMEOUT:-400}" "$K" predict $PREDICT_FLAGS -model measured -o "$log.bench" -progress "$log.progress.jsonl" "$b" \
-    >"$log.predict.txt" 2>"$log.predict.err"
-  say "predict exit $? in $(( $(date +%s) - t )) s"
-  grep -E '^(host probe|inference|kreplay predict: the whole)' "$log.predict.err" | tee -a "$S"
-  grep -E '^(predicted GPU time|trace GPU busy|model wall|model energy|inference|time per output|energy per output)' "$log.predict.txt" | tee -a "$S"
-  rm -rf "$b/kernels"
+  if [ -n "$PREDICT_DEVICE" ]; then
+    [ -n "$pid" ] && wait "$pid"
+    predict_one "$s" &
+    pid=$!
+  else
+    predict_one "$s"
+  fi
+  pending+=("$s")
+done
+[ -n "$pid" ] && wait "$pid"
+for s in "${pending[@]}"; do
+  say "== $s"
+  tee -a "$S" <"$OUT/logs/$s.summary"
 done
