@@ -42,7 +42,7 @@ func Energy(r Result, opEnergyJ [][]float64, c Constants, powerLimitW float64) (
 			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 				return EnergyResult{}, fmt.Errorf("energy: inference %d op %d: %g J", i, j, v)
 			}
-			if i >= r.FirstSteady {
+			if r.Times[i].Steady {
 				kernel += v
 			}
 		}

@@ -208,12 +208,10 @@ func (p *parser) inference(rest string) error {
 	if p.open {
 		return fmt.Errorf("inference %d has no end line", len(p.s.Inferences)-1)
 	}
-	f, err := fields(rest, 3)
-	if err != nil {
-		return fmt.Errorf("inference line: %w", err)
-	}
-	if f[1] != "start" {
-		return errors.New("inference line: want inference <i> start <ns>")
+	f := strings.Split(rest, " ")
+	fresh := len(f) == 4 && f[3] == "fresh"
+	if len(f) != 3 && !fresh || f[1] != "start" {
+		return errors.New("inference line: want inference <i> start <ns> [fresh]")
 	}
 	if err := p.index(f[0]); err != nil {
 		return err
@@ -225,7 +223,7 @@ func (p *parser) inference(rest string) error {
 	if len(p.s.Inferences) > 0 && start < p.prevEnd {
 		return fmt.Errorf("inference starts at %d, before the previous one's end %d", start, p.prevEnd)
 	}
-	p.s.Inferences = append(p.s.Inferences, Inference{Start: start})
+	p.s.Inferences = append(p.s.Inferences, Inference{Start: start, Fresh: fresh})
 	p.open, p.last = true, 0
 	return nil
 }

@@ -9,20 +9,30 @@ import (
 // result computes the steady-state figures from the simulated times.
 func (m *sim) result() Result {
 	n := len(m.times)
-	r := Result{Inferences: n, FirstSteady: m.first, Steady: n - m.first, Times: m.times}
-	from, to := m.times[0].Start, m.times[0].End
-	if n > 1 {
-		from, to = m.times[0].End, m.times[n-1].End
-	}
-	steady := float64(r.Steady)
-	r.WallNS = float64(to-from) / steady
-	r.BusyNS = float64(union(m.spans, from, to)) / steady
-	r.GPUIdleNS = r.WallNS - r.BusyNS
+	r := Result{Inferences: n, FirstSteady: -1, Times: m.times}
+	var wall, busy int64
 	var tokens int
-	for _, t := range m.times[m.first:] {
+	for i, t := range m.times {
+		if !t.Steady {
+			continue
+		}
+		from := t.Start // counted over its own span
+		if i > 0 && m.times[i-1].End <= t.End && !m.s.Inferences[i].Fresh {
+			from = m.times[i-1].End
+		}
+		wall += t.End - from
+		busy += union(m.spans, from, t.End)
 		r.HostWaitNS += float64(t.HostWaitNS)
 		tokens += len(t.Tokens)
+		r.Steady++
+		if r.FirstSteady < 0 {
+			r.FirstSteady = i
+		}
 	}
+	steady := float64(r.Steady)
+	r.WallNS = float64(wall) / steady
+	r.BusyNS = float64(busy) / steady
+	r.GPUIdleNS = r.WallNS - r.BusyNS
 	r.HostWaitNS /= steady
 	r.Tokens = float64(tokens) / steady
 	r.Bound = "gpu"

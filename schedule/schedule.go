@@ -150,6 +150,10 @@ type Inference struct {
 	// End is the inference's end, ns after Start.
 	End   int64
 	Calls []Call
+	// Fresh marks an inference that does not follow the previous one back
+	// to back: the host synchronized with the GPU before it (the first of
+	// a block of recorded inferences, docs/whole-inference.md).
+	Fresh bool
 }
 
 // Call is one recorded call. Enter and Exit are ns after the inference's

@@ -92,18 +92,23 @@ type InferenceTimes struct {
 	Tokens []int64
 	// HostWaitNS is the time the host was blocked on the GPU.
 	HostWaitNS int64
+	// Steady says the inference counts in the per-inference figures: it
+	// follows the previous one back to back (not the first, not Fresh).
+	Steady bool
 }
 
 // Result is the simulated figures of a schedule, per inference in steady
-// state: the inferences after the first when there are several (the
-// window from the first one's end to the last one's), the one otherwise.
+// state: the inferences that follow another back to back (not the first,
+// not a Fresh one), over the windows from each run of back-to-back
+// inferences' first end to its last end; each inference over its own span
+// where none follows another.
 type Result struct {
 	Inferences int
 	// Steady is the number of inferences the per-inference figures are
-	// means over, from inference FirstSteady on.
+	// means over (Times[i].Steady), FirstSteady the first of them.
 	Steady, FirstSteady int
-	// WallNS is the mean interval between consecutive inferences' ends
-	// (one inference: its span).
+	// WallNS is the mean interval between consecutive back-to-back
+	// inferences' ends (none back to back: the mean span).
 	WallNS float64
 	// BusyNS is the time the GPU ran ops (their union over streams).
 	BusyNS float64
@@ -133,7 +138,9 @@ type Result struct {
 //
 // The host: each call enters its captured gap (clamped at 0) after the
 // previous call's simulated exit (the first call of an inference after
-// the previous inference's last, by the captured starts); a call's own
+// the previous inference's last, by the captured starts; a Fresh
+// inference's first call at once after the GPU finished all before it, as
+// a host that synchronized); a call's own
 // cost is its captured duration capped at MaxCallNS, a wait's capped at
 // WakeNS (what a captured wait spent beyond that was the capture's GPU,
 // not host work). The GPU: an op on a stream starts at max(enter +
@@ -213,7 +220,7 @@ type sim struct {
 	times   []InferenceTimes
 	shares  map[string]*HostShare
 	order   []string // labels in first-seen order
-	first   int      // the first steady inference
+	steady  []bool   // Times[i].Steady
 }
 
 func newSim(s *Schedule, c Constants) *sim {
@@ -221,14 +228,27 @@ func newSim(s *Schedule, c Constants) *sim {
 	for i := range s.Inferences {
 		n += len(s.Inferences[i].Calls)
 	}
-	first := 0
-	if len(s.Inferences) > 1 {
-		first = 1
-	}
 	return &sim{
 		s: s, c: c, streams: map[uint64]*stream{}, events: map[uint64]int64{},
-		spans: make([][2]int64, 0, n), shares: map[string]*HostShare{}, first: first,
+		spans: make([][2]int64, 0, n), shares: map[string]*HostShare{}, steady: steadyOnes(s.Inferences),
 	}
+}
+
+// steadyOnes says which inferences follow another back to back; all of
+// them where none does (each then counts over its own span).
+func steadyOnes(infs []Inference) []bool {
+	steady := make([]bool, len(infs))
+	any := false
+	for i := range infs {
+		steady[i] = i > 0 && !infs[i].Fresh
+		any = any || steady[i]
+	}
+	if !any {
+		for i := range steady {
+			steady[i] = true
+		}
+	}
+	return steady
 }
 
 func (m *sim) stream(h uint64) *stream {
@@ -251,7 +271,7 @@ func (m *sim) gap(i, k int) int64 {
 	switch {
 	case k > 0:
 		g = calls[k].Enter - calls[k-1].Exit
-	case i > 0:
+	case i > 0 && !m.s.Inferences[i].Fresh:
 		prev := &m.s.Inferences[i-1]
 		g = m.s.Inferences[i].Start - (prev.Start + prev.Calls[len(prev.Calls)-1].Exit)
 	}
@@ -264,8 +284,11 @@ func (m *sim) gap(i, k int) int64 {
 // inference simulates inference i's calls.
 func (m *sim) inference(i int, ops []Op) {
 	calls := m.s.Inferences[i].Calls
-	t := InferenceTimes{Ops: len(ops)}
-	a := attribution{m: m, on: i >= m.first}
+	t := InferenceTimes{Ops: len(ops), Steady: m.steady[i]}
+	a := attribution{m: m, on: t.Steady}
+	if i > 0 && m.s.Inferences[i].Fresh {
+		m.host = max(m.host, m.allFree+m.c.WakeNS)
+	}
 	var gpuEnd int64
 	marks := 0 // token marks waiting for a wait
 	j := 0

@@ -424,3 +424,51 @@ func TestEnergyPerToken(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// Recorded blocks: a Fresh inference starts a new run of back-to-back
+// inferences after the host synchronized, so the seconds between blocks
+// (the measured ones between them) never enter the figures: two blocks of
+// two inferences predict what one block of three does, counting the two
+// that follow another.
+func TestSimulateFreshBlocks(t *testing.T) {
+	// Each inference: 10 launches 20 µs apart of 2 µs kernels (185 µs);
+	// the next one's first call 15 µs after the previous' last exit.
+	inf := launches(10, 20000, 4000)
+	c := Constants{SubmitNS: 3000, QueueGapNS: 1000, WakeNS: 2000}
+	one := parse(t, "inference 0\n"+inf+"inference 199000\n"+inf+"inference 398000\n"+inf)
+	two := parse(t, "inference 0 fresh\n"+inf+"inference 199000\n"+inf+
+		"inference 5000000000 fresh\n"+inf+"inference 5000199000\n"+inf)
+	if !two.Inferences[2].Fresh || two.Inferences[1].Fresh {
+		t.Fatalf("fresh flags %v", two.Inferences)
+	}
+	a, err := Simulate(one, ops(repeat(2000, 10), repeat(2000, 10), repeat(2000, 10)), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Simulate(two, ops(repeat(2000, 10), repeat(2000, 10), repeat(2000, 10), repeat(2000, 10)), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Steady != 2 || b.Steady != 2 || b.FirstSteady != 1 || !b.Times[3].Steady || b.Times[2].Steady {
+		t.Errorf("steady: %d and %d inferences, first %d", a.Steady, b.Steady, b.FirstSteady)
+	}
+	// 15 µs from the last exit + the inference's 180 µs of launches +
+	// submit 3 µs + the last kernel 2 µs = 200 µs from end to end; busy 20 µs.
+	for _, r := range []Result{a, b} {
+		if r.WallNS != 199000 || r.BusyNS != 20000 || r.Bound != "host" {
+			t.Errorf("wall %g ns, busy %g ns, %s-bound; want 199000, 20000, host", r.WallNS, r.BusyNS, r.Bound)
+		}
+	}
+	// The host what-ifs keep the blocks.
+	f, err := FasterHost(two, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Inferences[2].Fresh || f.Inferences[3].Fresh {
+		t.Errorf("a faster host's schedule lost the fresh flags")
+	}
+	var sb strings.Builder
+	if err := Write(&sb, two); err != nil || !strings.Contains(sb.String(), "\ninference 2 start 5000000000 fresh\n") {
+		t.Errorf("written (%v):\n%s", err, sb.String())
+	}
+}

@@ -297,7 +297,7 @@ func (l *layout) place(gap, own int64) (enter, exit int64) {
 // (through scale).
 func (l *layout) close(inf *Inference, calls []Call, scale func(int64) int64) Inference {
 	last := inf.Calls[len(inf.Calls)-1].Exit
-	out := Inference{Start: l.start, Calls: calls, End: add(l.at, scale(inf.End-last))}
+	out := Inference{Start: l.start, Calls: calls, End: add(l.at, scale(inf.End-last)), Fresh: inf.Fresh}
 	l.prevAt = add(l.start, l.at)
 	return out
 }

@@ -43,7 +43,11 @@ func Write(w io.Writer, s *Schedule) error {
 	var buf []byte
 	for i := range s.Inferences {
 		inf := &s.Inferences[i]
-		fmt.Fprintf(bw, "inference %d start %d\n", i, inf.Start)
+		fresh := ""
+		if inf.Fresh {
+			fresh = " fresh"
+		}
+		fmt.Fprintf(bw, "inference %d start %d%s\n", i, inf.Start, fresh)
 		for k := range inf.Calls {
 			buf = appendCall(buf[:0], &inf.Calls[k])
 			bw.Write(buf)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,7 +106,7 @@ func checkSchedule(t *testing.T, s string) [][]string {
 			}
 			names[f[1]] = true
 		case "inference":
-			if in || len(f) != 4 || f[1] != strconv.Itoa(len(blocks)) || f[2] != "start" {
+			if in || len(f) != 4 && (len(f) != 5 || f[4] != "fresh") || f[1] != strconv.Itoa(len(blocks)) || f[2] != "start" {
 				bad("not the next inference's start")
 			}
 			in = true
@@ -226,11 +227,15 @@ func TestScheduleManyNames(t *testing.T) {
 }
 
 // Recording paused (CUPTI let go of) and resumed with kr_sched_arm(2)
-// appends: both inferences are written, nothing of the pause.
+// appends: both inferences are written, nothing of the pause; the one
+// after a block's mark (4) is fresh.
 func TestSchedulePauseResume(t *testing.T) {
 	s, out := runDriver(t, "resume")
-	if out != "flush 2 stats 4: records 6 lost 0 outside 0 incomplete 0" {
+	if out != "flush 2 stats 4: records 7 lost 0 outside 0 incomplete 0" {
 		t.Errorf("driver: %s", out)
+	}
+	if !regexp.MustCompile(`\ninference 0 start \d+\n`).MatchString(s) || !regexp.MustCompile(`\ninference 1 start \d+ fresh\n`).MatchString(s) {
+		t.Errorf("want inference 1 alone fresh (after the block's mark):\n%s", s)
 	}
 	blocks := checkSchedule(t, s)
 	if len(blocks) != 2 || len(blocks[0]) != 3 || len(blocks[1]) != 3 {

@@ -75,7 +75,8 @@ request by request:
          inferences with the schedule recorder named by $KREPLAY_SCHED_LIB
          (loaded through CUDA_INJECTION64_PATH) armed: kr_sched_arm(1) the
          first time (after the recorder's cost probe), kr_sched_arm(2)
-         (resume) after; one armed inference unmarked, then the block's
+         (resume) after; one armed inference unmarked, a synchronize and
+         kr_sched_mark(4) (the block's start), then the block's
          inferences run back to back as run's do, each marked
          kr_sched_mark(1) before it and kr_sched_mark(3) after its event is
          recorded (mark_token() marks 2 in between); kr_sched_pause() lets
@@ -657,7 +658,9 @@ def _record_block(lib, fn, n):
     NVML poller running), each marked kr_sched_mark(1) before it and
     kr_sched_mark(3) after its event is recorded (mark_token() marks 2 in
     between), after one armed inference left unmarked (the first after
-    arming); returns their wall, host time to the last one's end."""
+    arming), a synchronize and a block mark, kr_sched_mark(4) (the file's
+    "fresh": the block's first inference does not follow another back to
+    back); returns their wall, host time to the last one's end."""
     global _marking
     _barrier()
     with _polling():
@@ -665,6 +668,7 @@ def _record_block(lib, fn, n):
         ev = torch.cuda.Event(enable_timing=True)
         ev.record()
         ev.synchronize()
+        lib.kr_sched_mark(4)  # the block's first inference follows a synchronize
         _marking = True
         try:
             t_base = time.perf_counter()

@@ -436,7 +436,7 @@ func TestHelperRunRecorded(t *testing.T) {
 	// Marks outside the recorded blocks (the measured inferences' tokens)
 	// never reach the recorder; 3 inferences in 2 recorded blocks.
 	rec := "mark 1\ntokens 2\nmark 3\n"
-	want := "arm 1\narm 1\n" + rec + rec + "pause\narm 2\n" + rec + "pause\n" +
+	want := "arm 1\narm 1\nmark 4\n" + rec + rec + "pause\narm 2\nmark 4\n" + rec + "pause\n" +
 		fmt.Sprintf("flush 1 %d %d\ndetach\n", res.ArmedWallNS, measured)
 	if string(b) != want {
 		t.Errorf("recorder log\n%s\nwant\n%s", b, want)

@@ -10,7 +10,8 @@
  * $KREPLAY_SCHED_RECORDS records (default 4M, 64 bytes each); a call past
  * its end is counted as lost, never written. kr_sched_mark(kind) appends a
  * mark: the runner marks 1 at an inference's start, 2 at each generated
- * token, 3 at the inference's end. kr_sched_arm(0) disarms;
+ * token, 3 at the inference's end, 4 before the first inference of a block
+ * of recorded inferences (the host synchronized with the GPU before it). kr_sched_arm(0) disarms;
  * kr_sched_pause() unsubscribes and detaches CUPTI from the process
  * (cuptiFinalize), so that the process runs as it did before arming and
  * the profiler may attach, keeping the records; kr_sched_arm(2) resumes,
@@ -57,7 +58,9 @@
  *           armed_wall_ns <armed wall per inference> measured_wall_ns <measured wall per inference>
  *           [overhead_ns_per_call <the recorder's cost per call, from the runner's probe>]
  *   name <id> <kernel name: the rest of the line>   (before the first use of id)
- *   inference <n> start <CLOCK_MONOTONIC ns of its first record>
+ *   inference <n> start <CLOCK_MONOTONIC ns of its first record> [fresh]
+ *     (fresh: a mark 4 came since the previous inference's end: it does
+ *     not follow the previous inference back to back)
  *   L <enter> <exit> <stream> <name id> <gx>,<gy>,<gz> <bx>,<by>,<bz>
  *   C <enter> <exit> <stream> <bytes> <HtoD|DtoH|DtoD|HtoH> <async|sync>
  *   S <enter> <exit> <stream> <bytes> <async|sync>
@@ -403,7 +406,7 @@ static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
 }
 
 /* kr_sched_mark appends a mark of kind (1 an inference's start, 2 a
- * generated token, 3 an inference's end) while armed. */
+ * generated token, 3 an inference's end, 4 a block's start) while armed. */
 KR_EXPORT void kr_sched_mark(int kind) {
 	if (!atomic_load_explicit(&armed, memory_order_relaxed)) return;
 	rec r = {.t0 = KR_SCHED_NOW(), .kind = 'M', .h1 = (uint64_t)kind};
@@ -579,22 +582,26 @@ static void write_rec(FILE *out, const rec *r, uint64_t start, const int *ids, s
 static long long write_blocks(FILE *out, size_t n) {
 	int *ids = calloc(n ? n : 1, sizeof *ids);
 	size_t *from = calloc(n / 2 + 1, sizeof *from), *to = calloc(n / 2 + 1, sizeof *to);
+	char *fresh = calloc(n / 2 + 1, 1);
 	long long nb = 0, outside = 0, incomplete = 0;
-	if (!ids || !from || !to) {
-		free(ids), free(from), free(to);
+	if (!ids || !from || !to || !fresh) {
+		free(ids), free(from), free(to), free(fresh);
 		return -1;
 	}
 	size_t open = 0;
-	int in = 0;
+	int in = 0, block = 0;
 	for (size_t i = 0; i < n; i++) {
 		const rec *r = &buf[i];
 		int mark = r->kind == 'M' ? (int)r->h1 : 0;
-		if (mark == 1) {
+		if (mark == 4) {
+			block = 1; /* a block's start, outside any inference, not written */
+		} else if (mark == 1) {
 			if (in) incomplete++, outside += (long long)(i - open);
 			in = 1, open = i;
 		} else if (!in) {
 			outside++;
 		} else if (mark == 3) {
+			fresh[nb] = (char)block, block = 0;
 			from[nb] = open, to[nb] = i, nb++;
 			in = 0;
 		}
@@ -608,12 +615,12 @@ static long long write_blocks(FILE *out, size_t n) {
 		uint64_t start = buf[from[b]].t0;
 		for (size_t i = from[b]; i <= to[b]; i++)
 			if (buf[i].t0 < start) start = buf[i].t0;
-		fprintf(out, "inference %lld start %llu\n", b, (unsigned long long)start);
+		fprintf(out, "inference %lld start %llu%s\n", b, (unsigned long long)start, fresh[b] ? " fresh" : "");
 		for (size_t i = from[b]; i <= to[b]; i++) write_rec(out, &buf[i], start, ids, i);
 		const rec *e = &buf[to[b]];
 		fprintf(out, "end %lld %llu\n", b, (unsigned long long)((e->t1 ? e->t1 : e->t0) - start));
 	}
-	free(ids), free(from), free(to);
+	free(ids), free(from), free(to), free(fresh);
 	free(names);
 	names = NULL, names_cap = names_n = 0;
 	stats[2] = outside, stats[3] = incomplete;

@@ -7,7 +7,8 @@
  *   small  a buffer of 3 records: calls are lost, the inference too;
  *   many   3000 functions, each launched once (the names table grows);
  *   resume one inference, a pause (CUPTI let go of, a launch unrecorded),
- *          then kr_sched_arm(2) and a second inference appended.
+ *          then kr_sched_arm(2), a block's mark and a second inference
+ *          appended (fresh).
  * It prints the flush's result and kr_sched_stats. */
 #include <stdint.h>
 static uint64_t fake_t = 1000000;
@@ -192,6 +193,7 @@ int main(int argc, char **argv) {
 		launch(CB_LAUNCH, 0x1000, 0, 3); /* paused */
 		kr_sched_mark(1);                 /* paused: no mark */
 		if (kr_sched_arm(2) != 0 || subscribed != 1) return 7;
+		kr_sched_mark(4); /* a block's start: the next inference is fresh */
 		kr_sched_mark(1);
 		launch(CB_LAUNCH, 0x1010, 0, 2);
 		kr_sched_mark(3);
