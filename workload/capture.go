@@ -67,6 +67,9 @@ type CaptureOptions struct {
 	// ScheduleInferences is how many inferences each schedule records
 	// (default runner.DefaultScheduleInferences).
 	ScheduleInferences int
+	// WarmupTime is the least time of each warm-up (default WarmupTime;
+	// WarmupInferences is the least count either way).
+	WarmupTime time.Duration
 }
 
 // DefaultProfileWarmup is how many inferences a capture profiles and
@@ -82,6 +85,14 @@ func (o CaptureOptions) profileWarmup() int {
 		return 0
 	}
 	return o.ProfileWarmup
+}
+
+// warmupTime is o's WarmupTime, or the default.
+func (o CaptureOptions) warmupTime() time.Duration {
+	if o.WarmupTime > 0 {
+		return o.WarmupTime
+	}
+	return warmupTime
 }
 
 // KernelRecorder records the binaries of the kernels a workload runs
@@ -291,8 +302,8 @@ func (c *capture) run() error {
 			c.schedule(g, 0)
 		}
 	default: // measured apart: warm up for the profiled inference
-		fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then profiling\n", WarmupInferences, warmupTime)
-		if err := warmupGroup(g, p, "capture"); err != nil {
+		fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then profiling\n", WarmupInferences, c.o.warmupTime())
+		if err := warmupGroup(g, c.o.warmupTime(), p, "capture"); err != nil {
 			return fmt.Errorf("warming it up (%s): %w", c.where(), err)
 		}
 	}
@@ -380,8 +391,8 @@ func (c *capture) packKernels(raw string) error {
 // run, in rank order.
 func (c *capture) measure(g *runner.Group) ([]*runner.Result, error) {
 	p := c.o.Progress
-	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, warmupTime)
-	res, err := measureGroup(g, c.o.Ticks, p, "capture")
+	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, c.o.warmupTime())
+	res, err := measureGroup(g, c.o.Ticks, c.o.warmupTime(), p, "capture")
 	if err != nil {
 		return nil, fmt.Errorf("measuring it (%s): %w", c.where(), err)
 	}
@@ -402,9 +413,9 @@ func (c *capture) measure(g *runner.Group) ([]*runner.Result, error) {
 }
 
 // warmupGroup warms every rank up: at least WarmupInferences inferences
-// and WarmupTime (warmup's, in lock step).
-func warmupGroup(g *runner.Group, log io.Writer, prefix string) error {
-	ns, err := g.Warmup(WarmupInferences, warmupTime)
+// and minTime (warmup's, in lock step).
+func warmupGroup(g *runner.Group, minTime time.Duration, log io.Writer, prefix string) error {
+	ns, err := g.Warmup(WarmupInferences, minTime)
 	if err != nil {
 		return err
 	}
@@ -415,11 +426,11 @@ func warmupGroup(g *runner.Group, log io.Writer, prefix string) error {
 // measureGroup is measure's, every rank in lock step: a warm-up, then
 // inferences back to back until every rank's energy window of ticks
 // closed and MinInferences ran, then each GPU's idle power.
-func measureGroup(g *runner.Group, ticks int, log io.Writer, prefix string) ([]*runner.Result, error) {
+func measureGroup(g *runner.Group, ticks int, warm time.Duration, log io.Writer, prefix string) ([]*runner.Result, error) {
 	if ticks == 0 {
 		ticks = DefaultTicks
 	}
-	if err := warmupGroup(g, log, prefix); err != nil {
+	if err := warmupGroup(g, warm, log, prefix); err != nil {
 		return nil, err
 	}
 	res, err := g.Run(ticks, MinInferences, maxRunTime)
@@ -437,7 +448,7 @@ func measureGroup(g *runner.Group, ticks int, log io.Writer, prefix string) ([]*
 func (c *capture) record(g *runner.Group) error {
 	p := c.o.Progress
 	fmt.Fprintf(p, "capture: warming up, then recording the kernels of one inference\n")
-	if err := warmupGroup(g, p, "capture"); err != nil {
+	if err := warmupGroup(g, c.o.warmupTime(), p, "capture"); err != nil {
 		return fmt.Errorf("warming it up (%s): %w", c.where(), err)
 	}
 	if err := g.Record(true); err != nil {
