@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,18 +16,33 @@ import (
 	"github.com/kreplay/kreplay/workload"
 )
 
+// generateLoaded is the embedded generate's import and schedule, made
+// once (each took seconds under -race); the tests only read them.
+var generateLoaded struct {
+	once sync.Once
+	set  *signatures.Set
+	rt   *signatures.Runtime
+	s    *schedule.Schedule
+	err  error
+}
+
 // generateInput is the embedded BLOOM-560M generate: its set, its
 // runtime calls and the host schedule made from them (the trace's own, a
 // guess), with every signature "replayed" at its traced median and 1 µJ
 // per µs.
 func generateInput(t *testing.T) InferenceInput {
 	t.Helper()
-	const name = "h100_bloom-560m_generate.trace.json.gz"
-	set, rt := tracetest.Load(t, name)
-	s, err := schedule.FromRuntime(rt)
-	if err != nil {
-		t.Fatal(err)
+	g := &generateLoaded
+	g.once.Do(func() {
+		const name = "h100_bloom-560m_generate.trace.json.gz"
+		if g.set, g.rt, g.err = tracetest.Read(name); g.err == nil {
+			g.s, g.err = schedule.FromRuntime(g.rt)
+		}
+	})
+	if g.err != nil {
+		t.Fatal(g.err)
 	}
+	set, rt, s := g.set, g.rt, g.s
 	var entries []replay.Entry
 	for _, sig := range set.Signatures {
 		med := float64(sig.TracedNS.Median)

@@ -43,6 +43,22 @@ func loadGenerate(t *testing.T) (*signatures.Set, *signatures.Runtime, *Schedule
 
 func equalNames(a, b string) bool { return a == b }
 
+// loadEmbedded imports an embedded trace and builds its schedule; the
+// generate trace's is loadGenerate's, shared (importing it again took
+// seconds under -race).
+func loadEmbedded(t *testing.T, name string) (*signatures.Set, *signatures.Runtime, *Schedule) {
+	t.Helper()
+	if name == generateTrace {
+		return loadGenerate(t)
+	}
+	set, rt := tracetest.Load(t, name)
+	s, err := FromRuntime(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, rt, s
+}
+
 func TestFromTraceGenerate(t *testing.T) {
 	set, _, s := loadGenerate(t)
 	if s.Source != SourceTrace || len(s.Inferences) != 1 {
@@ -304,11 +320,7 @@ func TestEmbeddedTraces(t *testing.T) {
 	}
 	for _, name := range traces.Names() {
 		t.Run(name, func(t *testing.T) {
-			set, rt := tracetest.Load(t, name)
-			s, err := FromRuntime(rt)
-			if err != nil {
-				t.Fatal(err)
-			}
+			set, rt, s := loadEmbedded(t, name)
 			if n := s.Inferences[0].GPUOps(); n != len(set.Timeline) {
 				t.Errorf("%d GPU ops, timeline %d", n, len(set.Timeline))
 			}

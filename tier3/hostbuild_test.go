@@ -154,6 +154,23 @@ func (b *hostBuild) compileUnit(unit []*hostVariant) {
 // hostDefine finds the macros a body defines, to undefine them after it.
 var hostDefine = regexp.MustCompile(`(?m)^\s*#\s*define\s+([A-Za-z_][A-Za-z_0-9]*)`)
 
+var hostDefined sync.Map // body -> []string, hostDefines's
+
+// hostDefines is the macros body defines, found once per body: the
+// variants of a harness share a few bodies, and the regexp over each,
+// every unit, took seconds under -race.
+func hostDefines(body string) []string {
+	if v, ok := hostDefined.Load(body); ok {
+		return v.([]string)
+	}
+	var names []string
+	for _, m := range hostDefine.FindAllStringSubmatch(body, -1) {
+		names = append(names, m[1])
+	}
+	hostDefined.Store(body, names)
+	return names
+}
+
 // source is the translation unit of variants.
 func (b *hostBuild) source(variants []*hostVariant) string {
 	var s strings.Builder
@@ -167,9 +184,7 @@ func (b *hostBuild) source(variants []*hostVariant) string {
 			names = append(names, name)
 		}
 		fmt.Fprintf(&s, "namespace %s%d {\n%s\n} // namespace %[1]s%[2]d\n", b.tag, i, v.body)
-		for _, m := range hostDefine.FindAllStringSubmatch(v.body, -1) {
-			names = append(names, m[1])
-		}
+		names = append(names, hostDefines(v.body)...)
 		slices.Sort(names)
 		for _, n := range slices.Compact(names) {
 			fmt.Fprintf(&s, "#undef %s\n", n)

@@ -69,6 +69,9 @@ type CaptureOptions struct {
 	// ScheduleInferences is how many inferences each schedule records
 	// (default runner.DefaultScheduleInferences).
 	ScheduleInferences int
+	// WarmupTime is the least time of each warm-up (default WarmupTime;
+	// WarmupInferences is the least count either way).
+	WarmupTime time.Duration
 }
 
 // DefaultProfileWarmup is how many inferences a capture profiles and
@@ -84,6 +87,14 @@ func (o CaptureOptions) profileWarmup() int {
 		return 0
 	}
 	return o.ProfileWarmup
+}
+
+// warmupTime is o's WarmupTime, or the default.
+func (o CaptureOptions) warmupTime() time.Duration {
+	if o.WarmupTime > 0 {
+		return o.WarmupTime
+	}
+	return warmupTime
 }
 
 // KernelRecorder records the binaries of the kernels a workload runs
@@ -292,8 +303,8 @@ func (c *capture) run() error {
 			return err
 		}
 	default: // measured apart: warm up for the profiled inference
-		fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then profiling\n", WarmupInferences, warmupTime)
-		if err := warmupGroup(g, p, "capture"); err != nil {
+		fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then profiling\n", WarmupInferences, c.o.warmupTime())
+		if err := warmupGroup(g, c.o.warmupTime(), p, "capture"); err != nil {
 			return fmt.Errorf("warming it up (%s): %w", c.where(), err)
 		}
 	}
@@ -382,17 +393,17 @@ func (c *capture) packKernels(raw string) error {
 // have the recorder (c.schedEnv): each rank's run, in rank order.
 func (c *capture) measure(g *runner.Group, process int) ([]*runner.Result, error) {
 	p := c.o.Progress
-	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, warmupTime)
+	fmt.Fprintf(p, "capture: warming up (at least %d inferences and %s), then measuring without the profiler\n", WarmupInferences, c.o.warmupTime())
 	var reqs []runner.ScheduleRequest
 	if c.schedEnv != nil {
 		reqs = c.scheduleRequests(process)
 		defer c.removeRaw(reqs)
 	}
-	res, err := measureGroup(g, c.o.Ticks, p, "capture", reqs)
+	res, err := measureGroup(g, c.o.Ticks, c.o.warmupTime(), p, "capture", reqs)
 	if errors.Is(err, runner.ErrSchedule) {
 		fmt.Fprintf(p, "capture: warning: no host schedule from process %d: %v; measuring without it\n", process+1, err)
 		reqs = nil
-		res, err = measureGroup(g, c.o.Ticks, p, "capture", nil)
+		res, err = measureGroup(g, c.o.Ticks, c.o.warmupTime(), p, "capture", nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("measuring it (%s): %w", c.where(), err)
@@ -417,9 +428,9 @@ func (c *capture) measure(g *runner.Group, process int) ([]*runner.Result, error
 }
 
 // warmupGroup warms every rank up: at least WarmupInferences inferences
-// and WarmupTime (warmup's, in lock step).
-func warmupGroup(g *runner.Group, log io.Writer, prefix string) error {
-	ns, err := g.Warmup(WarmupInferences, warmupTime)
+// and minTime (warmup's, in lock step).
+func warmupGroup(g *runner.Group, minTime time.Duration, log io.Writer, prefix string) error {
+	ns, err := g.Warmup(WarmupInferences, minTime)
 	if err != nil {
 		return err
 	}
@@ -433,11 +444,11 @@ func warmupGroup(g *runner.Group, log io.Writer, prefix string) error {
 // (one per rank) the run records the host's schedule between its
 // measured blocks (runner.Group.RunRecorded); a recorder that cannot
 // record fails it with runner.ErrSchedule.
-func measureGroup(g *runner.Group, ticks int, log io.Writer, prefix string, reqs []runner.ScheduleRequest) ([]*runner.Result, error) {
+func measureGroup(g *runner.Group, ticks int, warm time.Duration, log io.Writer, prefix string, reqs []runner.ScheduleRequest) ([]*runner.Result, error) {
 	if ticks == 0 {
 		ticks = DefaultTicks
 	}
-	if err := warmupGroup(g, log, prefix); err != nil {
+	if err := warmupGroup(g, warm, log, prefix); err != nil {
 		return nil, err
 	}
 	var res []*runner.Result
@@ -461,7 +472,7 @@ func measureGroup(g *runner.Group, ticks int, log io.Writer, prefix string, reqs
 func (c *capture) record(g *runner.Group) error {
 	p := c.o.Progress
 	fmt.Fprintf(p, "capture: warming up, then recording the kernels of one inference\n")
-	if err := warmupGroup(g, p, "capture"); err != nil {
+	if err := warmupGroup(g, c.o.warmupTime(), p, "capture"); err != nil {
 		return fmt.Errorf("warming it up (%s): %w", c.where(), err)
 	}
 	if err := g.Record(true); err != nil {

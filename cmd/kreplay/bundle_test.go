@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/cuda"
@@ -185,7 +186,8 @@ func TestCaptureCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("capture: exit %d: %s", code, e)
 	}
-	for _, want := range []string{"the kernels' binaries are not recorded", "capture: loading", "capture: profiling one inference", "capture: bundle " + out + " written"} {
+	for _, want := range []string{"the kernels' binaries are not recorded", "capture: loading",
+		"capture: warming up (at least 3 inferences and 50ms)", "capture: profiling one inference", "capture: bundle " + out + " written"} {
 		if !strings.Contains(e, want) {
 			t.Errorf("progress lacks %q:\n%s", want, e)
 		}
@@ -279,6 +281,11 @@ func fakeRunner(t *testing.T) string {
 		t.Fatal(err)
 	}
 	standInGPU(t)
+	// The fake inferences need no seconds of warm-up (workload's tests
+	// check that the warm-up takes its least time).
+	old := captureWarmupTime
+	captureWarmupTime = 50 * time.Millisecond
+	t.Cleanup(func() { captureWarmupTime = old })
 	t.Setenv("PYTHONPATH", filepath.Join(testdata, "fakemods"))
 	t.Setenv("FAKE_TRACE", plainTraceFile(t))
 	return testdata

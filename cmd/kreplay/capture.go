@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/workload"
@@ -15,6 +16,10 @@ import (
 // recordKernels records the binaries of the kernels a workload runs, for
 // kreplay capture (workload.CaptureOptions.Kernels); tests replace it.
 var recordKernels = workload.RecordKernels
+
+// captureWarmupTime is kreplay capture's workload.CaptureOptions.WarmupTime
+// (0: the default); tests shorten it.
+var captureWarmupTime time.Duration
 
 // cmdCapture runs a workload spec and writes its bundle.
 func cmdCapture(args []string, stdout, stderr io.Writer) error {
@@ -57,7 +62,8 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 		return noGPU(err)
 	}
 	opt := workload.CaptureOptions{Force: *force, Ticks: *ticks, Processes: *procs, Python: *python, Progress: workload.Elapsed(stderr),
-		ProfileWarmup: *warm, NoSchedule: *noSchedule, ScheduleInferences: *schedN}
+		ProfileWarmup: *warm, NoSchedule: *noSchedule, ScheduleInferences: *schedN,
+		WarmupTime: captureWarmupTime}
 	if *warm == 0 {
 		opt.ProfileWarmup = -1
 	}
