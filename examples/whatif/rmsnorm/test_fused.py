@@ -1,0 +1,272 @@
+"""CPU tests of the pure-Python parts of issue 46's check: fused_model.py's
+spec handling and check verdicts, nvrtc_kernel.py's library search,
+options and argument packing, whatif_compare.py's comparison. Nothing here
+needs torch, NVRTC or a GPU.
+
+    python3 -m unittest discover -s examples/whatif/rmsnorm -p 'test_*.py'
+"""
+import ctypes
+import glob
+import io
+import json
+import os
+import re
+import struct
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import fused_model  # noqa: E402
+import nvrtc_kernel  # noqa: E402
+import whatif_compare  # noqa: E402
+
+SPECS = os.path.join(HERE, "..", "..", "..", "scripts", "gpu", "specs", "whatif")
+
+
+def spec_of(mode="fused", **kw):
+    s = {"version": 1, "name": "x_prefill", "dtype": "bf16", "attention": "sdpa",
+         "workload": {"kind": "prefill", "batch": 2, "seq": 16}, "devices": [0], "seed": 0,
+         "command": {"argv": ["python3", "fused_model.py"], "dir": HERE,
+                     "args": {"mode": mode, "model": {"config": {"model_type": "llama", "hidden_size": 64}}}}}
+    s.update(kw)
+    return s
+
+
+class WorkloadSpec(unittest.TestCase):
+    def test_modes(self):
+        for mode in fused_model.MODES:
+            got, s = fused_model.workload_spec(spec_of(mode))
+            self.assertEqual(got, mode)
+            self.assertNotIn("command", s)
+            self.assertEqual(s["model"], {"config": {"model_type": "llama", "hidden_size": 64}})
+            self.assertEqual((s["dtype"], s["attention"], s["workload"]["seq"]), ("bf16", "sdpa", 16))
+
+    def test_bad(self):
+        cases = {
+            "no command": {k: v for k, v in spec_of().items() if k != "command"},
+            "bad mode": spec_of("fuzed"),
+            "no model": spec_of(command={"argv": ["python3"], "args": {"mode": "fused"}}),
+            "no model_type": spec_of(command={"argv": ["python3"], "args": {"mode": "fused", "model": {"config": {}}}}),
+            "unknown arg": spec_of(command={"argv": ["python3"], "args": {"mode": "fused", "extra": 1,
+                                                                          "model": {"config": {"model_type": "llama"}}}}),
+            "compile": spec_of(compile={"mode": "default"}),
+            "parallel": spec_of(parallel={"tensor": 2}, devices=[0, 1]),
+            "ranks": spec_of(distributed={"world_size": 2, "rank": 0}),
+            "f32 fused": spec_of(dtype="f32"),
+        }
+        for name, s in cases.items():
+            with self.assertRaises(ValueError, msg=name):
+                fused_model.workload_spec(s)
+        # f32 is fine unfused: nothing is launched from the .cu file.
+        self.assertEqual(fused_model.workload_spec(spec_of("unfused", dtype="f32"))[0], "unfused")
+
+    def test_shipped_specs(self):
+        paths = sorted(glob.glob(os.path.join(SPECS, "*-prefill.json")))
+        self.assertGreaterEqual(len(paths), 4)
+        for p in paths:
+            with open(p) as f:
+                s = json.load(f)
+            mode, ms = fused_model.workload_spec(s)
+            self.assertTrue(os.path.basename(p).endswith(f"-{mode}-prefill.json"), p)
+            self.assertEqual(ms["dtype"], s["dtype"])
+            self.assertIn(s["dtype"], fused_model.KERNELS)
+
+
+class Kernels(unittest.TestCase):
+    def test_abi_in_source(self):
+        with open(fused_model.KERNEL_FILE) as f:
+            src = f.read()
+        for name in fused_model.KERNELS.values():
+            abi = (r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\(\d+\)\s*)?' + name + r'\s*\(\s*const u16 \*__restrict__ x,\s*'
+                   r'const u16 \*__restrict__ w,\s*u16 \*__restrict__ y,\s*int rows,\s*int cols,\s*float eps\)')
+            self.assertRegex(src, abi)
+
+    def test_compile_options(self):
+        self.assertEqual(nvrtc_kernel.compile_options(9, 0), ["--gpu-architecture=sm_90", "--std=c++17", "-default-device"])
+        self.assertEqual(nvrtc_kernel.compile_options(10, 0)[0], "--gpu-architecture=sm_100")
+        with self.assertRaises(ValueError):
+            nvrtc_kernel.compile_options(0, 0)
+
+    def test_candidates(self):
+        with tempfile.TemporaryDirectory() as d:
+            files = ["nvidia/cuda_nvrtc/lib/libnvrtc.so.12", "nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.8",
+                     "nvidia/cu13/lib/libnvrtc.so.13", "torch/lib/libnvrtc-abc123.so.12"]
+            for rel in files:
+                os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+                open(os.path.join(d, rel), "w").close()
+            env = {nvrtc_kernel.NVRTC_LIB_ENV: "/pinned/libnvrtc.so"}
+            got = nvrtc_kernel.nvrtc_candidates(env, [d, d], cuda_major=13)
+            self.assertEqual(got[0], "/pinned/libnvrtc.so")
+            self.assertEqual(got[1], os.path.join(d, "nvidia/cu13/lib/libnvrtc.so.13"))  # torch's CUDA major first
+            self.assertFalse(any("builtins" in p for p in got))
+            self.assertEqual(len(got), len(set(got)))
+            self.assertEqual(got[-len(nvrtc_kernel.NVRTC_SONAMES):], list(nvrtc_kernel.NVRTC_SONAMES))
+            self.assertEqual(len(got), 1 + 3 + len(nvrtc_kernel.NVRTC_SONAMES))
+            got12 = nvrtc_kernel.nvrtc_candidates({}, [d], cuda_major=12)
+            self.assertEqual(sorted(got12[:2]), sorted([os.path.join(d, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"),
+                                                        os.path.join(d, "torch/lib/libnvrtc-abc123.so.12")]))
+
+    def test_load_names_every_failure(self):
+        with self.assertRaises(nvrtc_kernel.Error) as e:
+            nvrtc_kernel.NVRTC.load(["/nonexistent/libnvrtc.so.13", "/nonexistent/libnvrtc.so.12"])
+        self.assertIn("/nonexistent/libnvrtc.so.13", str(e.exception))
+        self.assertIn("/nonexistent/libnvrtc.so.12", str(e.exception))
+        self.assertIn(nvrtc_kernel.NVRTC_LIB_ENV, str(e.exception))
+
+    def test_args_packing(self):
+        a = nvrtc_kernel.RowNormArgs()
+        p = a.set(0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 4096, 2048, 1e-5)
+        self.assertEqual(len(p), 6)
+        ptr = lambda i, t: ctypes.cast(p[i], ctypes.POINTER(t)).contents.value  # noqa: E731
+        self.assertEqual([ptr(i, ctypes.c_void_p) for i in range(3)], [0x7f0000001000, 0x7f0000002000, 0x7f0000003000])
+        self.assertEqual((ptr(3, ctypes.c_int), ptr(4, ctypes.c_int)), (4096, 2048))
+        self.assertEqual(ptr(5, ctypes.c_float), struct.unpack("f", struct.pack("f", 1e-5))[0])  # a float, not a double
+        p2 = a.set(16, 32, 48, 7, 9, 0.5)  # refilled in place
+        self.assertEqual(ctypes.addressof(p2), ctypes.addressof(p))
+        self.assertEqual((ptr(0, ctypes.c_void_p), ptr(3, ctypes.c_int), ptr(5, ctypes.c_float)), (16, 7, 0.5))
+        for bad in [(0, 32, 48, 7, 9, 0.5), (16, 32, 48, 0, 9, 0.5), (16, 32, 48, 7, 2**31, 0.5)]:
+            with self.assertRaises(ValueError):
+                a.set(*bad)
+
+
+class Check(unittest.TestCase):
+    def test_verdict(self):
+        self.assertTrue(fused_model.compare_stats(0.0, 3.0, 0))
+        self.assertTrue(fused_model.compare_stats(0.029, 3.0, 0))
+        self.assertFalse(fused_model.compare_stats(0.031, 3.0, 0))
+        self.assertFalse(fused_model.compare_stats(0.0, 3.0, 1))
+        self.assertFalse(fused_model.compare_stats(float("nan"), 3.0, 0))
+        self.assertFalse(fused_model.compare_stats(float("inf"), 3.0, 0))
+        self.assertTrue(fused_model.compare_stats(0.0, 0.0, 0))
+        self.assertFalse(fused_model.compare_stats(1e-9, 0.0, 0))
+
+    def test_summary_and_report(self):
+        c = lambda rel, ok: dict(shape=[2, 8, 64], dtype="bfloat16", max_abs_err=rel * 4, scale=4.0, rel_err=rel,  # noqa: E731
+                                 differing=3, elements=1024, nan_mismatches=0, ok=ok)
+        checks = {"model.norm": c(0.002, True), "model.layers.0.input_layernorm": c(0.5, False)}
+        s = fused_model.summary(checks)
+        self.assertEqual((s["modules"], s["failed"], s["worst"]), (2, 1, "model.layers.0.input_layernorm"))
+        self.assertEqual((s["max_rel_err"], s["differing"], s["elements"]), (0.5, 6, 2048))
+        ls = fused_model.check_lines(checks)
+        self.assertTrue(ls[0].endswith("FAILED") and "input_layernorm" in ls[0] and ls[1].endswith("ok"))
+        self.assertEqual(fused_model.summary({}), {"modules": 0})
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.jsonl")
+            fused_model.write_report({"mode": "fused", "n": 1}, env={fused_model.REPORT_ENV: path})
+            fused_model.write_report({"mode": "unfused", "n": 2}, env={fused_model.REPORT_ENV: path})
+            fused_model.write_report({"mode": "x"}, env={})
+            self.assertEqual(whatif_compare.read_report(path), [{"mode": "fused", "n": 1}, {"mode": "unfused", "n": 2}])
+
+
+def whatif_json(**pred):
+    p = dict(runs=33, replaced_ns=3.0e6, fused_ns=0.4e6, saving_ns=2.6e6, energy=True, saving_j=1.6)
+    p.update(pred)
+    agree = dict(max_abs_err=0.001, scale=4.0, rel_err=2.5e-4, beyond=0, elements=100, tolerance=0.01)
+    return dict(workload="l1b", gpu="NVIDIA H200", prediction=p, match=dict(runs=[{}] * 33),
+                variants=[dict(index=0, check=dict(chain=agree, host=agree))])
+
+
+def run_of(wall_ms, energy_j, procs=None):
+    r = dict(workload="w_prefill", gpu="NVIDIA H200", wall_s_per_iter=wall_ms / 1e3, event_ms_per_iter=wall_ms,
+             energy_j_per_iter=energy_j)
+    if procs:
+        r["median_ms_per_process"] = procs
+    return r
+
+
+class Compare(unittest.TestCase):
+    def test_predicted_follows_the_compared_one(self):
+        ctx = dict(replaced_ns=1, fused_ns=1, saving_ns=2.4e6, energy=True, saving_j=1.5)
+        cases = [
+            (dict(), 2.6e6, 1.6),
+            (dict(in_context=ctx), 2.4e6, 1.5),
+            (dict(in_context=dict(ctx, energy=False)), 2.4e6, 1.6),
+            (dict(in_context=ctx, at_limit=True, limit_saving_ns=2.0e6), 2.0e6, 1.6),
+            (dict(in_context=ctx, at_limit=True, limit_saving_ns=2.0e6, cap=dict(saving_ns=1.9e6, saving_j=1.2)), 1.9e6, 1.2),
+            (dict(cap=dict(saving_ns=1.9e6, saving_j=1.2), again=dict(saving_ns=1.8e6, saving_j=1.1)), 1.8e6, 1.1),
+            (dict(again=dict(saving_ns=1.8e6, saving_j=1.1), removed=dict(saving_ns=1.7e6, saving_j=1.0)), 1.7e6, 1.0),
+            (dict(energy=False, no_energy="the kernel has no energy"), 2.6e6, None),
+        ]
+        for pred, ns, j in cases:
+            (t, _), (e, why) = whatif_compare.predicted(whatif_json(**pred)["prediction"])
+            self.assertEqual((t, e), (ns, j), pred)
+        self.assertIn("the kernel has no energy", whatif_compare.predicted(cases[-1][0] | dict(
+            energy=False, no_energy="the kernel has no energy", saving_ns=1))[1][1])
+
+    def test_acceptance(self):
+        w = whatif_json()
+        # measured 2.5 ms and 1.5 J: predicted 2.6 ms (+4%), 1.6 J (+6.7%)
+        r = whatif_compare.compare(w, run_of(20.0, 12.0, [20.1, 19.9]), run_of(17.5, 10.5, [17.4, 17.6]))
+        self.assertAlmostEqual(r["measured"]["time_ns"], 2.5e6, delta=1)
+        self.assertAlmostEqual(r["time_err"], 0.04, places=6)
+        self.assertAlmostEqual(r["energy_err"], 0.1 / 1.5, places=6)
+        self.assertTrue(r["accepted"])
+        lo, hi = r["measured"]["process_range_ns"]
+        self.assertAlmostEqual(lo, 2.3e6, delta=1)
+        self.assertAlmostEqual(hi, 2.7e6, delta=1)
+        # time off by more than 10%
+        r = whatif_compare.compare(w, run_of(20.0, 12.0), run_of(17.7, 10.5))
+        self.assertFalse(r["accepted"])
+        # energy off by more than 15%
+        r = whatif_compare.compare(w, run_of(20.0, 12.0), run_of(17.5, 10.7))
+        self.assertAlmostEqual(r["energy_err"], (1.6 - 1.3) / 1.3, places=6)
+        self.assertFalse(r["accepted"])
+        # the fused run slower: never accepted
+        r = whatif_compare.compare(whatif_json(saving_ns=-1e5, saving_j=-0.1), run_of(20.0, 12.0), run_of(20.1, 12.1))
+        self.assertFalse(r["accepted"])
+        # no energy predicted
+        r = whatif_compare.compare(whatif_json(energy=False), run_of(20.0, 12.0), run_of(17.5, 10.5))
+        self.assertIsNone(r["energy_err"])
+        self.assertFalse(r["accepted"])
+
+    def test_cross_checks(self):
+        rec = dict(mode="fused", norms=33, ok=True, check=dict(max_rel_err=3e-3))
+        r = whatif_compare.compare(whatif_json(), run_of(20.0, 12.0), run_of(17.5, 10.5), [rec, rec, dict(mode="unfused")])
+        self.assertEqual((r["fused_norms"], r["fused_processes"], r["notes"]), ([33], 2, []))
+        self.assertTrue(r["accepted"])
+        r = whatif_compare.compare(whatif_json(), run_of(20.0, 12.0), run_of(17.5, 10.5), [dict(rec, norms=49)])
+        self.assertTrue(any("49" in n for n in r["notes"]))
+        r = whatif_compare.compare(whatif_json(), run_of(20.0, 12.0), run_of(17.5, 10.5), [dict(rec, ok=False)])
+        self.assertFalse(r["accepted"])
+        r = whatif_compare.compare(whatif_json(), run_of(20.0, 12.0), run_of(17.5, 10.5), [])
+        self.assertFalse(r["accepted"])  # a report asked for and empty: the fused check left no record
+        w = whatif_json()
+        w["variants"][0]["check"]["chain"]["beyond"] = 3
+        self.assertFalse(whatif_compare.compare(w, run_of(20.0, 12.0), run_of(17.5, 10.5))["accepted"])
+
+    def test_main(self):
+        with tempfile.TemporaryDirectory() as d:
+            def bundle(name, run):
+                os.makedirs(os.path.join(d, name))
+                run = dict(run)
+                gpu = run.pop("gpu")
+                wl = run.pop("workload")
+                with open(os.path.join(d, name, "measured.json"), "w") as f:
+                    json.dump({"h200": {"gpu": gpu, "runs": {wl: run}}}, f)
+                return os.path.join(d, name)
+            u, f = bundle("u", run_of(20.0, 12.0, [20.0, 20.2])), bundle("f", run_of(17.5, 10.5, [17.5, 17.6]))
+            wpath, jpath = os.path.join(d, "w.json"), os.path.join(d, "out.json")
+            with open(wpath, "w") as fh:
+                json.dump(whatif_json(), fh)
+            out, err = io.StringIO(), io.StringIO()
+            with redirect_stdout(out), redirect_stderr(err):
+                self.assertEqual(whatif_compare.main([wpath, u, f, "-json", jpath]), 0)
+                self.assertEqual(whatif_compare.main([wpath, u]), 2)
+                self.assertEqual(whatif_compare.main([wpath, u, os.path.join(d, "missing")]), 2)
+            self.assertIn("ACCEPTED", out.getvalue())
+            self.assertRegex(out.getvalue(), r"time saving: predicted 2600\.0 us .* measured 2500\.0 us .*error \+4\.0%")
+            with open(jpath) as fh:
+                self.assertTrue(json.load(fh)["accepted"])
+            with open(os.path.join(u, "measured.json"), "w") as fh:
+                json.dump({"a": {"runs": {"x": {}}}, "b": {}}, fh)
+            with redirect_stdout(io.StringIO()), redirect_stderr(err):
+                self.assertEqual(whatif_compare.main([wpath, u, f]), 2)
+            self.assertIn("want one machine", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
