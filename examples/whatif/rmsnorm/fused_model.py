@@ -144,7 +144,7 @@ def write_report(record, env=os.environ):
 
 # What needs torch: imported by main(), so that the functions above run
 # (and are tested) without it.
-torch = None
+torch = runner = None
 _kernels = {}  # (device index, torch dtype) -> nvrtc_kernel.RowNormKernel
 _op = []  # the custom op, registered once per process
 
@@ -283,7 +283,6 @@ def replace(norms, op, checks):
 def build(spec):
     """kreplay_runner's build: runner.build on the spec's model, its
     RMSNorms replaced in the fused mode, then one inference (the check)."""
-    import runner  # kreplay's runner.py, on PYTHONPATH beside kreplay_runner
     mode, mspec = workload_spec(spec)
     built = []
     orig_build_model = runner.build_model
@@ -351,10 +350,14 @@ def build(spec):
 
 
 def main():
-    global torch
+    global torch, runner
     import kreplay_runner  # exits with the protocol's error line where torch or pynvml are missing
+    # kreplay's runner.py, on PYTHONPATH beside kreplay_runner: importing it
+    # also sets what it sets for every model it runs (TF32 off), in both
+    # modes; it exits with the protocol's error line without transformers.
+    import runner as r
     import torch as t
-    torch = t
+    torch, runner = t, r
     kreplay_runner.serve(build)
 
 

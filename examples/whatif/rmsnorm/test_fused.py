@@ -268,5 +268,89 @@ class Compare(unittest.TestCase):
             self.assertIn("want one machine", err.getvalue())
 
 
+# A stand-in for the kreplay CLI: capture writes a bundle's measured.json
+# (and, for a fused spec, the fused program's report line), whatif a
+# result; every call is logged with its arguments and KREPLAY_NVRTC_LIB.
+FAKE_KREPLAY = r"""#!/usr/bin/env python3
+import json, os, sys
+a = sys.argv[1:]
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write(json.dumps({"argv": a, "nvrtc": os.environ.get("KREPLAY_NVRTC_LIB")}) + "\n")
+off = float(os.environ.get("FAKE_OFF", "1"))
+if a[0] == "capture":
+    spec = json.load(open(a[1]))
+    out = a[a.index("-o") + 1]
+    fused = spec["command"]["args"]["mode"] == "fused"
+    os.makedirs(out, exist_ok=True)
+    run = {"iters": 100, "wall_s_per_iter": 0.0175 if fused else 0.020, "event_ms_per_iter": 17.5 if fused else 20.0,
+           "energy_j_per_iter": 10.5 if fused else 12.0, "median_ms_per_process": [17.5, 17.6] if fused else [20.0, 20.1]}
+    json.dump({"h200": {"gpu": "NVIDIA H200", "runs": {spec["name"]: run}}}, open(os.path.join(out, "measured.json"), "w"))
+    if fused:
+        with open(os.environ["KREPLAY_FUSED_REPORT"], "a") as f:
+            f.write(json.dumps({"mode": "fused", "norms": 33, "ok": True, "nvrtc_lib": "/x/libnvrtc.so.13",
+                                "check": {"max_rel_err": 0.003}}) + "\n")
+elif a[0] == "whatif":
+    agree = {"max_abs_err": 0.001, "scale": 4.0, "rel_err": 2.5e-4, "beyond": 0, "elements": 100, "tolerance": 0.01}
+    r = {"workload": "w", "gpu": "NVIDIA H200", "match": {"runs": [{}] * 33},
+         "variants": [{"index": 0, "check": {"chain": agree, "host": agree}}],
+         "prediction": {"runs": 33, "replaced_ns": 3e6, "fused_ns": 4e5, "saving_ns": 2.6e6 * off, "energy": True, "saving_j": 1.6}}
+    json.dump(r, open(a[a.index("-o") + 1], "w"))
+    print("whatif report")
+"""
+
+
+class Script(unittest.TestCase):
+    """scripts/gpu/whatif-fused-check.sh with a stand-in kreplay."""
+
+    def run_script(self, d, **env):
+        root = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+        fake = os.path.join(d, "kreplay")
+        with open(fake, "w") as f:
+            f.write(FAKE_KREPLAY)
+        os.chmod(fake, 0o755)
+        import subprocess
+        e = dict(os.environ, KREPLAY=fake, OUT=os.path.join(d, "out"), FAKE_LOG=os.path.join(d, "calls.jsonl"),
+                 PATH="/usr/bin:/bin:" + os.environ.get("PATH", ""))
+        e.pop("KREPLAY_NVRTC_LIB", None)
+        e.update(env)
+        p = subprocess.run(["bash", "scripts/gpu/whatif-fused-check.sh"], cwd=root, env=e, capture_output=True, text=True)
+        calls = []
+        if os.path.exists(e["FAKE_LOG"]):
+            with open(e["FAKE_LOG"]) as f:
+                calls = [json.loads(ln) for ln in f]
+        return p, calls
+
+    def test_accepted(self):
+        with tempfile.TemporaryDirectory() as d:
+            p, calls = self.run_script(d)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertEqual([c["argv"][0] for c in calls], ["capture", "capture", "whatif"] * 2)
+            caps = [c["argv"] for c in calls if c["argv"][0] == "capture"]
+            self.assertTrue(all(a[-3:] == ["-processes", "2", "-no-schedule"] and "-force" in a for a in caps), caps)
+            self.assertEqual([os.path.basename(a[1]) for a in caps], ["llama-unfused-prefill.json", "llama-fused-prefill.json",
+                                                                      "qwen2-unfused-prefill.json", "qwen2-fused-prefill.json"])
+            wi = [c for c in calls if c["argv"][0] == "whatif"]
+            for c, kernel, fam in zip(wi, ["rmsnorm_fused_bf16", "rmsnorm_fused"], ["llama", "qwen2"]):
+                a = c["argv"]
+                self.assertEqual(a[a.index("-replace") + 1], "llama-rmsnorm")
+                self.assertEqual(a[a.index("-name") + 1], kernel)
+                self.assertEqual(a[a.index("-kernel") + 1], "examples/whatif/rmsnorm/rmsnorm_fused.cu")
+                self.assertIn("-energy", a)
+                self.assertTrue(a[-1].endswith(os.path.join(fam, "unfused")))
+                self.assertEqual(c["nvrtc"], "/x/libnvrtc.so.13")  # the fused program's compiler
+            with open(os.path.join(d, "out", "whatif-fused", "summary.txt")) as f:
+                summary = f.read()
+            self.assertEqual(summary.count("\nACCEPTED"), 2, summary)
+            self.assertIn("error +4.0%", summary)
+
+    def test_not_accepted(self):
+        with tempfile.TemporaryDirectory() as d:
+            p, calls = self.run_script(d, FAKE_OFF="1.2", FAMILIES="qwen2", KREPLAY_NVRTC_LIB="/pinned.so")
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertEqual(len(calls), 3)
+            self.assertEqual(calls[-1]["nvrtc"], "/pinned.so")
+            self.assertIn("NOT ACCEPTED", p.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
