@@ -197,32 +197,38 @@ def load_kernel(dev, dtype_name):
                    options=opts, cubin_bytes=len(cubin), compile_s=round(compile_s, 3))
 
 
+def rmsnorm_fused(x, w, eps):
+    """The custom op's implementation: y = RMSNorm of x's rows (its last
+    dimension) with weight w, by one launch of the kernel loaded for x's
+    device and dtype, on PyTorch's current stream."""
+    k = _kernels.get((x.device.index, x.dtype))
+    if k is None:
+        raise RuntimeError(f"{OP_NAME}: no kernel loaded for {x.dtype} on {x.device}")
+    cols = x.shape[-1]
+    if w.dtype != x.dtype or w.dim() != 1 or w.shape[0] != cols or w.device != x.device:
+        raise ValueError(f"{OP_NAME}: weight {tuple(w.shape)} {w.dtype} on {w.device} for x {tuple(x.shape)} "
+                         f"{x.dtype} on {x.device}: want [{cols}] of x's dtype and device")
+    x = x.contiguous()
+    w = w.contiguous()
+    y = torch.empty_like(x)
+    rows = x.numel() // cols if cols else 0
+    if rows:
+        k.launch(x.data_ptr(), w.data_ptr(), y.data_ptr(), rows, cols, eps, torch.cuda.current_stream(x.device).cuda_stream)
+    return y
+
+
 def register_op():
-    """The custom op kreplay_whatif::rmsnorm_fused(x, w, eps) -> y: y =
-    RMSNorm of x's rows (its last dimension) with weight w, by one launch
-    of the kernel loaded for x's device and dtype, on PyTorch's current
-    stream. Registered once per process."""
+    """The custom op kreplay_whatif::rmsnorm_fused(x, w, eps) -> y
+    (torch.library.custom_op, CUDA only) around rmsnorm_fused, with a fake
+    for tracing; registered once per process."""
     if _op:
         return _op[0]
     Tensor = torch.Tensor
 
-    def rmsnorm_fused(x: Tensor, w: Tensor, eps: float) -> Tensor:
-        k = _kernels.get((x.device.index, x.dtype))
-        if k is None:
-            raise RuntimeError(f"{OP_NAME}: no kernel loaded for {x.dtype} on {x.device}")
-        cols = x.shape[-1]
-        if w.dtype != x.dtype or w.dim() != 1 or w.shape[0] != cols or w.device != x.device:
-            raise ValueError(f"{OP_NAME}: weight {tuple(w.shape)} {w.dtype} on {w.device} for x {tuple(x.shape)} "
-                             f"{x.dtype} on {x.device}: want [{cols}] of x's dtype and device")
-        x = x.contiguous()
-        w = w.contiguous()
-        y = torch.empty_like(x)
-        rows = x.numel() // cols if cols else 0
-        if rows:
-            k.launch(x.data_ptr(), w.data_ptr(), y.data_ptr(), rows, cols, eps, torch.cuda.current_stream(x.device).cuda_stream)
-        return y
+    def impl(x: Tensor, w: Tensor, eps: float) -> Tensor:
+        return rmsnorm_fused(x, w, eps)
 
-    op = torch.library.custom_op(OP_NAME, rmsnorm_fused, mutates_args=(), device_types="cuda")
+    op = torch.library.custom_op(OP_NAME, impl, mutates_args=(), device_types="cuda")
 
     @op.register_fake
     def _(x, w, eps):

@@ -352,5 +352,158 @@ class Script(unittest.TestCase):
             self.assertIn("NOT ACCEPTED", p.stdout)
 
 
+try:
+    import torch as _torch
+except ImportError:
+    _torch = None
+
+
+def chain_forward(self, hidden_states):
+    """LlamaRMSNorm.forward, op for op (reference.py)."""
+    input_dtype = hidden_states.dtype
+    h = hidden_states.to(_torch.float32)
+    variance = h.pow(2).mean(-1, keepdim=True)
+    h = h * _torch.rsqrt(variance + self.variance_epsilon)
+    return self.weight * h.to(input_dtype)
+
+
+def kernel_on_host(x, w, eps):
+    """rmsnorm_fused.cu's arithmetic in PyTorch: the mean of squares in
+    f32, x * rsqrt rounded to x's dtype, times w in f32, rounded."""
+    xf = x.float()
+    r = _torch.rsqrt(xf.pow(2).sum(-1, keepdim=True) * (1.0 / x.shape[-1]) + eps)
+    return (w.float() * (xf * r).to(x.dtype).float()).to(x.dtype)
+
+
+@unittest.skipIf(_torch is None, "no torch here")
+class WithTorch(unittest.TestCase):
+    """fused_model.py's replacement and first-call check, on the CPU, with
+    the kernel's arithmetic in PyTorch in place of the custom op."""
+
+    def setUp(self):
+        fused_model.torch = _torch
+        nn = _torch.nn
+
+        class LlamaRMSNorm(nn.Module):
+            def __init__(self, n, eps):
+                super().__init__()
+                self.weight = nn.Parameter(_torch.rand(n) * 2 - 1)
+                self.variance_epsilon = eps
+
+            forward = chain_forward
+
+        class GemmaRMSNorm(LlamaRMSNorm):
+            pass
+
+        class Model(nn.Module):
+            def __init__(self, other=False):
+                super().__init__()
+                self.layers = nn.ModuleList([LlamaRMSNorm(64, 1e-5) for _ in range(3)])
+                self.norm = (GemmaRMSNorm if other else LlamaRMSNorm)(64, 1e-5)
+
+            def forward(self, x):
+                for n in self.layers:
+                    x = n(x) * 1.5
+                return self.norm(x)
+
+        self.Model = Model
+
+    def test_replace_and_check(self):
+        _torch.manual_seed(0)
+        for dtype in (_torch.bfloat16, _torch.float32):
+            m = self.Model().to(dtype)
+            x = (_torch.rand(2, 5, 64) * 4 - 2).to(dtype)
+            with _torch.no_grad():
+                ref = m(x)
+            norms, other = fused_model.norms_of(m)
+            self.assertEqual(([n for n, _ in norms], other), (["layers.0", "layers.1", "layers.2", "norm"], []))
+            calls = []
+
+            def op(h, w, eps):
+                calls.append(eps)
+                return kernel_on_host(h, w, eps)
+
+            checks = {}
+            settle = fused_model.replace(norms, op, checks)
+            with _torch.no_grad():
+                y = m(x)
+            self.assertEqual(sorted(checks), ["layers.0", "layers.1", "layers.2", "norm"])
+            for name, c in checks.items():
+                self.assertTrue(c["ok"], (name, c))
+                self.assertLess(c["rel_err"], 1e-2)
+                self.assertEqual(c["nan_mismatches"], 0)
+            self.assertLess(float((y.float() - ref.float()).abs().max()), 0.05 * float(ref.float().abs().max()))
+            self.assertEqual(calls, [1e-5] * 4)
+            settle()
+            with _torch.no_grad():
+                m(x)
+            self.assertEqual(len(calls), 8)  # the op alone now, the chain no more
+            self.assertEqual(len(checks), 4)
+
+    def test_wrong_kernel_fails(self):
+        m = self.Model().to(_torch.bfloat16)
+        norms, _ = fused_model.norms_of(m)
+        checks = {}
+        fused_model.replace(norms, lambda h, w, eps: kernel_on_host(h, w + 1, eps), checks)  # Gemma's (1 + w)
+        with _torch.no_grad():
+            m((_torch.rand(2, 5, 64) * 4 - 2).to(_torch.bfloat16))
+        self.assertTrue(checks and not any(c["ok"] for c in checks.values()))
+        self.assertEqual(fused_model.summary(checks)["failed"], 4)
+
+    def test_other_norm_classes(self):
+        norms, other = fused_model.norms_of(self.Model(other=True))
+        self.assertEqual((len(norms), other), (3, ["GemmaRMSNorm"]))
+
+    def test_op_body(self):
+        from unittest import mock
+
+        class FakeKernel:
+            def __init__(self):
+                self.calls = []
+
+            def launch(self, *a):
+                self.calls.append(a)
+
+        k = FakeKernel()
+        fused_model._kernels[(None, _torch.bfloat16)] = k
+        try:
+            stream = mock.Mock(cuda_stream=1234)
+            with mock.patch.object(_torch.cuda, "current_stream", return_value=stream) as cs:
+                x = _torch.rand(2, 64, 5, dtype=_torch.bfloat16).transpose(1, 2)  # [2, 5, 64], not contiguous
+                w = _torch.rand(64, dtype=_torch.bfloat16)
+                y = fused_model.rmsnorm_fused(x, w, 1e-5)
+                self.assertEqual((tuple(y.shape), y.dtype, y.is_contiguous()), ((2, 5, 64), _torch.bfloat16, True))
+                (xp, wp, yp, rows, cols, eps, st), = k.calls
+                self.assertEqual((rows, cols, eps, st, yp), (10, 64, 1e-5, 1234, y.data_ptr()))
+                self.assertNotEqual(xp, x.data_ptr())  # a contiguous copy was launched on
+                self.assertEqual(wp, w.data_ptr())
+                cs.assert_called_with(x.device)
+                for bad in (w[:32], w.float(), w.reshape(8, 8)):
+                    with self.assertRaises(ValueError):
+                        fused_model.rmsnorm_fused(x, bad, 1e-5)
+                with self.assertRaises(RuntimeError):
+                    fused_model.rmsnorm_fused(x.half(), w.half(), 1e-5)  # no f16 kernel loaded
+                self.assertEqual(len(k.calls), 1)
+        finally:
+            fused_model._kernels.clear()
+
+    def test_compare_nans(self):
+        ref = _torch.tensor([1.0, float("nan"), 2.0, float("inf")], dtype=_torch.bfloat16)
+        c = fused_model.compare(ref.clone(), ref)
+        self.assertTrue(c["ok"])
+        self.assertEqual((c["max_abs_err"], c["differing"], c["scale"]), (0.0, 0, float("inf")))
+        y = ref.clone()
+        y[1] = 3.0
+        c = fused_model.compare(y, ref)
+        self.assertFalse(c["ok"])
+        self.assertEqual(c["nan_mismatches"], 1)
+        ref2 = _torch.tensor([1.0, 2.0, 4.0], dtype=_torch.float16)
+        c = fused_model.compare(_torch.tensor([1.0, 2.0, 4.00390625], dtype=_torch.float16), ref2)
+        self.assertTrue(c["ok"])
+        self.assertEqual((c["differing"], c["max_abs_err"]), (1, 0.00390625))
+        with self.assertRaises(RuntimeError):
+            fused_model.compare(ref2.float(), ref2)
+
+
 if __name__ == "__main__":
     unittest.main()
