@@ -224,9 +224,10 @@ class Compare(unittest.TestCase):
         self.assertFalse(r["accepted"])
 
     def test_cross_checks(self):
-        rec = dict(mode="fused", norms=33, ok=True, check=dict(max_rel_err=3e-3))
+        rec = dict(mode="fused", norms=33, ok=True, check=dict(max_rel_err=3e-3, max_abs_err=0.0078125))
         r = whatif_compare.compare(whatif_json(), run_of(20.0, 12.0), run_of(17.5, 10.5), [rec, rec, dict(mode="unfused")])
         self.assertEqual((r["fused_norms"], r["fused_processes"], r["notes"]), ([33], 2, []))
+        self.assertEqual((r["fused_max_abs_err"], r["fused_max_rel_err"]), (0.0078125, 3e-3))
         self.assertTrue(r["accepted"])
         r = whatif_compare.compare(whatif_json(), run_of(20.0, 12.0), run_of(17.5, 10.5), [dict(rec, norms=49)])
         self.assertTrue(any("49" in n for n in r["notes"]))
