@@ -118,7 +118,10 @@ for fam in $FAMILIES; do
   args=(-replace llama-rmsnorm -kernel "$EX/rmsnorm_fused.cu" -name "$kernel" -energy -o "$dir/whatif.json")
   echo "$fam: kreplay whatif ${args[*]} $dir/unfused (NVRTC: ${nvrtc:-found by kreplay})" | tee -a "$S"
   t0=$SECONDS
-  KREPLAY_NVRTC_LIB="$nvrtc" timeout "${WHATIF_TIMEOUT:-400}" "$K" whatif "${args[@]}" "$dir/unfused" \
+  # NVRTC loads its builtins by soname: their directory goes on the loader's path.
+  ldp=${LD_LIBRARY_PATH:-}
+  case "$nvrtc" in */*) ldp="$(dirname "$nvrtc")${ldp:+:$ldp}" ;; esac
+  LD_LIBRARY_PATH="$ldp" KREPLAY_NVRTC_LIB="$nvrtc" timeout "${WHATIF_TIMEOUT:-400}" "$K" whatif "${args[@]}" "$dir/unfused" \
     > "$dir/whatif.txt" 2> "$dir/whatif.progress"
   rc=$?
   echo "$fam: whatif exit $rc in $((SECONDS - t0)) s" | tee -a "$S"

@@ -67,6 +67,17 @@ def nvrtc_candidates(env, site_dirs, cuda_major=None):
     return out
 
 
+def builtins_beside(path):
+    """The libnvrtc-builtins libraries in the directory of an NVRTC given
+    by its path (none for a bare soname). NVRTC dlopens its builtins by
+    soname; loading them first from beside it lets that find them where
+    the directory is not on the loader's path (a pip wheel's lib/)."""
+    d = os.path.dirname(path)
+    if not d:
+        return []
+    return sorted(p for p in glob.glob(os.path.join(d, "libnvrtc-builtins*.so*")) if os.path.isfile(p))
+
+
 class Error(RuntimeError):
     """A failed NVRTC or driver call, named with its code and message."""
 
@@ -96,6 +107,11 @@ class NVRTC:
     def load(cls, candidates):
         errors = []
         for c in candidates:
+            for b in builtins_beside(c):
+                try:
+                    ctypes.CDLL(b, mode=ctypes.RTLD_GLOBAL)
+                except OSError as e:
+                    errors.append(f"{b}: {e}")
             try:
                 return cls(ctypes.CDLL(c), c)
             except (OSError, AttributeError) as e:

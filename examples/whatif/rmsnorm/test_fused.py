@@ -110,6 +110,14 @@ class Kernels(unittest.TestCase):
             self.assertEqual(sorted(got12[:2]), sorted([os.path.join(d, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"),
                                                         os.path.join(d, "torch/lib/libnvrtc-abc123.so.12")]))
 
+    def test_builtins_beside(self):
+        with tempfile.TemporaryDirectory() as d:
+            for n in ("libnvrtc.so.13", "libnvrtc-builtins.so.13.0", "libnvrtc-builtins.so.13.0.88", "libother.so"):
+                open(os.path.join(d, n), "w").close()
+            self.assertEqual(nvrtc_kernel.builtins_beside(os.path.join(d, "libnvrtc.so.13")),
+                             [os.path.join(d, "libnvrtc-builtins.so.13.0"), os.path.join(d, "libnvrtc-builtins.so.13.0.88")])
+        self.assertEqual(nvrtc_kernel.builtins_beside("libnvrtc.so.13"), [])
+
     def test_load_names_every_failure(self):
         with self.assertRaises(nvrtc_kernel.Error) as e:
             nvrtc_kernel.NVRTC.load(["/nonexistent/libnvrtc.so.13", "/nonexistent/libnvrtc.so.12"])
@@ -276,7 +284,8 @@ FAKE_KREPLAY = r"""#!/usr/bin/env python3
 import json, os, sys
 a = sys.argv[1:]
 with open(os.environ["FAKE_LOG"], "a") as f:
-    f.write(json.dumps({"argv": a, "nvrtc": os.environ.get("KREPLAY_NVRTC_LIB")}) + "\n")
+    f.write(json.dumps({"argv": a, "nvrtc": os.environ.get("KREPLAY_NVRTC_LIB"),
+                        "ldpath": os.environ.get("LD_LIBRARY_PATH", "")}) + "\n")
 off = float(os.environ.get("FAKE_OFF", "1"))
 if a[0] == "capture":
     spec = json.load(open(a[1]))
@@ -339,6 +348,7 @@ class Script(unittest.TestCase):
                 self.assertIn("-energy", a)
                 self.assertTrue(a[-1].endswith(os.path.join(fam, "unfused")))
                 self.assertEqual(c["nvrtc"], "/x/libnvrtc.so.13")  # the fused program's compiler
+                self.assertEqual(c["ldpath"].split(":")[0], "/x")
             with open(os.path.join(d, "out", "whatif-fused", "summary.txt")) as f:
                 summary = f.read()
             self.assertEqual(summary.count("\nACCEPTED"), 2, summary)
