@@ -34,9 +34,10 @@
 # "-processes 2 -no-schedule": two measured processes, no host schedule,
 # which this comparison does not use); REUSE=1 keeps bundles already
 # captured; CAPTURE_TIMEOUT and WHATIF_TIMEOUT in seconds (default 300
-# and 400). Unless KREPLAY_NVRTC_LIB is set, the what-if runs with the
-# NVRTC the fused program compiled the kernel with (report.jsonl), so both
-# run the same compiler's code. A fused capture that fails in the kernel
+# and 400). The what-if finds NVRTC as kreplay does (KREPLAY_NVRTC_LIB
+# pins it); with PIN_NVRTC=1, or when kreplay finds none, it runs with the
+# one the fused program compiled the kernel with (report.jsonl), its
+# directory first on the loader's path. A fused capture that fails in the kernel
 # recorder is tried once more with -no-binaries (said in its log): the
 # comparison uses only its measured run.
 set -uo pipefail
@@ -99,6 +100,28 @@ for ln in open(sys.argv[1]):
         break' "$1" 2>/dev/null
 }
 
+# whatif DIR KERNEL [NVRTC]: kreplay whatif on DIR's unfused bundle with the
+# fused kernel KERNEL, its flags kreplay's defaults but -energy; with NVRTC,
+# that library (KREPLAY_NVRTC_LIB) and its directory first on the loader's
+# path (NVRTC loads its builtins by soname). Exit status kreplay's.
+whatif() {
+  local dir=$1 kernel=$2 nvrtc=${3:-} t0=$SECONDS rc
+  local args=(-replace llama-rmsnorm -kernel "$EX/rmsnorm_fused.cu" -name "$kernel" -energy -o "$dir/whatif.json")
+  echo "$(basename "$dir"): kreplay whatif ${args[*]} $dir/unfused (NVRTC: ${nvrtc:-found by kreplay})" | tee -a "$S"
+  rm -f "$dir/whatif.json"
+  local ldp=${LD_LIBRARY_PATH:-}
+  case "$nvrtc" in */*) ldp="$(dirname "$nvrtc")${ldp:+:$ldp}" ;; esac
+  if [ -n "$nvrtc" ]; then
+    LD_LIBRARY_PATH="$ldp" KREPLAY_NVRTC_LIB="$nvrtc" \
+      timeout "${WHATIF_TIMEOUT:-400}" "$K" whatif "${args[@]}" "$dir/unfused" > "$dir/whatif.txt" 2> "$dir/whatif.progress"
+  else
+    timeout "${WHATIF_TIMEOUT:-400}" "$K" whatif "${args[@]}" "$dir/unfused" > "$dir/whatif.txt" 2> "$dir/whatif.progress"
+  fi
+  rc=$?
+  echo "$(basename "$dir"): whatif exit $rc in $((SECONDS - t0)) s" | tee -a "$S"
+  return $rc
+}
+
 status=0
 for fam in $FAMILIES; do
   dir="$OUT/$fam"
@@ -114,17 +137,18 @@ for fam in $FAMILIES; do
     continue
   fi
   kernel=$(kernel_of "$SPECS/$fam-fused-prefill.json") || { status=1; continue; }
-  nvrtc=${KREPLAY_NVRTC_LIB:-$(nvrtc_of "$dir/report.jsonl")}
-  args=(-replace llama-rmsnorm -kernel "$EX/rmsnorm_fused.cu" -name "$kernel" -energy -o "$dir/whatif.json")
-  echo "$fam: kreplay whatif ${args[*]} $dir/unfused (NVRTC: ${nvrtc:-found by kreplay})" | tee -a "$S"
-  t0=$SECONDS
-  # NVRTC loads its builtins by soname: their directory goes on the loader's path.
-  ldp=${LD_LIBRARY_PATH:-}
-  case "$nvrtc" in */*) ldp="$(dirname "$nvrtc")${ldp:+:$ldp}" ;; esac
-  LD_LIBRARY_PATH="$ldp" KREPLAY_NVRTC_LIB="$nvrtc" timeout "${WHATIF_TIMEOUT:-400}" "$K" whatif "${args[@]}" "$dir/unfused" \
-    > "$dir/whatif.txt" 2> "$dir/whatif.progress"
+  nvrtc=${KREPLAY_NVRTC_LIB:-}
+  [ -n "$nvrtc" ] || [ "${PIN_NVRTC:-0}" != 1 ] || nvrtc=$(nvrtc_of "$dir/report.jsonl")
+  whatif "$dir" "$kernel" "$nvrtc"
   rc=$?
-  echo "$fam: whatif exit $rc in $((SECONDS - t0)) s" | tee -a "$S"
+  if [ $rc -ne 0 ] && [ -z "$nvrtc" ] && grep -q 'nvrtc: library not available' "$dir/whatif.progress" "$dir/whatif.txt"; then
+    nvrtc=$(nvrtc_of "$dir/report.jsonl")
+    if [ -n "$nvrtc" ]; then
+      echo "$fam: kreplay found no NVRTC: again with the fused program's" | tee -a "$S"
+      whatif "$dir" "$kernel" "$nvrtc"
+      rc=$?
+    fi
+  fi
   if [ ! -s "$dir/whatif.json" ]; then
     tail -5 "$dir/whatif.progress" | tee -a "$S"
     status=1

@@ -300,6 +300,9 @@ if a[0] == "capture":
             f.write(json.dumps({"mode": "fused", "norms": 33, "ok": True, "nvrtc_lib": "/x/libnvrtc.so.13",
                                 "check": {"max_rel_err": 0.003}}) + "\n")
 elif a[0] == "whatif":
+    if os.environ.get("FAKE_NO_NVRTC") and not os.environ.get("KREPLAY_NVRTC_LIB"):
+        print("kreplay whatif: nvrtc: library not available: tried libnvrtc.so.13", file=sys.stderr)
+        sys.exit(1)
     agree = {"max_abs_err": 0.001, "scale": 4.0, "rel_err": 2.5e-4, "beyond": 0, "elements": 100, "tolerance": 0.01}
     r = {"workload": "w", "gpu": "NVIDIA H200", "match": {"runs": [{}] * 33},
          "variants": [{"index": 0, "check": {"chain": agree, "host": agree}}],
@@ -347,12 +350,21 @@ class Script(unittest.TestCase):
                 self.assertEqual(a[a.index("-kernel") + 1], "examples/whatif/rmsnorm/rmsnorm_fused.cu")
                 self.assertIn("-energy", a)
                 self.assertTrue(a[-1].endswith(os.path.join(fam, "unfused")))
-                self.assertEqual(c["nvrtc"], "/x/libnvrtc.so.13")  # the fused program's compiler
-                self.assertEqual(c["ldpath"].split(":")[0], "/x")
+                self.assertIsNone(c["nvrtc"])  # kreplay's own search
             with open(os.path.join(d, "out", "whatif-fused", "summary.txt")) as f:
                 summary = f.read()
             self.assertEqual(summary.count("\nACCEPTED"), 2, summary)
             self.assertIn("error +4.0%", summary)
+
+    def test_nvrtc(self):
+        for env, whatifs in [(dict(PIN_NVRTC="1"), 1), (dict(FAKE_NO_NVRTC="1"), 2)]:
+            with tempfile.TemporaryDirectory() as d:
+                p, calls = self.run_script(d, FAMILIES="llama", **env)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                wi = [c for c in calls if c["argv"][0] == "whatif"]
+                self.assertEqual(len(wi), whatifs, env)
+                self.assertEqual(wi[-1]["nvrtc"], "/x/libnvrtc.so.13")  # the fused program's compiler
+                self.assertEqual(wi[-1]["ldpath"].split(":")[0], "/x")
 
     def test_not_accepted(self):
         with tempfile.TemporaryDirectory() as d:
