@@ -76,6 +76,9 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 	if o.Schedule.Source == schedule.SourceTrace {
 		fmt.Fprintf(progress, "inference: no recorded host schedule: the host's gaps are the profiled trace's (a guess: the profiler slows the host)\n")
 	}
+	if line := otherMachine(o.Schedule.CPU, fr.Set.Source.GPU(), HostCPU(), fr.GPU); line != "" {
+		fmt.Fprintf(progress, "inference: %s\n", line)
+	}
 	fmt.Fprintf(progress, "host probe: the launch path, the wake from a wait and the GPU's power while it waits, on %s\n", fr.GPU)
 	p, err := replay.MeasureHost(context.Background(), d, o.HostProbe)
 	if err != nil {
@@ -206,4 +209,34 @@ func (o FlowOptions) shortEnergyWindows() string {
 		return ""
 	}
 	return fmt.Sprintf("energy windows of %s, short of %d ticks after %v over all of it", strings.Join(short, ", "), BoundEnergyTicks, BoundEnergyWarmup)
+}
+
+// otherMachine says, where the replay machine differs from the capture's
+// (its CPU or its GPU), that the host's gaps are the capture machine's,
+// naming both; "" where they match or nothing says.
+func otherMachine(capCPU, capGPU, cpu, gpu string) string {
+	otherCPU := capCPU != "" && cpu != "" && capCPU != cpu
+	otherGPU := capGPU != "" && gpu != "" && capGPU != gpu
+	if !otherCPU && !otherGPU {
+		return ""
+	}
+	return fmt.Sprintf("the host schedule is the capture machine's (CPU %s, GPU %s); this machine has CPU %s, GPU %s: the host's gaps are taken as recorded there",
+		orUnknown(capCPU), orUnknown(capGPU), orUnknown(cpu), orUnknown(gpu))
+}
+
+func orUnknown(s string) string { return cmp.Or(s, "unknown") }
+
+// HostCPU is this machine's CPU model: /proc/cpuinfo's first "model name"
+// ("" where it says none), as the capture's runner records it.
+func HostCPU() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

@@ -234,3 +234,25 @@ func TestShortEnergyWindows(t *testing.T) {
 		}
 	}
 }
+
+// A replay on another machine than the capture's says whose host the
+// schedule is, naming both machines; the same machine says nothing.
+func TestOtherMachine(t *testing.T) {
+	for _, tc := range []struct {
+		capCPU, capGPU, cpu, gpu string
+		want                     string
+	}{
+		{"Xeon A", "NVIDIA H100 80GB HBM3", "Xeon A", "NVIDIA H100 80GB HBM3", ""},
+		{"", "", "Xeon A", "NVIDIA H200", ""},
+		{"Xeon A", "NVIDIA H100 80GB HBM3", "Xeon A", "NVIDIA H200",
+			"the host schedule is the capture machine's (CPU Xeon A, GPU NVIDIA H100 80GB HBM3); this machine has CPU Xeon A, GPU NVIDIA H200: the host's gaps are taken as recorded there"},
+		{"Xeon A", "", "EPYC B", "", "the host schedule is the capture machine's (CPU Xeon A, GPU unknown); this machine has CPU EPYC B, GPU unknown: the host's gaps are taken as recorded there"},
+	} {
+		if got := otherMachine(tc.capCPU, tc.capGPU, tc.cpu, tc.gpu); got != tc.want {
+			t.Errorf("otherMachine(%q, %q, %q, %q) = %q, want %q", tc.capCPU, tc.capGPU, tc.cpu, tc.gpu, got, tc.want)
+		}
+	}
+	if cpu := HostCPU(); cpu == "" {
+		t.Log("this machine's /proc/cpuinfo names no model")
+	}
+}
