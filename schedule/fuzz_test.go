@@ -15,6 +15,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("kreplay-schedule 1\ninference 0 start 0\nQ 0 0 e 0x0 notready\nW 0 9 c 0x0\nend 0 9\ninference 1 start 9\nM 0 0 2\nend 1 0\n"))
 	f.Add([]byte("kreplay-schedule 1\nprocess 0 overhead_ns_per_inference -0 armed_wall_ns 0 measured_wall_ns 0\n"))
 	f.Add([]byte("kreplay-schedule 1\ninference 0 start 0\nC 0 1 0x0 1 PtoP sync\nS 1 2 0x1 0 sync\nend 0 2\n"))
+	f.Add([]byte("kreplay-schedule 1\ninference 0 start 0 fresh\nM 0 1 1\nend 0 1\ninference 1 start 90 fresh\nM 0 1 3\nend 1 1\n"))
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
 	zw.Write([]byte(sample))
@@ -49,6 +50,7 @@ func FuzzRead(f *testing.F) {
 // what-ifs simulate with GraphOps' ops.
 func FuzzWhatIfs(f *testing.F) {
 	f.Add([]byte(sample))
+	f.Add([]byte("kreplay-schedule 1\nname 0 a\ninference 0 start 5\nL 0 9 0x1 0 1,1,1 2,2,2\nend 0 9\ninference 1 start 9000 fresh\nL 0 9 0x1 0 1,1,1 2,2,2\nend 1 9\n"))
 	f.Add([]byte("kreplay-schedule 1\nname 0 a\ninference 0 start 5\nL 0 9 0x1 0 1,1,1 2,2,2\nQ 3 4 s 0x1 notready\nR 5 6 0xe 0x1\nW 8 20 e 0xe\nE 21 22 0x2 0xe\nG 23 24 0x2 0x7\nend 0 30\ninference 1 start 40\nC 0 5 0x2 8 DtoH sync\nM 6 7 3\nend 1 9\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := Read(bytes.NewReader(in))
