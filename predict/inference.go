@@ -83,6 +83,9 @@ type Inference struct {
 	GPUIdleNS  float64 `json:"gpu_idle_ns"`
 	HostWaitNS float64 `json:"host_wait_ns"`
 	Bound      string  `json:"bound"`
+	// PeerWaitNS is, for a rank of a group (PredictGroup), the time its
+	// collectives waited for the other ranks.
+	PeerWaitNS float64 `json:"peer_wait_ns,omitempty"`
 	// Tokens per inference, the time to the first token and per output
 	// token (median and 90th percentile); zero for a prefill.
 	Tokens      float64 `json:"tokens,omitempty"`
@@ -122,65 +125,94 @@ type Inference struct {
 // back with the replays' times and energies (schedule.Simulate and
 // schedule.Energy) and returns the steady-state figures.
 func PredictInference(in InferenceInput) (*Inference, error) {
-	if in.Set == nil || in.Schedule == nil {
-		return nil, errors.New("inference: no set or no schedule")
+	b, err := bindInput(in)
+	if err != nil {
+		return nil, err
 	}
-	per := replayedOps(in.Set, in.Entries)
-	s := in.Schedule
-	ops := make([][]schedule.Op, len(s.Inferences))
-	joules := make([][]float64, len(s.Inferences))
-	traced := 0
-	for i := range s.Inferences {
-		bound, err := schedule.Bind(s, i, in.Set, in.Runtime, kname.SameKernel)
-		if err != nil {
-			return nil, fmt.Errorf("inference: %w", err)
-		}
-		ops[i], joules[i] = make([]schedule.Op, len(bound)), make([]float64, len(bound))
-		for j, b := range bound {
-			op := schedule.Op{DurNS: make([]int64, len(b.Sigs))}
-			for q, sig := range b.Sigs {
-				r := per[sig]
-				op.DurNS[q] = r.ns
-				joules[i][j] += r.joules
-				if r.traced && i == 0 {
-					traced++
-				}
-			}
-			if len(b.Sigs) > 0 {
-				op.Label = in.Set.Signatures[b.Sigs[0]].Op
-			}
-			ops[i][j] = op
-		}
-	}
-	res, err := schedule.Simulate(s, ops, in.Constants)
+	res, err := schedule.Simulate(in.Schedule, b.ops, in.Constants)
 	if err != nil {
 		return nil, fmt.Errorf("inference: %w", err)
 	}
-	en, err := schedule.Energy(res, joules, in.Constants, in.PowerLimitW)
+	inf, err := b.inference(in, res)
 	if err != nil {
-		return nil, fmt.Errorf("inference: %w", err)
-	}
-	inf := &Inference{
-		Source: s.Source, CPU: s.CPU, Inferences: res.Inferences,
-		WallNS: en.WallNS, BusyNS: res.BusyNS, GPUIdleNS: res.GPUIdleNS, HostWaitNS: res.HostWaitNS, Bound: res.Bound,
-		Tokens: res.Tokens, TTFTNS: res.TTFT.Median, TPOTNS: res.TPOT.Median, TPOTP90NS: res.TPOT.P90,
-		KernelJ: en.KernelJ, WaitJ: en.WaitJ, EnergyJ: en.TotalJ, JPerToken: en.PerTokenJ, PowerCapped: en.PowerCapped,
-		Host: res.Host, Dominant: res.Host.Dominant(), Shares: res.Shares,
-		Constants: in.Constants, Ops: len(ops[0]), TracedOps: traced,
-	}
-	if p := s.Process; p != nil {
-		inf.OverheadNS = p.OverheadNSPerInference
+		return nil, err
 	}
 	factors := in.FasterHost
 	if factors == nil {
 		factors = DefaultFasterHost
 	}
 	for _, f := range factors {
-		w, err := fasterHost(in, ops, joules, f)
+		w, err := fasterHost(in, b.ops, b.joules, f)
 		if err != nil {
 			return nil, fmt.Errorf("inference: %w", err)
 		}
 		inf.WhatIfs = append(inf.WhatIfs, w)
+	}
+	return inf, nil
+}
+
+// boundInput is a schedule bound to its replays: each inference's GPU ops
+// with their times (collectives marked) and energies, and how many ops of
+// the first took their traced time for want of a replay.
+type boundInput struct {
+	ops    [][]schedule.Op
+	joules [][]float64
+	traced int
+}
+
+// bindInput binds in's schedule to its set's replays (schedule.Bind).
+func bindInput(in InferenceInput) (*boundInput, error) {
+	if in.Set == nil || in.Schedule == nil {
+		return nil, errors.New("inference: no set or no schedule")
+	}
+	per := replayedOps(in.Set, in.Entries)
+	s := in.Schedule
+	b := &boundInput{ops: make([][]schedule.Op, len(s.Inferences)), joules: make([][]float64, len(s.Inferences))}
+	for i := range s.Inferences {
+		bound, err := schedule.Bind(s, i, in.Set, in.Runtime, kname.SameKernel)
+		if err != nil {
+			return nil, fmt.Errorf("inference: %w", err)
+		}
+		b.ops[i], b.joules[i] = make([]schedule.Op, len(bound)), make([]float64, len(bound))
+		for j, bo := range bound {
+			op := schedule.Op{DurNS: make([]int64, len(bo.Sigs))}
+			for q, sig := range bo.Sigs {
+				r := per[sig]
+				op.DurNS[q] = r.ns
+				b.joules[i][j] += r.joules
+				if r.traced && i == 0 {
+					b.traced++
+				}
+				op.Collective = op.Collective || in.Set.Signatures[sig].Class == signatures.ClassCollective
+			}
+			if len(bo.Sigs) > 0 {
+				op.Label = in.Set.Signatures[bo.Sigs[0]].Op
+			}
+			b.ops[i][j] = op
+		}
+	}
+	return b, nil
+}
+
+// inference is the prediction of a simulation res of b: the energy model
+// added (schedule.Energy), per inference in steady state.
+func (b *boundInput) inference(in InferenceInput, res schedule.Result) (*Inference, error) {
+	en, err := schedule.Energy(res, b.joules, in.Constants, in.PowerLimitW)
+	if err != nil {
+		return nil, fmt.Errorf("inference: %w", err)
+	}
+	s := in.Schedule
+	inf := &Inference{
+		Source: s.Source, CPU: s.CPU, Inferences: res.Inferences,
+		WallNS: en.WallNS, BusyNS: res.BusyNS, GPUIdleNS: res.GPUIdleNS, HostWaitNS: res.HostWaitNS, Bound: res.Bound,
+		PeerWaitNS: res.PeerWaitNS,
+		Tokens:     res.Tokens, TTFTNS: res.TTFT.Median, TPOTNS: res.TPOT.Median, TPOTP90NS: res.TPOT.P90,
+		KernelJ: en.KernelJ, WaitJ: en.WaitJ, EnergyJ: en.TotalJ, JPerToken: en.PerTokenJ, PowerCapped: en.PowerCapped,
+		Host: res.Host, Dominant: res.Host.Dominant(), Shares: res.Shares,
+		Constants: in.Constants, Ops: len(b.ops[0]), TracedOps: b.traced,
+	}
+	if p := s.Process; p != nil {
+		inf.OverheadNS = p.OverheadNSPerInference
 	}
 	return inf, nil
 }

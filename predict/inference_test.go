@@ -256,3 +256,72 @@ func TestOtherMachine(t *testing.T) {
 		t.Log("this machine's /proc/cpuinfo names no model")
 	}
 }
+
+// The embedded TP2 prefill's two ranks, from their traces' host gaps and
+// every signature at its traced median: simulated together, each rank's
+// collectives pair with the other's, one rank's collectives wait for the
+// other's, and the group is no faster than either rank alone.
+func TestPredictGroupTP2(t *testing.T) {
+	const name = "2xh200_llama-7b-tp2_prefill"
+	fsys, err := traces.Bundle(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := workload.OpenBundle(fsys, "embedded:"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, err := b.Sets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ins []InferenceInput
+	for _, set := range sets {
+		s, rt, err := HostScheduleFor("embedded:"+name, b, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var entries []replay.Entry
+		for _, sig := range set.Signatures {
+			med := float64(sig.TracedNS.Median)
+			entries = append(entries, replay.Entry{ID: sig.ID, Count: sig.Count, PartOf: sig.PartOf,
+				Result: &replay.Result{Stats: replay.Stats{MedianNS: med}, Energy: &replay.Energy{JoulesPerOp: med * 1e-9, Watts: 1000}}})
+		}
+		ins = append(ins, InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: entries,
+			Constants: schedule.Constants{SubmitNS: 4000, QueueGapNS: 1000, WakeNS: 3000, MaxCallNS: DefaultMaxCallNS, WaitPowerW: 100}})
+	}
+	g, err := PredictGroup(ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(g.Summary())
+	var peer float64
+	for r, in := range ins {
+		alone, err := PredictInference(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.WallNS < alone.WallNS || g.Ranks[r].BusyNS <= 0 || g.Ranks[r].PeerWaitNS < 0 {
+			t.Errorf("rank %d: group wall %.0f ns, alone %.0f ns; busy %.0f, peer wait %.0f", r, g.WallNS, alone.WallNS, g.Ranks[r].BusyNS, g.Ranks[r].PeerWaitNS)
+		}
+		peer += g.Ranks[r].PeerWaitNS
+	}
+	if peer <= 0 || g.EnergyJ != g.Ranks[0].EnergyJ+g.Ranks[1].EnergyJ {
+		t.Errorf("peer waits %.0f ns in all, energy %g J", peer, g.EnergyJ)
+	}
+	if _, err := PredictGroup(ins[:1]); err == nil {
+		t.Error("a group of one rank: no error")
+	}
+	// The bundle's measured run: the group's wall against the slower
+	// rank's, its energy against the two GPUs' together.
+	m, err := b.Measured()
+	if err != nil || m == nil {
+		t.Fatalf("the bundle's measured run: %v", err)
+	}
+	if line := g.againstMeasured(sets, m); !strings.Contains(line, "against the measured") || !strings.Contains(line, "J against") {
+		t.Errorf("against the measured run: %q", line)
+	}
+	if line := g.againstMeasured(sets, nil); line != "" {
+		t.Errorf("no measured run: %q", line)
+	}
+}

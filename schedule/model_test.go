@@ -32,7 +32,7 @@ func TestGPUPlacementOnTrace(t *testing.T) {
 		}
 		inv := set.Timeline[b[j].Timeline[0]]
 		j++
-		st := m.step(0, k, []int64{inv.Dur})
+		st := m.step(0, k, &Op{DurNS: []int64{inv.Dur}})
 		start := m.spans[len(m.spans)-1][0]
 		d := float64((start - st.enter) - (inv.Start - inf.Start - inf.Calls[k].Enter))
 		errs = append(errs, max(d, -d))

@@ -23,6 +23,7 @@ func (m *sim) result() Result {
 		wall += t.End - from
 		busy += union(m.spans, from, t.End)
 		r.HostWaitNS += float64(t.HostWaitNS)
+		r.PeerWaitNS += float64(t.PeerWaitNS)
 		tokens += len(t.Tokens)
 		r.Steady++
 		if r.FirstSteady < 0 {
@@ -32,8 +33,9 @@ func (m *sim) result() Result {
 	steady := float64(r.Steady)
 	r.WallNS = float64(wall) / steady
 	r.BusyNS = float64(busy) / steady
-	r.GPUIdleNS = r.WallNS - r.BusyNS
 	r.HostWaitNS /= steady
+	r.PeerWaitNS /= steady
+	r.GPUIdleNS = max(r.WallNS-r.BusyNS-r.PeerWaitNS, 0)
 	r.Tokens = float64(tokens) / steady
 	r.Bound = "gpu"
 	if r.GPUIdleNS > r.HostWaitNS {

@@ -37,6 +37,10 @@ type Op struct {
 	// in order, run back to back on its stream QueueGapNS apart.
 	DurNS []int64
 	Label string
+	// Collective marks an op that runs with its peers on the other ranks
+	// (an NCCL kernel): SimulateGroup starts the k-th collective of every
+	// rank together; Simulate runs it as any other op.
+	Collective bool
 }
 
 // Quantiles of a set of times, ns: the median (the mean of the middle two
@@ -92,6 +96,9 @@ type InferenceTimes struct {
 	Tokens []int64
 	// HostWaitNS is the time the host was blocked on the GPU.
 	HostWaitNS int64
+	// PeerWaitNS is the time its collectives waited for the other ranks
+	// (SimulateGroup).
+	PeerWaitNS int64
 	// Steady says the inference counts in the per-inference figures: it
 	// follows the previous one back to back (not the first, not Fresh).
 	Steady bool
@@ -112,10 +119,15 @@ type Result struct {
 	WallNS float64
 	// BusyNS is the time the GPU ran ops (their union over streams).
 	BusyNS float64
-	// GPUIdleNS is WallNS - BusyNS: the GPU waiting for the host.
+	// GPUIdleNS is WallNS - BusyNS - PeerWaitNS: the GPU waiting for the
+	// host.
 	GPUIdleNS float64
 	// HostWaitNS is the time the host was blocked on the GPU.
 	HostWaitNS float64
+	// PeerWaitNS is the time the rank's collectives waited for the other
+	// ranks (SimulateGroup; 0 alone). It is part of BusyNS's complement:
+	// the GPU runs NCCL's kernel then, waiting.
+	PeerWaitNS float64
 	// Bound is "host" when the GPU idled longer than the host waited,
 	// else "gpu".
 	Bound string
@@ -221,6 +233,13 @@ type sim struct {
 	shares  map[string]*HostShare
 	order   []string // labels in first-seen order
 	steady  []bool   // Times[i].Steady
+	// peers, in a group's simulation (SimulateGroup), starts the rank's
+	// k-th collective: given the time this rank's stream reaches it, the
+	// time every rank's has (ok false once the ranks disagree); nil alone.
+	peers    func(k int, arrive int64) (start int64, ok bool)
+	colls    int   // collectives placed so far
+	peerWait int64 // the current inference's time waiting for peers
+	err      error
 }
 
 func newSim(s *Schedule, c Constants) *sim {
@@ -294,11 +313,11 @@ func (m *sim) inference(i int, ops []Op) {
 	j := 0
 	for k := range calls {
 		c := &calls[k]
-		var durs []int64
+		var op *Op
 		if c.Kind.GPU() {
-			durs = ops[j].DurNS
+			op = &ops[j]
 		}
-		st := m.step(i, k, durs)
+		st := m.step(i, k, op)
 		gap, enter, exit, own := st.gap, st.enter, st.exit, st.own
 		if k == 0 {
 			t.Start = enter
@@ -325,6 +344,7 @@ func (m *sim) inference(i int, ops []Op) {
 		}
 	}
 	a.end()
+	t.PeerWaitNS, m.peerWait = m.peerWait, 0
 	t.End = max(m.host, gpuEnd)
 	for ; marks > 0; marks-- {
 		t.Tokens = append(t.Tokens, t.End)
@@ -336,15 +356,15 @@ func (m *sim) inference(i int, ops []Op) {
 // cost, and for a GPU op its end.
 type stepped struct{ gap, enter, exit, own, end int64 }
 
-// step simulates call k of inference i after the previous call; durs are
-// its times if it is a GPU op.
-func (m *sim) step(i, k int, durs []int64) stepped {
+// step simulates call k of inference i after the previous call; op is
+// its op if it is a GPU op.
+func (m *sim) step(i, k int, op *Op) stepped {
 	c := &m.s.Inferences[i].Calls[k]
 	st := stepped{gap: m.gap(i, k), own: m.ownCost(c)}
 	st.enter = m.host + st.gap
 	st.exit = st.enter + st.own
 	if c.Kind.GPU() {
-		st.end = m.gpuOp(c, durs, st.enter)
+		st.end = m.gpuOp(c, op, st.enter)
 		if c.Sync {
 			st.exit = max(st.exit, st.end+m.c.WakeNS)
 		}
@@ -434,15 +454,18 @@ func (m *sim) ownCost(c *Call) int64 {
 }
 
 // gpuOp places a GPU op launched at enter and returns its end.
-func (m *sim) gpuOp(c *Call, durs []int64, enter int64) int64 {
+func (m *sim) gpuOp(c *Call, op *Op, enter int64) int64 {
 	st := m.stream(c.Stream)
 	start := enter + m.c.SubmitNS
 	if st.free > start {
 		start = st.free + m.c.QueueGapNS
 	}
 	start = max(start, st.wait)
+	if op.Collective && m.peers != nil {
+		start = m.withPeers(start)
+	}
 	end := start
-	for q, d := range durs {
+	for q, d := range op.DurNS {
 		if q > 0 {
 			start = end + m.c.QueueGapNS
 		}
@@ -452,6 +475,22 @@ func (m *sim) gpuOp(c *Call, durs []int64, enter int64) int64 {
 	st.free = end
 	m.allFree = max(m.allFree, end)
 	return end
+}
+
+// withPeers is the start of the rank's next collective, which reaches its
+// stream at arrive: once every rank's has (m.peers); the wait is counted.
+func (m *sim) withPeers(arrive int64) int64 {
+	k := m.colls
+	m.colls++
+	start, ok := m.peers(k, arrive)
+	if !ok {
+		if m.err == nil {
+			m.err = fmt.Errorf("collective %d: not every rank reached it (the ranks' schedules launch different collectives)", k)
+		}
+		return arrive
+	}
+	m.peerWait += start - arrive
+	return start
 }
 
 // hostOp applies a non-GPU call; for one that waits it returns the time

@@ -37,8 +37,9 @@ func init() {
 		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-skip ID,...] [-energy [-ticks N]]\n" +
 			"           [-measured FILE] [-json FILE] [-out FILE [-resume]] [-binaries=false] [-roofline] [TRACE|SET|BUNDLE ...]",
 			"replay each signature alone on the GPU and compare with the trace; with one trace per rank\n" +
-				"           and -devices, the collectives across GPUs and a prediction per rank (default input: the\n" +
-				"           embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-out FILE -resume"), cmdRun},
+				"           and -devices, the collectives across GPUs and a prediction per rank, and for a bundle the\n" +
+				"           group's whole inference from its host schedules (default input: the embedded bundle\n" +
+				"           " + traces.DefaultBundle + ")." + lostHelp("-out FILE -resume"), cmdRun},
 		{"inspect", "[-top N] [-json] [TRACE|SET|BUNDLE ...]", "print tier and class totals, busy/idle time and the top signatures\n" +
 			"           (default input: the embedded bundle " + traces.DefaultBundle + ")", cmdInspect},
 		{"gen", "[-o DIR] [-pkg NAME] TRACE|SET|BUNDLE", "write a Go benchmark package of a signature set, with a bundle's workload spec\n" +

@@ -201,7 +201,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	sets, bundleMeasured := runInputs(pos, stderr)
+	sets, bundleMeasured, bundle := runInputs(pos, stderr)
 	if !f.binaries {
 		for _, s := range sets {
 			s.WithoutBinaries()
@@ -274,6 +274,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	lostErr := lostError(lost, f.progOut != "")
 	ranks, err := runRanks(rankSets, rankEntries, measured, bundleMeasured == nil, idle, stdout, stderr)
+	var group *predict.GroupInference
+	if err == nil && len(rankSets) > 1 && lostErr == nil && bundle.b != nil {
+		if group, err = predict.PredictGroupFlow(bundle.arg, bundle.b, rankSets, rankEntries, opened, measured, stdout); err != nil {
+			fmt.Fprintf(stderr, "kreplay run: %v\n", err)
+			err = nil
+		}
+	}
 	if err != nil || f.jsonOut == "" {
 		return cmp.Or(err, lostErr)
 	}
@@ -283,9 +290,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			Sets     []runOutput              `json:"sets"`
 			Ranks    []predict.RankPrediction `json:"ranks"`
 			Whole    predict.SetPrediction    `json:"whole"`
+			Group    *predict.GroupInference  `json:"group_inference,omitempty"`
 			Idle     []deviceIdle             `json:"idle,omitempty"`
 			Measured string                   `json:"measured,omitempty"`
-		}{outs, ranks, predict.Whole(ranks), idle, f.measuredFile}
+		}{outs, ranks, predict.Whole(ranks), group, idle, f.measuredFile}
 	}
 	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
@@ -385,11 +393,12 @@ func runRanks(sets []*signatures.Set, entries [][]replay.Entry, measured *worklo
 }
 
 // runInputs loads the sets of the TRACE arguments, reporting those that
-// fail and going on, and returns the measured runs of the first bundle
-// that has them.
-func runInputs(pos []string, stderr io.Writer) ([]*signatures.Set, *workload.Measured) {
+// fail on stderr, and returns the first bundle's measured runs, if any,
+// and that bundle (with the argument that named it).
+func runInputs(pos []string, stderr io.Writer) ([]*signatures.Set, *workload.Measured, namedBundle) {
 	var sets []*signatures.Set
 	var measured *workload.Measured
+	var first namedBundle
 	for _, p := range pos {
 		in, err := loadInput(p, signatures.Options{})
 		if err != nil {
@@ -397,13 +406,20 @@ func runInputs(pos []string, stderr io.Writer) ([]*signatures.Set, *workload.Mea
 			continue
 		}
 		sets = append(sets, in.sets...)
-		if measured == nil && in.bundle != nil {
+		if first.b == nil && in.bundle != nil {
+			first = namedBundle{p, in.bundle}
 			if measured, err = in.bundle.Measured(); err != nil {
 				fmt.Fprintf(stderr, "kreplay run: %v\n", err)
 			}
 		}
 	}
-	return sets, measured
+	return sets, measured, first
+}
+
+// namedBundle is a bundle with the argument that named it.
+type namedBundle struct {
+	arg string
+	b   *workload.Bundle
 }
 
 // filterIDs keeps the named signatures and those that are part of them.

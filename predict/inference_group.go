@@ -1,0 +1,70 @@
+package predict
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kreplay/kreplay/schedule"
+)
+
+// GroupInference is a tensor-parallel group's whole inference predicted
+// from each rank's host schedule and replays, the ranks bound by their
+// collectives (schedule.SimulateGroup): no measured whole-run quantity
+// enters it.
+type GroupInference struct {
+	// Ranks are each rank's figures, in rank order; a rank's PeerWaitNS is
+	// its collectives' wait for the others.
+	Ranks []*Inference `json:"ranks"`
+	// WallNS is the group's wall per inference, its slowest rank's;
+	// EnergyJ the ranks' energies summed (every GPU of the group).
+	WallNS  float64 `json:"wall_ns"`
+	EnergyJ float64 `json:"energy_j"`
+}
+
+// PredictGroup predicts a group's whole inference: ins[r] is rank r's
+// input as PredictInference takes one (its schedule, set, replays and its
+// GPU's constants). The ranks' schedules are simulated together, each
+// rank's k-th collective starting once every rank's stream reached its
+// k-th; each rank's energy is its own GPU's (schedule.Energy). Host
+// what-ifs are not predicted for a group.
+func PredictGroup(ins []InferenceInput) (*GroupInference, error) {
+	if len(ins) < 2 {
+		return nil, errors.New("group inference: want two ranks or more")
+	}
+	bs := make([]*boundInput, len(ins))
+	ss := make([]*schedule.Schedule, len(ins))
+	ops := make([][][]schedule.Op, len(ins))
+	cs := make([]schedule.Constants, len(ins))
+	for r, in := range ins {
+		b, err := bindInput(in)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+		bs[r], ss[r], ops[r], cs[r] = b, in.Schedule, b.ops, in.Constants
+	}
+	res, err := schedule.SimulateGroup(ss, ops, cs)
+	if err != nil {
+		return nil, fmt.Errorf("group inference: %w", err)
+	}
+	g := &GroupInference{}
+	for r, b := range bs {
+		inf, err := b.inference(ins[r], res[r])
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+		g.Ranks = append(g.Ranks, inf)
+		g.WallNS = max(g.WallNS, inf.WallNS)
+		g.EnergyJ += inf.EnergyJ
+	}
+	return g, nil
+}
+
+// Summary is the group's prediction in one line.
+func (g *GroupInference) Summary() string {
+	s := fmt.Sprintf("group of %d ranks: wall %.4g ms, %.4g J over its GPUs", len(g.Ranks), g.WallNS/1e6, g.EnergyJ)
+	for r, inf := range g.Ranks {
+		s += fmt.Sprintf("; rank %d: busy %.4g ms, waiting for peers %.4g ms, for the host %.4g ms, %.4g J", r,
+			inf.BusyNS/1e6, inf.PeerWaitNS/1e6, inf.GPUIdleNS/1e6, inf.EnergyJ)
+	}
+	return s
+}
