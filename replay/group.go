@@ -243,8 +243,10 @@ func joinRankErrors(devices []int, errs []error) error {
 // collective's is measured on every GPU at once (Result.RankEnergy).
 //
 // With more than one GPU the single-GPU measurements run with
-// Options.NoKernelTime: replay times are CUDA event times and SameKernel
-// is not set. CUPTI's activity API cannot give each GPU's measurement its
+// Options.NoKernelTime: replay times are CUDA event times, and SameKernel
+// comes from an identity pass after everything else (identify: each
+// signature once more, one GPU at a time, with CUPTI's records on;
+// skipped where the caller set NoKernelTime). CUPTI's activity API cannot give each GPU's measurement its
 // own kernel records: enabling and disabling an activity kind applies to
 // the whole process, and records come only through
 // cuptiActivityFlushAll, which flushes every GPU's buffers at once. To
@@ -309,9 +311,14 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 			live = append(live, d)
 		}
 	}
+	ranOn := make([]int, len(todo))
+	for i := range ranOn {
+		ranOn[i] = -1
+	}
 	left := shard(len(live), single, func(worker, i int) bool {
 		d := live[worker]
 		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], so, &out[i]), o)
+		ranOn[i] = worker
 		report(i, d.Index)
 		return d.Lost() == nil
 	})
@@ -322,6 +329,10 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 			g.runCollective(todo[i], o, &out[i])
 		}
 		report(i, -1)
+	}
+	// Last, so that a fault in it costs no measurement.
+	if len(live) > 1 && !o.Measure.NoKernelTime {
+		g.identify(live, todo, out, ranOn, o)
 	}
 	return out
 }

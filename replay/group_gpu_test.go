@@ -262,8 +262,10 @@ func TestGPUGroupMeasureTPAllReduce(t *testing.T) {
 	}
 }
 
-// RunSet over every GPU there is (up to two) measures the memory ops of
-// the BLOOM prefill trace and keeps the set's order.
+// RunSet over every GPU there is (up to two) measures the memory ops and
+// the GEMMs of the BLOOM prefill trace, keeps the set's order, and says
+// which kernel ran (with two GPUs, from the identity pass): every GEMM by
+// cuBLAS's traced kernel, as one GPU's suite finds.
 func TestGPUGroupRunSet(t *testing.T) {
 	gputest.Require(t, cuda.Init)
 	n, err := cuda.DeviceCount()
@@ -302,6 +304,9 @@ func TestGPUGroupRunSet(t *testing.T) {
 		}
 		if e.PartOf == "" && (e.Err != "" || e.Result == nil || e.Result.MedianNS <= 0) {
 			t.Errorf("%s %s: %s", e.ID, e.Label, e.Err)
+		}
+		if e.Class == signatures.ClassGEMM && (e.SameKernel == nil || !*e.SameKernel) {
+			t.Errorf("%s %s: not shown to run the traced kernel (same kernel %v)", e.ID, e.Label, e.SameKernel)
 		}
 	}
 	for _, d := range g.Devices {
