@@ -18,7 +18,10 @@
 # spec is captured on the spec's device: on a machine of two GPUs of one
 # kind it halves the time (the capture's host then shares the machine with
 # one predicting process). Writes OUT/summary.txt, OUT/logs/ and
-# OUT/bundles/ (without their kernels directories).
+# OUT/bundles/ (without their kernels directories); with ARCHIVE=1 the
+# logs and bundles go into OUT/raw.tar.xz.partNN instead, pieces of 15 MiB
+# (the device tool brings back at most 8 files of 16 MiB; join them with
+# cat before unpacking).
 set -uo pipefail
 OUT=${OUT:-out}
 DEADLINE=${DEADLINE:-540}
@@ -69,3 +72,6 @@ for s in "${pending[@]}"; do
   say "== $s"
   tee -a "$S" <"$OUT/logs/$s.summary"
 done
+if [ -n "${ARCHIVE:-}" ]; then
+  tar -C "$OUT" -cJf - logs bundles | split -b 15m -d - "$OUT/raw.tar.xz.part" && rm -rf "$OUT/logs" "$OUT/bundles"
+fi
