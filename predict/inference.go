@@ -48,6 +48,11 @@ type InferenceInput struct {
 	// inference with the host this many times faster (schedule.FasterHost;
 	// nil: DefaultFasterHost).
 	FasterHost []float64
+	// GraphLaunch, when set, is the host's cost of launching a CUDA graph
+	// of n kernels on the replay machine (replay.GraphLaunch.CostNS): the
+	// what-if of the same inference under CUDA graphs is predicted beside
+	// (schedule.UnderGraphs).
+	GraphLaunch func(n int) int64
 }
 
 // DefaultFasterHost is the host what-if PredictInference predicts unless
@@ -148,7 +153,66 @@ func PredictInference(in InferenceInput) (*Inference, error) {
 		}
 		inf.WhatIfs = append(inf.WhatIfs, w)
 	}
+	if in.GraphLaunch != nil {
+		w, ok, err := underGraphs(in, b)
+		if err != nil {
+			return nil, fmt.Errorf("inference: %w", err)
+		}
+		if ok {
+			inf.WhatIfs = append(inf.WhatIfs, w)
+		}
+	}
 	return inf, nil
+}
+
+// underGraphs predicts the inference under CUDA graphs
+// (schedule.UnderGraphs), each graph's launch costing in.GraphLaunch of
+// the graphs' mean kernel count; false where no run of ops makes a graph.
+func underGraphs(in InferenceInput, b *boundInput) (WhatIf, bool, error) {
+	ops, err := schedule.GraphOps(in.Schedule, b.ops)
+	if err != nil {
+		return WhatIf{}, false, err
+	}
+	groups, err := schedule.GraphGroups(in.Schedule)
+	if err != nil {
+		return WhatIf{}, false, err
+	}
+	nodes, graphs := 0, 0
+	for _, inf := range ops {
+		for _, op := range inf {
+			if op.Label == schedule.GraphLabel {
+				nodes, graphs = nodes+len(op.DurNS), graphs+1
+			}
+		}
+	}
+	if graphs == 0 {
+		return WhatIf{}, false, nil
+	}
+	mean := (nodes + graphs/2) / graphs
+	launch := in.GraphLaunch(mean)
+	s, err := schedule.UnderGraphs(in.Schedule, launch)
+	if err != nil {
+		return WhatIf{}, false, err
+	}
+	joules := make([][]float64, len(groups))
+	for i, gs := range groups {
+		joules[i] = make([]float64, len(gs))
+		for g, members := range gs {
+			for _, j := range members {
+				joules[i][g] += b.joules[i][j]
+			}
+		}
+	}
+	res, err := schedule.Simulate(s, ops, in.Constants)
+	if err != nil {
+		return WhatIf{}, false, err
+	}
+	en, err := schedule.Energy(res, joules, in.Constants, in.PowerLimitW)
+	if err != nil {
+		return WhatIf{}, false, err
+	}
+	return WhatIf{Name: fmt.Sprintf("under CUDA graphs (each launch %.3g µs: the host probe's cost of a graph of %d kernels)", float64(launch)/1e3, mean),
+		WallNS: en.WallNS, EnergyJ: en.TotalJ, TPOTNS: res.TPOT.Median, Bound: res.Bound}, true, nil
 }
 
 // boundInput is a schedule bound to its replays: each inference's GPU ops

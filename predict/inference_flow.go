@@ -93,10 +93,14 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 	if short != "" {
 		limit = 0
 	}
-	fr.Inference, fr.InferenceErr = PredictInference(InferenceInput{
+	in := InferenceInput{
 		Set: fr.Set, Runtime: o.Runtime, Schedule: o.Schedule, Entries: fr.Entries,
 		Constants: HostConstants(&p), PowerLimitW: limit,
-	})
+	}
+	if len(p.Graph.Spreads) > 0 {
+		in.GraphLaunch = p.Graph.CostNS
+	}
+	fr.Inference, fr.InferenceErr = PredictInference(in)
 	if fr.InferenceErr != nil {
 		fmt.Fprintf(progress, "inference: %v\n", fr.InferenceErr)
 		return

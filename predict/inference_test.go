@@ -325,3 +325,39 @@ func TestPredictGroupTP2(t *testing.T) {
 		t.Errorf("no measured run: %q", line)
 	}
 }
+
+// With the graph launch's cost measured, the same decode is predicted
+// under CUDA graphs beside: the host's gaps inside each run of ops go,
+// one launch of the measured cost stands for them, so the host-bound
+// decode runs faster and draws less, and a launch cost that grows makes
+// it slower.
+func TestPredictInferenceUnderGraphs(t *testing.T) {
+	in := generateInput(t)
+	var asked []int
+	in.GraphLaunch = func(n int) int64 { asked = append(asked, n); return 5000 }
+	inf, err := PredictInference(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w *WhatIf
+	for i := range inf.WhatIfs {
+		if strings.HasPrefix(inf.WhatIfs[i].Name, "under CUDA graphs") {
+			w = &inf.WhatIfs[i]
+		}
+	}
+	if w == nil || len(asked) != 1 || asked[0] < 2 {
+		t.Fatalf("what-ifs %+v; graph sizes asked %v", inf.WhatIfs, asked)
+	}
+	t.Logf("%s: wall %.4g ms against %.4g ms, %.4g J against %.4g J", w.Name, w.WallNS/1e6, inf.WallNS/1e6, w.EnergyJ, inf.EnergyJ)
+	if w.WallNS >= inf.WallNS || w.EnergyJ >= inf.EnergyJ || w.WallNS < inf.BusyNS {
+		t.Errorf("under graphs: wall %.0f ns, %g J; captured %.0f ns, %g J, busy %.0f ns", w.WallNS, w.EnergyJ, inf.WallNS, inf.EnergyJ, inf.BusyNS)
+	}
+	in.GraphLaunch = func(int) int64 { return 50_000_000 }
+	slow, err := PredictInference(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := slow.WhatIfs[len(slow.WhatIfs)-1]; last.WallNS <= w.WallNS {
+		t.Errorf("a 50 ms launch: wall %.0f ns, not above the 5 µs launch's %.0f", last.WallNS, w.WallNS)
+	}
+}

@@ -18,6 +18,9 @@ import (
 //   - QueueGapNS, the gap between kernels queued back to back on one
 //     stream, from the CUPTI records of tiny kernels launched behind a
 //     kernel that holds the stream until all of them are queued;
+//   - Graph, the host's cost of launching a CUDA graph (cuGraphLaunch's
+//     duration on the host, for one kernel and for 256), for the what-if
+//     of the same inference under CUDA graphs;
 //   - WaitPowerW, the GPU's power while it waits for the host between
 //     short kernels (active idle), from NVML energy-counter windows of a
 //     short kernel launched after each host gap, less the kernels' own
@@ -185,6 +188,8 @@ type HostProbe struct {
 	CopyRounds []HostRound `json:"copy_rounds"`
 	// Queue is the queued kernels' run.
 	Queue QueueProbe `json:"queue"`
+	// Graph is the host's cost of launching a CUDA graph.
+	Graph GraphLaunch `json:"graph"`
 
 	// Kernel is the back-to-back energy window of the wait kernel (a CUDA
 	// graph of launches, as replays measure energy): JoulesPerOp and
@@ -232,6 +237,9 @@ func MeasureHost(ctx context.Context, d *Device, o HostProbeOptions) (HostProbe,
 			return err
 		}
 		if err := d.measureQueue(k, o, &p); err != nil {
+			return err
+		}
+		if err := d.measureGraphLaunch(k, o, &p); err != nil {
 			return err
 		}
 		if o.NoPower {

@@ -42,6 +42,10 @@ func TestGPUMeasureHost(t *testing.T) {
 			w.GapNS/1e3, w.CycleNS/1e3, w.Window.Watts, w.Window.Seconds, w.Window.Ticks, w.Window.Ops, w.KernelJoules, w.KernelSeconds, w.WaitPowerW)
 	}
 	t.Logf("wait power %.1f W, idle %.1f W, limit %.0f W", p.WaitPowerW, p.IdleW, p.PowerLimitW)
+	t.Logf("graph launch: %v nodes, %+v; %.0f ns + %.1f ns a node", p.Graph.Nodes, p.Graph.Spreads, p.Graph.BaseNS, p.Graph.PerNodeNS)
+	if len(p.Graph.Spreads) != len(graphProbeNodes) || p.Graph.CostNS(1) <= 0 {
+		t.Errorf("graph launch not measured: %+v", p.Graph)
+	}
 
 	ranges := []struct {
 		name           string
@@ -52,6 +56,7 @@ func TestGPUMeasureHost(t *testing.T) {
 		{"WakeNS", p.WakeNS, 0, 50_000},
 		{"CopyWakeNS", p.CopyWakeNS, 0, 50_000},
 		{"Launch.MedianNS", p.Launch.MedianNS, 0, 50_000},
+		{"Graph.CostNS(256)", float64(p.Graph.CostNS(256)), 500, 500_000},
 		// Each round holds a kernel of WakeKernel (20 µs; %globaltimer may
 		// end it up to 1 µs early).
 		{"RoundTrip.MedianNS", p.RoundTrip.MedianNS, 19_000, 200_000},

@@ -251,3 +251,26 @@ func TestSpreadOf(t *testing.T) {
 		}
 	}
 }
+
+// The graph launch's line goes through the two sizes' medians, never
+// below the smallest, and says nothing without a measurement.
+func TestGraphLaunchCost(t *testing.T) {
+	g := GraphLaunch{Nodes: []int{1, 256}, Spreads: []Spread{{MedianNS: 2500}, {MedianNS: 5050}}}
+	g.fit()
+	for _, tc := range []struct {
+		n    int
+		want int64
+	}{{1, 2500}, {256, 5050}, {128, 3770}, {0, 2500}, {1024, 12730}} {
+		if got := g.CostNS(tc.n); got != tc.want {
+			t.Errorf("CostNS(%d) = %d, want %d (base %g, per node %g)", tc.n, got, tc.want, g.BaseNS, g.PerNodeNS)
+		}
+	}
+	if (GraphLaunch{}).CostNS(10) != 0 {
+		t.Error("no measurement, a cost")
+	}
+	flat := GraphLaunch{Nodes: []int{1, 256}, Spreads: []Spread{{MedianNS: 3000}, {MedianNS: 2900}}}
+	flat.fit()
+	if flat.PerNodeNS != 0 || flat.CostNS(256) != 3000 {
+		t.Errorf("a larger graph launched faster: per node %g, cost %d", flat.PerNodeNS, flat.CostNS(256))
+	}
+}
