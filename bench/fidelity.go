@@ -39,6 +39,10 @@ type Fidelity struct {
 	// samples (replay.Result.SamplerErr), so throttled samples were
 	// neither flagged nor left out.
 	ThrottleUnchecked bool `json:"throttle_unchecked,omitempty"`
+	// Interpolated: the result was not measured but interpolated between
+	// measured members of the signature's family (replay.Entry.Interpolated;
+	// FidelityOf, which sees only the result, leaves it to the caller).
+	Interpolated bool `json:"interpolated,omitempty"`
 }
 
 // FidelityOf is a result's Fidelity ("unchecked" when the result does not
@@ -81,7 +85,8 @@ const fidelityTag = ": fidelity: "
 // go test shows without -v and benchfmt passes over:
 // "kreplay BenchmarkReplay/workload=W/sig=ID: fidelity: same kernel; path
 // captured; ran KERNEL; throttled; 3 of 40 samples throttled, discarded;
-// unconverged; energy throttled; energy duty-cycled; energy estimated"
+// unconverged; energy throttled; energy duty-cycled; energy estimated;
+// throttling unchecked; interpolated"
 // (the kernel and the flags only when set; "kept" instead of "discarded"
 // when too few samples were left to discard the throttled ones; a ";" in
 // the path or the kernel's name is written as ",").
@@ -110,6 +115,9 @@ func FidelityLine(name string, f Fidelity) string {
 	}
 	if f.ThrottleUnchecked {
 		s += "; throttling unchecked"
+	}
+	if f.Interpolated {
+		s += "; interpolated"
 	}
 	return s
 }
@@ -156,6 +164,8 @@ func ParseFidelityLine(line string) (workload, sig string, f Fidelity, ok bool) 
 			f.EnergyEstimated = true
 		case p == "throttling unchecked":
 			f.ThrottleUnchecked = true
+		case p == "interpolated":
+			f.Interpolated = true
 		}
 	}
 	if i := strings.LastIndexByte(sig, '-'); i > 0 && strings.Trim(sig[i+1:], "0123456789") == "" {

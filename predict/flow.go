@@ -37,6 +37,9 @@ type FlowOptions struct {
 	// EnergyShare limits the energy windows to the largest signatures
 	// (replay.SuiteOptions.EnergyShare).
 	EnergyShare float64
+	// Families measures some members of each signature family and
+	// interpolates the rest (replay.SuiteOptions.Families).
+	Families bool
 	// NoTimeline and NoModel skip the timeline replay and the full-model
 	// run.
 	NoTimeline, NoModel bool
@@ -249,7 +252,9 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 			if err := write(name, bench.SignatureMetrics(e.Result)); err != nil {
 				return err
 			}
-			skips = append(skips, bench.FidelityLine("Benchmark"+name, bench.FidelityOf(e.Result))+"\n")
+			f := bench.FidelityOf(e.Result)
+			f.Interpolated = e.Interpolated != ""
+			skips = append(skips, bench.FidelityLine("Benchmark"+name, f)+"\n")
 		}
 	}
 	if fr.Timeline != nil {
@@ -316,5 +321,5 @@ func (fr *FlowResult) timelineGap(measured *runner.Result) time.Duration {
 // energy share, progress and the entries to keep or skip.
 func (o FlowOptions) suiteOptions(progress io.Writer) replay.SuiteOptions {
 	return replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
-		Previous: o.Previous, Done: o.Done, Skip: o.Skip}
+		Previous: o.Previous, Done: o.Done, Skip: o.Skip, Families: o.Families}
 }

@@ -157,6 +157,13 @@ type WorkloadPrediction struct {
 	ThrottledDiscarded int             `json:"throttled_discarded,omitempty"`
 	ThrottledKept      int             `json:"throttled_kept,omitempty"`
 	Unconverged        int             `json:"unconverged,omitempty"`
+	// Interpolated counts the signatures whose results were interpolated
+	// between measured members of their families, not measured
+	// (bench.Fidelity); InterpolatedNS is their traced time and
+	// InterpolatedShare its share of TracedNS.
+	Interpolated      int     `json:"interpolated,omitempty"`
+	InterpolatedNS    int64   `json:"interpolated_ns,omitempty"`
+	InterpolatedShare float64 `json:"interpolated_share,omitempty"`
 	// TracedNS is the traced time of all signatures (the sum of their
 	// durations); CoveredNS that of the measured ones (with their parts),
 	// and Coverage CoveredNS / TracedNS.
@@ -316,6 +323,9 @@ type SigPrediction struct {
 	// the output does not say; FidelityTarget for another kernel under a
 	// projection).
 	Fidelity string `json:"fidelity"`
+	// Interpolated is set when its result was interpolated between
+	// measured members of its family, not measured (bench.Fidelity).
+	Interpolated bool `json:"interpolated,omitempty"`
 	// TracedNS is the signature's traced total with its parts';
 	// TracedPerCallNS that per invocation (its median plus its parts'
 	// medians per call, as replay.Entry counts it).
@@ -609,6 +619,7 @@ func predictWorkload(w *WorkloadResults, set *signatures.Set, opt ReportOptions)
 	wp.Missing = len(wp.MissingSigs)
 	if wp.TracedNS > 0 {
 		wp.Coverage = float64(wp.CoveredNS) / float64(wp.TracedNS)
+		wp.InterpolatedShare = float64(wp.InterpolatedNS) / float64(wp.TracedNS)
 		wp.EnergyCoverage = float64(energyCovered) / float64(wp.TracedNS)
 		for i := range wp.MissingSigs {
 			wp.MissingSigs[i].Share = float64(wp.MissingSigs[i].TracedNS) / float64(wp.TracedNS)
@@ -734,6 +745,11 @@ func (wp *WorkloadPrediction) countFidelity(sp *SigPrediction, f bench.Fidelity,
 	}
 	sp.Fidelity = f.Kind
 	byFid[f.Kind] += sp.PredictedNS.Center
+	if f.Interpolated {
+		sp.Interpolated = true
+		wp.Interpolated++
+		wp.InterpolatedNS += sp.TracedNS
+	}
 	if f.Throttled {
 		wp.Throttled++
 	}

@@ -87,7 +87,9 @@ func inTiers(t signatures.Tier, tiers []signatures.Tier) bool {
 // interval of the replay time (replay.Result.RelCI), the timed samples that
 // overlapped NVML's throttling ("3/40 discarded", "12/15 kept" when too
 // few others were left to discard them, "-" for none; see
-// replay.Result.ThrottledSamples), and whether the replay ran the traced kernel.
+// replay.Result.ThrottledSamples), and whether the replay ran the traced kernel;
+// the path of a result interpolated within a signature family, not
+// measured (replay.Entry.Interpolated), ends "(interpolated)".
 func WriteTable(w io.Writer, entries []replay.Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "id\ttier\tclass\tcount\ttraced_us\treplay_us\tratio\tevent_us\tci\tthrottled\tsame_kernel\tpath\tlabel")
@@ -108,6 +110,9 @@ func WriteTable(w io.Writer, entries []replay.Entry) error {
 			path := r.Path
 			if r.Throttled && r.ThrottledSamples == 0 {
 				path += " (throttled)"
+			}
+			if e.Interpolated != "" {
+				path += " (interpolated)"
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.3f\t%.2f\t%.1f%%\t%s\t%s\t%s\t%s\n", e.ID, e.Tier, e.Class, e.Count,
 				float64(e.TracedMedianNS)/1e3, e.ReplayNS()/1e3, e.Ratio(), r.MedianNS/1e3, 100*r.RelCI, throttledCell(r), same, path, e.Label)

@@ -73,6 +73,10 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 			textfmt.NS(wp.ArrivalNS), 100*wp.ArrivalNS/max(wp.PredictedNS.Center, 1), wp.Arrivals, MemsetArrivalSlope)
 	}
 	fmt.Fprintf(tw, "traced, measured signatures\t%s\t%.1f%% of the traced %s%s\n", textfmt.NS(float64(wp.CoveredNS)), 100*wp.Coverage, textfmt.NS(float64(wp.TracedNS)), errText(wp.ErrCovered))
+	if wp.Interpolated > 0 {
+		fmt.Fprintf(tw, "  interpolated\t%s\t%d signatures interpolated (%.1f%% of the traced time) between measured members of their families, not measured\n",
+			textfmt.NS(float64(wp.InterpolatedNS)), wp.Interpolated, 100*wp.InterpolatedShare)
+	}
 	fmt.Fprintf(tw, "trace GPU busy\t%s\tof wall %s%s\n", textfmt.NS(float64(wp.BusyNS)), textfmt.NS(float64(wp.TraceWallNS)), errText(wp.ErrBusy))
 	if tl := wp.Timeline; tl != nil {
 		fmt.Fprintf(tw, "timeline replay\t%s\t%s, %s traced skipped%s%s\n", textfmt.NS(tl.NS.Center), nsBounds(tl.NS.Interval, tl.NS.Runs),
@@ -156,7 +160,7 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\n", s.ID, s.Tier, s.Class, s.Count,
 				textfmt.NS(s.TracedPerCallNS), textfmt.NS(s.ReplayNS.Center), halfWidth(s.ReplayNS), ratio(s.Ratio),
-				textfmt.NS(s.PredictedNS.Center), 100*share, truncate(s.Label, 70))
+				textfmt.NS(s.PredictedNS.Center), 100*share, sigLabel(s))
 		}
 		tw.Flush()
 	}
@@ -238,4 +242,13 @@ func errVs(ref string, e *float64) string {
 		return ""
 	}
 	return fmt.Sprintf("; %+.1f%% vs %s", 100**e, ref)
+}
+
+// sigLabel is a top signature's label, marked when its result was
+// interpolated.
+func sigLabel(s *SigPrediction) string {
+	if s.Interpolated {
+		return "interpolated: " + truncate(s.Label, 56)
+	}
+	return truncate(s.Label, 70)
 }

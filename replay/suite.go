@@ -40,6 +40,15 @@ type SuiteOptions struct {
 	// decode of hundreds of small signatures then takes minutes, not a
 	// quarter of an hour. 0 measures every signature's.
 	EnergyShare float64
+	// Families, when set, measures only some members of each signature
+	// family (signatures.Families: signatures that differ only in one
+	// size n, a KV cache's length) and interpolates the others' time and
+	// energy between them, when two held-out members agree with the fit
+	// (see docs/families.md). Their entries say so (Entry.Interpolated).
+	// A family's chosen members are measured when the run reaches its
+	// first member; entries, Done calls and progress lines still come in
+	// the set's order. Off by default; Group.RunSet ignores it.
+	Families bool
 }
 
 // energyFor returns the IDs of the signatures of todo that get an
@@ -82,7 +91,7 @@ func (o *SuiteOptions) skip(e *Entry) bool {
 // was one to reuse.
 func (o *SuiteOptions) reuse(e *Entry) bool {
 	prev, ok := o.Previous[e.ID]
-	if !ok || prev.Result == nil || e.PartOf != "" {
+	if !ok || prev.Result == nil || prev.Interpolated != "" || e.PartOf != "" {
 		return false
 	}
 	e.Result, e.SameKernel, e.Err = prev.Result, prev.SameKernel, ""
@@ -110,6 +119,10 @@ type Entry struct {
 	// PartOf is set for signatures measured with another one.
 	PartOf string `json:"part_of,omitempty"`
 	Err    string `json:"error,omitempty"`
+	// Interpolated, set when the result was not measured but interpolated
+	// between measured members of the signature's family
+	// (SuiteOptions.Families), says from what; its SameKernel is nil.
+	Interpolated string `json:"interpolated,omitempty"`
 }
 
 // ReplayNS is the replay's time per invocation to compare with the trace:
@@ -167,14 +180,16 @@ type measureFunc func(s *signatures.Signature, o SuiteOptions, e *Entry) error
 func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc) []Entry {
 	parts, todo := o.split(set)
 	withEnergy := o.energyFor(todo)
+	fams, resolved := o.families(set, todo), map[string]Entry{}
 	var out []Entry
 	start := time.Now()
 	for i, s := range todo {
-		e := newEntry(s, parts[s.ID])
-		oi := o
-		oi.Measure.Energy = o.Measure.Energy && (withEnergy == nil || withEnergy[s.ID])
-		if s.PartOf == "" && !o.skip(&e) && !o.reuse(&e) && !d.notMeasured(&e) {
-			d.checkLost(s, measureRecovered(measure, s, oi, &e), o)
+		if f := fams[s.ID]; f != nil && !f.done {
+			d.runFamily(f, o, measure, resolved)
+		}
+		e, ok := resolved[s.ID]
+		if !ok {
+			e = d.measureEntry(s, parts[s.ID], o, o.Measure.Energy && (withEnergy == nil || withEnergy[s.ID]), measure)
 		}
 		out = append(out, e)
 		if o.Done != nil {
@@ -191,6 +206,17 @@ func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc
 		}
 	}
 	return out
+}
+
+// measureEntry is the entry of s, with its parts: skipped, reused or
+// measured (with energy when withEnergy and o.Measure.Energy).
+func (d *Device) measureEntry(s *signatures.Signature, parts []*signatures.Signature, o SuiteOptions, withEnergy bool, measure measureFunc) Entry {
+	e := newEntry(s, parts)
+	o.Measure.Energy = o.Measure.Energy && withEnergy
+	if s.PartOf == "" && !o.skip(&e) && !o.reuse(&e) && !d.notMeasured(&e) {
+		d.checkLost(s, measureRecovered(measure, s, o, &e), o)
+	}
+	return e
 }
 
 // measureRecovered runs measure, turning a panic outside Device.Do (in the
@@ -250,6 +276,9 @@ func (e *Entry) line() string {
 		float64(e.TracedMedianNS)/1e3, e.ReplayNS()/1e3, e.Ratio(), e.Result.MedianNS/1e3)
 	if e.SameKernel != nil && !*e.SameKernel {
 		s += " OTHER KERNEL"
+	}
+	if e.Interpolated != "" {
+		s += " INTERPOLATED"
 	}
 	if e.Result.Fallback != "" {
 		s += " (kreplay's kernel; " + e.Result.Fallback + ")"

@@ -51,6 +51,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	progOut := flags.String("progress", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured (default WORKLOAD.progress.jsonl)")
 	resume := flags.Bool("resume", false, "reuse the signature results already in the progress file and measure only the rest")
 	skipFlag := flags.String("skip", "", skipFlagUsage)
+	families := familiesFlag(flags)
 	pos, err := parseArgs(flags, args, 1, 1, defaultInput)
 	if err != nil {
 		return err
@@ -138,6 +139,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
 			EnergyWarmup: *energyWarmup},
 		EnergyShare:  *energyShare,
+		Families:     *families,
 		NoBinaries:   !*binaries,
 		NoTimeline:   *noTimeline,
 		NoModel:      ref.none,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -49,6 +50,7 @@ type runFlags struct {
 	devices                  []int
 	measure                  replay.Options
 	resume, energy, binaries bool
+	families                 bool
 	tolerance, energyShare   float64
 	idle                     time.Duration
 	// roofline asks for the roofline table; peaks are the GPU's, once
@@ -88,6 +90,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	measuredFlag := fs.String("measured", "", "compare the per-rank prediction with the runs in `FILE` (the format of measured.json: wall time and energy per inference, by workload and rank;\ndefault: the bundle's own)")
 	binaries := fs.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	idleWin := fs.Duration("idle", time.Second, "with -energy: measure each GPU's idle power over `DURATION` before the run (the idle term of the energy prediction)")
+	families := familiesFlag(fs)
 	rooflineFlag := fs.Bool("roofline", false, "place each replayed signature on the roofline of the GPU's peaks (cached per device, measured on first use;\n"+roofline.EnvPeaks+"=refresh measures them again), and its hardware roof at the SM clock probed on the GPU during its replay; one device only")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -100,7 +103,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		return nil, nil, err
 	}
 	f := &runFlags{ids: *ids, skip: *skip, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
-		energy: *withEnergy, binaries: *binaries, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
+		energy: *withEnergy, binaries: *binaries, families: *families, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
 			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
 			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}, tier3: tier3Config(fs)}
@@ -155,6 +158,19 @@ func checkRunValues(resume bool, progOut string, ticks int, budget time.Duration
 		return usagef("-device %d: want a device index, 0 or more", device)
 	}
 	return nil
+}
+
+// familiesDefault is -families' default: off until interpolating
+// signature families is checked on a GPU (docs/families.md). Making it
+// the default is setting this true (-families=false then measures every
+// signature).
+const familiesDefault = false
+
+// familiesFlag defines -families on fs, for kreplay run and predict.
+func familiesFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("families", familiesDefault, "measure 5 members of each family of signatures that differ only in one size (a KV cache's length) and 2 more held out,\n"+
+		"and interpolate the others' time and energy when the held-out ones agree with the fit (docs/families.md);\n"+
+		"opt-in until validated on a GPU")
 }
 
 // setRunner replays a set: one device, or a group of them.
@@ -315,6 +331,7 @@ func runOneSet(f *runFlags, runner setRunner, dev *replay.Device, set *signature
 	src := set.Source
 	entries := runner.RunSet(set, replay.SuiteOptions{
 		Tiers: f.tiers, Cache: f.cache, Progress: stderr, Previous: prev, Measure: f.measure, EnergyShare: f.energyShare, Skip: f.skipped,
+		Families: f.families,
 		Done: func(e replay.Entry) {
 			if prog != nil && e.Result != nil && prev[e.ID].Result != e.Result {
 				if err := prog.add(src, e); err != nil {
