@@ -35,7 +35,7 @@ func init() {
 				"           discarded), its environment, into a bundle directory", cmdCapture},
 		{"import", "[-o FILE] [-workload NAME] TRACE|SET|BUNDLE", "reduce a trace to its signature set (JSON, on standard output without -o)", cmdImport},
 		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-skip ID,...] [-energy [-ticks N]]\n" +
-			"           [-measured FILE] [-json FILE] [-out FILE [-resume]] [-binaries=false] [-roofline] [TRACE|SET|BUNDLE ...]",
+			"           [-measured FILE] [-json FILE] [-out FILE [-resume]] [-binaries=false] [-roofline] [-families] [TRACE|SET|BUNDLE ...]",
 			"replay each signature alone on the GPU and compare with the trace; with one trace per rank\n" +
 				"           and -devices, the collectives across GPUs and a prediction per rank, and for a bundle the\n" +
 				"           group's whole inference from its host schedules (default input: the embedded bundle\n" +
@@ -46,7 +46,7 @@ func init() {
 			"           (default DIR: ./PKG, PKG the workload as a Go identifier, e.g. ./bloom_560m_prefill)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET,...] [-top N] [-memset-arrival=false] BENCH ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
 		{"predict", "[-o BENCH] [-energy=false] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-inference=false] [-plots DIR] [-resume]\n" +
-			"           [-skip ID,...] [-budget D] [-binaries=false] [-memset-arrival=false] [TRACE|SET|BUNDLE]",
+			"           [-skip ID,...] [-budget D] [-binaries=false] [-memset-arrival=false] [-families] [TRACE|SET|BUNDLE]",
 			"the whole flow: inspect, then on a GPU replay every signature with its energy (on by default),\n" +
 				"           the whole inference from the host's schedule and the timeline, and report the prediction against the bundle's measured run or the real\n" +
 				"           inference run now (default input: the embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-resume"), cmdPredict},
