@@ -23,6 +23,12 @@ import (
 type FlowOptions struct {
 	// Device is the CUDA device index.
 	Device int
+	// Devices, when it names more than one, spreads the signature
+	// replays over these GPUs (replay.Group.RunSet; they must be of one
+	// kind and driver), each signature measured on one of them; the
+	// timeline, the host probe and the peaks run on the first. Device is
+	// then unused.
+	Devices []int
 	// NoBinaries replays the set as its plain trace would, by tier
 	// (signatures.Set.WithoutBinaries, applied to set).
 	NoBinaries bool
@@ -131,12 +137,12 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 	if o.NoBinaries {
 		set.WithoutBinaries()
 	}
-	d, err := replay.Open(o.Device)
+	g, err := openFlowDevices(o)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
+		return nil, err
 	}
-	defer d.Close()
-	d.Tier3 = o.Tier3
+	defer g.Close()
+	d := g.Devices[0]
 	fr := &FlowResult{Set: set, GPU: d.Name, Config: d.Config()}
 	if p, note, err := roofline.ForDevice(d, o.Peaks); err != nil {
 		fmt.Fprintf(progress, "peaks: not measured: %v\n", err)
@@ -148,9 +154,8 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		}
 	}
 	start := time.Now()
-	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), fr.GPU)
-	fr.Entries = d.RunSet(set, o.suiteOptions(progress))
-	fr.Lost = d.Lost()
+	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), gpusOf(g))
+	fr.Entries, fr.Lost = runFlowSet(g, set, o.suiteOptions(progress))
 	if o.Schedule != nil {
 		fr.inference(d, o, progress)
 	}

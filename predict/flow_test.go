@@ -276,3 +276,23 @@ func TestFlowCacheMode(t *testing.T) {
 		})
 	}
 }
+
+// The GPUs of a prediction spread over several must be of one kind and
+// driver; they are named in the progress line.
+func TestFlowDevicesSameKind(t *testing.T) {
+	h200 := func(i, drv int) *replay.Device { return &replay.Device{Index: i, Name: "NVIDIA H200", DriverVersion: drv} }
+	if err := sameKind([]*replay.Device{h200(0, 13000), h200(1, 13000)}); err != nil {
+		t.Errorf("two H200s: %v", err)
+	}
+	mixed := []*replay.Device{h200(0, 13000), {Index: 1, Name: "NVIDIA H100 80GB HBM3", DriverVersion: 13000}}
+	if err := sameKind(mixed); !errors.Is(err, ErrMixedGPUs) || !strings.Contains(err.Error(), "device 1 NVIDIA H100") {
+		t.Errorf("an H200 and an H100: %v", err)
+	}
+	if err := sameKind([]*replay.Device{h200(0, 13000), h200(1, 12080)}); !errors.Is(err, ErrMixedGPUs) {
+		t.Errorf("two drivers: %v", err)
+	}
+	g := &replay.Group{Devices: []*replay.Device{h200(2, 13000), h200(5, 13000)}}
+	if got := gpusOf(g); got != "2 x NVIDIA H200 (devices 2,5)" {
+		t.Errorf("gpusOf = %q", got)
+	}
+}

@@ -241,6 +241,7 @@ func joinRankErrors(devices []int, errs []error) error {
 // the GPU that ran it, through that Device's meter, while the other GPUs
 // run other signatures (each GPU has its own energy counter); a
 // collective's is measured on every GPU at once (Result.RankEnergy).
+// EnergyShare limits the energy windows as Device.RunSet does.
 //
 // With more than one GPU the single-GPU measurements run with
 // Options.NoKernelTime: replay times are CUDA event times, and SameKernel
@@ -315,9 +316,12 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	for i := range ranOn {
 		ranOn[i] = -1
 	}
+	withEnergy := o.energyFor(todo)
 	left := shard(len(live), single, func(worker, i int) bool {
 		d := live[worker]
-		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], so, &out[i]), o)
+		oi := so
+		oi.Measure.Energy = so.Measure.Energy && (withEnergy == nil || withEnergy[todo[i].ID])
+		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], oi, &out[i]), o)
 		ranOn[i] = worker
 		report(i, d.Index)
 		return d.Lost() == nil
@@ -333,6 +337,12 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	// Last, so that a fault in it costs no measurement.
 	if len(live) > 1 && !o.Measure.NoKernelTime {
 		g.identify(live, todo, out, ranOn, o)
+	}
+	if withEnergy != nil {
+		n := EstimateEnergy(out)
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "energy: %d signatures beyond %.0f%% of the traced time estimated from their class's measured power\n", n, 100*o.EnergyShare)
+		}
 	}
 	return out
 }

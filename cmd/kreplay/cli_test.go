@@ -87,6 +87,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"predict", "-model", "sometimes"}, `kreplay predict: -model "sometimes"`, "kreplay predict -h"},
 		{[]string{"predict", "-no-model", "-model", "run"}, "kreplay predict: -no-model and -model run: give one", "kreplay predict -h"},
 		{[]string{"predict", "-device", "-1"}, "kreplay predict: -device -1", "kreplay predict -h"},
+		{[]string{"predict", "-devices", "0,0"}, `kreplay predict: -devices "0,0": want device indices, each once`, "kreplay predict -h"},
+		{[]string{"run", "-devices", "0,x"}, `kreplay run: -devices "0,x": want device indices, each once`, "kreplay run -h"},
 		{[]string{"run", "-pause", "-1s"}, "kreplay run: -pause -1s: want 0 or more", "kreplay run -h"},
 		{[]string{"run", "-energy-share", "NaN"}, "kreplay run: -energy-share NaN: want 0 or more", "kreplay run -h"},
 		{[]string{"capture", "-processes", "-3", "x.json", "-o", "d"}, "kreplay capture: -processes -3: want 0 or more", "kreplay capture -h"},

@@ -46,7 +46,7 @@ func init() {
 			"           (default DIR: ./PKG, PKG the workload as a Go identifier, e.g. ./bloom_560m_prefill)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET,...] [-top N] [-memset-arrival=false] BENCH ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
 		{"predict", "[-o BENCH] [-energy=false] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-inference=false] [-plots DIR] [-resume]\n" +
-			"           [-skip ID,...] [-budget D] [-binaries=false] [-memset-arrival=false] [-families] [TRACE|SET|BUNDLE]",
+			"           [-skip ID,...] [-budget D] [-binaries=false] [-memset-arrival=false] [-families] [-devices 0,1] [TRACE|SET|BUNDLE]",
 			"the whole flow: inspect, then on a GPU replay every signature with its energy (on by default),\n" +
 				"           the whole inference from the host's schedule and the timeline, and report the prediction against the bundle's measured run or the real\n" +
 				"           inference run now (default input: the embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-resume"), cmdPredict},

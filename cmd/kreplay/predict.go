@@ -32,6 +32,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	causalScoresFlag(flags)
 	out := flags.String("o", "", "write the measurements as go test -bench output to `BENCH` (default WORKLOAD.bench)")
 	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
+	devList := flags.String("devices", "", "spread the signature replays over these CUDA `DEVICES` (comma-separated, of one GPU kind);\nthe timeline and the host probe run on the first (how one GPU's energy windows fare beside\nanother's work is not measured yet)")
 	cacheFlag := flags.String("cache", replay.DefaultCacheMode.String(), "L2 cache `MODE` of the signature replays (see kreplay run -h)")
 	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML (-energy=false: times only)")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
@@ -53,6 +54,10 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	skipFlag := flags.String("skip", "", skipFlagUsage)
 	families := familiesFlag(flags)
 	pos, err := parseArgs(flags, args, 1, 1, defaultInput)
+	if err != nil {
+		return err
+	}
+	devices, err := parseDevices(*devList)
 	if err != nil {
 		return err
 	}
@@ -132,10 +137,11 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stderr, "kreplay predict: %s: %v\n", *progOut, err)
 			}
 		},
-		Skip:   skip,
-		Device: *devIndex,
-		Cache:  cache,
-		Tier3:  tier3Config(flags),
+		Skip:    skip,
+		Device:  *devIndex,
+		Devices: devices,
+		Cache:   cache,
+		Tier3:   tier3Config(flags),
 		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
 			EnergyWarmup: *energyWarmup},
 		EnergyShare:  *energyShare,

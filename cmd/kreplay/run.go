@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,15 +118,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	if f.cache, err = replay.ParseCacheMode(*cacheFlag); err != nil {
 		return nil, nil, usagef("-cache: %v", err)
 	}
-	for _, x := range strings.Split(*devList, ",") {
-		if x = strings.TrimSpace(x); x == "" {
-			continue
-		}
-		n, err := strconv.Atoi(x)
-		if err != nil || n < 0 {
-			return nil, nil, usagef("-devices %q: want device indices", *devList)
-		}
-		f.devices = append(f.devices, n)
+	if f.devices, err = parseDevices(*devList); err != nil {
+		return nil, nil, err
 	}
 	if len(f.devices) == 0 {
 		f.devices = []int{*devIndex}
@@ -158,6 +152,23 @@ func checkRunValues(resume bool, progOut string, ticks int, budget time.Duration
 		return usagef("-device %d: want a device index, 0 or more", device)
 	}
 	return nil
+}
+
+// parseDevices parses -devices: comma-separated CUDA device indices,
+// each once.
+func parseDevices(list string) ([]int, error) {
+	var devs []int
+	for _, x := range strings.Split(list, ",") {
+		if x = strings.TrimSpace(x); x == "" {
+			continue
+		}
+		n, err := strconv.Atoi(x)
+		if err != nil || n < 0 || slices.Contains(devs, n) {
+			return nil, usagef("-devices %q: want device indices, each once", list)
+		}
+		devs = append(devs, n)
+	}
+	return devs, nil
 }
 
 // familiesDefault is -families' default: off until interpolating
