@@ -237,12 +237,18 @@ func TestBuiltinSpecs(t *testing.T) {
 	}
 }
 
-// The specs the GPU scripts run (scripts/gpu/specs) parse, each a runnable
-// model spec whose name is its own.
+// The specs the GPU scripts run (scripts/gpu/specs and its folders but
+// whatif/, whose command specs examples/whatif/rmsnorm tests) parse, each
+// a model spec kreplay capture runs (and a one-GPU one runnable here too)
+// whose name is its own.
 func TestScriptSpecs(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "scripts", "gpu", "specs", "*.json"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no specs: %v", err)
+	var paths []string
+	for _, dir := range []string{"", "inference", "tp", "families"} {
+		ps, err := filepath.Glob(filepath.Join("..", "scripts", "gpu", "specs", dir, "*.json"))
+		if err != nil || len(ps) == 0 {
+			t.Fatalf("no specs in scripts/gpu/specs/%s: %v", dir, err)
+		}
+		paths = append(paths, ps...)
 	}
 	for _, p := range paths {
 		s, err := ReadSpec(p)
@@ -250,7 +256,10 @@ func TestScriptSpecs(t *testing.T) {
 			t.Errorf("%v", err)
 			continue
 		}
-		if err := s.Runnable(); err != nil {
+		if err := s.Capturable(); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		if err := s.Runnable(); err != nil && s.World() == 1 {
 			t.Errorf("%s: %v", p, err)
 		}
 		if s.Name == "" || s.Model == nil {
