@@ -280,7 +280,9 @@ func TestFlowCacheMode(t *testing.T) {
 // The GPUs of a prediction spread over several must be of one kind and
 // driver; they are named in the progress line.
 func TestFlowDevicesSameKind(t *testing.T) {
-	h200 := func(i, drv int) *replay.Device { return &replay.Device{Index: i, Name: "NVIDIA H200", DriverVersion: drv} }
+	h200 := func(i, drv int) *replay.Device {
+		return &replay.Device{Index: i, Name: "NVIDIA H200", DriverVersion: drv}
+	}
 	if err := sameKind([]*replay.Device{h200(0, 13000), h200(1, 13000)}); err != nil {
 		t.Errorf("two H200s: %v", err)
 	}
