@@ -7,7 +7,8 @@ import (
 )
 
 // identityOptions are the measurement options of the identity pass: a
-// short burst with CUPTI's kernel records on, no energy, no clock probe.
+// short burst with CUPTI's kernel records on, no energy, no clock probe,
+// hardly a pause or a warm-up (which kernels run does not depend on them).
 func identityOptions(o SuiteOptions) SuiteOptions {
 	io := o
 	io.Measure.NoKernelTime = false
@@ -15,6 +16,7 @@ func identityOptions(o SuiteOptions) SuiteOptions {
 	io.Measure.ClockProbe = false
 	io.Measure.MinSamples, io.Measure.MaxSamples = 3, 3
 	io.Measure.Budget = 50 * time.Millisecond
+	io.Measure.Pause, io.Measure.Warmup = time.Microsecond, 2*time.Millisecond
 	io.Measure.MinTime, io.Measure.Cooldown = 0, 0
 	return io
 }
