@@ -43,13 +43,7 @@ func generateInput(t *testing.T) InferenceInput {
 		t.Fatal(g.err)
 	}
 	set, rt, s := g.set, g.rt, g.s
-	var entries []replay.Entry
-	for _, sig := range set.Signatures {
-		med := float64(sig.TracedNS.Median)
-		entries = append(entries, replay.Entry{ID: sig.ID, Count: sig.Count, PartOf: sig.PartOf,
-			Result: &replay.Result{Stats: replay.Stats{MedianNS: med}, Energy: &replay.Energy{JoulesPerOp: med * 1e-9, Watts: 1000}}})
-	}
-	return InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: entries,
+	return InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: medianEntries(set),
 		Constants: schedule.Constants{SubmitNS: 4000, QueueGapNS: 1000, WakeNS: 3000, MaxCallNS: DefaultMaxCallNS, WaitPowerW: 100}}
 }
 
@@ -177,14 +171,17 @@ func TestPredictInferenceUnreplayed(t *testing.T) {
 	}
 }
 
-// Each rank of a multi-rank bundle gets its own trace's host schedule.
-func TestHostScheduleForRank(t *testing.T) {
-	const name = "2xh200_llama-7b-tp2_prefill"
-	fsys, err := traces.Bundle(name)
+// tp2Name is the embedded tensor-parallel bundle.
+const tp2Name = "2xh200_llama-7b-tp2_prefill"
+
+// tp2Bundle opens the embedded TP2 prefill bundle and its ranks' sets.
+func tp2Bundle(t *testing.T) (*workload.Bundle, []*signatures.Set) {
+	t.Helper()
+	fsys, err := traces.Bundle(tp2Name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := workload.OpenBundle(fsys, "embedded:"+name)
+	b, err := workload.OpenBundle(fsys, "embedded:"+tp2Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +192,25 @@ func TestHostScheduleForRank(t *testing.T) {
 	if len(sets) != 2 {
 		t.Fatalf("%d sets, want one per rank", len(sets))
 	}
+	return b, sets
+}
+
+// medianEntries "replays" every signature of set at its traced median,
+// with 1 µJ per µs.
+func medianEntries(set *signatures.Set) []replay.Entry {
+	var entries []replay.Entry
+	for _, sig := range set.Signatures {
+		med := float64(sig.TracedNS.Median)
+		entries = append(entries, replay.Entry{ID: sig.ID, Count: sig.Count, PartOf: sig.PartOf,
+			Result: &replay.Result{Stats: replay.Stats{MedianNS: med}, Energy: &replay.Energy{JoulesPerOp: med * 1e-9, Watts: 1000}}})
+	}
+	return entries
+}
+
+// Each rank of a multi-rank bundle gets its own trace's host schedule.
+func TestHostScheduleForRank(t *testing.T) {
+	const name = tp2Name
+	b, sets := tp2Bundle(t)
 	for _, set := range sets {
 		s, rt, err := HostScheduleFor("embedded:"+name, b, set)
 		if err != nil {
@@ -262,32 +278,14 @@ func TestOtherMachine(t *testing.T) {
 // collectives pair with the other's, one rank's collectives wait for the
 // other's, and the group is no faster than either rank alone.
 func TestPredictGroupTP2(t *testing.T) {
-	const name = "2xh200_llama-7b-tp2_prefill"
-	fsys, err := traces.Bundle(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := workload.OpenBundle(fsys, "embedded:"+name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets, err := b.Sets()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, sets := tp2Bundle(t)
 	var ins []InferenceInput
 	for _, set := range sets {
-		s, rt, err := HostScheduleFor("embedded:"+name, b, set)
+		s, rt, err := HostScheduleFor("embedded:"+tp2Name, b, set)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var entries []replay.Entry
-		for _, sig := range set.Signatures {
-			med := float64(sig.TracedNS.Median)
-			entries = append(entries, replay.Entry{ID: sig.ID, Count: sig.Count, PartOf: sig.PartOf,
-				Result: &replay.Result{Stats: replay.Stats{MedianNS: med}, Energy: &replay.Energy{JoulesPerOp: med * 1e-9, Watts: 1000}}})
-		}
-		ins = append(ins, InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: entries,
+		ins = append(ins, InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: medianEntries(set),
 			Constants: schedule.Constants{SubmitNS: 4000, QueueGapNS: 1000, WakeNS: 3000, MaxCallNS: DefaultMaxCallNS, WaitPowerW: 100}})
 	}
 	g, err := PredictGroup(ins)
