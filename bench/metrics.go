@@ -2,6 +2,7 @@ package bench
 
 import (
 	"golang.org/x/perf/benchfmt"
+	"slices"
 
 	"github.com/kreplay/kreplay/internal/runner"
 	"github.com/kreplay/kreplay/replay"
@@ -74,6 +75,9 @@ func ModelMetrics(r *runner.Result) []benchfmt.Value {
 	if spread {
 		v = append(v, benchfmt.Value{Value: r.SpanMS[0] * 1e6, Unit: UnitSpanP10},
 			benchfmt.Value{Value: r.SpanMS[2] * 1e6, Unit: UnitSpanP90})
+	}
+	if len(r.ProcessesMS) > 1 {
+		v = append(v, benchfmt.Value{Value: slices.Max(r.ProcessesMS)/slices.Min(r.ProcessesMS) - 1, Unit: UnitProcSpread})
 	}
 	if len(r.TPOTMS) == 3 && r.Tokens > 0 {
 		v = append(v, benchfmt.Value{Value: r.Tokens, Unit: UnitTokens},

@@ -354,6 +354,10 @@ const (
 	// (runner.Result.SpanMS), to hold ns/op against its noise.
 	UnitSpanP10 = "p10-ns"
 	UnitSpanP90 = "p90-ns"
+	// UnitProcSpread is how far a measured run's processes' medians lie
+	// apart (the largest over the smallest less 1), where the capture
+	// measured several: whether the host repeats the wall time.
+	UnitProcSpread = "proc-spread"
 	// UnitMeanNS is a model benchmark's mean wall time per inference,
 	// reported beside ns/op when ns/op is the median span (ModelMetrics):
 	// the time the energy per inference and the idle gaps belong to.

@@ -276,6 +276,9 @@ func TestModelMetrics(t *testing.T) {
 		{"with energy, idle and spread", runner.Result{WallSPerInference: 0.0105, EnergyJPerInference: 5.25, IdleW: 70, SpanMS: []float64{9, 10, 12}},
 			map[string]float64{"ns/op": 1e7, UnitMeanNS: 1.05e7, UnitJoules: 5.25, UnitWatts: 500, UnitIdleWatts: 70, UnitSpanP10: 9e6, UnitSpanP90: 12e6}},
 		{"a spread not of three", runner.Result{WallSPerInference: 0.01, SpanMS: []float64{10}}, map[string]float64{"ns/op": 1e7}},
+		// Processes 108.7 and 118.7 ms apart: 9.2%.
+		{"processes", runner.Result{WallSPerInference: 0.01, ProcessesMS: []float64{118.7, 108.7}}, map[string]float64{"ns/op": 1e7, UnitProcSpread: 118.7/108.7 - 1}},
+		{"one process", runner.Result{WallSPerInference: 0.01, ProcessesMS: []float64{108.7}}, map[string]float64{"ns/op": 1e7}},
 	} {
 		got := map[string]float64{}
 		for _, v := range ModelMetrics(&tc.r) {

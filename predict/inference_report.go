@@ -3,6 +3,8 @@ package predict
 import (
 	"fmt"
 	"io"
+	"math"
+	"strings"
 
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/internal/textfmt"
@@ -40,6 +42,50 @@ type InferenceReport struct {
 	ErrEnergy *float64 `json:"err_energy,omitempty"`
 	// ModelTPOTNS is the model run's median time per output token.
 	ModelTPOTNS float64 `json:"model_tpot_ns,omitempty"`
+	// ProcessSpread is how far the model run's processes' medians lie
+	// apart (bench.UnitProcSpread), nil where it was one process;
+	// Verdict holds each figure against the whole-inference acceptance
+	// (docs/whole-inference.md, "Judging").
+	ProcessSpread *float64 `json:"process_spread,omitempty"`
+	Verdict       string   `json:"verdict,omitempty"`
+}
+
+// AcceptBound is the whole-inference acceptance's bound on the wall, the
+// time per output token and the energy against the measured run, and on
+// how far the measured processes may lie apart for the wall to be held to
+// it (otherwise to the run's 10-90% spread).
+const AcceptBound = 0.05
+
+// verdict holds the prediction to the acceptance: the wall within
+// AcceptBound of the measured median where the processes agree within it
+// (or where one process ran), else inside the run's 10-90% spread; the
+// time per output token and the energy within AcceptBound. "" without a
+// measured run.
+func (ir *InferenceReport) verdict() string {
+	if ir.ErrWall == nil {
+		return ""
+	}
+	var parts []string
+	mark := func(ok bool, what string) {
+		if ok {
+			parts = append(parts, what+" met")
+		} else {
+			parts = append(parts, what+" MISSED")
+		}
+	}
+	switch {
+	case ir.ProcessSpread != nil && *ir.ProcessSpread > AcceptBound && ir.InSpread != nil:
+		mark(*ir.InSpread, fmt.Sprintf("wall (processes %.0f%% apart: inside the 10-90%% spread)", 100**ir.ProcessSpread))
+	default:
+		mark(math.Abs(*ir.ErrWall) <= AcceptBound, fmt.Sprintf("wall (within %.0f%%)", 100*AcceptBound))
+	}
+	if ir.ErrTPOT != nil {
+		mark(math.Abs(*ir.ErrTPOT) <= AcceptBound, "time per output token")
+	}
+	if ir.ErrEnergy != nil {
+		mark(math.Abs(*ir.ErrEnergy) <= AcceptBound, "energy")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // inference reads the inference benchmark of w and compares it with the
@@ -79,6 +125,11 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 	if j := med(m.Joules); j > 0 {
 		ir.ErrEnergy = relErr(ir.EnergyJ, j)
 	}
+	if v := m.Of(bench.UnitProcSpread); len(v) > 0 {
+		sp := med(v)
+		ir.ProcessSpread = &sp
+	}
+	ir.Verdict = ir.verdict()
 }
 
 // writeText prints the inference's lines of the report.
@@ -100,6 +151,9 @@ func (ir *InferenceReport) writeText(w io.Writer) {
 		ir.EnergyJ, ir.KernelJ, ir.WaitJ, ir.WaitW, vsModel(ir.ErrEnergy))
 	if ir.Tokens > 0 {
 		fmt.Fprintf(w, "energy per output token\t%.4g J\t\n", ir.JPerToken)
+	}
+	if ir.Verdict != "" {
+		fmt.Fprintf(w, "against the acceptance\t\t%s\n", ir.Verdict)
 	}
 }
 

@@ -359,3 +359,30 @@ func TestPredictInferenceUnderGraphs(t *testing.T) {
 		t.Errorf("a 50 ms launch: wall %.0f ns, not above the 5 µs launch's %.0f", last.WallNS, w.WallNS)
 	}
 }
+
+// The acceptance holds the wall within 5% where the measured processes
+// agree within 5% (or one ran), else to the run's 10-90% spread; the time
+// per output token and the energy within 5%.
+func TestInferenceVerdict(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	b := func(v bool) *bool { return &v }
+	for _, tc := range []struct {
+		ir   InferenceReport
+		want string
+	}{
+		{InferenceReport{}, ""},
+		{InferenceReport{ErrWall: f(-0.001), ErrTPOT: f(-0.004), ErrEnergy: f(0.068), ProcessSpread: f(0.02), InSpread: b(true)},
+			"wall (within 5%) met; time per output token met; energy MISSED"},
+		{InferenceReport{ErrWall: f(-0.089), ErrTPOT: f(-0.106), ErrEnergy: f(-0.086), InSpread: b(true)},
+			"wall (within 5%) MISSED; time per output token MISSED; energy MISSED"},
+		{InferenceReport{ErrWall: f(0.385), ErrTPOT: f(0.329), ErrEnergy: f(0.079), ProcessSpread: f(0.09), InSpread: b(true)},
+			"wall (processes 9% apart: inside the 10-90% spread) met; time per output token MISSED; energy MISSED"},
+		{InferenceReport{ErrWall: f(0.5), ProcessSpread: f(0.3), InSpread: b(false)},
+			"wall (processes 30% apart: inside the 10-90% spread) MISSED"},
+		{InferenceReport{ErrWall: f(0.04), ProcessSpread: f(0.3)}, "wall (within 5%) met"},
+	} {
+		if got := tc.ir.verdict(); got != tc.want {
+			t.Errorf("verdict of %+v = %q, want %q", tc.ir, got, tc.want)
+		}
+	}
+}

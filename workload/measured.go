@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -41,6 +42,19 @@ type MeasuredRun struct {
 	// tokens per inference.
 	TPOTMS []float64 `json:"tpot_ms,omitempty"`
 	Tokens float64   `json:"tokens_per_iter,omitempty"`
+	// ProcessesMS is each measured process's median inference in ms, in
+	// run order, where kreplay capture measured several (the run above is
+	// the median one's).
+	ProcessesMS []float64 `json:"median_ms_per_process,omitempty"`
+}
+
+// ProcessSpread is how far the processes' medians lie apart, the largest
+// over the smallest less 1; 0 with fewer than two.
+func (r MeasuredRun) ProcessSpread() float64 {
+	if len(r.ProcessesMS) < 2 {
+		return 0
+	}
+	return slices.Max(r.ProcessesMS)/slices.Min(r.ProcessesMS) - 1
 }
 
 // Measured is a file of measured runs (the format of measured.json, next
@@ -184,6 +198,9 @@ func parseRuns(fail func(field, format string, args ...any) error, machine, fiel
 		if r.Tokens, err = numField(run, "tokens_per_iter", false); err != nil || r.Tokens < 0 {
 			return nil, fail(f+".tokens_per_iter", "want 0 or more tokens: %v", err)
 		}
+		if r.ProcessesMS, err = processesField(run["median_ms_per_process"]); err != nil {
+			return nil, fail(f+".median_ms_per_process", "%v", err)
+		}
 		out = append(out, r)
 	}
 	return out, nil
@@ -249,6 +266,24 @@ func intField(obj map[string]json.RawMessage, key string) (int, error) {
 		return 0, fmt.Errorf("want an integer, got %s", short(obj[key]))
 	}
 	return int(v), nil
+}
+
+// processesField reads the processes' medians (MeasuredRun.ProcessesMS),
+// if there are any: positive times in ms.
+func processesField(raw json.RawMessage) ([]float64, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var v []float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("want times in ms, got %s", short(raw))
+	}
+	for _, x := range v {
+		if !(x > 0) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%v: want positive times", v)
+		}
+	}
+	return v, nil
 }
 
 // spanField reads a run's spread (MeasuredRun.SpanMS), if it has one:

@@ -66,6 +66,8 @@ func TestParseMeasuredErrors(t *testing.T) {
 		{"spread of two", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "span_ms_per_iter": [1, 2]}}}}`, "a.runs.w.span_ms_per_iter: want three times"},
 		{"spread decreasing", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "span_ms_per_iter": [3, 2, 4]}}}}`, "a.runs.w.span_ms_per_iter: percentiles [3 2 4]"},
 		{"spread not numbers", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "span_ms_per_iter": "fast"}}}}`, "a.runs.w.span_ms_per_iter: want three times"},
+		{"process median zero", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "median_ms_per_process": [3, 0]}}}}`, "a.runs.w.median_ms_per_process: [3 0]: want positive times"},
+		{"process medians a string", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "median_ms_per_process": "3"}}}}`, `a.runs.w.median_ms_per_process: want times in ms, got "3"`},
 		{"rank missing", `{"a": {"r0": {"world": 2, "runs": {}}}}`, "m.json: a.r0.rank: missing"},
 		{"rank out of world", `{"a": {"r0": {"rank": 2, "world": 2, "runs": {}}}}`, "m.json: a.r0.rank: rank 2 of world 2"},
 		{"rank run", `{"a": {"r1": {"rank": 1, "world": 2, "runs": {"w": {"wall_s_per_iter": null}}}}}`, "m.json: a.r1.runs.w.wall_s_per_iter: 0 is not a positive time"},
@@ -119,12 +121,16 @@ func FuzzParseMeasured(f *testing.F) {
 // (event time, window, ticks), which are kept or passed over.
 func TestParseMeasuredCapture(t *testing.T) {
 	m, err := ParseMeasured("m.json", []byte(`{"h100-80gb-hbm3": {"gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0", "runs": {"w": {"iters": 130,
-		"wall_s_per_iter": 0.0161, "event_ms_per_iter": 16.1, "energy_j_per_iter": 7.4, "window_s": 2.01, "idle_w": 71.5, "ticks": 20, "inside": 124.6}}}}`))
+		"wall_s_per_iter": 0.0161, "event_ms_per_iter": 16.1, "energy_j_per_iter": 7.4, "window_s": 2.01, "idle_w": 71.5, "ticks": 20, "inside": 124.6,
+		"median_ms_per_process": [16.2, 15.0, 16.1]}}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := m.Lookup("w", 0, 1)
 	if err != nil || r.IdleW != 71.5 || r.Iters != 130 || r.WallS != 0.0161 || r.EnergyJ != 7.4 || r.GPU != "NVIDIA H100 80GB HBM3" {
 		t.Errorf("%+v, %v", r, err)
+	}
+	if sp := r.ProcessSpread(); math.Abs(sp-(16.2/15.0-1)) > 1e-12 || len(r.ProcessesMS) != 3 {
+		t.Errorf("processes %v: spread %g, want 8%%", r.ProcessesMS, sp)
 	}
 }

@@ -436,6 +436,10 @@ type Result struct {
 	// ScheduleError says why a recorded run's schedule was not written
 	// (the measured run stands); "" otherwise.
 	ScheduleError string `json:"schedule_error,omitempty"`
+	// ProcessesMS, where a run stands for several measured processes (a
+	// bundle's measured run: its median process's), is each process's
+	// median inference in ms; the runner never sets it.
+	ProcessesMS []float64 `json:"median_ms_per_process,omitempty"`
 }
 
 // Spread says how far the inferences' spans spread, where the runner
