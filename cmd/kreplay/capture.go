@@ -31,7 +31,7 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 	procs := fs.Int("processes", workload.DefaultProcesses, "measure the workload in `N` processes of its own and keep the median one's run (1 without binaries: in the traced process)")
 	python := fs.String("python", "python3", "run kreplay's runner with `PYTHON`")
 	noSchedule := fs.Bool("no-schedule", false, "do not record the host's schedule in the measured processes (docs/whole-inference.md)")
-	schedN := fs.Int("schedule-inferences", runner.DefaultScheduleInferences, "record the host's schedule of `N` inferences back to back in each measured process")
+	schedN := fs.Int("schedule-inferences", runner.DefaultScheduleInferences, "record the host's schedule of `N` inferences in each measured process, between its measured blocks")
 	warm := fs.Int("profile-warmup", workload.DefaultProfileWarmup, "profile `N` inferences and discard them before the traced one (the first after the profiler's start is disturbed)")
 	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
