@@ -11,6 +11,7 @@ import (
 
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/internal/runner"
+	"github.com/kreplay/kreplay/schedule"
 )
 
 // ScheduleFile is the name of the host schedule (gzip'ed,
@@ -167,6 +168,20 @@ func (b *Bundle) OpenSchedule(i int) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("%s: %v", b.file(name), err)
 	}
 	return gunzipped{z, f}, nil
+}
+
+// ReadSchedule reads the bundle's i-th host schedule (Schedules).
+func (b *Bundle) ReadSchedule(i int) (*schedule.Schedule, error) {
+	r, err := b.OpenSchedule(i)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	s, err := schedule.Read(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.file(b.Manifest.Schedules[i]), err)
+	}
+	return s, nil
 }
 
 // MeasuredSchedule returns the index in Schedules of the host schedule of

@@ -290,3 +290,18 @@ func fakeRunner(t *testing.T) string {
 	t.Setenv("FAKE_TRACE", plainTraceFile(t))
 	return testdata
 }
+
+// inspect summarises a bundle's recorded host schedules after its
+// signatures: inferences, calls per kind, own times and gaps.
+func TestInspectSchedules(t *testing.T) {
+	code, stdout, stderr := runCmd(t, "inspect", "-top", "0", filepath.Join("..", "..", "predict", "testdata", "inference", "inf-gpt2m-eager-decode-b1", "bundle"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"\nhost schedule schedule.p0.txt.gz: 10 inferences (0 after a synchronize), span median ",
+		"the recorder's probe 447 ns a call\n", "\n  L   5072.0 a inference  own "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kreplay/kreplay/internal/traces"
 	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/tier3"
 	"github.com/kreplay/kreplay/whatif"
@@ -135,6 +136,7 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	var all []*signatures.Inspection
 	var sets []*signatures.Set
+	var bundles []*workload.Bundle
 	var failed []string
 	for _, p := range pos {
 		in, err := loadInput(p, signatures.Options{})
@@ -143,6 +145,9 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kreplay inspect: %v\n", err)
 			failed = append(failed, p)
 			continue
+		}
+		if in.bundle != nil {
+			bundles = append(bundles, in.bundle)
 		}
 		for _, set := range in.sets {
 			sets = append(sets, set)
@@ -167,11 +172,28 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
+		for _, b := range bundles {
+			writeSchedules(b, stdout, stderr)
+		}
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d of %d files failed: %s", len(failed), len(pos), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// writeSchedules prints a summary of each of the bundle's host schedules
+// (schedule.Summarize); one that does not read is said on stderr.
+func writeSchedules(b *workload.Bundle, stdout, stderr io.Writer) {
+	for i, name := range b.Schedules() {
+		s, err := b.ReadSchedule(i)
+		if err != nil {
+			fmt.Fprintf(stderr, "kreplay inspect: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(stdout, "\nhost schedule %s: ", name)
+		schedule.Summarize(s).WriteText(stdout)
+	}
 }
 
 // defaultInput is what commands use when given no trace: the embedded
