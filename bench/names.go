@@ -36,6 +36,11 @@ const (
 	// is the predicted wall time of one inference, with J/op its energy
 	// and the other figures in their own units.
 	InferenceName = "Inference"
+	// PacedName is the timeline launched from the host at the recorded
+	// host schedule's pacing (replay.Timeline.MeasurePaced), the whole
+	// inference's independent check: BenchmarkPaced/workload=W/paced,
+	// ns/op the host's wall time of one inference, J/op its energy.
+	PacedName = "Paced"
 )
 
 // Keys of the sub-benchmark name configuration.

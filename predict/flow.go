@@ -108,6 +108,13 @@ type FlowResult struct {
 	// Timeline is the timeline replay, or TimelineErr why there is none.
 	Timeline    *replay.TimelineResult
 	TimelineErr error
+	// Paced is the timeline launched from the host at the recorded
+	// schedule's pacing (the whole-inference model's independent check),
+	// PacedInference the schedule's inference it paces; PacedErr why there
+	// is none (nil without a recorded schedule).
+	Paced          *replay.PacedResult
+	PacedInference int
+	PacedErr       error
 	// Host is the host probe and Inference the whole inference predicted
 	// from FlowOptions.Schedule; InferenceErr says why there is none.
 	Host         *replay.HostProbe
@@ -166,12 +173,7 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
 	default:
 		fmt.Fprintf(progress, "timeline: every invocation in order, one CUDA graph (%s so far)\n", time.Since(start).Round(time.Second))
-		fr.Timeline, fr.TimelineErr = d.MeasureTimeline(set, replay.TimelineOptions{Gap: fr.timelineGap(o.Measured), Skip: o.Skip}, o.Measure)
-		if fr.TimelineErr != nil {
-			fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
-		} else {
-			fmt.Fprintf(progress, "timeline: %s\n", fr.Timeline)
-		}
+		fr.timelines(d, o, progress)
 	}
 	if !o.NoModel {
 		fr.model(o, progress, start)
@@ -275,6 +277,11 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 	}
 	if fr.Inference != nil {
 		if err := write(bench.InferenceName+"/"+InferenceBenchName(workload), fr.Inference.Metrics()); err != nil {
+			return err
+		}
+	}
+	if fr.Paced != nil {
+		if err := write(bench.PacedName+"/workload="+workload+"/paced", pacedMetrics(fr.Paced)); err != nil {
 			return err
 		}
 	}

@@ -48,6 +48,12 @@ type InferenceReport struct {
 	// (docs/whole-inference.md, "Judging").
 	ProcessSpread *float64 `json:"process_spread,omitempty"`
 	Verdict       string   `json:"verdict,omitempty"`
+	// PacedNS and PacedJ are the paced timeline's wall and energy (the
+	// independent check, bench.PacedName), 0 without one; ErrVsPaced is
+	// the predicted wall against it.
+	PacedNS    float64  `json:"paced_ns,omitempty"`
+	PacedJ     float64  `json:"paced_j,omitempty"`
+	ErrVsPaced *float64 `json:"err_vs_paced,omitempty"`
 }
 
 // AcceptBound is the whole-inference acceptance's bound on the wall, the
@@ -109,6 +115,10 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 		TPOTP90NS: med(s.Of(bench.UnitTPOTP90NS)), JPerToken: med(s.Of(UnitJPerToken)),
 	}
 	wp.Inference = ir
+	if p := w.Paced; p != nil && p.Runs() > 0 {
+		ir.PacedNS, ir.PacedJ = med(p.NS), med(p.Joules)
+		ir.ErrVsPaced = relErr(ir.WallNS, ir.PacedNS)
+	}
 	m := w.Model
 	if m.Runs() == 0 {
 		return
@@ -151,6 +161,14 @@ func (ir *InferenceReport) writeText(w io.Writer) {
 		ir.EnergyJ, ir.KernelJ, ir.WaitJ, ir.WaitW, vsModel(ir.ErrEnergy))
 	if ir.Tokens > 0 {
 		fmt.Fprintf(w, "energy per output token\t%.4g J\t\n", ir.JPerToken)
+	}
+	if ir.PacedNS > 0 {
+		j := ""
+		if ir.PacedJ > 0 {
+			j = fmt.Sprintf(", %.4g J", ir.PacedJ)
+		}
+		fmt.Fprintf(w, "paced timeline (measured)\t%s\tthe replays launched at the recorded host gaps, one inference%s; the predicted wall %+.1f%% from it\n",
+			textfmt.NS(ir.PacedNS), j, 100**ir.ErrVsPaced)
 	}
 	if ir.Verdict != "" {
 		fmt.Fprintf(w, "against the acceptance\t\t%s\n", ir.Verdict)

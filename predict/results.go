@@ -109,6 +109,9 @@ type WorkloadResults struct {
 	// Timeline holds the timeline benchmark's values (bench.TimelineName); nil
 	// when the output has none.
 	Timeline *Samples
+	// Paced holds the paced timeline's values (bench.PacedName); nil
+	// when the output has none.
+	Paced *Samples
 	// Inference holds the predicted whole inference's values
 	// (bench.InferenceName); nil when the output has none.
 	Inference *Samples
@@ -380,6 +383,12 @@ func ReadResults(inputs []Input) (*Results, error) {
 						w.Inference = &Samples{}
 					}
 					s = w.Inference
+				case base == bench.PacedName && workload != "":
+					w := get(workload)
+					if w.Paced == nil {
+						w.Paced = &Samples{}
+					}
+					s = w.Paced
 				default:
 					if n := string(rec.Name.Full()); !ignored[n] {
 						ignored[n] = true

@@ -125,6 +125,10 @@ type Timeline struct {
 	gap   time.Duration
 	graph *cuda.GraphExec
 	order []*Prepared // the invocations the graph launches, in order
+	// orderInv is, for each launch of order, its invocation's index in
+	// the set's Timeline (a substitute's: its run's first; -1 for a
+	// launch Again added).
+	orderInv []int
 	subs  []*Prepared // the substitutes, once each (not closed by Close)
 }
 
@@ -366,10 +370,11 @@ func (t *Timeline) plan(byIndex []*Prepared, reasons []string, subAt map[int]*Pr
 		sk.TracedNS += inv.Dur
 	}
 	var order []*Prepared
+	t.orderInv = nil
 	place := func(idx int, inv signatures.Invocation) {
 		if subbed[idx] {
 			if p := subAt[idx]; p != nil {
-				order = append(order, p)
+				order, t.orderInv = append(order, p), append(t.orderInv, idx)
 			}
 			return
 		}
@@ -389,7 +394,7 @@ func (t *Timeline) plan(byIndex []*Prepared, reasons []string, subAt map[int]*Pr
 			return
 		}
 		if p := byIndex[inv.Sig]; p != nil {
-			order = append(order, p)
+			order, t.orderInv = append(order, p), append(t.orderInv, idx)
 			return
 		}
 		t.Skipped++
@@ -401,6 +406,7 @@ func (t *Timeline) plan(byIndex []*Prepared, reasons []string, subAt map[int]*Pr
 		for _, j := range again[idx] {
 			if p := byIndex[set.Timeline[j].Sig]; p != nil {
 				order, t.Again = append(order, p), t.Again+1
+				t.orderInv = append(t.orderInv, -1)
 			}
 		}
 	}

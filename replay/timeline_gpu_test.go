@@ -272,3 +272,39 @@ func plainAnd(t *testing.T, d *Device, set *signatures.Set, o TimelineOptions) (
 	}
 	return n, tl
 }
+
+// A timeline launched from the host at a pacing: every launch after its
+// gap, a sync where the pacing says; a pass lasts at least its gaps, and
+// the graph-free passes still run every invocation.
+func TestGPUTimelinePaced(t *testing.T) {
+	d := openGPU(t)
+	set := embedded(t, "h100_bloom-560m_generate.trace.json.gz")
+	tl, err := d.PrepareTimeline(set, TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	invs := tl.Invocations()
+	if len(invs) != tl.Launched || len(invs) == 0 {
+		t.Fatalf("%d invocations for %d launches", len(invs), tl.Launched)
+	}
+	p := Pacing{Gap: make([]time.Duration, len(invs)), Sync: make([]bool, len(invs))}
+	for k := range p.Gap {
+		p.Gap[k] = 20 * time.Microsecond
+	}
+	p.Sync[len(p.Sync)/2] = true
+	o := quick
+	o.Energy, o.EnergyTicks, o.EnergyWarmup = d.Meter != nil, 5, 200*time.Millisecond
+	r, err := tl.MeasurePaced(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaps := time.Duration(len(invs)) * 20 * time.Microsecond
+	t.Logf("%d launches paced 20 µs apart: wall %+v over %d passes (the gaps alone %v); energy %+v %s", len(invs), r.Wall, r.Passes, gaps, r.Energy, r.EnergyErr)
+	if r.Passes < pacedMinPasses || r.Wall.MedianNS < float64(gaps.Nanoseconds()) || r.Wall.MedianNS > 20*float64(gaps.Nanoseconds()) {
+		t.Errorf("paced wall %+v over %d passes, want at least the gaps' %v", r.Wall, r.Passes, gaps)
+	}
+	if o.Energy && (r.Energy == nil || r.Energy.JoulesPerOp <= 0) {
+		t.Errorf("no energy: %s", r.EnergyErr)
+	}
+}

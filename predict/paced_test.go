@@ -1,0 +1,86 @@
+package predict
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kreplay/kreplay/schedule"
+)
+
+// The pacing of a recorded decode's median inference: a gap before every
+// launch of the timeline and a sync where the host waited; the gaps hold
+// the host's time between calls, so that with the launches' and the
+// waits' own time they make up the inference's span, less the recorder's
+// cost per call.
+func TestPacingRecorded(t *testing.T) {
+	in, _, _ := recordedInput(t, filepath.Join("testdata", "inference", "inf-gpt2m-eager-decode-b1"))
+	s := in.Schedule
+	inf := PacedInference(s)
+	if inf < 1 || s.Inferences[inf].Fresh {
+		t.Fatalf("paced inference %d", inf)
+	}
+	invs := make([]int, len(in.Set.Timeline))
+	for i := range invs {
+		invs[i] = i
+	}
+	p, err := Pacing(s, inf, in.Set, in.Runtime, invs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Gap) != len(invs) || len(p.Sync) != len(invs) {
+		t.Fatalf("%d gaps, %d syncs for %d launches", len(p.Gap), len(p.Sync), len(invs))
+	}
+	calls := s.Inferences[inf].Calls
+	var gaps, gpuOwn, waits time.Duration
+	syncs, wantSyncs := 0, 0
+	for _, g := range p.Gap {
+		if g < 0 {
+			t.Fatalf("a negative gap %v", g)
+		}
+		gaps += g
+	}
+	for _, y := range p.Sync {
+		if y {
+			syncs++
+		}
+	}
+	for k := range calls {
+		c := &calls[k]
+		own := time.Duration(c.Exit - c.Enter)
+		switch {
+		case c.Kind.GPU():
+			gpuOwn += own
+		case c.IsWait():
+			waits += own
+		}
+		if c.IsWait() && (c.Kind.GPU() || k > 0) {
+			wantSyncs++
+		}
+	}
+	span := time.Duration(s.Inferences[inf].End)
+	perCall := time.Duration(s.Process.CallOverheadNS) * time.Duration(len(calls))
+	t.Logf("inference %d: %d launches, %d syncs; gaps %v + launches %v + waits %v against the span %v (the recorder's cost %v)",
+		inf, len(invs), syncs, gaps, gpuOwn, waits, span, perCall)
+	if syncs == 0 || syncs > wantSyncs {
+		t.Errorf("%d syncs, want 1 to %d", syncs, wantSyncs)
+	}
+	if total := gaps + gpuOwn + waits; total > span || total < span-perCall-span/100 {
+		t.Errorf("gaps, launches and waits %v against the span %v", total, span)
+	}
+	// A timeline that does not launch some invocation gives its time to
+	// the next launch.
+	short, err := Pacing(s, inf, in.Set, in.Runtime, invs[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if short.Gap[0] < p.Gap[1] {
+		t.Errorf("without the first launch, the next's gap %v, under its own %v", short.Gap[0], p.Gap[1])
+	}
+	if _, err := Pacing(s, len(s.Inferences), in.Set, in.Runtime, invs); err == nil {
+		t.Error("an inference past the schedule's: no error")
+	}
+	if PacedInference(&schedule.Schedule{}) != -1 {
+		t.Error("no inference, yet one is paced")
+	}
+}
