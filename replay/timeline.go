@@ -129,7 +129,7 @@ type Timeline struct {
 	// the set's Timeline (a substitute's: its run's first; -1 for a
 	// launch Again added).
 	orderInv []int
-	subs  []*Prepared // the substitutes, once each (not closed by Close)
+	subs     []*Prepared // the substitutes, once each (not closed by Close)
 }
 
 // MeasureTimeline prepares set's timeline (PrepareTimeline), measures it
