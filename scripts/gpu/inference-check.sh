@@ -11,7 +11,8 @@
 # CAPTURE_FLAGS go to kreplay capture; PREDICT_FLAGS to kreplay predict
 # (default: energy windows of 4 ticks over the signatures that make 50% of
 # the traced time, the rest estimated from their class's power, 50 ms of
-# sampling per signature, no timeline); DEADLINE=SECONDS (default 540)
+# sampling per signature; the timeline runs, and with it the paced
+# timeline, the model's independent check); DEADLINE=SECONDS (default 540)
 # starts no new step after that; CAPTURE_TIMEOUT and PREDICT_TIMEOUT bound
 # the steps (300 and 400 s). PREDICT_DEVICE=N predicts on CUDA device N
 # (default 0) in the background, one prediction at a time, while the next
@@ -29,7 +30,7 @@ mkdir -p "$OUT/logs" "$OUT/bundles"
 S="$OUT/summary.txt"
 # shellcheck source=scripts/gpu/common.sh
 source "$(dirname "$0")/common.sh"
-PREDICT_FLAGS=${PREDICT_FLAGS:--energy-share 0.5 -ticks 4 -energywarmup 200ms -budget 50ms -no-timeline}
+PREDICT_FLAGS=${PREDICT_FLAGS:--energy-share 0.5 -ticks 4 -energywarmup 200ms -budget 50ms}
 PREDICT_DEVICE=${PREDICT_DEVICE:-}
 # predict_one SPEC predicts SPEC's bundle and writes its summary lines to
 # OUT/logs/SPEC.summary.
@@ -42,7 +43,8 @@ predict_one() {
   {
     echo "predict $s exit $? in $(( $(date +%s) - t )) s"
     grep -E '^(host probe|inference|kreplay predict: the whole)' "$log.predict.err"
-    grep -E '^(predicted GPU time|trace GPU busy|model wall|model energy|inference|time per output|energy per output)' "$log.predict.txt"
+    grep -E '^(paced timeline)' "$log.predict.err"
+    grep -E '^(predicted GPU time|trace GPU busy|model wall|model energy|inference|time per output|energy per output|paced timeline|against the acceptance)' "$log.predict.txt"
   } >"$log.summary"
   rm -rf "$b/kernels"
 }
