@@ -212,8 +212,8 @@ func EstimateEnergy(entries []Entry) int {
 	all := &acc{}
 	for _, e := range entries {
 		r := e.Result
-		if r == nil || r.Energy == nil || r.Energy.Method == EstimatedMethod || r.ReportedNS() <= 0 || e.Count <= 0 {
-			continue
+		if r == nil || r.Energy == nil || r.Energy.Method == EstimatedMethod || e.Interpolated != "" || r.ReportedNS() <= 0 || e.Count <= 0 {
+			continue // measured energies only
 		}
 		for _, a := range []*acc{all, byClass[e.Class]} {
 			if a == nil {

@@ -62,7 +62,8 @@ func TestSumEnergy(t *testing.T) {
 }
 
 // Unmeasured entries get their class's power times their time; a class
-// without a measured entry takes every measured entry's power.
+// without a measured entry takes every measured entry's power; an
+// interpolated energy is not a measured one.
 func TestEstimateEnergy(t *testing.T) {
 	measured := func(j, ns float64) *Result {
 		return &Result{Stats: Stats{MedianNS: ns}, Energy: &Energy{JoulesPerOp: j, Method: "energy-counter"}}
@@ -71,6 +72,8 @@ func TestEstimateEnergy(t *testing.T) {
 		{ID: "a", Class: "gemm", Count: 10, Result: measured(0.7, 1e6)},         // 700 W
 		{ID: "b", Class: "elementwise", Count: 30, Result: measured(4e-3, 1e4)}, // 400 W
 		{ID: "c", Class: "elementwise", Count: 10, Result: measured(2e-3, 1e4)}, // 200 W
+		// Interpolated between a family's members: not a measured power.
+		{ID: "i", Class: "elementwise", Count: 50, Result: measured(0.1, 1e4), Interpolated: "from 5 members"}, // 10 kW
 		{ID: "d", Class: "elementwise", Count: 5, Result: &Result{Stats: Stats{MedianNS: 2e4}}},
 		{ID: "e", Class: "copy", Count: 1, Result: &Result{Stats: Stats{MedianNS: 1e4}}},
 		{ID: "f", Class: "copy", Count: 1}, // not measured at all
@@ -79,16 +82,16 @@ func TestEstimateEnergy(t *testing.T) {
 		t.Fatalf("estimated %d, want 2", n)
 	}
 	// elementwise: (30*4e-3 + 10*2e-3) J over (40*1e4 ns) = 350 W.
-	if got := entries[3].Result.Energy; got.Method != EstimatedMethod || math.Abs(got.JoulesPerOp-350*2e-5) > 1e-12 ||
+	if got := entries[4].Result.Energy; got.Method != EstimatedMethod || math.Abs(got.JoulesPerOp-350*2e-5) > 1e-12 ||
 		!strings.Contains(got.Estimated, "class elementwise") {
 		t.Errorf("d: %+v", got)
 	}
 	// every class: (7 + 0.12 + 0.02) J over (1e-2 + 4e-4) s.
-	if got, want := entries[4].Result.Energy.Watts, 7.14/1.04e-2; math.Abs(got-want) > 1e-9 {
+	if got, want := entries[5].Result.Energy.Watts, 7.14/1.04e-2; math.Abs(got-want) > 1e-9 {
 		t.Errorf("e: %g W, want %g", got, want)
 	}
-	if entries[5].Result != nil || entries[0].Result.Energy.Method != "energy-counter" {
-		t.Errorf("touched what it should not: %+v %+v", entries[5].Result, entries[0].Result.Energy)
+	if entries[6].Result != nil || entries[0].Result.Energy.Method != "energy-counter" {
+		t.Errorf("touched what it should not: %+v %+v", entries[6].Result, entries[0].Result.Energy)
 	}
 	if n := EstimateEnergy([]Entry{{Result: &Result{Stats: Stats{MedianNS: 1}}}}); n != 0 {
 		t.Errorf("nothing measured: estimated %d", n)
