@@ -96,7 +96,7 @@ func (d *Device) measureMembers(f *familyRun, idx []int, o SuiteOptions, measure
 	ok := true
 	for _, i := range idx {
 		m := f.fam.Members[i]
-		e := d.measureEntry(f.sigs[m.ID], nil, o, true, measure)
+		e := d.measureEntry(f.sigs[m.ID], nil, o, measure)
 		resolved[m.ID] = e
 		if e.Result == nil {
 			ok = false

@@ -319,9 +319,7 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	withEnergy := o.energyFor(todo)
 	left := shard(len(live), single, func(worker, i int) bool {
 		d := live[worker]
-		oi := so
-		oi.Measure.Energy = so.Measure.Energy && (withEnergy == nil || withEnergy[todo[i].ID])
-		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], oi, &out[i]), o)
+		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], so.withEnergyOf(withEnergy, todo[i].ID), &out[i]), o)
 		ranOn[i] = worker
 		report(i, d.Index)
 		return d.Lost() == nil
@@ -338,12 +336,7 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	if len(live) > 1 && !o.Measure.NoKernelTime {
 		g.identify(live, todo, out, ranOn, o)
 	}
-	if withEnergy != nil {
-		n := EstimateEnergy(out)
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "energy: %d signatures beyond %.0f%% of the traced time estimated from their class's measured power\n", n, 100*o.EnergyShare)
-		}
-	}
+	o.estimateRest(out, withEnergy)
 	return out
 }
 

@@ -189,7 +189,7 @@ func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc
 		}
 		e, ok := resolved[s.ID]
 		if !ok {
-			e = d.measureEntry(s, parts[s.ID], o, o.Measure.Energy && (withEnergy == nil || withEnergy[s.ID]), measure)
+			e = d.measureEntry(s, parts[s.ID], o.withEnergyOf(withEnergy, s.ID), measure)
 		}
 		out = append(out, e)
 		if o.Done != nil {
@@ -199,20 +199,34 @@ func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc
 			fmt.Fprintf(o.Progress, "[%d/%d %s%s] %s\n", i+1, len(todo), time.Since(start).Round(time.Second), eta(start, i+1, len(todo)), e.line())
 		}
 	}
-	if withEnergy != nil {
-		n := EstimateEnergy(out)
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "energy: %d signatures beyond %.0f%% of the traced time estimated from their class's measured power\n", n, 100*o.EnergyShare)
-		}
-	}
+	o.estimateRest(out, withEnergy)
 	return out
 }
 
+// withEnergyOf is o for the signature id: energy measured where o measures
+// it and withEnergy (energyFor's) is nil or holds id.
+func (o SuiteOptions) withEnergyOf(withEnergy map[string]bool, id string) SuiteOptions {
+	o.Measure.Energy = o.Measure.Energy && (withEnergy == nil || withEnergy[id])
+	return o
+}
+
+// estimateRest estimates the energy of the entries EnergyShare left
+// without a window of their own (EstimateEnergy), when it left any out
+// (withEnergy, energyFor's, not nil), and says how many.
+func (o SuiteOptions) estimateRest(out []Entry, withEnergy map[string]bool) {
+	if withEnergy == nil {
+		return
+	}
+	n := EstimateEnergy(out)
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "energy: %d signatures beyond %.0f%% of the traced time estimated from their class's measured power\n", n, 100*o.EnergyShare)
+	}
+}
+
 // measureEntry is the entry of s, with its parts: skipped, reused or
-// measured (with energy when withEnergy and o.Measure.Energy).
-func (d *Device) measureEntry(s *signatures.Signature, parts []*signatures.Signature, o SuiteOptions, withEnergy bool, measure measureFunc) Entry {
+// measured with o.
+func (d *Device) measureEntry(s *signatures.Signature, parts []*signatures.Signature, o SuiteOptions, measure measureFunc) Entry {
 	e := newEntry(s, parts)
-	o.Measure.Energy = o.Measure.Energy && withEnergy
 	if s.PartOf == "" && !o.skip(&e) && !o.reuse(&e) && !d.notMeasured(&e) {
 		d.checkLost(s, measureRecovered(measure, s, o, &e), o)
 	}
