@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -32,9 +33,7 @@ func PacedInference(s *schedule.Schedule) int {
 		}
 		return 0
 	}
-	slices.SortStableFunc(steady, func(a, b int) int {
-		return int(min(max(s.Inferences[a].End-s.Inferences[b].End, -1), 1))
-	})
+	slices.SortStableFunc(steady, func(a, b int) int { return cmp.Compare(s.Inferences[a].End, s.Inferences[b].End) })
 	return steady[len(steady)/2]
 }
 

@@ -75,9 +75,8 @@ func (c *capture) removeRaw(reqs []runner.ScheduleRequest) {
 func (c *capture) keepSchedules(process int, reqs []runner.ScheduleRequest, res []*runner.Result) {
 	names := c.scheduleFiles(process)
 	var err error
-	for i := range names {
+	for i := 0; i < len(names) && err == nil; i++ {
 		switch {
-		case err != nil:
 		case res[i].ScheduleError != "":
 			err = errors.New(res[i].ScheduleError)
 		case res[i].Schedule == nil:
