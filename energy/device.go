@@ -42,12 +42,45 @@ func OpenDevice(index int) (*Device, error) {
 	return d, nil
 }
 
+// OpenDeviceByPCIBusID opens the GPU at the PCI address busID
+// ("domain:bus:device.function"), as [OpenDevice] does. NVML numbers GPUs
+// in its own order, over every GPU of the machine whatever
+// CUDA_VISIBLE_DEVICES says, so a CUDA device index is not an NVML index:
+// a caller holding a CUDA device opens its meter by the device's PCI
+// address. [Device.Index] is then the GPU's NVML index.
+func OpenDeviceByPCIBusID(busID string) (*Device, error) {
+	if err := Open(); err != nil {
+		return nil, err
+	}
+	d, err := openDeviceByPCIBusID(busID)
+	if err != nil {
+		Close()
+		return nil, fmt.Errorf("energy: open GPU at PCI %s: %w", busID, err)
+	}
+	return d, nil
+}
+
+func openDeviceByPCIBusID(busID string) (*Device, error) {
+	h, index, err := bindHandleByPCIBusID(busID)
+	if err != nil {
+		return nil, err
+	}
+	return describe(index, h)
+}
+
 func openDevice(index int) (*Device, error) {
 	h, err := bindHandle(index)
 	if err != nil {
 		return nil, err
 	}
+	return describe(index, h)
+}
+
+// describe is the Device of h, NVML's GPU index, with its name, UUID and
+// the driver's version read.
+func describe(index int, h handle) (*Device, error) {
 	d := &Device{index: index, h: h}
+	var err error
 	if d.name, err = h.name(); err != nil {
 		return nil, err
 	}

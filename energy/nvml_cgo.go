@@ -67,6 +67,21 @@ func bindHandle(index int) (handle, error) {
 	return handle{d: d}, nil
 }
 
+// bindHandleByPCIBusID is the GPU at the PCI address busID
+// ("domain:bus:device.function", as cuDeviceGetPCIBusId writes it) and its
+// NVML index.
+func bindHandleByPCIBusID(busID string) (handle, int, error) {
+	d, ret := nv.DeviceGetHandleByPciBusId(busID)
+	if err := nvmlErr("nvmlDeviceGetHandleByPciBusId("+busID+")", ret); err != nil {
+		return handle{}, 0, err
+	}
+	i, ret := d.GetIndex()
+	if err := nvmlErr("nvmlDeviceGetIndex", ret); err != nil {
+		return handle{}, 0, err
+	}
+	return handle{d: d}, i, nil
+}
+
 func (h handle) name() (string, error) {
 	s, ret := h.d.GetName()
 	return s, nvmlErr("nvmlDeviceGetName", ret)

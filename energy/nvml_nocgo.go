@@ -18,6 +18,8 @@ type handle struct{}
 
 func bindHandle(int) (handle, error) { return handle{}, errNoCgo }
 
+func bindHandleByPCIBusID(string) (handle, int, error) { return handle{}, 0, errNoCgo }
+
 func (handle) name() (string, error)            { return "", errNoCgo }
 func (handle) uuid() (string, error)            { return "", errNoCgo }
 func (handle) powerLimitMW() (uint32, error)    { return 0, errNoCgo }

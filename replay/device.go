@@ -120,8 +120,20 @@ func Open(index int) (*Device, error) {
 		d.Close()
 		return nil, err
 	}
-	d.Meter, d.NVMLErr = energy.OpenDevice(index)
+	d.Meter, d.NVMLErr = openMeter(dev)
 	return d, nil
+}
+
+// openMeter opens the NVML meter of the CUDA device dev by its PCI address:
+// NVML numbers every GPU of the machine in its own order, whatever
+// CUDA_VISIBLE_DEVICES hides or reorders, so CUDA's index would meter
+// another GPU.
+func openMeter(dev cuda.Device) (*energy.Device, error) {
+	bus, err := dev.PCIBusID()
+	if err != nil {
+		return nil, fmt.Errorf("replay: the PCI address of the GPU, to find its NVML meter: %w", err)
+	}
+	return energy.OpenDeviceByPCIBusID(bus)
 }
 
 // loop is the device's CUDA goroutine: it runs jobs on one OS thread with

@@ -188,6 +188,23 @@ class Unavailable(RuntimeError):
 _state = {}
 
 
+def nvml_handle(dev):
+    """The NVML handle of CUDA device dev, found by its UUID: NVML numbers
+    every GPU of the machine in its own order, whatever CUDA_VISIBLE_DEVICES
+    hides or reorders, so CUDA's index can name another GPU. Without a UUID
+    (an old torch) the index, only where nothing reorders the devices."""
+    try:
+        uuid = torch.cuda.get_device_properties(dev).uuid
+    except AttributeError:
+        uuid = None
+    if uuid is not None:
+        return pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}".encode())
+    if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
+        raise Unavailable(f"device {dev}: torch gives no UUID to find its NVML meter, and "
+                          "CUDA_VISIBLE_DEVICES may have renumbered the GPUs")
+    return pynvml.nvmlDeviceGetHandleByIndex(dev)
+
+
 def _counter():
     return pynvml.nvmlDeviceGetTotalEnergyConsumption(_state["nvml"])  # mJ
 
@@ -450,7 +467,7 @@ def _load(build, req):
     if not callable(fn):
         raise TypeError(f"build(spec) returned {type(fn).__name__}, want a callable that runs one inference")
     pynvml.nvmlInit()
-    _state.update(run=fn, dev=dev, nvml=pynvml.nvmlDeviceGetHandleByIndex(dev))
+    _state.update(run=fn, dev=dev, nvml=nvml_handle(dev))
     reply = dict(gpu=torch.cuda.get_device_name(dev), torch=torch.__version__, cuda=torch.version.cuda,
                  driver=_str(pynvml.nvmlSystemGetDriverVersion()))
     if world_size() > 1:
@@ -802,7 +819,7 @@ def env_info():
              cuda_runtime=torch.version.cuda, torch=torch.__version__, python=platform.python_version())
     try:
         pynvml.nvmlInit()
-        h = pynvml.nvmlDeviceGetHandleByIndex(dev)
+        h = nvml_handle(dev)
         d["driver"] = _str(pynvml.nvmlSystemGetDriverVersion())
         d["gpu_uuid"] = _str(pynvml.nvmlDeviceGetUUID(h))
         d["power_limit_w"] = pynvml.nvmlDeviceGetPowerManagementLimit(h) / 1000.0

@@ -468,3 +468,27 @@ func TestHelperRunRecorded(t *testing.T) {
 		t.Errorf("runner unusable after the failure: %v", err)
 	}
 }
+
+// The runner meters the GPU CUDA runs on, found by its UUID: NVML numbers
+// the machine's GPUs in its own order, which CUDA_VISIBLE_DEVICES can
+// change (the stand-ins number CUDA device d as NVML's 7-d).
+func TestNVMLByUUID(t *testing.T) {
+	needPython(t)
+	r, err := Start(fakeOptions(t, "python3", "fake_command.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	spec := fakeSpec("ok")
+	spec["devices"] = []int{2}
+	if _, err := r.Load(spec); err != nil {
+		t.Fatal(err)
+	}
+	env, err := r.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := env["gpu_uuid"], "GPU-00000000-0000-0000-0000-000000000005"; got != want {
+		t.Errorf("CUDA device 2 metered as %v, want NVML's %s", got, want)
+	}
+}

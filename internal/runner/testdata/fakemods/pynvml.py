@@ -17,12 +17,20 @@ def nvmlDeviceGetHandleByIndex(i):
     return i
 
 
+def nvmlDeviceGetHandleByUUID(uuid):
+    if isinstance(uuid, str):
+        uuid = uuid.encode()
+    if not uuid.startswith(b"GPU-00000000-0000-0000-0000-"):
+        raise NVMLError(f"no GPU {uuid!r}")
+    return int(uuid[-12:])
+
+
 def nvmlSystemGetDriverVersion():
     return "0.0-fake"
 
 
 def nvmlDeviceGetUUID(h):
-    return "GPU-fake"
+    return f"GPU-00000000-0000-0000-0000-{h:012d}"
 
 
 def nvmlDeviceGetPowerManagementLimit(h):

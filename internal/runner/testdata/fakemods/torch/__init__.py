@@ -36,6 +36,11 @@ class _Props:
     total_memory = 1 << 30
     major, minor = 9, 0
 
+    def __init__(self, dev=0):
+        # CUDA device dev is the machine's GPU 7-dev (the stand-in pynvml's
+        # index), as CUDA_VISIBLE_DEVICES=7,6,... would number them.
+        self.uuid = f"00000000-0000-0000-0000-{7 - dev:012d}"
+
 
 class _Cuda:
     OutOfMemoryError = _OOM
@@ -64,7 +69,7 @@ class _Cuda:
         return _Props.name
 
     def get_device_properties(self, dev):
-        return _Props()
+        return _Props(dev)
 
     def current_blas_handle(self):
         return 0
