@@ -305,8 +305,8 @@ func TestGPUGroupRunSet(t *testing.T) {
 		if e.PartOf == "" && (e.Err != "" || e.Result == nil || e.Result.MedianNS <= 0) {
 			t.Errorf("%s %s: %s", e.ID, e.Label, e.Err)
 		}
-		if e.Class == signatures.ClassGEMM && (e.SameKernel == nil || !*e.SameKernel) {
-			t.Errorf("%s %s: not shown to run the traced kernel (same kernel %v)", e.ID, e.Label, e.SameKernel)
+		if e.Class == signatures.ClassGEMM {
+			checkSameKernel(t, e, set.Source.GPU(), g.Devices[0].Name)
 		}
 	}
 	for _, d := range g.Devices {
