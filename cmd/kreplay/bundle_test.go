@@ -100,7 +100,6 @@ func TestPredictModelReference(t *testing.T) {
 		want string
 	}{
 		{[]string{"predict", "-model", "measured", plain}, "has no measured run"},
-		{[]string{"predict", "embedded:2xh200_llama-7b-tp2_prefill"}, "the bundle holds 2 traces"},
 	} {
 		code, _, e := runCmd(t, tc.args...)
 		if code != 1 || !strings.Contains(e, tc.want) {

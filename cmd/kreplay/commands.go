@@ -50,7 +50,8 @@ func init() {
 			"           [-skip ID,...] [-budget D] [-binaries=false] [-memset-arrival=false] [-families] [-devices 0,1] [TRACE|SET|BUNDLE]",
 			"the whole flow: inspect, then on a GPU replay every signature with its energy (on by default),\n" +
 				"           the whole inference from the host's schedule and the timeline, and report the prediction against the bundle's measured run or the real\n" +
-				"           inference run now (default input: the embedded bundle " + traces.DefaultBundle + ")." + lostHelp("-resume"), cmdPredict},
+				"           inference run now (default input: the embedded bundle " + traces.DefaultBundle + "); a bundle of several ranks\n" +
+				"           is predicted as kreplay run -devices does (a line per rank, the group's whole inference)." + lostHelp("-resume"), cmdPredict},
 		{"diff", "[-json] [-all] [-alpha A] [-sets SET,...] BENCH BENCH", "compare two go test -bench outputs, the old (first) and the new, per signature and predicted\n" +
 			"           total (with the interval of its change), and attribute each significant change to what the\n" +
 			"           outputs record differently: kernel, configuration lines, throttling", cmdDiff},

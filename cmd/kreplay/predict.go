@@ -32,7 +32,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	causalScoresFlag(flags)
 	out := flags.String("o", "", "write the measurements as go test -bench output to `BENCH` (default WORKLOAD.bench)")
 	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
-	devList := flags.String("devices", "", "spread the signature replays over these CUDA `DEVICES` (comma-separated, of one GPU kind);\nthe timeline and the host probe run on the first (how one GPU's energy windows fare beside\nanother's work is not measured yet)")
+	devList := flags.String("devices", "", "spread the signature replays over these CUDA `DEVICES` (comma-separated, of one GPU kind);\nthe timeline and the host probe run on the first (one GPU's energy windows beside another's\nwork: results/h200x2/two-gpus); a bundle of several ranks: its ranks' GPUs (default 0 to ranks-1)")
 	cacheFlag := flags.String("cache", replay.DefaultCacheMode.String(), "L2 cache `MODE` of the signature replays (see kreplay run -h)")
 	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML (-energy=false: times only)")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
@@ -89,10 +89,14 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	set, bundle, err := load(pos[0])
+	loaded, err := loadInput(pos[0], signatures.Options{})
 	if err != nil {
 		return err
 	}
+	if len(loaded.sets) > 1 {
+		return predictRanks(pos[0], len(loaded.sets), devices, rankWorkload(loaded), flags, stdout, stderr)
+	}
+	set, bundle := loaded.sets[0], loaded.bundle
 	skip, err := parseSkip(*skipFlag, []*signatures.Set{set}, *binaries)
 	if err != nil {
 		return err
