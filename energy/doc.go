@@ -9,7 +9,9 @@
 // The pieces are:
 //
 //   - [Open] / [Close]: process-wide, reference-counted NVML initialisation.
-//   - [Device] (from [OpenDevice]): one GPU by index, with its name, UUID,
+//   - [Device] (from [OpenDevice] by NVML's index, or [OpenDeviceByPCIBusID]
+//     for a CUDA device: NVML numbers every GPU of the machine, whatever
+//     CUDA_VISIBLE_DEVICES hides or reorders): one GPU, with its name, UUID,
 //     driver version, power limit, raw energy counter, fixed [Hardware]
 //     figures (maximum clocks, memory bus width) and a [State] snapshot
 //     (clocks, temperature, power and decoded [ClockReasons]).
