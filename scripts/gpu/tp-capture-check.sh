@@ -11,9 +11,10 @@
 #   KREPLAY=path/to/kreplay OUT=dir bash scripts/gpu/tp-capture-check.sh NAME...
 # RUN_FLAGS go to kreplay run (default: energy windows of 10 ticks after
 # 500 ms, 30 ms of sampling a signature); DEADLINE=SECONDS (default 540)
-# starts no new step after that. Writes OUT/summary.txt and OUT/logs/;
-# with ARCHIVE=1 the logs and bundles (without kernels) as
-# OUT/raw.tar.xz.partNN pieces.
+# starts no new step after that (leave a minute for ARCHIVE). Writes
+# OUT/summary.txt and OUT/logs/; with ARCHIVE=1 the logs and bundles
+# (without kernels, removed once a bundle's run ended or was not started)
+# as OUT/raw.tar.xz.partNN pieces.
 set -uo pipefail
 OUT=${OUT:-out}
 DEADLINE=${DEADLINE:-540}
@@ -32,7 +33,7 @@ for s in "$@"; do
   say "== $s: capture exit $rc in $(( $(date +%s) - t )) s (devices $devs)"
   grep -E 'schedule|per inference|blocks|warning|error' "$log.capture.txt" | tail -10 | tee -a "$S"
   [ $rc -eq 0 ] || continue
-  if late; then say "run: not started (deadline)"; continue; fi
+  if late; then say "run: not started (deadline)"; rm -rf "$b/kernels"; continue; fi
   t=$(date +%s)
   # shellcheck disable=SC2086
   timeout "${RUN_TIMEOUT:-400}" "$K" run -devices "$devs" $RUN_FLAGS -out "$log.progress.jsonl" -json "$log.run.json" "$b" \
