@@ -31,15 +31,7 @@ type Device struct {
 // NVML if needed (see [Open]). Without NVML the error satisfies
 // errors.Is(err, ErrNoNVML).
 func OpenDevice(index int) (*Device, error) {
-	if err := Open(); err != nil {
-		return nil, err
-	}
-	d, err := openDevice(index)
-	if err != nil {
-		Close()
-		return nil, fmt.Errorf("energy: open GPU %d: %w", index, err)
-	}
-	return d, nil
+	return openWith(fmt.Sprintf("GPU %d", index), func() (*Device, error) { return openDevice(index) })
 }
 
 // OpenDeviceByPCIBusID opens the GPU at the PCI address busID
@@ -49,13 +41,19 @@ func OpenDevice(index int) (*Device, error) {
 // a caller holding a CUDA device opens its meter by the device's PCI
 // address. [Device.Index] is then the GPU's NVML index.
 func OpenDeviceByPCIBusID(busID string) (*Device, error) {
+	return openWith("GPU at PCI "+busID, func() (*Device, error) { return openDeviceByPCIBusID(busID) })
+}
+
+// openWith initialises NVML and opens a device with open, letting NVML go
+// again when that fails; what names the device in the error.
+func openWith(what string, open func() (*Device, error)) (*Device, error) {
 	if err := Open(); err != nil {
 		return nil, err
 	}
-	d, err := openDeviceByPCIBusID(busID)
+	d, err := open()
 	if err != nil {
 		Close()
-		return nil, fmt.Errorf("energy: open GPU at PCI %s: %w", busID, err)
+		return nil, fmt.Errorf("energy: open %s: %w", what, err)
 	}
 	return d, nil
 }
