@@ -40,7 +40,36 @@
 # directory first on the loader's path. A fused capture that fails in the kernel
 # recorder is tried once more with -no-binaries (said in its log): the
 # comparison uses only its measured run.
+#
+# GPUS="0 1" runs the families at the same time, one per GPU (through
+# CUDA_VISIBLE_DEVICES, which kreplay's meters follow), in waves of as many
+# families as GPUs, each into OUT/gpuN/; the summaries are joined into
+# OUT/whatif-fused/summary.txt. With ARCHIVE=1, everything under OUT but
+# the kernel binaries goes into OUT/whatif-fused.tar.xz.partNN pieces.
 set -uo pipefail
+if [ -n "${GPUS:-}" ] && [ -z "${WHATIF_FUSED_CHILD:-}" ]; then
+  read -ra gpus <<< "$GPUS"
+  read -ra fams <<< "${FAMILIES:-llama qwen2}"
+  base=${OUT:-out}
+  mkdir -p "$base/whatif-fused"
+  status=0
+  for ((i = 0; i < ${#fams[@]}; i += ${#gpus[@]})); do
+    pids=()
+    for ((j = 0; j < ${#gpus[@]} && i + j < ${#fams[@]}; j++)); do
+      g=${gpus[$j]} fam=${fams[$((i + j))]}
+      WHATIF_FUSED_CHILD=1 CUDA_VISIBLE_DEVICES=$g FAMILIES=$fam OUT="$base/gpu$g-$fam" \
+        bash "$0" > "$base/gpu$g-$fam.log" 2>&1 &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || status=1; done
+  done
+  cat "$base"/gpu*/whatif-fused/summary.txt > "$base/whatif-fused/summary.txt" 2>/dev/null
+  if [ -n "${ARCHIVE:-}" ]; then
+    tar -C "$base" --exclude='*/kernels' --exclude='./whatif-fused.tar.xz.part*' -cJf - . | split -b 15m -d - "$base/whatif-fused.tar.xz.part"
+  fi
+  echo "whatif-fused-check: exit $status (${fams[*]} on GPUs ${gpus[*]})" | tee -a "$base/whatif-fused/summary.txt"
+  exit $status
+fi
 OUT=${OUT:-out}/whatif-fused
 FAMILIES=${FAMILIES:-llama qwen2}
 CAPTURE_FLAGS=${CAPTURE_FLAGS:--processes 2 -no-schedule}
