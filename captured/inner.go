@@ -26,12 +26,16 @@ type patch struct {
 	value  uint64 // as recorded
 }
 
-// groupInner puts each inner pointer into the group of its allocation (a
+// groupInner puts each inner pointer (but those held at a suspect word)
+// into the group of its allocation (a
 // parameter's group when one shares its base, else a group of its own)
 // and notes, in the group of the parameter pointer whose buffer holds it,
 // where it lies there.
 func (k *Kernel) groupInner() {
 	for j, q := range k.l.Inner {
+		if k.suspect[q.In] {
+			continue // found in bytes that are no buffer's
+		}
 		var g *group
 		for _, h := range k.groups {
 			if h.base == q.Base {

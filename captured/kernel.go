@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/inject"
@@ -53,6 +54,10 @@ type Kernel struct {
 	producers []*Kernel // run by Prime, in order
 	// dropped says which producers could not be made launchable, and why.
 	dropped []string
+	// suspect are the indexes in l.Ptrs of the words kept as recorded
+	// (suspects); kept says why, one line each.
+	suspect map[int]bool
+	kept    []string
 }
 
 // Options are what New needs besides the launch.
@@ -87,9 +92,12 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{l: l, fn: fns[0], work: o.Work}
+	k := &Kernel{l: l, fn: fns[0], work: o.Work, suspect: suspectSet(l)}
 	if err := k.configure(); err != nil {
 		return nil, err
+	}
+	for _, i := range suspects(l) {
+		k.kept = append(k.kept, suspectText(l, i))
 	}
 	k.groupPointers()
 	k.groupInner()
@@ -158,6 +166,25 @@ func producerFatal(err error) bool {
 	return cuda.IsCode(err, cuda.CodeOutOfMemory) || cuda.IsSticky(err)
 }
 
+// Kept says, one line each, which words of the launch's parameters the
+// recorder took for device pointers but the replay keeps as recorded,
+// since they are likely packed fields (see suspects); nil when none is.
+func (k *Kernel) Kept() []string { return k.kept }
+
+// Note says what the replay of k leaves out or keeps as recorded: the
+// producers left out of its priming, the parameter words not re-pointed;
+// "" when none.
+func (k *Kernel) Note() string {
+	var parts []string
+	if dr := k.dropped; len(dr) > 0 {
+		parts = append(parts, fmt.Sprintf("primed without %d of its %d producers (%s)", len(dr), len(dr)+len(k.producers), dr[0]))
+	}
+	if kw := k.kept; len(kw) > 0 {
+		parts = append(parts, fmt.Sprintf("%d parameter words kept as recorded (%s)", len(kw), kw[0]))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Dropped says, one line each, which producers were left out of the
 // priming because they could not be made launchable; nil when none was.
 func (k *Kernel) Dropped() []string { return k.dropped }
@@ -208,9 +235,14 @@ func (k *Kernel) launchable(fns []*cuda.Function, s *cuda.Stream) error {
 	return fmt.Errorf("%s: none of the %d modules that define it launches as recorded: %w", k.l.Name, len(fns), first)
 }
 
+// groupPointers groups the launch's pointers by allocation, leaving out
+// the suspect words, which no buffer backs.
 func (k *Kernel) groupPointers() {
 	byGroup := map[int]*group{}
 	for i, p := range k.l.Ptrs {
+		if k.suspect[i] {
+			continue
+		}
 		g := byGroup[p.Group]
 		if g == nil {
 			g = &group{base: p.Base, size: p.Range}
@@ -249,20 +281,27 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 		if err := k.repoint(set, s); err != nil {
 			return fmt.Errorf("%s: inner pointers: %w", k.l.Name, err)
 		}
-		blob := slices.Clone([]byte(k.l.Blob))
-		for _, g := range k.groups {
-			for _, i := range g.ptrs {
-				p := k.l.Ptrs[i]
-				binary.LittleEndian.PutUint64(blob[p.Off:], uint64(g.bufs[set])+(p.Value-g.base))
-			}
-		}
-		pb, err := cuda.NewParamBlock(blob, offsets)
+		pb, err := cuda.NewParamBlock(k.paramBlob(set), offsets)
 		if err != nil {
 			return err
 		}
 		k.blocks = append(k.blocks, pb)
 	}
 	return s.Synchronize()
+}
+
+// paramBlob is the launch's parameter buffer for buffer set set: each
+// grouped pointer re-pointed into its group's buffer, at the same offset
+// from the allocation's start; every other byte as recorded.
+func (k *Kernel) paramBlob(set int) []byte {
+	blob := slices.Clone([]byte(k.l.Blob))
+	for _, g := range k.groups {
+		for _, i := range g.ptrs {
+			p := k.l.Ptrs[i]
+			binary.LittleEndian.PutUint64(blob[p.Off:], uint64(g.bufs[set])+(p.Value-g.base))
+		}
+	}
+	return blob
 }
 
 // Launch implements launch.Kernel: the restores, then the kernel.

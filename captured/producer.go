@@ -16,17 +16,18 @@ func (k *Kernel) newProducer(p *inject.Producer, fsys fs.FS, s *cuda.Stream) (*K
 	if err := p.Check(k.l); err != nil {
 		return nil, err
 	}
+	if err := checkRestorable(p.Launch); err != nil {
+		// Kept as recorded, such a word could still be a pointer into the
+		// capturing process's memory; re-pointed, it could be a dtype a
+		// kernel asserts on. Either loses the context, for a producer that
+		// only warms the cache.
+		return nil, fmt.Errorf("its producer %s: %w", p.Launch.Name, err)
+	}
 	pk, err := New(p.Launch, fsys, Options{}, s)
 	if err != nil {
 		return nil, fmt.Errorf("its producer %s: %w", p.Launch.Name, err)
 	}
-	blob := slices.Clone([]byte(p.Launch.Blob))
-	for _, g := range pk.groups {
-		for _, i := range g.ptrs {
-			q := p.Launch.Ptrs[i]
-			binary.LittleEndian.PutUint64(blob[q.Off:], uint64(g.bufs[0])+(q.Value-g.base))
-		}
-	}
+	blob := pk.paramBlob(0)
 	for _, a := range p.Alias {
 		at, ok := k.addrAt(int(a[1]), a[2])
 		if !ok {

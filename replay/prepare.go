@@ -156,9 +156,7 @@ func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, build func(
 		}
 		p.Kernel, p.Path, p.Fallback = k, path, d.fallback
 		if c, ok := k.(*captured.Kernel); ok {
-			if dr := c.Dropped(); len(dr) > 0 {
-				p.Note = fmt.Sprintf("primed without %d of its %d producers (%s)", len(dr), len(dr)+c.Producers(), dr[0])
-			}
+			p.Note = c.Note()
 		}
 		if t3, ok := k.(*tier3.Kernel); ok {
 			p.Approximate = t3.Approximate()
