@@ -55,7 +55,7 @@ type Kernel struct {
 	// dropped says which producers could not be made launchable, and why.
 	dropped []string
 	// suspect are the indexes in l.Ptrs of the words kept as recorded
-	// (suspects); kept says why, one line each.
+	// (suspects for consumerAlign); kept says why, one line each.
 	suspect map[int]bool
 	kept    []string
 }
@@ -92,12 +92,12 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{l: l, fn: fns[0], work: o.Work, suspect: suspectSet(l)}
+	k := &Kernel{l: l, fn: fns[0], work: o.Work, suspect: suspectSet(l, consumerAlign)}
 	if err := k.configure(); err != nil {
 		return nil, err
 	}
-	for _, i := range suspects(l) {
-		k.kept = append(k.kept, suspectText(l, i))
+	for _, i := range suspects(l, consumerAlign) {
+		k.kept = append(k.kept, suspectText(l, i, consumerAlign))
 	}
 	k.groupPointers()
 	k.groupInner()

@@ -16,7 +16,7 @@ func (k *Kernel) newProducer(p *inject.Producer, fsys fs.FS, s *cuda.Stream) (*K
 	if err := p.Check(k.l); err != nil {
 		return nil, err
 	}
-	if err := checkRestorable(p.Launch); err != nil {
+	if err := checkProducer(p.Launch); err != nil {
 		// Kept as recorded, such a word could still be a pointer into the
 		// capturing process's memory; re-pointed, it could be a dtype a
 		// kernel asserts on. Either loses the context, for a producer that

@@ -12,13 +12,24 @@ import (
 // of the priming.
 var ErrNotRestorable = errors.New("its launch cannot be restored exactly")
 
+// Alignments below which a recorded pointer that is its launch's only
+// pointer into its allocation is a suspect (see suspects). A consumer's
+// suspect word is kept as recorded, which faults if it was a pointer after
+// all: only odd ones are (no element wider than a byte lies there). A
+// producer only warms the cache: it is dropped for any such pointer off an
+// 8-byte boundary.
+const (
+	consumerAlign = 2
+	producerAlign = 8
+)
+
 // suspects returns the indexes in l.Ptrs of the recorded pointers that
 // are likely not pointers: packed small fields whose stale padding bytes
 // made the 8-byte word fall into a device allocation of the capturing
 // process (the recorder asks the driver about every aligned word of the
-// parameters). Such a word has an odd value, where no element wider than
-// a byte lies, and is the launch's only pointer into its allocation: no
-// other parameter or inner pointer shares it.
+// parameters). Such a word's value is not a multiple of align, and it is
+// the launch's only pointer into its allocation: no other parameter or
+// inner pointer shares it.
 //
 // Re-pointing such a word into a replay buffer rewrites its data bytes.
 // PyTorch's dynamic-cast elementwise kernel (gpu_kernel_impl's legacy
@@ -26,13 +37,12 @@ var ErrNotRestorable = errors.New("its launch cannot be restored exactly")
 // ScalarType bytes and four stale bytes in one word, recorded as
 // 0x000000040b040403: re-pointed, a dtype byte becomes an address byte
 // and fetch_and_cast asserts (DynamicCast.h), which loses the CUDA
-// context. A byte tensor's view at an odd offset, the only tensor of its
-// allocation, would also be taken for one: it is then left pointing into
-// the capturing process's memory.
-func suspects(l *inject.Launch) []int {
+// context. A view off the element size's boundary that is the only tensor
+// of its allocation would also be taken for one.
+func suspects(l *inject.Launch, align uint64) []int {
 	var out []int
 	for i, p := range l.Ptrs {
-		if p.Value%2 == 1 && alone(l, i) {
+		if p.Value%align != 0 && alone(l, i) {
 			out = append(out, i)
 		}
 	}
@@ -56,17 +66,21 @@ func alone(l *inject.Launch, i int) bool {
 	return true
 }
 
-// suspectText says why pointer i of l is kept as recorded.
-func suspectText(l *inject.Launch, i int) string {
+// suspectText says why pointer i of l is a suspect for align.
+func suspectText(l *inject.Launch, i int, align uint64) string {
 	p := l.Ptrs[i]
-	return fmt.Sprintf("parameter word at %d (%#x) is odd and the launch's only pointer into [%#x, +%d): packed fields, not an address",
-		p.Off, p.Value, p.Base, p.Range)
+	how := "odd"
+	if align > 2 {
+		how = fmt.Sprintf("off a %d-byte boundary", align)
+	}
+	return fmt.Sprintf("parameter word at %d (%#x) is %s and the launch's only pointer into [%#x, +%d): likely packed fields, not an address",
+		p.Off, p.Value, how, p.Base, p.Range)
 }
 
-// suspectSet is suspects(l) as a set, nil when there are none.
-func suspectSet(l *inject.Launch) map[int]bool {
+// suspectSet is suspects(l, align) as a set, nil when there are none.
+func suspectSet(l *inject.Launch, align uint64) map[int]bool {
 	var set map[int]bool
-	for _, i := range suspects(l) {
+	for _, i := range suspects(l, align) {
 		if set == nil {
 			set = map[int]bool{}
 		}
@@ -75,12 +89,12 @@ func suspectSet(l *inject.Launch) map[int]bool {
 	return set
 }
 
-// checkRestorable is nil unless l has suspect words: then it names the
-// first, wrapping ErrNotRestorable.
-func checkRestorable(l *inject.Launch) error {
-	s := suspects(l)
+// checkProducer is nil unless the producer launch l has suspect words
+// (producerAlign): then it names the first, wrapping ErrNotRestorable.
+func checkProducer(l *inject.Launch) error {
+	s := suspects(l, producerAlign)
 	if len(s) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", ErrNotRestorable, suspectText(l, s[0]))
+	return fmt.Errorf("%w: %s", ErrNotRestorable, suspectText(l, s[0], producerAlign))
 }

@@ -52,18 +52,21 @@ func recordedLaunches(t *testing.T) map[string]*inject.Launch {
 	return out
 }
 
-// suspectOffsets are the parameter offsets of suspects(l).
-func suspectOffsets(l *inject.Launch) []int {
+// suspectOffsets are the parameter offsets of suspects(l, align).
+func suspectOffsets(l *inject.Launch, align uint64) []int {
 	var offs []int
-	for _, i := range suspects(l) {
+	for _, i := range suspects(l, align) {
 		offs = append(offs, l.Ptrs[i].Off)
 	}
 	return offs
 }
 
-// The recorded words that are packed fields are suspects; genuine
-// pointers, even at 8-byte offsets, and a byte view that shares its
-// allocation with another pointer are not.
+// The recorded words that are packed fields are suspects: for a consumer
+// the odd ones, for a producer also the stale word 0x7f9f00000004 (an
+// IntDivider's shift and stale bytes, in an OffsetCalculator slot the
+// kernel leaves unused). Genuine pointers, an i64 view at an 8-byte offset
+// among them, and a byte view that shares its allocation with another
+// pointer are not.
 func TestSuspects(t *testing.T) {
 	rec := recordedLaunches(t)
 	const a, b = 0x7f0000000000, 0x7f1000000000
@@ -76,22 +79,26 @@ func TestSuspects(t *testing.T) {
 		Inner: []inject.Inner{{In: 0, At: 16, Value: b + 64, Base: b, Range: 4096}},
 	}
 	for _, c := range []struct {
-		name string
-		l    *inject.Launch
-		want []int
+		name     string
+		l        *inject.Launch
+		consumer []int
+		producer []int
 	}{
-		{"mul i64 bool: dtype word", rec[keyMulLongBool], []int{640}},
-		{"gemv: flag byte", rec[keyGemv], []int{168}},
-		{"stale even words", rec[keyStale], nil},
-		{"genuine pointers", rec[keyPlain], nil},
-		{"odd byte view beside its storage", byteView, nil},
-		{"odd, its allocation held as an inner pointer", innerVouches, nil},
+		{"mul i64 bool: dtype word", rec[keyMulLongBool], []int{640}, []int{640}},
+		{"gemv: flag byte", rec[keyGemv], []int{168}, []int{168}},
+		{"stale words", rec[keyStale], nil, []int{56}},
+		{"genuine pointers", rec[keyPlain], nil, nil},
+		{"odd byte view beside its storage", byteView, nil, nil},
+		{"odd, its allocation held as an inner pointer", innerVouches, nil, nil},
 	} {
 		if c.l == nil {
 			t.Fatalf("%s: launch missing from testdata", c.name)
 		}
-		if diff := cmp.Diff(c.want, suspectOffsets(c.l)); diff != "" {
-			t.Errorf("%s: suspect offsets (-want +got):\n%s", c.name, diff)
+		if diff := cmp.Diff(c.consumer, suspectOffsets(c.l, consumerAlign)); diff != "" {
+			t.Errorf("%s: a consumer's suspect offsets (-want +got):\n%s", c.name, diff)
+		}
+		if diff := cmp.Diff(c.producer, suspectOffsets(c.l, producerAlign)); diff != "" {
+			t.Errorf("%s: a producer's suspect offsets (-want +got):\n%s", c.name, diff)
 		}
 	}
 }
@@ -116,7 +123,7 @@ func TestParamBlobKeepsDtypes(t *testing.T) {
 		t.Fatalf("recorded word at %d: % x, want % x", word, recorded, want)
 	}
 
-	k := &Kernel{l: l, suspect: suspectSet(l)}
+	k := &Kernel{l: l, suspect: suspectSet(l, consumerAlign)}
 	k.groupPointers()
 	k.groupInner()
 	fakeBuffers(k)
@@ -159,21 +166,37 @@ func slices8(b []byte) []byte { return append([]byte(nil), b...) }
 
 // A producer with a suspect word is refused before anything is launched
 // or allocated, with an error that drops it (not fatal) and names the
-// word.
+// word; one without passes the check.
 func TestProducerNotRestorable(t *testing.T) {
 	rec := recordedLaunches(t)
 	k := &Kernel{l: rec[keyPlain]}
-	p := &inject.Producer{Launch: rec[keyMulLongBool], Context: true}
-	pk, err := k.newProducer(p, nil, nil)
-	if pk != nil || !errors.Is(err, ErrNotRestorable) {
-		t.Fatalf("newProducer = %v, %v; want ErrNotRestorable", pk, err)
-	}
-	if producerFatal(err) {
-		t.Errorf("producerFatal(%v) = true, want the producer dropped", err)
-	}
-	for _, s := range []string{"its producer " + p.Launch.Name, "at 640", "0x40b040403"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error %q does not say %q", err, s)
+	for _, c := range []struct {
+		key  string
+		want []string // in the error; nil: no error
+	}{
+		{keyMulLongBool, []string{"at 640", "0x40b040403", "8-byte boundary"}},
+		{keyStale, []string{"at 56", "0x7f9f00000004"}},
+		{keyGemv, []string{"at 168"}},
+		{keyPlain, nil},
+	} {
+		p := &inject.Producer{Launch: rec[c.key], Context: true}
+		if c.want == nil {
+			if err := checkProducer(p.Launch); err != nil {
+				t.Errorf("%s: checkProducer = %v, want nil", c.key, err)
+			}
+			continue
+		}
+		pk, err := k.newProducer(p, nil, nil)
+		if pk != nil || !errors.Is(err, ErrNotRestorable) {
+			t.Fatalf("%s: newProducer = %v, %v; want ErrNotRestorable", c.key, pk, err)
+		}
+		if producerFatal(err) {
+			t.Errorf("%s: producerFatal(%v) = true, want the producer dropped", c.key, err)
+		}
+		for _, s := range append(c.want, "its producer "+p.Launch.Name) {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%s: error %q does not say %q", c.key, err, s)
+			}
 		}
 	}
 }
@@ -189,7 +212,7 @@ func TestSuspectHoldsNoInner(t *testing.T) {
 		},
 		Inner: []inject.Inner{{In: 1, At: 5, Value: a + 64, Base: a, Range: 4096}},
 	}
-	k := &Kernel{l: l, suspect: suspectSet(l)}
+	k := &Kernel{l: l, suspect: suspectSet(l, consumerAlign)}
 	k.groupPointers()
 	k.groupInner()
 	if len(k.groups) != 1 || len(k.groups[0].inner) != 0 || len(k.groups[0].patches) != 0 {
