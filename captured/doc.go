@@ -10,7 +10,11 @@
 // so that pointers into one allocation keep their relation; so are the
 // pointers the capture found stored in those buffers (inject.Inner: a
 // grouped GEMM's arrays of operand addresses), each into a buffer of its
-// own allocation's size where no parameter points into it. Each buffer
+// own allocation's size where no parameter points into it. A word the
+// capture took for a pointer that is likely packed fields (odd, and the
+// launch's only pointer into its allocation: a dtype word with stale
+// bytes) is kept as recorded, and a producer with such a word is left out
+// of the priming (see suspects). Each buffer
 // holds the bytes the kernel found at capture, where they were kept, tiled
 // over the buffer (package inject's snapshot policy), and zeros where
 // nothing was kept. The launch uses the recorded grid, block, dynamic

@@ -71,7 +71,7 @@ func suspectText(l *inject.Launch, i int, align uint64) string {
 	p := l.Ptrs[i]
 	how := "odd"
 	if align > 2 {
-		how = fmt.Sprintf("off a %d-byte boundary", align)
+		how = fmt.Sprintf("not a multiple of %d", align)
 	}
 	return fmt.Sprintf("parameter word at %d (%#x) is %s and the launch's only pointer into [%#x, +%d): likely packed fields, not an address",
 		p.Off, p.Value, how, p.Base, p.Range)

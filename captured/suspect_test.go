@@ -174,7 +174,7 @@ func TestProducerNotRestorable(t *testing.T) {
 		key  string
 		want []string // in the error; nil: no error
 	}{
-		{keyMulLongBool, []string{"at 640", "0x40b040403", "8-byte boundary"}},
+		{keyMulLongBool, []string{"at 640", "0x40b040403", "not a multiple of 8"}},
 		{keyStale, []string{"at 56", "0x7f9f00000004"}},
 		{keyGemv, []string{"at 168"}},
 		{keyPlain, nil},
