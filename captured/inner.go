@@ -26,11 +26,10 @@ type patch struct {
 	value  uint64 // as recorded
 }
 
-// groupInner puts each inner pointer (but those held at a suspect word)
-// into the group of its allocation (a
-// parameter's group when one shares its base, else a group of its own)
-// and notes, in the group of the parameter pointer whose buffer holds it,
-// where it lies there.
+// groupInner puts each inner pointer, but those found at a suspect word,
+// into the group of its allocation (a parameter's group when one shares
+// its base, else a group of its own) and notes, in the group of the
+// parameter pointer whose buffer holds it, where it lies there.
 func (k *Kernel) groupInner() {
 	for j, q := range k.l.Inner {
 		if k.suspect[q.In] {

@@ -92,13 +92,11 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{l: l, fn: fns[0], work: o.Work, suspect: suspectSet(l, consumerAlign)}
+	k := &Kernel{l: l, fn: fns[0], work: o.Work}
 	if err := k.configure(); err != nil {
 		return nil, err
 	}
-	for _, i := range suspects(l, consumerAlign) {
-		k.kept = append(k.kept, suspectText(l, i, consumerAlign))
-	}
+	k.keepSuspects()
 	k.groupPointers()
 	k.groupInner()
 	for _, g := range k.groups {

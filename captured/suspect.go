@@ -77,16 +77,17 @@ func suspectText(l *inject.Launch, i int, align uint64) string {
 		p.Off, p.Value, how, p.Base, p.Range)
 }
 
-// suspectSet is suspects(l, align) as a set, nil when there are none.
-func suspectSet(l *inject.Launch, align uint64) map[int]bool {
-	var set map[int]bool
-	for _, i := range suspects(l, align) {
-		if set == nil {
-			set = map[int]bool{}
+// keepSuspects marks k's suspect words (consumerAlign), which
+// groupPointers then leaves out and paramBlob keeps as recorded, and says
+// why in k.kept.
+func (k *Kernel) keepSuspects() {
+	for _, i := range suspects(k.l, consumerAlign) {
+		if k.suspect == nil {
+			k.suspect = map[int]bool{}
 		}
-		set[i] = true
+		k.suspect[i] = true
+		k.kept = append(k.kept, suspectText(k.l, i, consumerAlign))
 	}
-	return set
 }
 
 // checkProducer is nil unless the producer launch l has suspect words

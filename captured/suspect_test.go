@@ -123,7 +123,8 @@ func TestParamBlobKeepsDtypes(t *testing.T) {
 		t.Fatalf("recorded word at %d: % x, want % x", word, recorded, want)
 	}
 
-	k := &Kernel{l: l, suspect: suspectSet(l, consumerAlign)}
+	k := &Kernel{l: l}
+	k.keepSuspects()
 	k.groupPointers()
 	k.groupInner()
 	fakeBuffers(k)
@@ -149,8 +150,8 @@ func TestParamBlobKeepsDtypes(t *testing.T) {
 	if repointed != len(l.Ptrs)-1 {
 		t.Errorf("%d pointers re-pointed, want %d", repointed, len(l.Ptrs)-1)
 	}
-	if kept := k.Kept(); len(kept) != 0 {
-		t.Errorf("Kept() = %q before New", kept)
+	if kept := k.Kept(); len(kept) != 1 || !strings.Contains(kept[0], "at 640 (0x40b040403) is odd") {
+		t.Errorf("Kept() = %q, want the word at 640", kept)
 	}
 
 	old := &Kernel{l: l}
@@ -212,7 +213,8 @@ func TestSuspectHoldsNoInner(t *testing.T) {
 		},
 		Inner: []inject.Inner{{In: 1, At: 5, Value: a + 64, Base: a, Range: 4096}},
 	}
-	k := &Kernel{l: l, suspect: suspectSet(l, consumerAlign)}
+	k := &Kernel{l: l}
+	k.keepSuspects()
 	k.groupPointers()
 	k.groupInner()
 	if len(k.groups) != 1 || len(k.groups[0].inner) != 0 || len(k.groups[0].patches) != 0 {
