@@ -35,7 +35,8 @@ func SignatureMetrics(r *replay.Result) []benchfmt.Value {
 	return v
 }
 
-// TimelineMetrics are a timeline replay's: ns/op and skipped-ns.
+// TimelineMetrics are a timeline replay's: ns/op and skipped-ns; gap-ns,
+// the energy, and the graph's busy time and gaps where measured.
 func TimelineMetrics(r *replay.TimelineResult) []benchfmt.Value {
 	v := []benchfmt.Value{{Value: r.MedianNS, Unit: "ns/op"}, {Value: float64(r.SkippedNS), Unit: UnitSkippedNS}}
 	if r.GapNS > 0 {
@@ -43,6 +44,10 @@ func TimelineMetrics(r *replay.TimelineResult) []benchfmt.Value {
 	}
 	if e := r.Energy; e != nil && e.JoulesPerOp > 0 {
 		v = append(v, benchfmt.Value{Value: e.JoulesPerOp, Unit: UnitJoules}, benchfmt.Value{Value: e.Watts, Unit: UnitWatts})
+	}
+	if g := r.Gaps; g != nil {
+		v = append(v, benchfmt.Value{Value: g.BusyNS, Unit: UnitGraphBusyNS}, benchfmt.Value{Value: g.GapNS, Unit: UnitGraphGapNS},
+			benchfmt.Value{Value: float64(g.Gaps), Unit: UnitGraphGaps}, benchfmt.Value{Value: g.MedianGapNS, Unit: UnitGraphGapMedianNS})
 	}
 	return v
 }

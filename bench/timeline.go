@@ -17,6 +17,16 @@ const UnitSkippedNS = "skipped-ns"
 // (replay.TimelineOptions.Gap), when it had one.
 const UnitGapNS = "gap-ns"
 
+// Where a timeline launch's time goes, as CUPTI recorded the graph's
+// activities (replay.TimelineGaps): the time some activity ran, the idle
+// gaps the graph left between them, how many, and their median length.
+const (
+	UnitGraphBusyNS      = "graph-busy-ns"
+	UnitGraphGapNS       = "graph-gap-ns"
+	UnitGraphGaps        = "graph-gaps"
+	UnitGraphGapMedianNS = "graph-gap-median-ns"
+)
+
 // TimelineBenchName is the sub-benchmark name of the timeline replay.
 func TimelineBenchName(workload string) string {
 	return WorkloadKey + "=" + workload + "/timeline"

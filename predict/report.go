@@ -295,6 +295,41 @@ type TimelineResult struct {
 	// reference is missing.
 	ErrPredicted *float64 `json:"err_predicted,omitempty"`
 	ErrBusy      *float64 `json:"err_busy,omitempty"`
+	// Graph is where a launch's time went, as CUPTI recorded the graph's
+	// activities (graph-busy-ns and the rest), when reported.
+	Graph *GraphTime `json:"graph,omitempty"`
+}
+
+// GraphTime splits a timeline launch's time, as CUPTI recorded the
+// graph's activities (replay.TimelineGaps, medians over the runs): the
+// time some activity ran, against the trace's busy time (ErrBusy), and
+// the idle gaps the graph left between its activities, which the trace's
+// busy time does not count: how long in all, how many, the median one.
+type GraphTime struct {
+	BusyNS      float64  `json:"busy_ns"`
+	ErrBusy     *float64 `json:"err_busy,omitempty"`
+	GapNS       float64  `json:"gap_ns"`
+	Gaps        float64  `json:"gaps"`
+	MedianGapNS float64  `json:"median_gap_ns"`
+}
+
+// graphTime summarises the graph-* metrics of the timeline's runs
+// against the trace's busy time; nil where none was reported.
+func graphTime(tl *Samples, busyNS int64, confidence float64) *GraphTime {
+	busy := tl.Of(bench.UnitGraphBusyNS)
+	if len(busy) == 0 {
+		return nil
+	}
+	center := func(unit string) float64 {
+		if v := tl.Of(unit); len(v) > 0 {
+			return Summarize(v, confidence).Center
+		}
+		return 0
+	}
+	g := &GraphTime{BusyNS: Summarize(busy, confidence).Center, GapNS: center(bench.UnitGraphGapNS),
+		Gaps: center(bench.UnitGraphGaps), MedianGapNS: center(bench.UnitGraphGapMedianNS)}
+	g.ErrBusy = relErr(g.BusyNS, float64(busyNS))
+	return g
 }
 
 // GroupPrediction compares a tier's or class's prediction with its traced
@@ -506,6 +541,7 @@ func (wp *WorkloadPrediction) timeline(tl *Samples, opt ReportOptions) {
 		wp.Timeline.ErrPredicted = relErr(wp.Timeline.NS.Center, wp.PredictedNS.Center)
 	}
 	wp.Timeline.ErrBusy = relErr(wp.Timeline.NS.Center, float64(wp.BusyNS))
+	wp.Timeline.Graph = graphTime(tl, wp.BusyNS, opt.Confidence)
 	if len(tl.GapNS) > 0 {
 		wp.Timeline.GapNS = Summarize(tl.GapNS, opt.Confidence).Center
 	}

@@ -633,3 +633,56 @@ func TestReportTimelineEnergy(t *testing.T) {
 		t.Errorf("text:\n%s", text.String())
 	}
 }
+
+// A timeline benchmark with the graph's CUPTI split gives its busy time
+// against the trace's and its gaps, in the JSON and a line of the text;
+// without the split there is neither.
+func TestReportTimelineGraph(t *testing.T) {
+	set := prefillSet(t)
+	w := bench.Workload(set.Source)
+	var busy float64
+	for _, d := range set.Summary {
+		busy += float64(d.BusyNS)
+	}
+	// SYNTHETIC: one run of every signature, and two timeline runs whose
+	// graph was busy 1.02 x the trace's busy time, with 400 gaps of 1.5 µs.
+	base := synth{runs: 1}.output(set)
+	line := func(ns, busyNS float64) string {
+		return fmt.Sprintf("Benchmark%s/%s-16\t1\t%.0f ns/op\t0 %s\t%.0f %s\t600000 %s\t400 %s\t1500 %s\n",
+			bench.TimelineName, bench.TimelineBenchName(w), ns, bench.UnitSkippedNS, busyNS, bench.UnitGraphBusyNS,
+			bench.UnitGraphGapNS, bench.UnitGraphGaps, bench.UnitGraphGapMedianNS)
+	}
+	for _, tc := range []struct {
+		name  string
+		lines string
+		want  bool
+	}{
+		{"with the split", line(1.02*busy+6e5, 1.02*busy) + line(1.02*busy+6e5, 1.02*busy), true},
+		{"without", fmt.Sprintf("Benchmark%s/%s-16\t1\t%.0f ns/op\t0 %s\n", bench.TimelineName, bench.TimelineBenchName(w), busy, bench.UnitSkippedNS), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Report([]Input{input("timeline.bench", base+tc.lines)}, []*signatures.Set{set}, ReportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := p.Workloads[0].Timeline.Graph
+			var text bytes.Buffer
+			if err := p.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			has := strings.Contains(text.String(), "in the graph")
+			if !tc.want {
+				if g != nil || has {
+					t.Errorf("graph %+v, text has it %v", g, has)
+				}
+				return
+			}
+			if g == nil || g.ErrBusy == nil || !near(*g.ErrBusy, 0.02, 1e-5) || g.GapNS != 6e5 || g.Gaps != 400 || g.MedianGapNS != 1500 {
+				t.Fatalf("graph %+v", g)
+			}
+			if !has || !strings.Contains(text.String(), "+2.0% vs busy; 400 gaps between them, 600.00µs in all (median 1.50µs)") {
+				t.Errorf("text:\n%s", text.String())
+			}
+		})
+	}
+}

@@ -81,6 +81,10 @@ func (wp *WorkloadPrediction) writeText(w io.Writer, conf float64) {
 	if tl := wp.Timeline; tl != nil {
 		fmt.Fprintf(tw, "timeline replay\t%s\t%s, %s traced skipped%s%s\n", textfmt.NS(tl.NS.Center), nsBounds(tl.NS.Interval, tl.NS.Runs),
 			textfmt.NS(tl.SkippedNS), errVs("predicted", tl.ErrPredicted), errVs("busy", tl.ErrBusy))
+		if g := tl.Graph; g != nil {
+			fmt.Fprintf(tw, "  in the graph\t%s\tits activities busy under CUPTI%s; %.0f gaps between them, %s in all (median %s), which busy time does not count\n",
+				textfmt.NS(g.BusyNS), errVs("busy", g.ErrBusy), g.Gaps, textfmt.NS(g.GapNS), textfmt.NS(g.MedianGapNS))
+		}
 	}
 	if wp.Model == nil && wp.NoModel != "" {
 		fmt.Fprintf(tw, "model\tnot run\t%s\n", textfmt.OneLine(wp.NoModel, 200))

@@ -32,35 +32,39 @@ type SigContext struct {
 // inContext launches the timeline graph passes times with CUPTI recording
 // and gives each invocation the summed duration of the kernels it
 // launched, found by counting how many kernels each prepared signature
-// launches on its own. Call inside Do.
-func (t *Timeline) inContext(passes int) ([]SigContext, error) {
+// launches on its own; and, from the same records, where a launch's time
+// goes (TimelineGaps; nil where the records do not divide into the
+// launches). Call inside Do.
+func (t *Timeline) inContext(passes int) ([]SigContext, *TimelineGaps, error) {
 	rec, err := startRecording(t.dev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rec.stop()
 	per, err := t.kernelsPerLaunch(rec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	want := 0
 	for _, p := range t.order {
 		want += per[p]
 	}
 	if err := rec.discard(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := 0; i < passes; i++ {
 		if err := t.graph.Launch(t.dev.stream); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	ks, err := kernelRecords(rec)
+	all, err := activityRecords(rec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	gaps := gapsOf(launchesOf(all, passes))
+	ks := kernelsOf(all)
 	if len(ks) != passes*want {
-		return nil, fmt.Errorf("CUPTI recorded %d kernels in %d timeline launches, want %d", len(ks), passes, passes*want)
+		return nil, gaps, fmt.Errorf("CUPTI recorded %d kernels in %d timeline launches, want %d", len(ks), passes, passes*want)
 	}
 	times := map[*Prepared][]float64{}
 	k := 0
@@ -90,7 +94,7 @@ func (t *Timeline) inContext(passes int) ([]SigContext, error) {
 		out = append(out, SigContext{ID: p.Sig.ID, Invocations: len(v) / passes, Samples: len(v),
 			MedianNS: v[len(v)/2], MeanNS: sum / float64(len(v))})
 	}
-	return out, nil
+	return out, gaps, nil
 }
 
 // launchable lists what the graph launches, once each: the prepared
@@ -126,18 +130,31 @@ func (t *Timeline) kernelsPerLaunch(rec *recorder) (map[*Prepared]int, error) {
 // kernelRecords synchronizes, flushes CUPTI and returns the kernel
 // records, by start time.
 func kernelRecords(rec *recorder) ([]cupti.Record, error) {
+	all, err := activityRecords(rec)
+	return kernelsOf(all), err
+}
+
+// activityRecords synchronizes, flushes CUPTI and returns the records of
+// every activity (kernels, copies, memsets), by start time.
+func activityRecords(rec *recorder) ([]cupti.Record, error) {
 	if err := rec.d.stream.Synchronize(); err != nil {
 		return nil, err
 	}
 	if err := cupti.Flush(); err != nil {
 		return nil, err
 	}
+	all := cupti.Drain()
+	slices.SortStableFunc(all, func(a, b cupti.Record) int { return cmp.Compare(a.Start, b.Start) })
+	return all, nil
+}
+
+// kernelsOf keeps the kernel records of recs, in order.
+func kernelsOf(recs []cupti.Record) []cupti.Record {
 	var ks []cupti.Record
-	for _, r := range cupti.Drain() {
+	for _, r := range recs {
 		if r.Kind == cupti.KindKernel || r.Kind == cupti.KindConcurrentKernel {
 			ks = append(ks, r)
 		}
 	}
-	slices.SortStableFunc(ks, func(a, b cupti.Record) int { return cmp.Compare(a.Start, b.Start) })
-	return ks, nil
+	return ks
 }

@@ -540,6 +540,10 @@ type TimelineResult struct {
 	// there is none.
 	Context    []SigContext `json:"context,omitempty"`
 	ContextErr string       `json:"context_error,omitempty"`
+	// Gaps is where a launch's time went in those same launches: the
+	// activities' busy time and the idle gaps the graph left between
+	// them; nil without kernel times.
+	Gaps *TimelineGaps `json:"gaps,omitempty"`
 }
 
 // String formats a timeline result on one line.
@@ -557,6 +561,10 @@ func (r *TimelineResult) String() string {
 	}
 	if r.SamplerErr != "" {
 		s += "; throttling unchecked: " + r.SamplerErr
+	}
+	if g := r.Gaps; g != nil {
+		s += fmt.Sprintf("; under CUPTI a launch spans %.1fµs: %d activities busy %.1fµs, %d gaps %.1fµs (median %.2fµs)",
+			g.SpanNS/1e3, g.Activities, g.BusyNS/1e3, g.Gaps, g.GapNS/1e3, g.MedianGapNS/1e3)
 	}
 	return s
 }
@@ -660,7 +668,7 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 	r.Converged = r.RelCI <= o.TargetRelCI
 	r.Samples = len(values)
 	if !o.NoKernelTime {
-		if r.Context, err = t.inContext(contextPasses); err != nil {
+		if r.Context, r.Gaps, err = t.inContext(contextPasses); err != nil {
 			r.ContextErr = err.Error()
 		}
 	}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -101,6 +102,15 @@ func TestGPUTimelinePrefill(t *testing.T) {
 		t.Errorf("%d signatures in context, %.1f µs summed, timeline %.1f µs", len(r.Context), inContext/1e3, r.MedianNS/1e3)
 	}
 	t.Logf("in context: %d signatures, %.1f µs summed against the timeline's %.1f µs", len(r.Context), inContext/1e3, r.MedianNS/1e3)
+	// The graph's split: every launch's activities, busy within its span,
+	// the gaps the rest, and the span one launch (CUPTI slows it some).
+	if g := r.Gaps; g == nil || g.Launches != contextPasses || g.Activities < tl.Launched || g.BusyNS <= 0 ||
+		g.BusyNS > g.SpanNS || math.Abs(g.SpanNS-g.BusyNS-g.GapNS) > 1 || g.SpanNS > 1.5*r.MedianNS {
+		t.Errorf("the graph's split: %+v, for %d invocations and a %.1f µs timeline", g, tl.Launched, r.MedianNS/1e3)
+	} else {
+		t.Logf("under CUPTI a launch spans %.1f µs: %d activities busy %.1f µs, %d gaps %.1f µs (median %.2f µs)",
+			g.SpanNS/1e3, g.Activities, g.BusyNS/1e3, g.Gaps, g.GapNS/1e3, g.MedianGapNS/1e3)
+	}
 	if r.BusyNS > 0 {
 		t.Logf("timeline replay %.1f µs against the trace's %.1f µs busy (x%.3f), %.1f µs of summed durations; %.1f µs traced not replayed",
 			r.MedianNS/1e3, float64(r.BusyNS)/1e3, r.MedianNS/float64(r.BusyNS), float64(r.TracedNS)/1e3, float64(r.SkippedNS)/1e3)
