@@ -13,8 +13,8 @@
 // own allocation's size where no parameter points into it. A word the
 // capture took for a pointer that is likely packed fields (odd, and the
 // launch's only pointer into its allocation: a dtype word with stale
-// bytes) is kept as recorded, and a producer with such a word is left out
-// of the priming (see suspects). Each buffer
+// bytes) is kept as recorded, and a producer with a lone pointer off an
+// 8-byte boundary is left out of the priming (see suspects). Each buffer
 // holds the bytes the kernel found at capture, where they were kept, tiled
 // over the buffer (package inject's snapshot policy), and zeros where
 // nothing was kept. The launch uses the recorded grid, block, dynamic
