@@ -275,6 +275,9 @@ func checkSchedules(t *testing.T, b *Bundle, n int, progress string) {
 		if want := fmt.Sprintf("capture: process %d: host schedule of %d inferences (%s), recorded between %d measured blocks: ", i+1, runner.DefaultScheduleInferences, name, runner.DefaultScheduleBlocks); !strings.Contains(progress, want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}
+		if want := fmt.Sprintf("capture: process %d: 5 calls of threads other than the inference's", i+1); !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q (the stand-in recorder's count):\n%s", want, progress)
+		}
 	}
 	entries, _ := os.ReadDir(b.Name)
 	for _, e := range entries {

@@ -117,6 +117,10 @@ func (c *capture) noteSchedule(process int, name string, run *runner.Result) {
 		fmt.Fprintf(p, "capture: warning: process %d's schedule lost %d calls past the recorder's buffer and %d inferences with them (raise KREPLAY_SCHED_RECORDS)\n",
 			process+1, res.Lost, res.Incomplete)
 	}
+	if res.OtherThreads > 0 {
+		fmt.Fprintf(p, "capture: process %d: %d calls of threads other than the inference's (a watchdog's event polls) left out of its schedule\n",
+			process+1, res.OtherThreads)
+	}
 }
 
 // gzipFile writes src, gzip'ed, to dst.

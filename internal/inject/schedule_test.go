@@ -61,7 +61,7 @@ func runDriver(t *testing.T, which string) (string, string) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "driver")
-	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-I", "csrc", "-o", bin, filepath.Join("testdata", "sched_driver.c"), "-ldl").CombinedOutput(); err != nil {
+	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-I", "csrc", "-o", bin, filepath.Join("testdata", "sched_driver.c"), "-ldl", "-lpthread").CombinedOutput(); err != nil {
 		t.Fatalf("compiling the driver: %v\n%s", err, out)
 	}
 	path := filepath.Join(dir, "schedule.txt")
@@ -149,7 +149,7 @@ func checkSchedule(t *testing.T, s string) [][]string {
 // testdata/schedule_calls.golden holds it.
 func TestScheduleFlush(t *testing.T) {
 	s, out := runDriver(t, "calls")
-	if out != "flush 2 stats 4: records 29 lost 0 outside 4 incomplete 1" {
+	if out != "flush 2 stats 5: records 29 lost 0 outside 4 incomplete 1 other 0" {
 		t.Errorf("driver: %s", out)
 	}
 	blocks := checkSchedule(t, s)
@@ -198,7 +198,7 @@ func TestScheduleOverflow(t *testing.T) {
 	if s != schedHeader {
 		t.Errorf("file:\n%s", s)
 	}
-	if out != "flush 0 stats 4: records 3 lost 4 outside 3 incomplete 1" {
+	if out != "flush 0 stats 5: records 3 lost 4 outside 3 incomplete 1 other 0" {
 		t.Errorf("driver: %s", out)
 	}
 }
@@ -207,7 +207,7 @@ func TestScheduleOverflow(t *testing.T) {
 // functions run.
 func TestScheduleManyNames(t *testing.T) {
 	s, out := runDriver(t, "many")
-	if out != "flush 1 stats 4: records 3005 lost 0 outside 0 incomplete 0" {
+	if out != "flush 1 stats 5: records 3005 lost 0 outside 0 incomplete 0 other 0" {
 		t.Errorf("driver: %s", out)
 	}
 	checkSchedule(t, s)
@@ -231,7 +231,7 @@ func TestScheduleManyNames(t *testing.T) {
 // after a block's mark (4) is fresh.
 func TestSchedulePauseResume(t *testing.T) {
 	s, out := runDriver(t, "resume")
-	if out != "flush 2 stats 4: records 7 lost 0 outside 0 incomplete 0" {
+	if out != "flush 2 stats 5: records 7 lost 0 outside 0 incomplete 0 other 0" {
 		t.Errorf("driver: %s", out)
 	}
 	if !regexp.MustCompile(`\ninference 0 start \d+\n`).MatchString(s) || !regexp.MustCompile(`\ninference 1 start \d+ fresh\n`).MatchString(s) {
@@ -243,6 +243,20 @@ func TestSchedulePauseResume(t *testing.T) {
 	}
 	if !strings.HasPrefix(blocks[0][1], "L ") || !strings.Contains(blocks[0][1], " 1,2,1 ") || !strings.Contains(blocks[1][1], " 2,2,1 ") {
 		t.Errorf("launches %q, %q: want grid 1 then 2 (the paused one, grid 3, unrecorded)", blocks[0][1], blocks[1][1])
+	}
+}
+
+// Only the arming thread's calls are recorded: another thread's launches
+// and event polls (a watchdog's) are left out and counted, so that the
+// inference's records keep their order.
+func TestScheduleOtherThreads(t *testing.T) {
+	s, out := runDriver(t, "threads")
+	if out != "flush 1 stats 5: records 4 lost 0 outside 0 incomplete 0 other 6" {
+		t.Errorf("driver: %s", out)
+	}
+	blocks := checkSchedule(t, s)
+	if len(blocks) != 1 || len(blocks[0]) != 4 || strings.Contains(s, " 9,2,1 ") || strings.Contains(s, "0xe9") {
+		t.Errorf("want the main thread's two launches alone:\n%s", s)
 	}
 }
 

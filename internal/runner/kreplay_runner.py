@@ -706,8 +706,8 @@ def _flush(lib, path, process, armed_ns, measured_ns, call_ns, blocks):
     (kr_sched_detach); the run reply's "schedule"."""
     got = lib.kr_sched_flush(path.encode(), (cpu_model() or "").encode(), process, armed_ns, measured_ns, call_ns or 0)
     errno = ctypes.get_errno()
-    stats = (ctypes.c_longlong * 4)()
-    lib.kr_sched_stats(stats, 4)
+    stats = (ctypes.c_longlong * 5)()
+    lib.kr_sched_stats(stats, 5)
     detached = lib.kr_sched_detach() == 0
     if got < 0:
         raise ScheduleError(f"schedule: the schedule recorder could not write {path}: {os.strerror(errno)}")
@@ -715,7 +715,8 @@ def _flush(lib, path, process, armed_ns, measured_ns, call_ns, blocks):
         raise ScheduleError("schedule: the schedule recorder could not let go of CUPTI (cuptiUnsubscribe or cuptiFinalize failed)")
     return dict(path=path, inferences=got, armed_wall_ns=armed_ns, measured_wall_ns=measured_ns,
                 overhead_ns_per_inference=armed_ns - measured_ns, overhead_ns_per_call=call_ns or 0,
-                records=stats[0], lost=stats[1], outside=stats[2], incomplete=stats[3], blocks=blocks)
+                records=stats[0], lost=stats[1], outside=stats[2], incomplete=stats[3], other_threads=stats[4],
+                blocks=blocks)
 
 
 _PROBE_CALLS = 2000  # launches per burst of the recorder's cost probe

@@ -563,6 +563,9 @@ type ScheduleResult struct {
 	Lost       int64 `json:"lost"`
 	Outside    int64 `json:"outside"`
 	Incomplete int64 `json:"incomplete"`
+	// OtherThreads is the calls of threads other than the inference's
+	// (a distributed run's watchdog polling its events), left out.
+	OtherThreads int64 `json:"other_threads"`
 	// Blocks is how many measured blocks the run interleaved with the
 	// recorded ones.
 	Blocks int `json:"blocks"`

@@ -6,7 +6,10 @@
  * only opens libcuda and libcupti. kr_sched_arm(1) subscribes to CUPTI's
  * driver-API callbacks for the calls below alone (each callback id found
  * by name, with its _v2, _ptsz and _ptds variants) and from then on
- * appends one fixed-size record per call to a preallocated buffer of
+ * appends one fixed-size record per call of the arming thread (the
+ * inference's: calls of other threads, such as a distributed run's
+ * watchdog polling its events, are counted and left out) to a
+ * preallocated buffer of
  * $KREPLAY_SCHED_RECORDS records (default 4M, 64 bytes each); a call past
  * its end is counted as lost, never written. kr_sched_mark(kind) appends a
  * mark: the runner marks 1 at an inference's start, 2 at each generated
@@ -75,10 +78,11 @@
  * included; records outside one, and an inference without its end (lost
  * to the buffer's end), are counted (kr_sched_stats) and left out.
  *
- * Build: cc -O2 -shared -fPIC -o libkr_sched.so kr_sched.c -ldl
+ * Build: cc -O2 -shared -fPIC -o libkr_sched.so kr_sched.c -ldl -lpthread
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -253,8 +257,10 @@ static rec *buf;
 static size_t cap = KR_DEFAULT_RECORDS;
 static atomic_uint_fast64_t next; /* the next record's index (may pass cap) */
 static atomic_uint_fast64_t lost; /* calls past the buffer's end */
+static pthread_t arm_thread;      /* the thread that armed: the inference's */
+static atomic_uint_fast64_t other; /* calls of other threads, left out */
 static kr_CUpti_SubscriberHandle subscriber;
-static long long stats[4]; /* records, lost, outside, incomplete: the last flush's */
+static long long stats[5]; /* records, lost, outside, incomplete, other threads: the last flush's */
 
 static inline uint64_t now_ns(void) {
 	struct timespec ts;
@@ -394,6 +400,12 @@ static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
 	if (!atomic_load_explicit(&armed, memory_order_relaxed)) return;
 	const decoder *d = &decoders[cbid];
 	if (d->op == OP_NONE) return;
+	if (!pthread_equal(pthread_self(), arm_thread)) {
+		/* another thread's call (a watchdog polling events): not the
+		 * inference's, and its entry would break the records' order */
+		atomic_fetch_add_explicit(&other, 1, memory_order_relaxed);
+		return;
+	}
 	rec r = {.t0 = KR_SCHED_NOW()};
 	uint64_t i = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
 	if (i >= cap) {
@@ -477,7 +489,9 @@ KR_EXPORT int kr_sched_arm(int on) {
 	if (on != 2) {
 		atomic_store(&next, 0);
 		atomic_store(&lost, 0);
+		atomic_store(&other, 0);
 	}
+	arm_thread = pthread_self();
 	gen = (gen + 1) & ((1ULL << (64 - KR_GEN_SHIFT)) - 1);
 	if (gen == 0) gen = 1;
 	atomic_store(&armed, 1);
@@ -644,7 +658,7 @@ KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int proces
 	}
 	uint64_t total = atomic_load(&next), nlost = atomic_load(&lost);
 	size_t n = total < cap ? (size_t)total : cap;
-	stats[0] = (long long)n, stats[1] = (long long)nlost;
+	stats[0] = (long long)n, stats[1] = (long long)nlost, stats[4] = (long long)atomic_load(&other);
 	char tmp[4200];
 	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
 		errno = ENAMETOOLONG;
@@ -673,10 +687,10 @@ KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int proces
 
 /* kr_sched_stats copies up to n of the last flush's counts into out:
  * records in the buffer, calls lost past its end, records outside an
- * inference, inferences left out without their end. It returns how many
- * it copied. */
+ * inference, inferences left out without their end, calls of threads
+ * other than the arming one, left out. It returns how many it copied. */
 KR_EXPORT int kr_sched_stats(long long *out, int n) {
-	int k = n < 4 ? n : 4;
+	int k = n < 5 ? n : 5;
 	for (int i = 0; i < k; i++) out[i] = stats[i];
 	return k < 0 ? 0 : k;
 }

@@ -8,8 +8,11 @@
  *   many   3000 functions, each launched once (the names table grows);
  *   resume one inference, a pause (CUPTI let go of, a launch unrecorded),
  *          then kr_sched_arm(2), a block's mark and a second inference
- *          appended (fresh).
+ *          appended (fresh);
+ *   threads one inference whose launches come from the arming thread while
+ *          another thread launches and polls an event (left out, counted).
  * It prints the flush's result and kr_sched_stats. */
+#include <pthread.h>
 #include <stdint.h>
 static uint64_t fake_t = 1000000;
 static uint64_t fake_now(void) { return fake_t += 100; }
@@ -156,6 +159,18 @@ static void every_kind(void) {
 	launch(CB_LAUNCH, 0x1010, 0, 4);
 }
 
+/* other_thread is a thread beside the inference's: a watchdog that
+ * launches and polls an event, 3 times. */
+static void *other_thread(void *arg) {
+	(void)arg;
+	uint64_t q[1] = {0xe9};
+	for (int i = 0; i < 3; i++) {
+		launch(CB_LAUNCH, 0x3000, 0, 9);
+		call(CB_EVENT_QUERY, q, KR_SUCCESS);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv) {
 	if (argc != 3) return 2;
 	p_cuptiGetCallbackName = get_name;
@@ -197,14 +212,22 @@ int main(int argc, char **argv) {
 		kr_sched_mark(1);
 		launch(CB_LAUNCH, 0x1010, 0, 2);
 		kr_sched_mark(3);
+	} else if (!strcmp(argv[1], "threads")) {
+		kr_sched_mark(1);
+		launch(CB_LAUNCH, 0x1000, 0, 1);
+		pthread_t th;
+		if (pthread_create(&th, NULL, other_thread, NULL) != 0 || pthread_join(th, NULL) != 0) return 8;
+		launch(CB_LAUNCH, 0x1010, 0, 2);
+		kr_sched_mark(3);
 	} else {
 		return 2;
 	}
 	kr_sched_arm(0);
 	launch(CB_LAUNCH, 0x1000, 0, 1); /* disarmed */
 	long long n = kr_sched_flush(argv[2], "Fake CPU @ 2.00GHz", 2, 5000, 4000, 300);
-	long long st[4];
-	int k = kr_sched_stats(st, 4);
-	printf("flush %lld stats %d: records %lld lost %lld outside %lld incomplete %lld\n", n, k, st[0], st[1], st[2], st[3]);
+	long long st[5];
+	int k = kr_sched_stats(st, 5);
+	printf("flush %lld stats %d: records %lld lost %lld outside %lld incomplete %lld other %lld\n", n, k, st[0], st[1], st[2], st[3],
+	       st[4]);
 	return n < 0;
 }
