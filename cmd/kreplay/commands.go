@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kreplay/kreplay/internal/traces"
+	"github.com/kreplay/kreplay/predict"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
 	"github.com/kreplay/kreplay/signatures"
@@ -137,7 +138,7 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	var all []*signatures.Inspection
 	var sets []*signatures.Set
-	var bundles []*workload.Bundle
+	var bundles []loadedBundle
 	var failed []string
 	for _, p := range pos {
 		in, err := loadInput(p, signatures.Options{})
@@ -148,7 +149,7 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		if in.bundle != nil {
-			bundles = append(bundles, in.bundle)
+			bundles = append(bundles, loadedBundle{p, in})
 		}
 		for _, set := range in.sets {
 			sets = append(sets, set)
@@ -174,13 +175,35 @@ func cmdInspect(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		for _, b := range bundles {
-			writeSchedules(b, stdout, stderr)
+			writeSchedules(b.in.bundle, stdout, stderr)
+			writeTracedCheck(b, stdout, stderr)
 		}
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d of %d files failed: %s", len(failed), len(pos), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// loadedBundle is a bundle argument and what it loaded.
+type loadedBundle struct {
+	arg string
+	in  *input
+}
+
+// writeTracedCheck prints the bundle's whole inference simulated from its
+// host schedules with the trace's own kernel times (predict.CheckWithTrace)
+// where it has schedules; one that cannot be simulated is said on stderr.
+func writeTracedCheck(b loadedBundle, stdout, stderr io.Writer) {
+	if len(b.in.bundle.Schedules()) == 0 {
+		return
+	}
+	c, err := predict.CheckWithTrace(b.arg, b.in.bundle, b.in.sets)
+	if err != nil {
+		fmt.Fprintf(stderr, "kreplay inspect: %s: the host model with the trace's times: %v\n", b.arg, err)
+		return
+	}
+	fmt.Fprintf(stdout, "\n%s\n", c)
 }
 
 // writeSchedules prints a summary of each of the bundle's host schedules

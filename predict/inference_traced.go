@@ -1,0 +1,96 @@
+package predict
+
+import (
+	"fmt"
+
+	"github.com/kreplay/kreplay/replay"
+	"github.com/kreplay/kreplay/signatures"
+	"github.com/kreplay/kreplay/workload"
+)
+
+// TracedCheck is a bundle's whole inference simulated from its host
+// schedules with the trace's own kernel times in place of replays, and no
+// host probe: a check of the host model on the CPU, apart from the
+// replays' error, not a prediction (the trace's times come from the run
+// it would predict). MeasuredNS is the measured run's wall per inference
+// (its slowest rank's), 0 without one; Err is WallNS against it.
+type TracedCheck struct {
+	Ranks      int      `json:"ranks"`
+	Source     string   `json:"source"`
+	WallNS     float64  `json:"wall_ns"`
+	MeasuredNS float64  `json:"measured_ns,omitempty"`
+	Err        *float64 `json:"err,omitempty"`
+}
+
+// TracedEntries stands the trace's own times in for the replays of set's
+// signatures: each its traced median, a collective its shortest traced
+// run (the transfer, without the wait for the other ranks that its longer
+// runs hold).
+func TracedEntries(set *signatures.Set) []replay.Entry {
+	out := make([]replay.Entry, 0, len(set.Signatures))
+	for _, sig := range set.Signatures {
+		ns := sig.TracedNS.Median
+		if sig.Class == signatures.ClassCollective {
+			ns = sig.TracedNS.Min
+		}
+		out = append(out, replay.Entry{ID: sig.ID, Label: sig.Label, Tier: sig.Tier, Class: sig.Class, Count: sig.Count,
+			Result: &replay.Result{Stats: replay.Stats{MedianNS: float64(ns)}}})
+	}
+	return out
+}
+
+// CheckWithTrace simulates the bundle b (input names it) over sets, its
+// ranks' signature sets in rank order, with TracedEntries and no host
+// probe (its constants 0, the model's defaults otherwise), and compares
+// the wall with b's measured run.
+func CheckWithTrace(input string, b *workload.Bundle, sets []*signatures.Set) (*TracedCheck, error) {
+	ins := make([]InferenceInput, len(sets))
+	for r, set := range sets {
+		s, rt, err := HostScheduleFor(input, b, set)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+		ins[r] = InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: TracedEntries(set), FasterHost: []float64{},
+			Constants: HostConstants(&replay.HostProbe{})}
+	}
+	c := &TracedCheck{Ranks: len(sets), Source: ins[0].Schedule.Source}
+	if len(ins) == 1 {
+		inf, err := PredictInference(ins[0])
+		if err != nil {
+			return nil, err
+		}
+		c.WallNS = inf.WallNS
+	} else {
+		g, err := PredictGroup(ins)
+		if err != nil {
+			return nil, err
+		}
+		c.WallNS = g.WallNS
+	}
+	m, err := b.Measured()
+	if err != nil || m == nil {
+		return c, err
+	}
+	for _, set := range sets {
+		run, err := m.Lookup(set.Source.Workload, set.Source.Rank, set.Source.WorldSize)
+		if err != nil {
+			return c, nil // no run of this rank: nothing to compare with
+		}
+		c.MeasuredNS = max(c.MeasuredNS, run.WallS*1e9)
+	}
+	c.Err = relErr(c.WallNS, c.MeasuredNS)
+	return c, nil
+}
+
+// String says what the check found, on one line.
+func (c *TracedCheck) String() string {
+	s := fmt.Sprintf("the whole inference from the host schedule (%s) with the trace's own kernel times and no host probe: wall %.2f ms",
+		c.Source, c.WallNS/1e6)
+	if c.Ranks > 1 {
+		s = fmt.Sprintf("%s over %d ranks", s, c.Ranks)
+	}
+	if c.Err != nil {
+		s += fmt.Sprintf(" against the measured %.2f ms (%+.1f%%)", c.MeasuredNS/1e6, 100**c.Err)
+	}
+	return s + "; a check of the host model, not a prediction"
+}
