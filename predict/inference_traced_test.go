@@ -11,18 +11,18 @@ import (
 )
 
 // The host model with the trace's own kernel times on the recorded
-// bundles, against their measured runs: a change to the model that moves
-// either by more than 0.1 points fails here. Recorded (this check on
-// these bundles, 2026-11-28): the GPT-2-medium decode -0.8%, the
-// Llama-1B-shaped prefill -10.7% (its measured run was power-capped; the
-// profiled trace's kernels were not).
+// bundles, against their measured median inference: a change to the
+// model that moves either by more than 0.1 points fails here. Recorded
+// (this check on these bundles, 2026-11-28): the GPT-2-medium decode
+// -0.2%, the Llama-1B-shaped prefill -5.1% (its measured run was
+// power-capped; the profiled trace's kernels were not).
 func TestCheckWithTrace(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  float64
 	}{
-		{"inf-gpt2m-eager-decode-b1", -0.0079},
-		{"inf-l1b-sdpa-prefill-b8", -0.1073},
+		{"inf-gpt2m-eager-decode-b1", -0.0018},
+		{"inf-l1b-sdpa-prefill-b8", -0.0512},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", "inference", tc.name, "bundle")
@@ -39,7 +39,7 @@ func TestCheckWithTrace(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.Ranks != 1 || c.Source != "recorder" || c.Err == nil || math.Abs(*c.Err-tc.err) > 0.001 {
-				t.Errorf("%+v (err %v), want %+.4f", c, c.Err, tc.err)
+				t.Errorf("%v, want %+.4f", c, tc.err)
 			}
 			t.Log(c)
 		})
