@@ -42,8 +42,10 @@ func init() {
 				"           and -devices, the collectives across GPUs and a prediction per rank, and for a bundle the\n" +
 				"           group's whole inference from its host schedules (default input: the embedded bundle\n" +
 				"           " + traces.DefaultBundle + ")." + lostHelp("-out FILE -resume"), cmdRun},
-		{"inspect", "[-top N] [-json] [TRACE|SET|BUNDLE ...]", "print tier and class totals, busy/idle time and the top signatures\n" +
-			"           (default input: the embedded bundle " + traces.DefaultBundle + ")", cmdInspect},
+		{"inspect", "[-top N] [-json] [TRACE|SET|BUNDLE ...]", "print tier and class totals, busy/idle time and the top signatures; for a bundle with host\n" +
+			"           schedules, their summary and the whole inference simulated with the trace's own kernel times\n" +
+			"           against the measured run, a CPU check of the host model (default input: the embedded bundle\n" +
+			"           " + traces.DefaultBundle + ")", cmdInspect},
 		{"gen", "[-o DIR] [-pkg NAME] TRACE|SET|BUNDLE", "write a Go benchmark package of a signature set, with a bundle's workload spec\n" +
 			"           (default DIR: ./PKG, PKG the workload as a Go identifier, e.g. ./bloom_560m_prefill)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET,...] [-top N] [-memset-arrival=false] BENCH ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
