@@ -107,7 +107,8 @@ func (p *parser) parse(line string) error {
 		return fmt.Errorf("the inference's first record enters at %d, not 0", c.Enter)
 	}
 	if n := len(inf.Calls); n > 0 && c.Enter < inf.Calls[n-1].Enter {
-		return fmt.Errorf("record enters at %d, before the previous record (%d)", c.Enter, inf.Calls[n-1].Enter)
+		return fmt.Errorf("record enters at %d, before the previous record (%d): several threads' calls? (recorders before "+
+			"this version kept them all, a tensor-parallel run's watchdog polling events too: capture again)", c.Enter, inf.Calls[n-1].Enter)
 	}
 	p.last = max(p.last, c.Exit)
 	inf.Calls = append(inf.Calls, c)
