@@ -106,6 +106,11 @@ type Inference struct {
 	// wall (FlowOptions' energy windows too short); "" where it was, or
 	// where there is none.
 	NoPowerBound string `json:"no_power_bound,omitempty"`
+	// TracedWallNS is the same inference with the trace's own kernel times
+	// in place of the replays (TracedWall): not a prediction, a check that
+	// tells the host model's and the schedule's share of an error from the
+	// replays'; 0 where not computed.
+	TracedWallNS float64 `json:"traced_wall_ns,omitempty"`
 	// Host is the host's time split (framework, launch path, waits), its
 	// Dominant part, and Shares the split per op, largest first.
 	Host     schedule.HostSplit   `json:"host"`

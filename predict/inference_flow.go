@@ -34,6 +34,9 @@ const (
 	UnitSubmitNS   = "submit-ns"
 	UnitQueueGapNS = "queue-gap-ns"
 	UnitWakeNS     = "wake-ns"
+	// UnitTracedWallNS is the same inference with the trace's own kernel
+	// times in place of the replays (Inference.TracedWallNS).
+	UnitTracedWallNS = "traced-wall-ns"
 )
 
 // InferenceBenchName is the inference benchmark's name below
@@ -54,6 +57,9 @@ func (inf *Inference) Metrics() []benchfmt.Value {
 		{Value: float64(inf.Constants.SubmitNS), Unit: UnitSubmitNS},
 		{Value: float64(inf.Constants.QueueGapNS), Unit: UnitQueueGapNS},
 		{Value: float64(inf.Constants.WakeNS), Unit: UnitWakeNS},
+	}
+	if inf.TracedWallNS > 0 {
+		v = append(v, benchfmt.Value{Value: inf.TracedWallNS, Unit: UnitTracedWallNS})
 	}
 	if inf.Tokens > 0 {
 		v = append(v, benchfmt.Value{Value: inf.Tokens, Unit: bench.UnitTokens},
@@ -108,6 +114,11 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 	if short != "" && p.PowerLimitW > 0 {
 		fr.Inference.NoPowerBound = fmt.Sprintf("the %.0f W power limit not applied: %s", p.PowerLimitW, short)
 		fmt.Fprintf(progress, "inference: %s\n", fr.Inference.NoPowerBound)
+	}
+	if w, err := TracedWall(in); err != nil {
+		fmt.Fprintf(progress, "inference: with the trace's own kernel times: %v\n", err)
+	} else {
+		fr.Inference.TracedWallNS = w
 	}
 	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.Summary())
 	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.HostText(5))

@@ -54,6 +54,13 @@ type InferenceReport struct {
 	PacedNS    float64  `json:"paced_ns,omitempty"`
 	PacedJ     float64  `json:"paced_j,omitempty"`
 	ErrVsPaced *float64 `json:"err_vs_paced,omitempty"`
+	// TracedWallNS is the same inference with the trace's own kernel times
+	// in place of the replays (traced-wall-ns; 0 without it), and
+	// ErrTracedWall it against the model's median inference: where it
+	// misses as the prediction does, the miss is the host schedule's or
+	// the host model's, not the replays'.
+	TracedWallNS  float64  `json:"traced_wall_ns,omitempty"`
+	ErrTracedWall *float64 `json:"err_traced_wall,omitempty"`
 }
 
 // AcceptBound is the whole-inference acceptance's bound on the wall, the
@@ -113,6 +120,7 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 		KernelJ: med(s.Of(UnitKernelJ)), WaitJ: med(s.Of(UnitWaitJ)), WaitW: med(s.Of(UnitWaitW)),
 		Tokens: med(s.Of(bench.UnitTokens)), TTFTNS: med(s.Of(UnitTTFTNS)), TPOTNS: med(s.Of(bench.UnitTPOTNS)),
 		TPOTP90NS: med(s.Of(bench.UnitTPOTP90NS)), JPerToken: med(s.Of(UnitJPerToken)),
+		TracedWallNS: med(s.Of(UnitTracedWallNS)),
 	}
 	wp.Inference = ir
 	if p := w.Paced; p != nil && p.Runs() > 0 {
@@ -124,6 +132,9 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 		return
 	}
 	ir.ErrWall = relErr(ir.WallNS, med(m.NS))
+	if ir.TracedWallNS > 0 {
+		ir.ErrTracedWall = relErr(ir.TracedWallNS, med(m.NS))
+	}
 	if lo, hi := med(m.Of(bench.UnitSpanP10)), med(m.Of(bench.UnitSpanP90)); lo > 0 && hi >= lo {
 		in := ir.WallNS >= lo && ir.WallNS <= hi
 		ir.InSpread = &in
@@ -153,6 +164,10 @@ func (ir *InferenceReport) writeText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "inference wall (predicted)\t%s\tGPU busy %s, GPU waiting on the host %s, host waiting on the GPU %s%s%s\n",
 		textfmt.NS(ir.WallNS), textfmt.NS(ir.BusyNS), textfmt.NS(ir.GPUIdleNS), textfmt.NS(ir.HostWaitNS), vsModel(ir.ErrWall), spread)
+	if ir.TracedWallNS > 0 {
+		fmt.Fprintf(w, "  with the trace's kernel times\t%s\tthe same schedule and host, the trace's own kernel times in place of the replays: a check, not a prediction%s\n",
+			textfmt.NS(ir.TracedWallNS), vsModel(ir.ErrTracedWall))
+	}
 	if ir.Tokens > 0 {
 		fmt.Fprintf(w, "time per output token\t%s\tp90 %s, %.0f tokens, time to first token %s%s\n",
 			textfmt.NS(ir.TPOTNS), textfmt.NS(ir.TPOTP90NS), ir.Tokens, textfmt.NS(ir.TTFTNS), vsModel(ir.ErrTPOT))

@@ -41,6 +41,18 @@ func TracedEntries(set *signatures.Set) []replay.Entry {
 	return out
 }
 
+// TracedWall is in's inference with the trace's own kernel times
+// (TracedEntries) in place of its replays, its schedule, constants and
+// power limit kept, no what-if: its wall.
+func TracedWall(in InferenceInput) (float64, error) {
+	in.Entries, in.FasterHost, in.GraphLaunch = TracedEntries(in.Set), []float64{}, nil
+	inf, err := PredictInference(in)
+	if err != nil {
+		return 0, err
+	}
+	return inf.WallNS, nil
+}
+
 // CheckWithTrace simulates the bundle b (input names it) over sets, its
 // ranks' signature sets in rank order, with TracedEntries and no host
 // probe (its constants 0, the model's defaults otherwise), and compares

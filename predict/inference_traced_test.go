@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/internal/traces/tracetest"
+	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/workload"
 )
@@ -67,5 +68,38 @@ func TestTracedEntries(t *testing.T) {
 	}
 	if collectives == 0 {
 		t.Error("no collective in the TP2 trace")
+	}
+}
+
+// TracedWall keeps the input's schedule and constants and swaps the
+// replays for the trace's times: with the constants of no probe it is
+// CheckWithTrace's wall; the inference's metrics carry it.
+func TestTracedWall(t *testing.T) {
+	dir := filepath.Join("testdata", "inference", "inf-gpt2m-eager-decode-b1")
+	in, _, _ := recordedInput(t, dir)
+	b, err := workload.ReadBundle(filepath.Join(dir, "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := CheckWithTrace(dir, b, []*signatures.Set{in.Set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Constants = HostConstants(&replay.HostProbe{})
+	w, err := TracedWall(in)
+	if err != nil || w != c.WallNS {
+		t.Fatalf("TracedWall %g (%v), CheckWithTrace %g", w, err, c.WallNS)
+	}
+	inf, err := PredictInference(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf.TracedWallNS = w
+	found := false
+	for _, v := range inf.Metrics() {
+		found = found || v.Unit == UnitTracedWallNS && v.Value == w
+	}
+	if !found {
+		t.Errorf("metrics %v lack %s", inf.Metrics(), UnitTracedWallNS)
 	}
 }
