@@ -192,15 +192,20 @@ def nvml_handle(dev):
     """The NVML handle of CUDA device dev, found by its UUID: NVML numbers
     every GPU of the machine in its own order, whatever CUDA_VISIBLE_DEVICES
     hides or reorders, so CUDA's index can name another GPU. Without a UUID
-    (an old torch) the index, only where nothing reorders the devices."""
+    NVML knows (an old torch, a MIG slice) the index, only where nothing
+    reorders the devices."""
+    why = "torch gives no UUID"
     try:
         uuid = torch.cuda.get_device_properties(dev).uuid
     except AttributeError:
         uuid = None
     if uuid is not None:
-        return pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}".encode())
+        try:
+            return pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}".encode())
+        except pynvml.NVMLError as e:  # a MIG slice's, say
+            why = f"NVML knows no GPU-{uuid} ({e})"
     if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
-        raise Unavailable(f"device {dev}: torch gives no UUID to find its NVML meter, and "
+        raise Unavailable(f"device {dev}: {why} to find its NVML meter by, and "
                           "CUDA_VISIBLE_DEVICES may have renumbered the GPUs")
     return pynvml.nvmlDeviceGetHandleByIndex(dev)
 

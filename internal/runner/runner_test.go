@@ -471,24 +471,48 @@ func TestHelperRunRecorded(t *testing.T) {
 
 // The runner meters the GPU CUDA runs on, found by its UUID: NVML numbers
 // the machine's GPUs in its own order, which CUDA_VISIBLE_DEVICES can
-// change (the stand-ins number CUDA device d as NVML's 7-d).
+// change (the stand-ins number CUDA device d as NVML's 7-d). A UUID NVML
+// does not know falls back to the index only where CUDA_VISIBLE_DEVICES
+// is unset; set, the load fails and says why.
 func TestNVMLByUUID(t *testing.T) {
 	needPython(t)
-	r, err := Start(fakeOptions(t, "python3", "fake_command.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	spec := fakeSpec("ok")
-	spec["devices"] = []int{2}
-	if _, err := r.Load(spec); err != nil {
-		t.Fatal(err)
-	}
-	env, err := r.Env()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := env["gpu_uuid"], "GPU-00000000-0000-0000-0000-000000000005"; got != want {
-		t.Errorf("CUDA device 2 metered as %v, want NVML's %s", got, want)
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		want    string // gpu_uuid of CUDA device 2
+		loadErr string
+	}{
+		{"by UUID", nil, "GPU-00000000-0000-0000-0000-000000000005", ""},
+		{"unknown UUID, the index", []string{"FAKE_UUID=unknown"}, "GPU-00000000-0000-0000-0000-000000000002", ""},
+		{"unknown UUID, devices renumbered", []string{"FAKE_UUID=unknown", "CUDA_VISIBLE_DEVICES=5,6,7"}, "", "CUDA_VISIBLE_DEVICES may have renumbered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := fakeOptions(t, "python3", "fake_command.py")
+			opt.Env = append(opt.Env, tc.env...)
+			r, err := Start(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			spec := fakeSpec("ok")
+			spec["devices"] = []int{2}
+			_, err = r.Load(spec)
+			if tc.loadErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.loadErr) {
+					t.Fatalf("load: %v, want %q", err, tc.loadErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, err := r.Env()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := env["gpu_uuid"]; got != tc.want {
+				t.Errorf("CUDA device 2 metered as %v, want %s", got, tc.want)
+			}
+		})
 	}
 }
