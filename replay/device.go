@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 
@@ -120,20 +121,30 @@ func Open(index int) (*Device, error) {
 		d.Close()
 		return nil, err
 	}
-	d.Meter, d.NVMLErr = openMeter(dev)
+	d.Meter, d.NVMLErr = openMeter(dev, index)
 	return d, nil
 }
 
-// openMeter opens the NVML meter of the CUDA device dev by its PCI address:
-// NVML numbers every GPU of the machine in its own order, whatever
-// CUDA_VISIBLE_DEVICES hides or reorders, so CUDA's index would meter
-// another GPU.
-func openMeter(dev cuda.Device) (*energy.Device, error) {
+// openMeter opens the NVML meter of the CUDA device dev (CUDA's index) by
+// its PCI address: NVML numbers every GPU of the machine in its own order,
+// whatever CUDA_VISIBLE_DEVICES hides or reorders, so CUDA's index can
+// name another GPU. Where the address finds none, the index stands in
+// only if CUDA_VISIBLE_DEVICES is unset.
+func openMeter(dev cuda.Device, index int) (*energy.Device, error) {
 	bus, err := dev.PCIBusID()
-	if err != nil {
-		return nil, fmt.Errorf("replay: the PCI address of the GPU, to find its NVML meter: %w", err)
+	if err == nil {
+		var m *energy.Device
+		if m, err = energy.OpenDeviceByPCIBusID(bus); err == nil {
+			return m, nil
+		}
 	}
-	return energy.OpenDeviceByPCIBusID(bus)
+	if errors.Is(err, energy.ErrNoNVML) {
+		return nil, err
+	}
+	if _, set := os.LookupEnv("CUDA_VISIBLE_DEVICES"); set {
+		return nil, fmt.Errorf("replay: the GPU's NVML meter by its PCI address: %w (CUDA_VISIBLE_DEVICES is set, so CUDA's index may name another GPU)", err)
+	}
+	return energy.OpenDevice(index)
 }
 
 // loop is the device's CUDA goroutine: it runs jobs on one OS thread with
