@@ -48,30 +48,65 @@ func PredictGroupFlow(input string, b *workload.Bundle, sets []*signatures.Set, 
 	if line := g.againstMeasured(sets, measured); line != "" {
 		fmt.Fprintf(w, "group inference: %s\n", line)
 	}
+	traced := make([]InferenceInput, len(ins))
+	for r, in := range ins {
+		in.Entries = TracedEntries(in.Set)
+		traced[r] = in
+	}
+	if tg, err := PredictGroup(traced); err != nil {
+		fmt.Fprintf(w, "group inference with the trace's kernel times: %v\n", err)
+	} else {
+		line := tg.wallAgainst(sets, measured)
+		if line == "" {
+			line = fmt.Sprintf("wall %.4g ms", tg.WallNS/1e6)
+		}
+		fmt.Fprintf(w, "group inference with the trace's kernel times in place of the replays (a check, not a prediction): %s\n", line)
+	}
 	return g, nil
 }
 
-// againstMeasured compares the group's wall (the slowest rank's measured
-// wall) and energy (summed over the ranks) with measured's runs of the
-// sets' workload; "" where measured lacks a rank.
+// againstMeasured compares the group's wall with the measured run
+// (wallAgainst) and its energy with the ranks' measured energies summed;
+// "" where measured lacks a rank.
 func (g *GroupInference) againstMeasured(sets []*signatures.Set, measured *workload.Measured) string {
-	if measured == nil {
+	s := g.wallAgainst(sets, measured)
+	if s == "" {
 		return ""
 	}
-	var wallS, joules float64
-	for r, set := range sets {
-		m, err := measured.Lookup(set.Source.Workload, r, len(sets))
-		if err != nil {
-			return ""
-		}
-		wallS, joules = max(wallS, m.WallS), joules+m.EnergyJ
-	}
-	if wallS <= 0 {
-		return ""
-	}
-	s := fmt.Sprintf("wall %.4g ms against the measured %.4g ms (%+.1f%%)", g.WallNS/1e6, wallS*1e3, 100*(g.WallNS/(wallS*1e9)-1))
-	if joules > 0 {
+	if _, _, joules, _ := measuredGroup(sets, measured); joules > 0 {
 		s += fmt.Sprintf(", energy %.4g J against %.4g J (%+.1f%%)", g.EnergyJ, joules, 100*(g.EnergyJ/joules-1))
 	}
 	return s
+}
+
+// wallAgainst compares the group's wall with the measured median
+// inference, as the acceptance takes it, and with the mean wall per
+// inference, which the measured energy belongs to; "" where measured
+// lacks a rank.
+func (g *GroupInference) wallAgainst(sets []*signatures.Set, measured *workload.Measured) string {
+	medianNS, wallS, _, ok := measuredGroup(sets, measured)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("wall %.4g ms against the measured median inference %.4g ms (%+.1f%%; against the mean wall per inference %.4g ms, %+.1f%%)",
+		g.WallNS/1e6, medianNS/1e6, 100*(g.WallNS/medianNS-1), wallS*1e3, 100*(g.WallNS/(wallS*1e9)-1))
+}
+
+// measuredGroup is the measured run of the sets' group: its median
+// inference (the slowest rank's spans' median where the capture recorded
+// them, else its mean wall per inference), its mean wall per inference
+// (the slowest rank's) and the ranks' energies summed; ok false where
+// measured lacks a rank or a wall.
+func measuredGroup(sets []*signatures.Set, measured *workload.Measured) (medianNS, wallS, joules float64, ok bool) {
+	if measured == nil {
+		return 0, 0, 0, false
+	}
+	for r, set := range sets {
+		m, err := measured.Lookup(set.Source.Workload, r, len(sets))
+		if err != nil {
+			return 0, 0, 0, false
+		}
+		medianNS, wallS, joules = max(medianNS, medianWallNS(m)), max(wallS, m.WallS), joules+m.EnergyJ
+	}
+	return medianNS, wallS, joules, wallS > 0 && medianNS > 0
 }

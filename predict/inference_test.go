@@ -325,7 +325,8 @@ func TestPredictGroupTP2(t *testing.T) {
 	if err != nil || m == nil {
 		t.Fatalf("the bundle's measured run: %v", err)
 	}
-	if line := g.againstMeasured(sets, m); !strings.Contains(line, "against the measured") || !strings.Contains(line, "J against") {
+	if line := g.againstMeasured(sets, m); !strings.Contains(line, "against the measured median inference") ||
+		!strings.Contains(line, "against the mean wall per inference") || !strings.Contains(line, "J against") {
 		t.Errorf("against the measured run: %q", line)
 	}
 	if line := g.againstMeasured(sets, nil); line != "" {
