@@ -48,12 +48,7 @@ func PredictGroupFlow(input string, b *workload.Bundle, sets []*signatures.Set, 
 	if line := g.againstMeasured(sets, measured); line != "" {
 		fmt.Fprintf(w, "group inference: %s\n", line)
 	}
-	traced := make([]InferenceInput, len(ins))
-	for r, in := range ins {
-		in.Entries = TracedEntries(in.Set)
-		traced[r] = in
-	}
-	if tg, err := PredictGroup(traced); err != nil {
+	if tg, err := tracedGroup(ins); err != nil {
 		fmt.Fprintf(w, "group inference with the trace's kernel times: %v\n", err)
 	} else {
 		line := tg.wallAgainst(sets, measured)
@@ -106,7 +101,8 @@ func measuredGroup(sets []*signatures.Set, measured *workload.Measured) (medianN
 		if err != nil {
 			return 0, 0, 0, false
 		}
-		medianNS, wallS, joules = max(medianNS, medianWallNS(m)), max(wallS, m.WallS), joules+m.EnergyJ
+		ms, _ := m.Result().MedianMS()
+		medianNS, wallS, joules = max(medianNS, ms*1e6), max(wallS, m.WallS), joules+m.EnergyJ
 	}
 	return medianNS, wallS, joules, wallS > 0 && medianNS > 0
 }

@@ -41,22 +41,37 @@ func TracedEntries(set *signatures.Set) []replay.Entry {
 	return out
 }
 
-// TracedWall is in's inference with the trace's own kernel times
-// (TracedEntries) in place of its replays, its schedule, constants and
-// power limit kept, no what-if: its wall.
-func TracedWall(in InferenceInput) (float64, error) {
+// traced is in with the trace's own kernel times (TracedEntries) in
+// place of its replays and no what-if, its schedule, constants and power
+// limit kept.
+func traced(in InferenceInput) InferenceInput {
 	in.Entries, in.FasterHost, in.GraphLaunch = TracedEntries(in.Set), []float64{}, nil
-	inf, err := PredictInference(in)
+	return in
+}
+
+// TracedWall is the wall of in's inference traced: the trace's own kernel
+// times in place of its replays.
+func TracedWall(in InferenceInput) (float64, error) {
+	inf, err := PredictInference(traced(in))
 	if err != nil {
 		return 0, err
 	}
 	return inf.WallNS, nil
 }
 
+// tracedGroup is the group's inference with every rank's input traced.
+func tracedGroup(ins []InferenceInput) (*GroupInference, error) {
+	t := make([]InferenceInput, len(ins))
+	for r, in := range ins {
+		t[r] = traced(in)
+	}
+	return PredictGroup(t)
+}
+
 // CheckWithTrace simulates the bundle b (input names it) over sets, its
-// ranks' signature sets in rank order, with TracedEntries and no host
-// probe (its constants 0, the model's defaults otherwise), and compares
-// the wall with b's measured run.
+// ranks' signature sets in rank order, traced and with no host probe
+// (its constants 0, the model's defaults otherwise), and compares the
+// wall with b's measured run.
 func CheckWithTrace(input string, b *workload.Bundle, sets []*signatures.Set) (*TracedCheck, error) {
 	ins := make([]InferenceInput, len(sets))
 	for r, set := range sets {
@@ -64,35 +79,28 @@ func CheckWithTrace(input string, b *workload.Bundle, sets []*signatures.Set) (*
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
-		ins[r] = InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: TracedEntries(set), FasterHost: []float64{},
-			Constants: HostConstants(&replay.HostProbe{})}
+		ins[r] = InferenceInput{Set: set, Runtime: rt, Schedule: s, Constants: HostConstants(&replay.HostProbe{})}
 	}
 	c := &TracedCheck{Ranks: len(sets), Source: ins[0].Schedule.Source}
+	var err error
 	if len(ins) == 1 {
-		inf, err := PredictInference(ins[0])
-		if err != nil {
-			return nil, err
-		}
-		c.WallNS = inf.WallNS
+		c.WallNS, err = TracedWall(ins[0])
 	} else {
-		g, err := PredictGroup(ins)
-		if err != nil {
-			return nil, err
+		var g *GroupInference
+		if g, err = tracedGroup(ins); err == nil {
+			c.WallNS = g.WallNS
 		}
-		c.WallNS = g.WallNS
+	}
+	if err != nil {
+		return nil, err
 	}
 	m, err := b.Measured()
-	if err != nil || m == nil {
+	if err != nil {
 		return c, err
 	}
-	for _, set := range sets {
-		run, err := m.Lookup(set.Source.Workload, set.Source.Rank, set.Source.WorldSize)
-		if err != nil {
-			return c, nil // no run of this rank: nothing to compare with
-		}
-		c.MeasuredNS = max(c.MeasuredNS, medianWallNS(run))
+	if medianNS, _, _, ok := measuredGroup(sets, m); ok {
+		c.MeasuredNS, c.Err = medianNS, relErr(c.WallNS, medianNS)
 	}
-	c.Err = relErr(c.WallNS, c.MeasuredNS)
 	return c, nil
 }
 
@@ -107,14 +115,4 @@ func (c *TracedCheck) String() string {
 		s += fmt.Sprintf(" against the measured %.2f ms (%+.1f%%)", c.MeasuredNS/1e6, 100**c.Err)
 	}
 	return s + "; a check of the host model, not a prediction"
-}
-
-// medianWallNS is a measured run's median inference: the median of its
-// spans where recorded (span_ms_per_iter: p10, median, p90), else its mean
-// wall per inference.
-func medianWallNS(run workload.MeasuredRun) float64 {
-	if len(run.SpanMS) == 3 && run.SpanMS[1] > 0 {
-		return run.SpanMS[1] * 1e6
-	}
-	return run.WallS * 1e9
 }

@@ -325,8 +325,7 @@ func (b *Bundle) ModelRun(set *signatures.Set) (*runner.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runner.Result{Inferences: r.Iters, WallSPerInference: r.WallS, EnergyJPerInference: r.EnergyJ, IdleW: r.IdleW, SpanMS: r.SpanMS,
-		TPOTMS: r.TPOTMS, Tokens: r.Tokens, ProcessesMS: r.ProcessesMS}, nil
+	return r.Result(), nil
 }
 
 // Env is what env.json says of the GPU and software a bundle was

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/kreplay/kreplay/internal/runner"
 	"maps"
 	"math"
 	"os"
@@ -55,6 +56,13 @@ func (r MeasuredRun) ProcessSpread() float64 {
 		return 0
 	}
 	return slices.Max(r.ProcessesMS)/slices.Min(r.ProcessesMS) - 1
+}
+
+// Result is the run as a full-model run's result: what predict compares
+// with (its median inference: runner.Result.MedianMS).
+func (r MeasuredRun) Result() *runner.Result {
+	return &runner.Result{Inferences: r.Iters, WallSPerInference: r.WallS, EnergyJPerInference: r.EnergyJ, IdleW: r.IdleW, SpanMS: r.SpanMS,
+		TPOTMS: r.TPOTMS, Tokens: r.Tokens, ProcessesMS: r.ProcessesMS}
 }
 
 // Measured is a file of measured runs (the format of measured.json, next
