@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# call 5: does another GPU's work disturb one GPU's replay times and energy windows? (issue 45 item 1)
+# Does another GPU's work disturb one GPU's replay times and energy windows? (issue 45 item 1)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 xz -d .bin/*.xz 2>/dev/null; chmod +x .bin/*
 F="-tiers 2 -energy -ticks 10 -energywarmup 500ms -budget 100ms"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# call 6: do energy windows or the group path slow big GEMMs' timing? (the TP prefill's +13-15% GEMMs)
+# Do energy windows or the group path slow big GEMMs' timing? (the TP prefill's +13-15% GEMMs)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 xz -d .bin/kreplay.xz 2>/dev/null; chmod +x .bin/kreplay
 W=embedded:h100_llama-7b_prefill
