@@ -38,7 +38,9 @@
  * cuMemcpy3DBatchAsync, are not among them).
  *
  * The work per call while armed (callback), the hot path: at API entry
- * one read of CLOCK_MONOTONIC (vDSO), a table lookup by callback id, one
+ * one read of CLOCK_MONOTONIC (vDSO), a table lookup by callback id,
+ * a comparison of the calling thread with the arming one (pthread_self,
+ * a thread-local read), one
  * relaxed atomic fetch-and-add on the buffer's index, a few loads of the
  * call's parameters and one 64-byte store into the buffer (preallocated
  * and faulted in at the first arm); at API exit a clock read, a store,
