@@ -94,7 +94,7 @@ func (o *SuiteOptions) reuse(e *Entry) bool {
 	if !ok || prev.Result == nil || prev.Interpolated != "" || e.PartOf != "" {
 		return false
 	}
-	e.Result, e.SameKernel, e.Err = prev.Result, prev.SameKernel, ""
+	e.Result, e.SameKernel, e.SameAs, e.Err = prev.Result, prev.SameKernel, prev.SameAs, ""
 	return true
 }
 
@@ -123,6 +123,11 @@ type Entry struct {
 	// between measured members of the signature's family
 	// (SuiteOptions.Families), says from what; its SameKernel is nil.
 	Interpolated string `json:"interpolated,omitempty"`
+	// SameAs, set when the result was measured for an identical signature
+	// (the same ID: kernel, launch, op and tensors) of another set, names
+	// that set: a tensor-parallel group's ranks run the same signatures,
+	// each measured once (SuiteOptions.Previous carries it).
+	SameAs string `json:"same_as,omitempty"`
 }
 
 // ReplayNS is the replay's time per invocation to compare with the trace:
@@ -293,6 +298,9 @@ func (e *Entry) line() string {
 	}
 	if e.Interpolated != "" {
 		s += " INTERPOLATED"
+	}
+	if e.SameAs != "" {
+		s += " (measured for " + e.SameAs + ")"
 	}
 	if e.Result.Fallback != "" {
 		s += " (kreplay's kernel; " + e.Result.Fallback + ")"

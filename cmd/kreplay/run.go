@@ -52,8 +52,10 @@ type runFlags struct {
 	measure                  replay.Options
 	resume, energy, binaries bool
 	families                 bool
-	tolerance, energyShare   float64
-	idle                     time.Duration
+	// eachRank measures every rank's signatures, not once per group.
+	eachRank               bool
+	tolerance, energyShare float64
+	idle                   time.Duration
 	// roofline asks for the roofline table; peaks are the GPU's, once
 	// had.
 	roofline bool
@@ -92,6 +94,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	binaries := fs.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	idleWin := fs.Duration("idle", time.Second, "with -energy: measure each GPU's idle power over `DURATION` before the run (the idle term of the energy prediction)")
 	families := familiesFlag(fs)
+	eachRank := fs.Bool("each-rank", false, "with a tensor-parallel bundle: measure every rank's signatures (default: a signature the same as an earlier rank's,\nby ID: kernel, launch, op and tensors, takes that rank's result, marked \"measured for rank N\")")
 	rooflineFlag := fs.Bool("roofline", false, "place each replayed signature on the roofline of the GPU's peaks (cached per device, measured on first use;\n"+roofline.EnvPeaks+"=refresh measures them again), and its hardware roof at the SM clock probed on the GPU during its replay; one device only")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -104,7 +107,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		return nil, nil, err
 	}
 	f := &runFlags{ids: *ids, skip: *skip, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
-		energy: *withEnergy, binaries: *binaries, families: *families, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
+		energy: *withEnergy, binaries: *binaries, families: *families, eachRank: *eachRank, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
 			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
 			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}, tier3: tier3Config(fs)}
@@ -282,7 +285,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var rankEntries [][]replay.Entry
 	var outs []runOutput
 	for _, set := range sets {
-		out, err := runOneSet(f, runner, opened[0], set, previous[set.Source.File], prog, stdout, stderr)
+		prev := previous[set.Source.File]
+		if !f.eachRank {
+			prev = earlierRanks(outs, set, prev)
+		}
+		out, err := runOneSet(f, runner, opened[0], set, prev, prog, stdout, stderr)
 		if err != nil {
 			return err
 		}
@@ -336,9 +343,7 @@ func runOneSet(f *runFlags, runner setRunner, dev *replay.Device, set *signature
 	if f.ids != "" {
 		set = filterIDs(set, strings.Split(f.ids, ","))
 	}
-	if len(prev) > 0 {
-		fmt.Fprintf(stderr, "kreplay run: %s: %d results from %s reused\n", set.Source.File, len(prev), f.progOut)
-	}
+	reusedNote(stderr, set, prev, f.progOut)
 	src := set.Source
 	entries := runner.RunSet(set, replay.SuiteOptions{
 		Tiers: f.tiers, Cache: f.cache, Progress: stderr, Previous: prev, Measure: f.measure, EnergyShare: f.energyShare, Skip: f.skipped,
