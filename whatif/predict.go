@@ -192,6 +192,13 @@ type Prediction struct {
 	// why there is none where it was tried.
 	InContext    *Prediction `json:"in_context,omitempty"`
 	InContextErr string      `json:"in_context_error,omitempty"`
+	// TimelineDesign is issue 46's second design (design.go): the timeline
+	// check's measured time saving, and its energy saving or, when the
+	// baseline model's measured run draws the power limit, that run's mean
+	// power times the time saving. Evaluate fills it; TimelineDesignErr
+	// says why there is none. It changes no other view's numbers.
+	TimelineDesign    *TimelineDesign `json:"timeline_design,omitempty"`
+	TimelineDesignErr string          `json:"timeline_design_error,omitempty"`
 }
 
 // Predict predicts the what-if from the baseline and each variant's

@@ -140,6 +140,29 @@ func (p *Prediction) write(ew *errWriter) {
 	p.writeLimit(ew)
 	p.writeAgain(ew) // with or without the baseline's totals and limit
 	p.writeRemoved(ew)
+	p.writeTimelineDesign(ew)
+}
+
+// writeTimelineDesign prints the timeline design's saving (design.go).
+func (p *Prediction) writeTimelineDesign(ew *errWriter) {
+	d := p.TimelineDesign
+	if d == nil {
+		if p.TimelineDesignErr != "" {
+			ew.printf("  timeline design: not given: %s\n", p.TimelineDesignErr)
+		}
+		return
+	}
+	if !d.Energy {
+		ew.printf("  timeline design: saving %s per inference (time: the timeline check's measured saving); energy not given: %s\n", textfmt.NS(d.SavingNS), d.NoEnergy)
+		return
+	}
+	where := "under"
+	if d.PowerLimited {
+		where = "at or above"
+	}
+	ew.printf("  timeline design: saving %s, %.3f J per inference (time: the timeline check's measured saving; energy: %s, "+
+		"the measured run's %.0f W %s %.0f%% of the %.0f W limit (%s))\n",
+		textfmt.NS(d.SavingNS), d.SavingJ, d.EnergyRule, d.MeanPowerW, where, 100*PowerLimitedShare, d.PowerLimitW, d.PowerLimitFrom)
 }
 
 // writeInContext prints the saving from the replays with operands from

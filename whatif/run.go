@@ -48,6 +48,11 @@ type Options struct {
 	// Modes replays the kernel and the replaced signatures alone in
 	// each of these cache modes, a probe (Result.Modes).
 	Modes []replay.CacheMode
+	// ModelRun is the baseline model's measured run (ModelRunFromBundle),
+	// which the timeline design's energy rule reads; nil: none, and
+	// NoModelRun says why.
+	ModelRun   *ModelRun
+	NoModelRun string
 }
 
 // DefaultSettle is the timelines' warm-up before each timing: the plain,
@@ -234,7 +239,31 @@ func Evaluate(d *replay.Device, p *Plan, o Options) (*Result, error) {
 			r.Timeline = tc
 		}
 	}
+	r.Prediction.timelineDesign(r, o, d)
 	return r, nil
+}
+
+// timelineDesign fills p.TimelineDesign (design.go), or
+// p.TimelineDesignErr, from the result's timeline check, o's measured run
+// and the power limit: the baseline's (kreplay predict's power-limit
+// line, or NVML's where Evaluate took it for the totals), else NVML's.
+func (p *Prediction) timelineDesign(r *Result, o Options, d *replay.Device) {
+	in := DesignInput{Check: r.Timeline, NoCheck: r.TimelineErr, Run: o.ModelRun, NoRun: o.NoModelRun,
+		PowerLimitW: r.Baseline.PowerLimitW, PowerLimitFrom: r.Baseline.PowerLimitFrom}
+	if o.NoTimeline {
+		in.NoCheck = "skipped (-no-timeline)"
+	}
+	if in.PowerLimitW <= 0 && d.Meter != nil {
+		if w, err := d.Meter.PowerLimit(); err == nil {
+			in.PowerLimitW, in.PowerLimitFrom = w, "the device (NVML)"
+		}
+	}
+	td, err := PredictTimelineDesign(in)
+	if err != nil {
+		p.TimelineDesignErr = err.Error()
+		return
+	}
+	p.TimelineDesign = td
 }
 
 // measureWith replays a variant's kernel alone as kreplay replays a
