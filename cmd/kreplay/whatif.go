@@ -14,6 +14,7 @@ import (
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/whatif"
+	"github.com/kreplay/kreplay/workload"
 )
 
 // whatifFlags are kreplay whatif's flags.
@@ -69,7 +70,7 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	modes, steps := v.modes, v.steps
-	set, _, err := load(pos[0])
+	set, bundle, err := load(pos[0])
 	if err != nil {
 		return err
 	}
@@ -108,9 +109,11 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 	d.Tier3 = tier3Config(fs)
 	defer d.Close()
 	measure := replay.Options{Budget: *f.budget, Energy: *f.energy, EnergyTicks: *f.ticks}
-	r, err := whatif.Evaluate(d, plan, whatif.Options{Tolerance: *f.tol, Baseline: base, Measure: measure,
+	o := whatif.Options{Tolerance: *f.tol, Baseline: base, Measure: measure,
 		NoTimeline: *f.noTimeline, Rounds: *f.rounds, Progress: stderr, Again: *f.again, Removed: *f.removed, Modes: modes,
-		Timeline: replay.Options{Warmup: *f.settle}})
+		Timeline: replay.Options{Warmup: *f.settle}}
+	o.ModelRun, o.NoModelRun = whatifModelRun(pos[0], bundle, set)
+	r, err := whatif.Evaluate(d, plan, o)
 	if err != nil {
 		return err
 	}
@@ -130,6 +133,20 @@ func cmdWhatIf(args []string, stdout, stderr io.Writer) error {
 		return errors.New("the output check failed or could not run (see the report)")
 	}
 	return nil
+}
+
+// whatifModelRun is the input bundle's measured run, for the timeline
+// design's energy rule, or why there is none (the input a trace, or the
+// bundle without the run): not an error, the design says it.
+func whatifModelRun(arg string, b *workload.Bundle, set *signatures.Set) (*whatif.ModelRun, string) {
+	if b == nil {
+		return nil, arg + " is a trace, not a bundle with a measured run"
+	}
+	run, err := whatif.ModelRunFromBundle(b, set)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return run, ""
 }
 
 // whatifPlan reads the kernel and its launch shape and binds it to the

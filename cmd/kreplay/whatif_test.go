@@ -81,3 +81,23 @@ func TestWhatIfErrors(t *testing.T) {
 		}
 	}
 }
+
+// The timeline design's measured run: the bundle's, or why there is none.
+func TestWhatIfModelRun(t *testing.T) {
+	set, b, err := load(llamaBundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, why := whatifModelRun(llamaBundle, b, set)
+	if run == nil || why != "" || run.WallS <= 0 || run.EnergyJ <= 0 || !strings.Contains(run.From, "measured.json") {
+		t.Errorf("bundle: %+v, %q", run, why)
+	}
+	if run, why := whatifModelRun("t.json", nil, set); run != nil || !strings.Contains(why, "t.json is a trace") {
+		t.Errorf("trace: %+v, %q", run, why)
+	}
+	other := *set
+	other.Source.Workload = "other_prefill"
+	if run, why := whatifModelRun(llamaBundle, b, &other); run != nil || !strings.Contains(why, `no run of workload "other_prefill"`) {
+		t.Errorf("another workload: %+v, %q", run, why)
+	}
+}
