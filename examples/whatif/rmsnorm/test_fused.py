@@ -170,8 +170,14 @@ class Check(unittest.TestCase):
             self.assertEqual(whatif_compare.read_report(path), [{"mode": "fused", "n": 1}, {"mode": "unfused", "n": 2}])
 
 
+# The timeline design as kreplay whatif writes it: here the same saving
+# as the default design's kernels' own, so that either is accepted.
+TIMELINE = dict(saving_ns=2.6e6, energy=True, saving_j=1.6, energy_rule="timeline energy", power_limited=False,
+                mean_power_w=600.0, power_limit_w=700.0, power_limit_from="the device (NVML)")
+
+
 def whatif_json(**pred):
-    p = dict(runs=33, replaced_ns=3.0e6, fused_ns=0.4e6, saving_ns=2.6e6, energy=True, saving_j=1.6)
+    p = dict(runs=33, replaced_ns=3.0e6, fused_ns=0.4e6, saving_ns=2.6e6, energy=True, saving_j=1.6, timeline_design=TIMELINE)
     p.update(pred)
     agree = dict(max_abs_err=0.001, scale=4.0, rel_err=2.5e-4, beyond=0, elements=100, tolerance=0.01)
     return dict(workload="l1b", gpu="NVIDIA H200", prediction=p, match=dict(runs=[{}] * 33),
@@ -205,10 +211,68 @@ class Compare(unittest.TestCase):
         self.assertIn("the kernel has no energy", whatif_compare.predicted(cases[-1][0] | dict(
             energy=False, no_energy="the kernel has no energy", saving_ns=1))[1][1])
 
+    def test_predicted_timeline(self):
+        td = dict(TIMELINE, saving_ns=3.04e6, saving_j=2.098, energy_rule="power-limited: mean power W x time saving",
+                  power_limited=True, mean_power_w=690.3)
+        (t, t_from), (e, e_from) = whatif_compare.predicted_timeline(whatif_json(timeline_design=td)["prediction"])
+        self.assertEqual((t, e), (3.04e6, 2.098))
+        self.assertIn("timeline check", t_from)
+        self.assertIn("power-limited", e_from)
+        self.assertIn("690 W at or above 95% of the 700 W limit", e_from)
+        (t, _), (e, e_from) = whatif_compare.predicted_timeline(whatif_json(timeline_design=dict(
+            saving_ns=3e6, energy=False, no_energy="cannot tell whether the measured run is at the power limit: x"))["prediction"])
+        self.assertEqual((t, e), (3e6, None))
+        self.assertIn("cannot tell", e_from)
+        (t, t_from), (e, _) = whatif_compare.predicted_timeline(whatif_json(
+            timeline_design=None, timeline_design_error="the timeline check did not run: skipped (-no-timeline)")["prediction"])
+        self.assertEqual((t, e), (None, None))
+        self.assertIn("-no-timeline", t_from)
+        (t, t_from), _ = whatif_compare.predicted_timeline(whatif_json(timeline_design=None)["prediction"])
+        self.assertIsNone(t)
+        self.assertIn("not in whatif.json", t_from)
+
+    def test_designs(self):
+        # measured 2.5 ms and 1.5 J. The timeline design 2.45 ms (-2%),
+        # 1.45 J (-3.3%); the default design 2.9 ms (+16%), 1.6 J.
+        w = whatif_json(saving_ns=2.9e6, timeline_design=dict(TIMELINE, saving_ns=2.45e6, saving_j=1.45))
+        u, f = run_of(20.0, 12.0), run_of(17.5, 10.5)
+        r = whatif_compare.compare(w, u, f)
+        self.assertEqual(r["design"], "timeline")
+        self.assertAlmostEqual(r["time_err"], -0.02, places=6)
+        self.assertAlmostEqual(r["energy_err"], -0.05 / 1.5, places=6)
+        self.assertTrue(r["accepted"])
+        self.assertEqual(set(r["designs"]), {"timeline", "default"})
+        self.assertAlmostEqual(r["designs"]["default"]["time_err"], 0.16, places=6)
+        self.assertFalse(r["designs"]["default"]["accepted"])
+        self.assertTrue(r["designs"]["timeline"]["accepted"])
+        d = whatif_compare.compare(w, u, f, design="default")
+        self.assertFalse(d["accepted"])
+        self.assertEqual(d["designs"], r["designs"])
+        text = "\n".join(whatif_compare.lines(r))
+        self.assertRegex(text, r"design timeline \(compared\): time 2450\.0 us, error -2\.0%; energy 1\.4500 J, error -3\.3%: accepted")
+        self.assertRegex(text, r"design default: time 2900\.0 us, error \+16\.0%; energy 1\.6000 J, error \+6\.7%: not accepted")
+        self.assertTrue(text.endswith("ACCEPTED (design timeline)"))
+        # The design without an energy: not accepted, the reason printed.
+        w = whatif_json(timeline_design=dict(saving_ns=2.45e6, energy=False, no_energy="cannot tell: no measured run"))
+        r = whatif_compare.compare(w, u, f)
+        self.assertFalse(r["accepted"])
+        self.assertIsNone(r["energy_err"])
+        self.assertIn("cannot tell: no measured run", "\n".join(whatif_compare.lines(r)))
+        # No design in whatif.json: not accepted, said; the default still judged.
+        r = whatif_compare.compare(whatif_json(timeline_design=None, timeline_design_error="the timeline check did not run: x"), u, f)
+        self.assertFalse(r["accepted"])
+        self.assertIsNone(r["time_err"])
+        self.assertTrue(r["designs"]["default"]["accepted"])
+        self.assertIn("time saving: predicted n/a (timeline design not given: the timeline check did not run: x)",
+                      "\n".join(whatif_compare.lines(r)))
+        with self.assertRaises(ValueError):
+            whatif_compare.compare(w, u, f, design="other")
+
     def test_acceptance(self):
+        # The default design's acceptance (the timeline design's is the same rule).
         w = whatif_json()
         # measured 2.5 ms and 1.5 J: predicted 2.6 ms (+4%), 1.6 J (+6.7%)
-        r = whatif_compare.compare(w, run_of(20.0, 12.0, [20.1, 19.9]), run_of(17.5, 10.5, [17.4, 17.6]))
+        r = whatif_compare.compare(w, run_of(20.0, 12.0, [20.1, 19.9]), run_of(17.5, 10.5, [17.4, 17.6]), design="default")
         self.assertAlmostEqual(r["measured"]["time_ns"], 2.5e6, delta=1)
         self.assertAlmostEqual(r["time_err"], 0.04, places=6)
         self.assertAlmostEqual(r["energy_err"], 0.1 / 1.5, places=6)
@@ -217,17 +281,17 @@ class Compare(unittest.TestCase):
         self.assertAlmostEqual(lo, 2.3e6, delta=1)
         self.assertAlmostEqual(hi, 2.7e6, delta=1)
         # time off by more than 10%
-        r = whatif_compare.compare(w, run_of(20.0, 12.0), run_of(17.7, 10.5))
+        r = whatif_compare.compare(w, run_of(20.0, 12.0), run_of(17.7, 10.5), design="default")
         self.assertFalse(r["accepted"])
         # energy off by more than 15%
-        r = whatif_compare.compare(w, run_of(20.0, 12.0), run_of(17.5, 10.7))
+        r = whatif_compare.compare(w, run_of(20.0, 12.0), run_of(17.5, 10.7), design="default")
         self.assertAlmostEqual(r["energy_err"], (1.6 - 1.3) / 1.3, places=6)
         self.assertFalse(r["accepted"])
         # the fused run slower: never accepted
-        r = whatif_compare.compare(whatif_json(saving_ns=-1e5, saving_j=-0.1), run_of(20.0, 12.0), run_of(20.1, 12.1))
+        r = whatif_compare.compare(whatif_json(saving_ns=-1e5, saving_j=-0.1), run_of(20.0, 12.0), run_of(20.1, 12.1), design="default")
         self.assertFalse(r["accepted"])
         # no energy predicted
-        r = whatif_compare.compare(whatif_json(energy=False), run_of(20.0, 12.0), run_of(17.5, 10.5))
+        r = whatif_compare.compare(whatif_json(energy=False), run_of(20.0, 12.0), run_of(17.5, 10.5), design="default")
         self.assertIsNone(r["energy_err"])
         self.assertFalse(r["accepted"])
 
@@ -266,10 +330,14 @@ class Compare(unittest.TestCase):
                 self.assertEqual(whatif_compare.main([wpath, u, f, "-json", jpath]), 0)
                 self.assertEqual(whatif_compare.main([wpath, u]), 2)
                 self.assertEqual(whatif_compare.main([wpath, u, os.path.join(d, "missing")]), 2)
+                self.assertEqual(whatif_compare.main(["-design", "other", wpath, u, f]), 2)
+                self.assertEqual(whatif_compare.main(["-design", "default", wpath, u, f]), 0)
             self.assertIn("ACCEPTED", out.getvalue())
             self.assertRegex(out.getvalue(), r"time saving: predicted 2600\.0 us .* measured 2500\.0 us .*error \+4\.0%")
             with open(jpath) as fh:
-                self.assertTrue(json.load(fh)["accepted"])
+                cj = json.load(fh)
+            self.assertTrue(cj["accepted"])
+            self.assertEqual((cj["design"], sorted(cj["designs"])), ("timeline", ["default", "timeline"]))
             with open(os.path.join(u, "measured.json"), "w") as fh:
                 json.dump({"a": {"runs": {"x": {}}}, "b": {}}, fh)
             with redirect_stdout(io.StringIO()), redirect_stderr(err):
@@ -306,7 +374,9 @@ elif a[0] == "whatif":
     agree = {"max_abs_err": 0.001, "scale": 4.0, "rel_err": 2.5e-4, "beyond": 0, "elements": 100, "tolerance": 0.01}
     r = {"workload": "w", "gpu": "NVIDIA H200", "match": {"runs": [{}] * 33},
          "variants": [{"index": 0, "check": {"chain": agree, "host": agree}}],
-         "prediction": {"runs": 33, "replaced_ns": 3e6, "fused_ns": 4e5, "saving_ns": 2.6e6 * off, "energy": True, "saving_j": 1.6}}
+         "prediction": {"runs": 33, "replaced_ns": 3e6, "fused_ns": 4e5, "saving_ns": 2.6e6 * off, "energy": True, "saving_j": 1.6,
+                        "timeline_design": {"saving_ns": 2.6e6 * off, "energy": True, "saving_j": 1.6, "energy_rule": "timeline energy",
+                                            "mean_power_w": 600, "power_limit_w": 700}}}
     json.dump(r, open(a[a.index("-o") + 1], "w"))
     print("whatif report")
 """
@@ -349,12 +419,34 @@ class Script(unittest.TestCase):
                 self.assertEqual(a[a.index("-name") + 1], kernel)
                 self.assertEqual(a[a.index("-kernel") + 1], "examples/whatif/rmsnorm/rmsnorm_fused.cu")
                 self.assertIn("-energy", a)
+                self.assertNotIn("-no-timeline", a)  # the timeline design needs the timeline check
                 self.assertTrue(a[-1].endswith(os.path.join(fam, "unfused")))
                 self.assertIsNone(c["nvrtc"])  # kreplay's own search
             with open(os.path.join(d, "out", "whatif-fused", "summary.txt")) as f:
                 summary = f.read()
-            self.assertEqual(summary.count("\nACCEPTED"), 2, summary)
+            self.assertEqual(summary.count("\nACCEPTED (design timeline)"), 2, summary)
             self.assertIn("error +4.0%", summary)
+            self.assertEqual(summary.count("design timeline (compared): time 2600.0 us, error +4.0%"), 2, summary)
+            self.assertEqual(summary.count("design default: time 2600.0 us, error +4.0%"), 2, summary)
+
+    def test_gpus_archive(self):
+        # The judging run's command: the families at once, one per GPU, archived.
+        with tempfile.TemporaryDirectory() as d:
+            p, calls = self.run_script(d, FAMILIES="mistral qwen3", GPUS="0 1", ARCHIVE="1", DESIGN="default")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertEqual(sorted(os.path.basename(c["argv"][1]) for c in calls if c["argv"][0] == "capture"),
+                             ["mistral-fused-prefill.json", "mistral-unfused-prefill.json",
+                              "qwen3-fused-prefill.json", "qwen3-unfused-prefill.json"])
+            out = os.path.join(d, "out")
+            with open(os.path.join(out, "whatif-fused", "summary.txt")) as f:
+                summary = f.read()
+            self.assertEqual(summary.count("\nACCEPTED (design default)"), 2, summary)
+            self.assertEqual(summary.count("design timeline: time"), 2, summary)
+            self.assertIn("exit 0 (mistral qwen3 on GPUs 0 1)", summary)
+            for fam, g in [("mistral", 0), ("qwen3", 1)]:
+                with open(os.path.join(out, f"gpu{g}-{fam}", "whatif-fused", fam, "compare.json")) as f:
+                    self.assertEqual(sorted(json.load(f)["designs"]), ["default", "timeline"])
+            self.assertTrue(os.path.getsize(os.path.join(out, "whatif-fused.tar.xz.part00")) > 0)
 
     def test_nvrtc(self):
         for env, whatifs in [(dict(PIN_NVRTC="1"), 1), (dict(FAKE_NO_NVRTC="1"), 2)]:
