@@ -38,6 +38,12 @@
 // (replay.Device.PrepareTimeline) with each run's launches replaced by one
 // launch of the kernel (replay.TimelineOptions.Substitute).
 //
+// The timeline design (design.go, Prediction.TimelineDesign) is a second
+// design of the saving, judged against real fused runs: the timeline
+// check's measured time saving, and for energy the baseline model's
+// measured mean power times it when that run draws the power limit, else
+// the timeline check's energy saving.
+//
 // A kernel is bound to the runs through an ABI, and checked through the
 // data flow of the chain it replaces, which the trace does not record:
 // both come from a Recipe. The recipes so far are Hugging Face's
