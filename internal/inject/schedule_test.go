@@ -23,7 +23,7 @@ func TestBuildSchedule(t *testing.T) {
 			funcs = append(funcs, s.Name)
 		}
 	}
-	want := "InitializeInjection kr_sched_arm kr_sched_detach kr_sched_flush kr_sched_mark kr_sched_pause kr_sched_stats"
+	want := "InitializeInjection dlsym kr_sched_arm kr_sched_detach kr_sched_flush kr_sched_hooked kr_sched_mark kr_sched_pause kr_sched_stats"
 	if got := strings.Join(sorted(funcs), " "); got != want {
 		t.Errorf("%s exports functions %s, want %s", lib, got, want)
 	}
@@ -31,9 +31,24 @@ func TestBuildSchedule(t *testing.T) {
 	if err != nil || kernels == lib || !strings.HasPrefix(filepath.Base(kernels), "libkr_inject-") || !strings.HasPrefix(filepath.Base(lib), "libkr_sched-") {
 		t.Errorf("kernel recorder %q (%v) beside the schedule recorder %q", kernels, err, lib)
 	}
+	t.Setenv("LD_PRELOAD", "/x/libother.so")
 	env := strings.Join(ScheduleEnv(lib, 1000), " ")
-	if env != "CUDA_INJECTION64_PATH="+lib+" KREPLAY_SCHED_LIB="+lib+" KREPLAY_SCHED_RECORDS=1000" {
+	if env != "LD_PRELOAD="+lib+":/x/libother.so KREPLAY_SCHED_LIB="+lib+" KREPLAY_SCHED_RECORDS=1000" {
 		t.Errorf("ScheduleEnv: %s", env)
+	}
+}
+
+// Preload puts the recorder first, before what LD_PRELOAD named, once.
+func TestPreload(t *testing.T) {
+	for _, tc := range []struct{ existing, want string }{
+		{"", "/k/lib.so"},
+		{"/a.so", "/k/lib.so:/a.so"},
+		{"/a.so /b.so", "/k/lib.so:/a.so:/b.so"},
+		{"/a.so::/k/lib.so:/b.so", "/k/lib.so:/a.so:/b.so"},
+	} {
+		if got := Preload("/k/lib.so", tc.existing); got != tc.want {
+			t.Errorf("Preload(%q) = %q, want %q", tc.existing, got, tc.want)
+		}
 	}
 }
 
@@ -269,4 +284,92 @@ func TestScheduleTypesAgainstHeaders(t *testing.T) {
 		headers[h] = ScheduleSource(h)
 	}
 	compileCheck(t, "kr_sched_check.c", headers)
+}
+
+// runHooked builds the schedule recorder, the stand-in driver
+// (testdata/fake_cuda.c, as libcuda.so.1) and testdata/hook_driver.c, runs
+// the driver with the recorder preloaded (LD_PRELOAD) and returns the file
+// it flushed and what it printed.
+func runHooked(t *testing.T) (string, string) {
+	t.Helper()
+	cc, err := compiler()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	lib, err := BuildSchedule(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuda, bin := filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "hook_driver")
+	for _, args := range [][]string{
+		{"-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", cuda, filepath.Join("testdata", "fake_cuda.c")},
+		{"-O2", "-Wall", "-Werror", "-o", bin, filepath.Join("testdata", "hook_driver.c"), "-ldl", "-lpthread"},
+	} {
+		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("cc %v: %v\n%s", args, err, out)
+		}
+	}
+	path := filepath.Join(dir, "schedule.txt")
+	cmd := exec.Command(bin, cuda, path)
+	cmd.Env = append(os.Environ(), ScheduleEnv(lib, 1000)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hook driver: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data), strings.TrimSpace(string(out))
+}
+
+// timesOut checks that each record's exit is at or after its entry and
+// that records follow in time, and returns the file with the times of
+// records, inferences' starts and ends as "t".
+func timesOut(t *testing.T, s string) string {
+	t.Helper()
+	lines := strings.Split(s, "\n")
+	var prev uint64
+	for i, line := range lines {
+		f := strings.Split(line, " ")
+		switch {
+		case len(f) > 2 && len(f[0]) == 1:
+			t0, err0 := strconv.ParseUint(f[1], 10, 64)
+			t1, err1 := strconv.ParseUint(f[2], 10, 64)
+			if err0 != nil || err1 != nil || t1 < t0 || t0 < prev {
+				t.Errorf("line %q: times out of order", line)
+			}
+			prev = t0
+			f[1], f[2] = "t", "t"
+		case f[0] == "inference" && len(f) > 3:
+			f[3], prev = "t", 0
+		case f[0] == "end" && len(f) == 3:
+			f[2] = "t"
+		}
+		lines[i] = strings.Join(f, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Preloaded, the recorder interposes the driver's entry points found
+// through dlsym and cuGetProcAddress_v2 (CUDA 12.0 on; older lookups and
+// a second definition of a wrapped call pass through), records the
+// arming thread's calls with their arguments intact, leaves another
+// thread's out, counted, and passes every other lookup and every
+// disarmed call through: testdata/hook_driver.c checks the calls, the
+// file is testdata/schedule_hook.golden but for its times.
+func TestScheduleHooked(t *testing.T) {
+	s, out := runHooked(t)
+	if out != "flush 1 hooked 10 stats 7: records 14 lost 0 outside 1 incomplete 0 other 2 old 1 refused 1" {
+		t.Errorf("driver: %s", out)
+	}
+	got := timesOut(t, s)
+	golden, err := os.ReadFile(filepath.Join("testdata", "schedule_hook.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(golden) {
+		t.Errorf("the file, times out, differs from testdata/schedule_hook.golden:\n%s", got)
+	}
 }

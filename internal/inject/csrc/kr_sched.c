@@ -93,7 +93,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "kr_sched_types.h"
+#include "kr_sched.h"
 #include "kr_open.h"
 
 #define KR_EXPORT __attribute__((visibility("default")))
@@ -129,18 +129,7 @@ enum {
 	OP_WAIT_EV, /* stream word 0, event word 1 */
 };
 
-/* decoder says how to read one call. Words are 8-byte slots of the
- * call's parameter struct (generated_cuda_meta.h: every field of these
- * calls takes one). */
-typedef struct {
-	uint8_t op;
-	int8_t stream; /* word of the stream; -1: none (a synchronous call) */
-	int8_t bytes;  /* word of the byte count, memset's N or Width */
-	int8_t dst, src; /* words of a copy's pointers; -1: none */
-	char dside, sside; /* a copy's sides: 'H', 'D', or '?' (asked at flush) */
-	uint8_t elem;  /* a memset's element size */
-	uint8_t ptsz;  /* a _ptsz/_ptds variant: its stream 0 is the per-thread one */
-} decoder;
+/* decoder: kr_sched.h. */
 
 #define COPY(st, by, d, s, ds, ss) {.op = OP_COPY, .stream = st, .bytes = by, .dst = d, .src = s, .dside = ds, .sside = ss}
 #define SET(op_, st, by, el) {.op = op_, .stream = st, .bytes = by, .dst = -1, .src = -1, .elem = el}
@@ -203,9 +192,8 @@ static const struct {
 	{"cuStreamWaitEvent", ONLY(OP_WAIT_EV, 0)},
 };
 
-/* decode_name finds the decoder of a driver call's name; 0 when the call
- * is not recorded. */
-static int decode_name(const char *name, decoder *out) {
+/* kr_decode_name: kr_sched.h. */
+int kr_decode_name(const char *name, decoder *out) {
 	if (!name) return 0;
 	size_t n = strlen(name);
 	int ptsz = n > 5 && (!strcmp(name + n - 5, "_ptsz") || !strcmp(name + n - 5, "_ptds"));
@@ -253,7 +241,9 @@ _Static_assert(sizeof(rec) == 64, "a record is one cache line");
 static decoder decoders[KR_MAX_CBID];
 static int ready;         /* InitializeInjection ran and found its entry points */
 static int table_built;   /* decoders filled from CUPTI's names */
-static atomic_int armed;
+atomic_int kr_armed;
+atomic_int kr_hooked;
+atomic_llong kr_hook_old, kr_hook_refused;
 static uint64_t gen;      /* incremented at each arm */
 static rec *buf;
 static size_t cap = KR_DEFAULT_RECORDS;
@@ -399,7 +389,7 @@ static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
 		return;
 	}
 	*cd->correlationData = 0;
-	if (!atomic_load_explicit(&armed, memory_order_relaxed)) return;
+	if (!atomic_load_explicit(&kr_armed, memory_order_relaxed)) return;
 	const decoder *d = &decoders[cbid];
 	if (d->op == OP_NONE) return;
 	if (!pthread_equal(pthread_self(), arm_thread)) {
@@ -419,10 +409,35 @@ static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
 	*cd->correlationData = gen << KR_GEN_SHIFT | (i + 1);
 }
 
+/* kr_enter and kr_leave: kr_sched.h; the hook mode's hot path, the
+ * callback's in the wrappers of kr_sched_hook.c, which checked armed. */
+uint64_t kr_enter(const decoder *d, const void *params) {
+	if (!pthread_equal(pthread_self(), arm_thread)) {
+		atomic_fetch_add_explicit(&other, 1, memory_order_relaxed);
+		return 0;
+	}
+	rec r = {.t0 = KR_SCHED_NOW()};
+	uint64_t i = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
+	if (i >= cap) {
+		atomic_fetch_add_explicit(&lost, 1, memory_order_relaxed);
+		return 0;
+	}
+	decode(d, params, &r);
+	buf[i] = r;
+	return i + 1;
+}
+
+void kr_leave(uint64_t i, kr_CUresult result) {
+	if (i == 0) return;
+	rec *r = &buf[i - 1];
+	r->t1 = KR_SCHED_NOW();
+	if (r->kind == 'Q' && result == KR_SUCCESS) r->flags |= KR_READY;
+}
+
 /* kr_sched_mark appends a mark of kind (1 an inference's start, 2 a
  * generated token, 3 an inference's end, 4 a block's start) while armed. */
 KR_EXPORT void kr_sched_mark(int kind) {
-	if (!atomic_load_explicit(&armed, memory_order_relaxed)) return;
+	if (!atomic_load_explicit(&kr_armed, memory_order_relaxed)) return;
 	rec r = {.t0 = KR_SCHED_NOW(), .kind = 'M', .h1 = (uint64_t)kind};
 	uint64_t i = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
 	if (i >= cap) {
@@ -444,7 +459,7 @@ static int build_table(kr_CUpti_SubscriberHandle sub) {
 	for (uint32_t id = 1; id < KR_MAX_CBID; id++) {
 		const char *name = NULL;
 		decoder d;
-		if (p_cuptiGetCallbackName(KR_CB_DOMAIN_DRIVER_API, id, &name) != 0 || !decode_name(name, &d)) continue;
+		if (p_cuptiGetCallbackName(KR_CB_DOMAIN_DRIVER_API, id, &name) != 0 || !kr_decode_name(name, &d)) continue;
 		if (p_cuptiEnableCallback(1, sub, KR_CB_DOMAIN_DRIVER_API, id) != 0) continue;
 		decoders[id] = d;
 		enabled++;
@@ -452,21 +467,59 @@ static int build_table(kr_CUpti_SubscriberHandle sub) {
 	return enabled;
 }
 
-/* kr_sched_arm(1) starts recording into an emptied buffer: the first time
- * it allocates the buffer, and when not subscribed it subscribes to CUPTI
- * and enables the recorded calls' callbacks. kr_sched_arm(2) does the same
- * but keeps what the buffer holds, appending to it (recording resumed
- * after kr_sched_pause). kr_sched_arm(0) stops. It returns 0, or -1 when CUDA never initialized the recorder (no
+/* read_records sets cap from $KREPLAY_SCHED_RECORDS; 0 when it is not a
+ * count of records from 1 to 2^32. */
+static int read_records(void) {
+	const char *n = getenv("KREPLAY_SCHED_RECORDS");
+	if (!n || !*n) return 1;
+	char *end;
+	unsigned long long v = strtoull(n, &end, 10);
+	if (*end || v == 0 || v > (1ULL << 32)) return fail("KREPLAY_SCHED_RECORDS is not a count of records from 1 to 2^32");
+	cap = (size_t)v;
+	return 1;
+}
+
+/* cupti_subscribe subscribes to CUPTI and enables the recorded calls'
+ * callbacks, once: 0, or -3 when CUPTI refused. */
+static int cupti_subscribe(void) {
+	if (subscriber) return 0;
+	kr_CUpti_SubscriberHandle sub;
+	if (p_cuptiSubscribe(&sub, callback, NULL) != 0) {
+		fail("cuptiSubscribe failed (another CUPTI client?)");
+		return -3;
+	}
+	subscriber = sub;
+	memset(decoders, 0, sizeof decoders);
+	table_built = build_table(sub);
+	if (!table_built) {
+		fail("no driver call to record (cuptiGetCallbackName or cuptiEnableCallback failed)");
+		return -3;
+	}
+	return 0;
+}
+
+/* kr_sched_arm(1) starts recording into an emptied buffer, allocated the
+ * first time; kr_sched_arm(2) does the same but keeps what the buffer
+ * holds, appending to it (recording resumed after kr_sched_pause);
+ * kr_sched_arm(0) stops. In hook mode (kr_sched_hooked() > 0: the
+ * library was preloaded and interposed driver entry points) arming only
+ * sets the flag the wrappers read; in CUPTI mode, when not subscribed, it
+ * subscribes to CUPTI and enables the recorded calls' callbacks. It
+ * returns 0, or -1 when neither mode can record (no driver entry point
+ * interposed, and CUDA did not initialize the library through
  * CUDA_INJECTION64_PATH, or its libraries were not found), -2 when the
- * buffer could not be allocated, -3 when CUPTI refused (another CUPTI
- * client holds the process). */
+ * buffer could not be allocated (or KREPLAY_SCHED_RECORDS is not a
+ * count), -3 when CUPTI refused (another CUPTI client holds the
+ * process). */
 KR_EXPORT int kr_sched_arm(int on) {
 	if (!on) {
-		atomic_store(&armed, 0);
+		atomic_store(&kr_armed, 0);
 		return 0;
 	}
-	if (!ready) return -1;
+	int hooked = atomic_load(&kr_hooked) > 0;
+	if (!ready && !hooked) return -1;
 	if (!buf) {
+		if (!ready && !read_records()) return -2;
 		void *p = mmap(NULL, cap * sizeof(rec), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (p == MAP_FAILED) {
 			fail("cannot allocate the record buffer (lower KREPLAY_SCHED_RECORDS)");
@@ -474,19 +527,9 @@ KR_EXPORT int kr_sched_arm(int on) {
 		}
 		buf = p;
 	}
-	if (!subscriber) {
-		kr_CUpti_SubscriberHandle sub;
-		if (p_cuptiSubscribe(&sub, callback, NULL) != 0) {
-			fail("cuptiSubscribe failed (another CUPTI client?)");
-			return -3;
-		}
-		subscriber = sub;
-		memset(decoders, 0, sizeof decoders);
-		table_built = build_table(sub);
-		if (!table_built) {
-			fail("no driver call to record (cuptiGetCallbackName or cuptiEnableCallback failed)");
-			return -3;
-		}
+	if (!hooked) {
+		int rc = cupti_subscribe();
+		if (rc) return rc;
 	}
 	if (on != 2) {
 		atomic_store(&next, 0);
@@ -496,9 +539,14 @@ KR_EXPORT int kr_sched_arm(int on) {
 	arm_thread = pthread_self();
 	gen = (gen + 1) & ((1ULL << (64 - KR_GEN_SHIFT)) - 1);
 	if (gen == 0) gen = 1;
-	atomic_store(&armed, 1);
+	atomic_store(&kr_armed, 1);
 	return 0;
 }
+
+/* kr_sched_hooked returns how many driver entry points the library
+ * interposed (kr_sched_hook.c): 0 when it records through CUPTI's
+ * callbacks (loaded through CUDA_INJECTION64_PATH alone). */
+KR_EXPORT int kr_sched_hooked(void) { return atomic_load(&kr_hooked); }
 
 /* ---- the flush ---- */
 
@@ -643,6 +691,15 @@ static long long write_blocks(FILE *out, size_t n) {
 	return bad ? -1 : nb;
 }
 
+/* driver_syms finds, in hook mode, the driver's calls the flush asks of
+ * it, in the driver library whose entry points were interposed. */
+static void driver_syms(void) {
+	if (!kr_hook_driver_sym) return;
+	*(void **)(&p_cuFuncGetName) = kr_hook_driver_sym("cuFuncGetName");
+	*(void **)(&p_cuKernelGetFunction) = kr_hook_driver_sym("cuKernelGetFunction");
+	*(void **)(&p_cuPointerGetAttribute) = kr_hook_driver_sym("cuPointerGetAttribute");
+}
+
 /* kr_sched_flush disarms and writes the recorded schedule to path (through
  * a temporary file beside it): cpu is the host's CPU model, process the
  * process's index in the capture, armed_wall_ns and measured_wall_ns the
@@ -653,7 +710,7 @@ static long long write_blocks(FILE *out, size_t n) {
  * what was left out. */
 KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int process, long long armed_wall_ns,
                                    long long measured_wall_ns, long long call_ns) {
-	atomic_store(&armed, 0);
+	atomic_store(&kr_armed, 0);
 	if (!buf) {
 		errno = ENODATA;
 		return -1;
@@ -675,6 +732,7 @@ KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int proces
 	        armed_wall_ns - measured_wall_ns, armed_wall_ns, measured_wall_ns);
 	if (call_ns > 0) fprintf(out, " overhead_ns_per_call %lld", call_ns);
 	fputc('\n', out);
+	if (!ready) driver_syms();
 	long long nb = write_blocks(out, n);
 	int err = nb < 0 ? ENOMEM : 0;
 	if (fclose(out) != 0 && !err) err = errno ? errno : EIO;
@@ -687,13 +745,18 @@ KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int proces
 	return nb;
 }
 
-/* kr_sched_stats copies up to n of the last flush's counts into out:
- * records in the buffer, calls lost past its end, records outside an
- * inference, inferences left out without their end, calls of threads
- * other than the arming one, left out. It returns how many it copied. */
+/* kr_sched_stats copies up to n of these counts into out: the last
+ * flush's records in the buffer, calls lost past its end, records outside
+ * an inference, inferences left out without their end, calls of threads
+ * other than the arming one (left out); then, in hook mode, the driver
+ * entry points looked up for a CUDA version before 12.0 and passed
+ * through unwrapped, and those passed through unwrapped because another
+ * definition of the same call was wrapped already (kr_sched_hook.c). It
+ * returns how many it copied. */
 KR_EXPORT int kr_sched_stats(long long *out, int n) {
-	int k = n < 5 ? n : 5;
-	for (int i = 0; i < k; i++) out[i] = stats[i];
+	long long all[7] = {stats[0], stats[1], stats[2], stats[3], stats[4], atomic_load(&kr_hook_old), atomic_load(&kr_hook_refused)};
+	int k = n < 7 ? n : 7;
+	for (int i = 0; i < k; i++) out[i] = all[i];
 	return k < 0 ? 0 : k;
 }
 
@@ -703,7 +766,8 @@ KR_EXPORT int kr_sched_stats(long long *out, int n) {
  * arming; it keeps the buffer, for kr_sched_arm(2) to append to and
  * kr_sched_flush to write. It returns non-zero when CUPTI refused. */
 KR_EXPORT int kr_sched_pause(void) {
-	atomic_store(&armed, 0);
+	/* in hook mode, not subscribed: a disarm */
+	atomic_store(&kr_armed, 0);
 	if (!subscriber) return 0;
 	int bad = p_cuptiUnsubscribe(subscriber) != 0;
 	subscriber = NULL;
@@ -728,13 +792,7 @@ KR_EXPORT int kr_sched_detach(void) {
  * the kernel recorder, or their usual names) and reads
  * $KREPLAY_SCHED_RECORDS. It subscribes to nothing. */
 KR_EXPORT int InitializeInjection(void) {
-	const char *n = getenv("KREPLAY_SCHED_RECORDS");
-	if (n && *n) {
-		char *end;
-		unsigned long long v = strtoull(n, &end, 10);
-		if (*end || v == 0 || v > (1ULL << 32)) return fail("KREPLAY_SCHED_RECORDS is not a count of records from 1 to 2^32");
-		cap = (size_t)v;
-	}
+	if (!read_records()) return 0;
 	void *cu, *cupti;
 	const char *err = kr_open_cuda(&cu, &cupti);
 	if (err) return fail(err);
