@@ -62,30 +62,53 @@ request by request:
          with "detach", kr_inject_detach() last, which lets go of CUPTI
          (unsubscribes and finalizes it) so that the measured run is not
          slowed by it and the profiler can trace this process afterwards.
-  {"cmd": "run", ..., "schedule": {"path": "/abs/schedule.txt", "n": 10, "process": 0, "blocks": 3}}
+  {"cmd": "run", ..., "schedule": {"path": "/abs/schedule.txt", "n": 10, "process": 0, "blocks": 3, "pairs": 5}}
       -> the run's reply, plus "block_wall_ms": [...] and "schedule": {"path": ...,
-          "inferences": k, "armed_wall_ns": ..., "measured_wall_ns": ...,
-          "overhead_ns_per_inference": ..., "overhead_ns_per_call": ...,
-          "records": ..., "lost": ..., "outside": ..., "incomplete": ..., "blocks": ...}
+          "inferences": k, "recorder": "hook" or "cupti", "armed_wall_ns": ...,
+          "measured_wall_ns": ..., "overhead_ns_per_inference": ...,
+          "overhead_ns_per_call": ..., "records": ..., "lost": ..., "outside": ...,
+          "incomplete": ..., "other_threads": ..., "blocks": ...,
+          ["cost_pairs": ..., "hook_old": ..., "hook_refused": ...]}
          (or "schedule_error" where the file could not be written)
-         a run that records the host's schedule of n inferences
-         (docs/whole-inference.md) interleaved with its measured ones:
+         a run that records the host's schedule (docs/whole-inference.md)
+         with the schedule recorder named by $KREPLAY_SCHED_LIB.
+         Hook mode (the recorder preloaded with LD_PRELOAD interposed the
+         driver's entry points: kr_sched_hooked() > 0): the measured run is
+         the recorded run. After the recorder's per-call probe (which arms
+         it), blocks measured blocks, each as a run with its share of
+         min_ticks and of min_inferences (at least n in all), all armed:
+         kr_sched_mark(4) after the synchronize that starts a block, each
+         inference marked kr_sched_mark(1) before it and kr_sched_mark(3)
+         after its event is recorded (mark_token() marks 2 in between).
+         Then the recorder's cost, in the same process: pairs pairs of
+         single inferences, one armed (its marks of kind 0, outside any
+         inference: not written) and one disarmed, in alternating order,
+         each timed on the host from a synchronize to a synchronize;
+         armed_wall_ns and measured_wall_ns are the armed and the disarmed
+         median, overhead_ns_per_inference the first less the second
+         (signed). hook_old counts the entry points looked up for a CUDA
+         version before 12.0 (passed through unrecorded), hook_refused
+         those passed through because their wrapper held another
+         definition.
+         CUPTI mode (the recorder loaded through CUDA_INJECTION64_PATH
+         alone): the recorded inferences (n) are interleaved with the
+         measured ones:
          blocks measured blocks, each as a run with its share of min_ticks
          and min_inferences, and between each two a block of recorded
-         inferences with the schedule recorder named by $KREPLAY_SCHED_LIB
-         (loaded through CUDA_INJECTION64_PATH) armed: kr_sched_arm(1) the
+         inferences with the recorder armed: kr_sched_arm(1) the
          first time (after the recorder's cost probe), kr_sched_arm(2)
          (resume) after; one armed inference unmarked, a synchronize and
          kr_sched_mark(4) (the block's start), then the block's
          inferences run back to back as run's do, each marked
          kr_sched_mark(1) before it and kr_sched_mark(3) after its event is
          recorded (mark_token() marks 2 in between); kr_sched_pause() lets
-         go of CUPTI after each recorded block. After the last measured
-         block the schedule is flushed to path and the recorder freed
-         (kr_sched_detach). armed_wall_ns is the wall per recorded
-         inference, measured_wall_ns the measured blocks', their difference
-         the recorder's overhead with the host's moves between neighbouring
-         blocks; the file's header holds them, with process (an index the
+         go of CUPTI after each recorded block. armed_wall_ns is the wall
+         per recorded inference, measured_wall_ns the measured blocks',
+         their difference the recorder's overhead with the host's moves
+         between neighbouring blocks.
+         In both, after the last measured block the schedule is flushed to
+         path and the recorder freed (kr_sched_detach); the file's header
+         holds the walls and the overhead, with process (an index the
          capture gives) and the host's CPU. records is what the recorder
          kept, lost the calls past its buffer's end, outside those outside
          an inference (the unmarked ones), incomplete the inferences left
@@ -148,6 +171,7 @@ import math
 import os
 import platform
 import shutil
+import statistics
 import sys
 import threading
 import time
@@ -293,29 +317,40 @@ def _polling():
         sys.setswitchinterval(old)
 
 
-def _measure(min_ticks, max_s, fn, min_n=1):
+def _measure(min_ticks, max_s, fn, min_n=1, marks=None):
     """Runs fn back to back with no host synchronization between
     inferences, so the CPU launches the next inference while the GPU runs
     the last, until the energy counter changed min_ticks + 2 times and at
     least min_n inferences ran (or max_s passed). A CUDA event after each inference places it on the GPU's
     timeline, mapped to host time through an event recorded on an idle
     GPU; the energy window spans the counter changes inside the
-    inferences' span. It returns the block's raw figures, for _summary."""
-    global _token_log
+    inferences' span. With marks, the schedule recorder (armed, hook
+    mode), the block is recorded: kr_sched_mark(4) after the synchronize
+    that starts it, each inference marked kr_sched_mark(1) before it and
+    kr_sched_mark(3) after its event is recorded (mark_token() marks 2 in
+    between). It returns the block's raw figures, for _summary."""
+    global _token_log, _marking
     _barrier()
     with _polling() as p:
         evs = [torch.cuda.Event(enable_timing=True)]
         evs[0].record()
         evs[0].synchronize()
+        if marks is not None:
+            marks.kr_sched_mark(4)  # the block's first inference follows a synchronize
+            _marking = True
         t_base = time.perf_counter()
         t_end = t_base + max_s
         _token_log, firsts = [], []
         try:
             while True:
                 firsts.append(len(_token_log))
+                if marks is not None:
+                    marks.kr_sched_mark(1)
                 fn()
                 ev = torch.cuda.Event(enable_timing=True)
                 ev.record()
+                if marks is not None:
+                    marks.kr_sched_mark(3)
                 evs.append(ev)
                 # A group's ranks decide together, at the same inferences.
                 if world_size() == 1 or len(evs) > min_n:
@@ -323,7 +358,7 @@ def _measure(min_ticks, max_s, fn, min_n=1):
                     if _agree((enough, time.perf_counter() > t_end)):
                         break
         finally:
-            tokens, _token_log = _token_log, None
+            tokens, _token_log, _marking = _token_log, None, False
         evs[-1].synchronize()
         host_s = time.perf_counter() - t_base
     ends = [t_base + evs[0].elapsed_time(e) / 1000.0 for e in evs]
@@ -501,6 +536,8 @@ def _run(req):
     sched = req.get("schedule")
     if sched is None:
         r = _summary([_measure(ticks, max_s, fn, min_n)])
+    elif _hooked(_sched_lib()):
+        r = _recorded(ticks, max_s, fn, min_n, sched)
     else:
         r = _interleaved(ticks, max_s, fn, min_n, sched)
     r["energy_j_per_inference"] = r["energy_j"] / r["inside"] if r["inside"] > 0 else None
@@ -592,6 +629,10 @@ def _sched_lib():
                                            ctypes.c_longlong, ctypes.c_longlong]
             lib.kr_sched_flush.restype = ctypes.c_longlong
             lib.kr_sched_stats.argtypes = [ctypes.POINTER(ctypes.c_longlong), ctypes.c_int]
+            try:
+                lib.kr_sched_hooked.restype = ctypes.c_int
+            except AttributeError:  # a recorder of CUPTI alone
+                pass
         _sched["lib"] = lib
     return _sched["lib"]
 
@@ -609,8 +650,8 @@ def mark_token():
         _sched["lib"].kr_sched_mark(2)
 
 
-_ARM_ERRORS = {-1: "CUDA did not initialize it: is CUDA_INJECTION64_PATH the same library as KREPLAY_SCHED_LIB, "
-                   "and did CUDA start?",
+_ARM_ERRORS = {-1: "CUDA did not initialize it and it interposed no driver entry point: is LD_PRELOAD (hook mode) "
+                   "or CUDA_INJECTION64_PATH (CUPTI mode) the library KREPLAY_SCHED_LIB names, and did CUDA start?",
                -2: "its record buffer could not be allocated (lower KREPLAY_SCHED_RECORDS)",
                -3: "CUPTI refused it (another CUPTI client in this process?)"}
 
@@ -621,7 +662,7 @@ def _schedule_args(req):
     lib = _sched_lib()
     if lib is None:
         raise ScheduleError("schedule: KREPLAY_SCHED_LIB is not set: the runner must be started with kreplay's "
-                           "schedule recorder (CUDA_INJECTION64_PATH and KREPLAY_SCHED_LIB)")
+                           "schedule recorder (LD_PRELOAD and KREPLAY_SCHED_LIB)")
     if not isinstance(req, dict):
         raise ValueError("run: want \"schedule\" an object")
     n, path, process, blocks = (int(req.get("n", 10)), req.get("path"), int(req.get("process", 0)),
@@ -633,6 +674,93 @@ def _schedule_args(req):
     if not isinstance(path, str) or not os.path.isabs(path):
         raise ValueError('schedule: want "path", an absolute file name')
     return lib, n, path, process, blocks
+
+
+def _hooked(lib):
+    """Whether the schedule recorder lib interposed driver entry points
+    (hook mode: kr_sched_hooked() > 0) rather than waiting for CUPTI."""
+    if lib is None:
+        return False
+    try:
+        return lib.kr_sched_hooked() > 0
+    except AttributeError:
+        return False
+
+
+DEFAULT_COST_PAIRS = 5
+
+
+def _recorded(ticks, max_s, fn, min_n, req):
+    """A run in hook mode, whose measured inferences are the recorded ones:
+    blocks measured blocks (each as _measure runs one, with its share of
+    the ticks and inferences, at least n in all), every one with the
+    recorder armed and its inferences marked, after the recorder's
+    per-call probe (_call_cost, which arms it); then the recorder's cost
+    per inference in the same process (_cost_pairs), and the schedule
+    flushed."""
+    lib, n, path, process, blocks = _schedule_args(req)
+    pairs = int(req.get("pairs") or DEFAULT_COST_PAIRS)
+    if pairs < 1:
+        raise ValueError(f"schedule: pairs {pairs}, want 1 or more")
+    per_ticks, per_n = max(2, math.ceil(ticks / blocks)), max(1, math.ceil(max(min_n, n) / blocks))
+    measured, done = [], False
+    try:
+        call_ns = _call_cost(lib)  # leaves it armed, its buffer empty
+        for _ in range(blocks):
+            measured.append(_measure(per_ticks, max_s / blocks, fn, per_n, marks=lib))
+        lib.kr_sched_arm(0)
+        armed, bare = _cost_pairs(lib, fn, pairs)
+        done = True
+    finally:
+        if not done:
+            lib.kr_sched_detach()
+    r = _summary(measured)
+    try:
+        r["schedule"] = _flush(lib, path, process, _median_ns(armed), _median_ns(bare), call_ns, blocks)
+        r["schedule"].update(recorder="hook", cost_pairs=pairs)
+    except ScheduleError as e:  # the measured run stands
+        r["schedule_error"] = str(e)
+    return r
+
+
+def _median_ns(xs):
+    return round(statistics.median(xs) * 1e9)
+
+
+def _cost_pairs(lib, fn, k):
+    """The recorder's cost per inference: k pairs of single inferences,
+    each pair one armed (recording as a measured inference does, its
+    marks of kind 0, outside any inference: its records are not written)
+    and one disarmed, in alternating order, each timed on the host from a
+    synchronize to a synchronize after it. It returns the armed walls and
+    the disarmed ones, in seconds."""
+    armed, bare = [], []
+    for i in range(k):
+        for on in ((True, False) if i % 2 == 0 else (False, True)):
+            (armed if on else bare).append(_single(lib, fn, on))
+    return armed, bare
+
+
+def _single(lib, fn, on):
+    """One inference's host wall from a synchronize to a synchronize
+    after it, the recorder armed (appending to its buffer) or not."""
+    global _marking
+    torch.cuda.synchronize()
+    if on:
+        _arm(lib, 2)
+    _marking = on
+    try:
+        t = time.perf_counter()
+        if on:
+            lib.kr_sched_mark(0)
+        fn()
+        if on:
+            lib.kr_sched_mark(0)
+        torch.cuda.synchronize()
+        return time.perf_counter() - t
+    finally:
+        _marking = False
+        lib.kr_sched_arm(0)
 
 
 def _interleaved(ticks, max_s, fn, min_n, req):
@@ -708,11 +836,12 @@ def _record_block(lib, fn, n):
 
 def _flush(lib, path, process, armed_ns, measured_ns, call_ns, blocks):
     """Writes the recorded schedule to path and lets the recorder go
-    (kr_sched_detach); the run reply's "schedule"."""
+    (kr_sched_detach); the run reply's "schedule" (recorder "cupti": the
+    hook mode's _recorded says "hook")."""
     got = lib.kr_sched_flush(path.encode(), (cpu_model() or "").encode(), process, armed_ns, measured_ns, call_ns or 0)
     errno = ctypes.get_errno()
-    stats = (ctypes.c_longlong * 5)()
-    lib.kr_sched_stats(stats, 5)
+    stats = (ctypes.c_longlong * 7)()
+    k = lib.kr_sched_stats(stats, 7)
     detached = lib.kr_sched_detach() == 0
     if got < 0:
         raise ScheduleError(f"schedule: the schedule recorder could not write {path}: {os.strerror(errno)}")
@@ -721,7 +850,7 @@ def _flush(lib, path, process, armed_ns, measured_ns, call_ns, blocks):
     return dict(path=path, inferences=got, armed_wall_ns=armed_ns, measured_wall_ns=measured_ns,
                 overhead_ns_per_inference=armed_ns - measured_ns, overhead_ns_per_call=call_ns or 0,
                 records=stats[0], lost=stats[1], outside=stats[2], incomplete=stats[3], other_threads=stats[4],
-                blocks=blocks)
+                blocks=blocks, recorder="cupti", **({} if k < 7 else dict(hook_old=stats[5], hook_refused=stats[6])))
 
 
 _PROBE_CALLS = 2000  # launches per burst of the recorder's cost probe

@@ -543,14 +543,26 @@ const DefaultScheduleInferences = 10
 type ScheduleResult struct {
 	// Inferences is how many inferences the file holds.
 	Inferences int `json:"inferences"`
-	// ArmedWallNS is the wall per inference of the recorded inferences,
-	// MeasuredWallNS the run's wall per inference over its measured
-	// blocks (the recorder loaded but let go of), OverheadNSPerInference
-	// the first less the second: the recorder's overhead, with the host's
-	// moves between neighbouring blocks.
+	// Recorder is how the schedule was recorded: "hook" (the recorder
+	// preloaded, the driver's entry points interposed: the measured
+	// inferences are the recorded ones) or "cupti" (CUPTI's callbacks,
+	// recorded blocks interleaved with the measured ones).
+	Recorder string `json:"recorder"`
+	// ArmedWallNS and MeasuredWallNS are the walls per inference the
+	// recorder's overhead is measured from, OverheadNSPerInference the
+	// first less the second (signed: noise may make it negative). Hook
+	// mode: the median of CostPairs single inferences armed and of as
+	// many disarmed, alternating, each from a synchronize to a
+	// synchronize, in the same process after the measured run. CUPTI
+	// mode: the wall per inference of the recorded blocks and of the
+	// measured ones (the recorder loaded but let go of); the difference
+	// then holds the host's moves between neighbouring blocks too.
 	ArmedWallNS            int64 `json:"armed_wall_ns"`
 	MeasuredWallNS         int64 `json:"measured_wall_ns"`
 	OverheadNSPerInference int64 `json:"overhead_ns_per_inference"`
+	// CostPairs is how many pairs of single inferences measured the
+	// overhead (hook mode; 0 in CUPTI mode).
+	CostPairs int `json:"cost_pairs"`
 	// OverheadNSPerCall is the recorder's own cost per recorded call, from
 	// the runner's probe before it recorded (a tiny kernel launched
 	// unrecorded, then recorded); the file's process line holds it.
@@ -566,8 +578,14 @@ type ScheduleResult struct {
 	// OtherThreads is the calls of threads other than the inference's
 	// (a distributed run's watchdog polling its events), left out.
 	OtherThreads int64 `json:"other_threads"`
-	// Blocks is how many measured blocks the run interleaved with the
-	// recorded ones.
+	// HookOld is how many driver entry points were looked up for a CUDA
+	// version before 12.0 and passed through unrecorded; HookRefused how
+	// many were passed through because their wrapper held another
+	// definition of the same call (hook mode).
+	HookOld     int64 `json:"hook_old"`
+	HookRefused int64 `json:"hook_refused"`
+	// Blocks is how many measured blocks the run had: recorded (hook
+	// mode) or interleaved with the recorded ones (CUPTI mode).
 	Blocks int `json:"blocks"`
 }
 
@@ -577,43 +595,60 @@ type ScheduleRequest struct {
 	// (docs/whole-inference.md's format).
 	Path string
 	// Inferences is how many inferences it records (0:
-	// DefaultScheduleInferences).
+	// DefaultScheduleInferences): in hook mode at least, all the
+	// measured ones; in CUPTI mode exactly, between the measured blocks.
 	Inferences int
 	// Process is the index the file's header gives the process.
 	Process int
 	// Blocks is how many measured blocks the run has (0:
-	// DefaultScheduleBlocks), with a block of recorded inferences between
-	// each two.
+	// DefaultScheduleBlocks); in CUPTI mode with a block of recorded
+	// inferences between each two.
 	Blocks int
+	// CostPairs is how many pairs of single inferences, armed and
+	// disarmed, measure the recorder's overhead in hook mode (0:
+	// DefaultCostPairs).
+	CostPairs int
 }
+
+// DefaultCostPairs is how many pairs of single inferences measure the
+// recorder's overhead in hook mode when none is said.
+const DefaultCostPairs = 5
 
 // DefaultScheduleBlocks is how many measured blocks a recorded run
 // interleaves with its recorded ones when none is said: measured,
 // recorded, measured, recorded, measured.
 const DefaultScheduleBlocks = 3
 
-// RunRecorded is Run with the host's schedule recorded in the same run:
-// the measured inferences run in s.Blocks blocks, each with its share of
-// minTicks and minInferences, and between each two a block of recorded
-// inferences (s.Inferences in all) with the schedule recorder armed, so
-// that the host's speed, which moves within a process, is the same in
-// the schedule and in the measured run. The recorder lets go of CUPTI
-// after each recorded block, so that it slows no measured inference, and
-// the profiler may trace the process afterwards. The program must have
-// been started with the recorder injected (StartOptions.Env:
-// inject.ScheduleEnv). The result's Schedule says how the recording went;
-// a recorder that cannot record fails the run with ErrSchedule.
+// RunRecorded is Run with the host's schedule recorded in the same run,
+// by the schedule recorder the program was started with (StartOptions.Env:
+// inject.ScheduleEnv). In hook mode (the recorder preloaded and
+// interposing the driver's entry points) every measured inference is
+// recorded: the run's s.Blocks measured blocks (each with its share of
+// minTicks and minInferences, at least s.Inferences in all) run armed,
+// and the recorder's overhead is measured after them in the same
+// process from s.CostPairs pairs of single inferences, armed and
+// disarmed. In CUPTI mode (the recorder loaded through
+// CUDA_INJECTION64_PATH) a block of recorded inferences (s.Inferences in
+// all) runs between each two measured blocks, so that the host's speed,
+// which moves within a process, is close in both; the recorder lets go
+// of CUPTI after each, so that it slows no measured inference. The
+// result's Schedule says how the recording went; a recorder that cannot
+// record fails the run with ErrSchedule.
 func (r *Runner) RunRecorded(minTicks, minInferences int, maxWait time.Duration, s ScheduleRequest) (*Result, error) {
 	n, blocks := cmp.Or(s.Inferences, DefaultScheduleInferences), cmp.Or(s.Blocks, DefaultScheduleBlocks)
 	if n < 0 || blocks < 2 || blocks > n+1 {
 		return nil, fmt.Errorf("run: %d inferences recorded in %d blocks, want 1 or more in 2 to %d", n, blocks, n+1)
+	}
+	pairs := cmp.Or(s.CostPairs, DefaultCostPairs)
+	if pairs < 0 {
+		return nil, fmt.Errorf("run: %d pairs of inferences to measure the recorder's cost, want 1 or more", pairs)
 	}
 	abs, err := filepath.Abs(s.Path)
 	if err != nil {
 		return nil, err
 	}
 	return r.run(map[string]any{"cmd": "run", "min_ticks": minTicks, "min_inferences": minInferences, "max_s": maxWait.Seconds(),
-		"schedule": map[string]any{"path": abs, "n": n, "process": s.Process, "blocks": blocks}})
+		"schedule": map[string]any{"path": abs, "n": n, "process": s.Process, "blocks": blocks, "pairs": pairs}})
 }
 
 // Env returns what the program knows of its GPU and software: the GPU's

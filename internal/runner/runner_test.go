@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -425,7 +426,7 @@ func TestHelperRunRecorded(t *testing.T) {
 	}
 	measured := int64(math.Round(run.WallSPerInference * 1e9))
 	// The fake inference sleeps 2 ms.
-	if res.Inferences != 3 || res.MeasuredWallNS != measured || res.ArmedWallNS < 2e6 || res.ArmedWallNS > 1e9 ||
+	if res.Recorder != "cupti" || res.CostPairs != 0 || res.Inferences != 3 || res.MeasuredWallNS != measured || res.ArmedWallNS < 2e6 || res.ArmedWallNS > 1e9 ||
 		res.OverheadNSPerInference != res.ArmedWallNS-res.MeasuredWallNS || res.Records != 6 || res.Outside != 3 || res.Blocks != 3 {
 		t.Errorf("schedule %+v; measured %d ns", res, measured)
 	}
@@ -466,6 +467,70 @@ func TestHelperRunRecorded(t *testing.T) {
 	}
 	if _, err := r2.Warmup(1, 0); err != nil {
 		t.Errorf("runner unusable after the failure: %v", err)
+	}
+}
+
+// In hook mode (the recorder preloaded) a recorded run records its
+// measured inferences: the probe's two arms, then every measured block
+// armed, each block's start and each inference's start, tokens and end
+// marked; then the recorder disarmed and its cost measured from pairs of
+// single inferences, armed (marked outside any inference) and disarmed in
+// alternating order; the file's header holds their medians.
+func TestHelperRunRecordedHooked(t *testing.T) {
+	needPython(t)
+	env, log := fakeScheduler(t)
+	opt := fakeOptions(t, "python3", "fake_command.py")
+	opt.Env = append(opt.Env, env...)
+	opt.Env = append(opt.Env, "LD_PRELOAD="+strings.TrimPrefix(env[0], "KREPLAY_SCHED_LIB="))
+	r, err := Start(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Load(fakeSpec("ok")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "schedule.txt")
+	if _, err := r.RunRecorded(2, 1, 10*time.Second, ScheduleRequest{Path: path, CostPairs: -2}); err == nil || !strings.Contains(err.Error(), "-2 pairs") {
+		t.Errorf("-2 cost pairs: %v", err)
+	}
+	run, err := r.RunRecorded(6, 1, 10*time.Second, ScheduleRequest{Path: path, Inferences: 4, Process: 1, CostPairs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Schedule
+	if res == nil || len(run.BlockWallMS) != DefaultScheduleBlocks || run.Ticks < 6 || run.Inferences < 4 {
+		t.Fatalf("run %+v", run)
+	}
+	// The fake inference sleeps 2 ms; every measured one is recorded.
+	if res.Recorder != "hook" || res.Inferences != run.Inferences || res.CostPairs != 3 || res.Blocks != 3 ||
+		res.ArmedWallNS < 2e6 || res.MeasuredWallNS < 2e6 || res.ArmedWallNS > 1e9 || res.MeasuredWallNS > 1e9 ||
+		res.OverheadNSPerInference != res.ArmedWallNS-res.MeasuredWallNS || res.Records != 2*int64(run.Inferences) ||
+		res.HookOld != 1 || res.OtherThreads != 5 {
+		t.Errorf("schedule %+v; run of %d inferences", res, run.Inferences)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inference := `mark 1\ntokens 2\nmark 3\n`
+	armed, bare := `arm 2\nmark 0\nmark 0\narm 0\n`, `arm 0\n`
+	want := regexp.MustCompile(`^arm 1\narm 1\n(?:mark 4\n(?:` + inference + `)+){3}arm 0\n` +
+		armed + bare + bare + armed + armed + bare + fmt.Sprintf(`flush 1 %d %d\ndetach\n$`, res.ArmedWallNS, res.MeasuredWallNS))
+	if !want.Match(b) {
+		t.Errorf("recorder log\n%s\nwant\n%s", b, want)
+	}
+	if n := strings.Count(string(b), "mark 3\n"); n != run.Inferences {
+		t.Errorf("%d inferences marked, %d measured", n, run.Inferences)
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := fmt.Sprintf("process 1 overhead_ns_per_inference %d armed_wall_ns %d measured_wall_ns %d\n",
+		res.OverheadNSPerInference, res.ArmedWallNS, res.MeasuredWallNS)
+	if !strings.Contains(string(file), head) || strings.Count(string(file), "\nend ") != run.Inferences {
+		t.Errorf("schedule file\n%s\nlacks %q or %d inferences", file, head, run.Inferences)
 	}
 }
 

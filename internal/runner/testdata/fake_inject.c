@@ -1,5 +1,10 @@
 /* A stand-in for kreplay's kernel recorder (internal/inject), for the CPU
- * tests: it logs its calls to the file $FAKE_INJECT_LOG. */
+ * tests: it logs its calls to the file $FAKE_INJECT_LOG. It refuses to arm
+ * (-1, as the real one not initialized by CUDA) in a process where the
+ * schedule recorder was preloaded (kr_sched_hooked is defined): that
+ * recorder's wrappers must stay out of the kernel recorder's process. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,6 +17,10 @@ static void logline(const char *s) {
 }
 
 int kr_inject_arm(int on) {
+	if (on && dlsym(RTLD_DEFAULT, "kr_sched_hooked")) {
+		logline("arm refused: the schedule recorder is preloaded\n");
+		return -1;
+	}
 	logline(on ? "arm 1\n" : "arm 0\n");
 	return 0;
 }
