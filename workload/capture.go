@@ -286,7 +286,7 @@ func (c *capture) run() error {
 		return err
 	}
 	fmt.Fprintf(p, "capture: loading (%s)\n", c.where())
-	if res == nil { // measured in this runner
+	if res == nil && c.o.Kernels == nil { // measured in this runner, which the kernel recorder does not record
 		env = append(env, c.schedEnv...)
 	}
 	g, infos, err := c.start(env, c.rankEnv, "capture")

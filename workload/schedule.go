@@ -98,14 +98,22 @@ func (c *capture) keepSchedules(process int, reqs []runner.ScheduleRequest, res 
 	}
 }
 
-// noteSchedule says how the schedule name of process went.
+// noteSchedule says how the schedule name of process went: which
+// recorder ran and what it cost.
 func (c *capture) noteSchedule(process int, name string, run *runner.Result) {
 	p := c.o.Progress
 	res := run.Schedule
 	over := float64(res.OverheadNSPerInference)
-	fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s), recorded between %d measured blocks: %.4g ms recorded against %.4g ms measured per inference (%+.1f%%); the recorder's probe: %.3g µs per recorded call\n",
-		process+1, res.Inferences, name, res.Blocks, float64(res.ArmedWallNS)/1e6, float64(res.MeasuredWallNS)/1e6, 100*over/float64(max(res.MeasuredWallNS, 1)),
-		float64(res.OverheadNSPerCall)/1e3)
+	if res.Recorder == "hook" {
+		wall := run.WallSPerInference * 1e9
+		fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s), recorded by the hook recorder: every measured inference, in %d blocks; its cost %+.4g µs per inference (%+.2f%% of the measured %.4g ms), %.4g ms armed against %.4g ms disarmed, the medians of %d pairs of single inferences; the probe: %.3g µs per recorded call\n",
+			process+1, res.Inferences, name, res.Blocks, over/1e3, 100*over/max(wall, 1), wall/1e6,
+			float64(res.ArmedWallNS)/1e6, float64(res.MeasuredWallNS)/1e6, res.CostPairs, float64(res.OverheadNSPerCall)/1e3)
+	} else {
+		fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s), recorded by the CUPTI recorder between %d measured blocks: %.4g ms recorded against %.4g ms measured per inference, a cost of %+.4g µs per inference (%+.1f%%); the probe: %.3g µs per recorded call\n",
+			process+1, res.Inferences, name, res.Blocks, float64(res.ArmedWallNS)/1e6, float64(res.MeasuredWallNS)/1e6,
+			over/1e3, 100*over/float64(max(res.MeasuredWallNS, 1)), float64(res.OverheadNSPerCall)/1e3)
+	}
 	if len(run.BlockWallMS) > 0 {
 		ms := make([]string, len(run.BlockWallMS))
 		for i, v := range run.BlockWallMS {
@@ -120,6 +128,10 @@ func (c *capture) noteSchedule(process int, name string, run *runner.Result) {
 	if res.OtherThreads > 0 {
 		fmt.Fprintf(p, "capture: process %d: %d calls of threads other than the inference's (a watchdog's event polls) left out of its schedule\n",
 			process+1, res.OtherThreads)
+	}
+	if res.HookOld > 0 || res.HookRefused > 0 {
+		fmt.Fprintf(p, "capture: warning: process %d: the hook recorder passed driver entry points through unrecorded: %d looked up for a CUDA version before 12.0, %d a second definition of a wrapped call\n",
+			process+1, res.HookOld, res.HookRefused)
 	}
 }
 
