@@ -18,8 +18,8 @@ func TestReadRecorderGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Source != SourceRecorder || s.Process == nil || s.Process.OverheadNSPerInference != 1000 {
-		t.Errorf("header: source %q, process %+v", s.Source, s.Process)
+	if s.Source != SourceRecorder || s.Recorder != RecorderCUPTI || s.Process == nil || s.Process.OverheadNSPerInference != 1000 {
+		t.Errorf("header: source %q, recorder %q, process %+v", s.Source, s.Recorder, s.Process)
 	}
 	if len(s.Inferences) != 2 {
 		t.Fatalf("%d inferences, want 2", len(s.Inferences))

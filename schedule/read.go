@@ -83,7 +83,7 @@ func (p *parser) parse(line string) error {
 	}
 	key, rest, _ := strings.Cut(line, " ")
 	switch key {
-	case "source", "cpu", "clock", "process":
+	case "source", "cpu", "clock", "recorder", "process":
 		return p.header(key, rest)
 	case "name":
 		return p.name(rest)
@@ -129,6 +129,11 @@ func (p *parser) header(key, rest string) error {
 			return fmt.Errorf("source %q: want %q or %q", clip(rest), SourceRecorder, SourceTrace)
 		}
 		p.s.Source = rest
+	case "recorder":
+		if rest != RecorderHook && rest != RecorderCUPTI {
+			return fmt.Errorf("recorder %q: want %q or %q", clip(rest), RecorderHook, RecorderCUPTI)
+		}
+		p.s.Recorder = rest
 	case "cpu", "clock":
 		if err := checkText(rest); err != nil {
 			return fmt.Errorf("%s: %w", key, err)

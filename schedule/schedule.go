@@ -108,6 +108,12 @@ const (
 	MarkEnd   = 3 // an inference's end, after its CUDA event is recorded
 )
 
+// The recorders a schedule's recorder line names.
+const (
+	RecorderHook  = "hook"
+	RecorderCUPTI = "cupti"
+)
+
 // Schedule is the host schedule of one measured process.
 type Schedule struct {
 	Version int
@@ -117,6 +123,11 @@ type Schedule struct {
 	// empty when unknown.
 	CPU   string
 	Clock string
+	// Recorder is how the recorder recorded it: RecorderHook (the driver's
+	// entry points interposed: the measured inferences are the recorded
+	// ones) or RecorderCUPTI (CUPTI's callbacks, recorded inferences
+	// interleaved with measured ones); empty when the file does not say.
+	Recorder string
 	// Process is the recorder's process and overhead; nil when unknown.
 	Process *Process
 	// Names are the kernel names launches refer to, by id: the mangled
@@ -318,6 +329,9 @@ func (s *Schedule) Validate() error {
 	}
 	if s.Source != SourceRecorder && s.Source != SourceTrace {
 		return fmt.Errorf("source %q: want %q or %q", s.Source, SourceRecorder, SourceTrace)
+	}
+	if s.Recorder != "" && s.Recorder != RecorderHook && s.Recorder != RecorderCUPTI {
+		return fmt.Errorf("recorder %q: want %q or %q", s.Recorder, RecorderHook, RecorderCUPTI)
 	}
 	for _, t := range []string{s.CPU, s.Clock} {
 		if t != "" {

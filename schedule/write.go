@@ -24,6 +24,9 @@ func Write(w io.Writer, s *Schedule) error {
 	if s.Clock != "" {
 		fmt.Fprintf(bw, "clock %s\n", s.Clock)
 	}
+	if s.Recorder != "" {
+		fmt.Fprintf(bw, "recorder %s\n", s.Recorder)
+	}
 	if p := s.Process; p != nil {
 		fmt.Fprintf(bw, "process %d overhead_ns_per_inference %d armed_wall_ns %d measured_wall_ns %d",
 			p.PID, p.OverheadNSPerInference, p.ArmedWallNS, p.MeasuredWallNS)

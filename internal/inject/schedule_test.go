@@ -94,7 +94,7 @@ func runDriver(t *testing.T, which string) (string, string) {
 	return string(data), strings.TrimSpace(string(out))
 }
 
-const schedHeader = "kreplay-schedule 1\ncpu Fake CPU @ 2.00GHz\nclock CLOCK_MONOTONIC\n" +
+const schedHeader = "kreplay-schedule 1\ncpu Fake CPU @ 2.00GHz\nclock CLOCK_MONOTONIC\nrecorder cupti\n" +
 	"process 2 overhead_ns_per_inference 1000 armed_wall_ns 5000 measured_wall_ns 4000 overhead_ns_per_call 300\n"
 
 // checkSchedule checks the file's form (docs/whole-inference.md): the
@@ -113,7 +113,7 @@ func checkSchedule(t *testing.T, s string) [][]string {
 	var last []string
 	for i, line := range strings.Split(strings.TrimSuffix(s[len(schedHeader):], "\n"), "\n") {
 		f := strings.Split(line, " ")
-		bad := func(why string) { t.Errorf("line %d %q: %s", i+5, line, why) }
+		bad := func(why string) { t.Errorf("line %d %q: %s", i+6, line, why) }
 		switch f[0] {
 		case "name":
 			if in || len(f) < 3 || names[f[1]] {

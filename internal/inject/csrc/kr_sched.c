@@ -727,7 +727,8 @@ KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int proces
 	if (!out) return -1;
 	static char obuf[1 << 20];
 	setvbuf(out, obuf, _IOFBF, sizeof obuf);
-	fprintf(out, "kreplay-schedule 1\ncpu %s\nclock CLOCK_MONOTONIC\n", cpu && *cpu ? cpu : "unknown");
+	fprintf(out, "kreplay-schedule 1\ncpu %s\nclock CLOCK_MONOTONIC\nrecorder %s\n", cpu && *cpu ? cpu : "unknown",
+	        atomic_load(&kr_hooked) > 0 ? "hook" : "cupti");
 	fprintf(out, "process %d overhead_ns_per_inference %lld armed_wall_ns %lld measured_wall_ns %lld", process,
 	        armed_wall_ns - measured_wall_ns, armed_wall_ns, measured_wall_ns);
 	if (call_ns > 0) fprintf(out, " overhead_ns_per_call %lld", call_ns);
