@@ -19,11 +19,14 @@
 // Build compiles the library with the system C compiler; ReadDir parses
 // what it wrote; Pack keeps what a bundle needs.
 //
-// The schedule recorder (csrc/kr_sched.c; BuildSchedule, ScheduleEnv) is a
-// second, light injection library, loaded into the processes that measure
-// a workload: armed by the runner around a few inferences, it records the
-// host's driver calls that launch, copy, set, synchronize, query, record
-// and wait (their times, streams and arguments) and the runner's marks
-// into a preallocated buffer, and flushes them as the text file of
-// docs/whole-inference.md. It subscribes to CUPTI only while it records.
+// The schedule recorder (csrc/kr_sched.c, csrc/kr_sched_hook.c;
+// BuildSchedule, ScheduleEnv) is a second, light library, preloaded into
+// the processes that measure a workload: it interposes dlsym and, through
+// it and cuGetProcAddress, the driver's entry points, and while the runner
+// arms it records the host's driver calls that launch, copy, set,
+// synchronize, query, record and wait (their times, streams and
+// arguments) and the runner's marks into a preallocated buffer, and
+// flushes them as the text file of docs/whole-inference.md. Loaded only
+// through CUDA_INJECTION64_PATH, it records through CUPTI's callbacks
+// instead, subscribing only while it records.
 package inject
