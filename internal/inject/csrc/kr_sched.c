@@ -1,28 +1,37 @@
 /*
- * kreplay's schedule recorder: a light CUDA injection library that records
- * the host's schedule of an inference (docs/whole-inference.md, section 1).
+ * kreplay's schedule recorder: a light library that records the host's
+ * schedule of an inference (docs/whole-inference.md, section 1).
  *
- * Loaded by the CUDA driver at cuInit through CUDA_INJECTION64_PATH, it
- * only opens libcuda and libcupti. kr_sched_arm(1) subscribes to CUPTI's
- * driver-API callbacks for the calls below alone (each callback id found
- * by name, with its _v2, _ptsz and _ptds variants) and from then on
- * appends one fixed-size record per call of the arming thread (the
- * inference's: calls of other threads, such as a distributed run's
+ * It records in one of two modes. Hook mode: preloaded (LD_PRELOAD), the
+ * library interposes dlsym and, through it and cuGetProcAddress, the
+ * driver's entry points of the calls below (kr_sched_hook.c says how);
+ * kr_sched_hooked() returns how many it interposed, and arming only sets
+ * the flag its wrappers read. CUPTI mode, when nothing was interposed:
+ * loaded by the CUDA driver at cuInit through CUDA_INJECTION64_PATH, it
+ * only opens libcuda and libcupti, and kr_sched_arm(1) subscribes to
+ * CUPTI's driver-API callbacks for the calls below alone (each callback id
+ * found by name, with its _v2, _ptsz and _ptds variants).
+ *
+ * Armed, it appends one fixed-size record per call of the arming thread
+ * (the inference's: calls of other threads, such as a distributed run's
  * watchdog polling its events, are counted and left out) to a
- * preallocated buffer of
- * $KREPLAY_SCHED_RECORDS records (default 4M, 64 bytes each); a call past
- * its end is counted as lost, never written. kr_sched_mark(kind) appends a
- * mark: the runner marks 1 at an inference's start, 2 at each generated
- * token, 3 at the inference's end, 4 before the first inference of a block
- * of recorded inferences (the host synchronized with the GPU before it). kr_sched_arm(0) disarms;
- * kr_sched_pause() unsubscribes and detaches CUPTI from the process
- * (cuptiFinalize), so that the process runs as it did before arming and
- * the profiler may attach, keeping the records; kr_sched_arm(2) resumes,
- * appending (the runner interleaves recorded inferences with measured
- * ones so); kr_sched_flush() writes the text file below;
- * kr_sched_detach() pauses and frees the buffer.
- * Subscribing only at arm keeps CUPTI out of the measured run that comes
- * before: attached, even without a callback, it slows every launch.
+ * preallocated buffer of $KREPLAY_SCHED_RECORDS records (default 4M, 64
+ * bytes each); a call past its end is counted as lost, never written.
+ * kr_sched_mark(kind) appends a mark: the runner marks 1 at an
+ * inference's start, 2 at each generated token, 3 at the inference's end,
+ * 4 before the first inference of a block of recorded inferences (the host
+ * synchronized with the GPU before it); a mark of another kind (0) stays
+ * outside any inference. kr_sched_arm(0) disarms; kr_sched_arm(2) arms
+ * again, appending. kr_sched_pause() disarms and, in CUPTI mode,
+ * unsubscribes and detaches CUPTI from the process (cuptiFinalize), so
+ * that the process runs as it did before arming and the profiler may
+ * attach, keeping the records (the runner interleaves recorded inferences
+ * with measured ones so); kr_sched_flush() writes the text file below;
+ * kr_sched_detach() pauses and frees the buffer. Subscribing only at arm
+ * keeps CUPTI out of the measured run that comes before: attached, even
+ * without a callback, it slows every launch. In hook mode the measured
+ * run is the recorded run (the runner arms it through every measured
+ * block).
  *
  * Calls recorded, by kind:
  *   L cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel
@@ -37,7 +46,9 @@
  * (the batched copies of CUDA 12.8, cuMemcpyBatchAsync and
  * cuMemcpy3DBatchAsync, are not among them).
  *
- * The work per call while armed (callback), the hot path: at API entry
+ * The work per call while armed, the hot path (CUPTI mode: the callback;
+ * hook mode: the wrapper, then kr_enter and kr_leave, the same work
+ * without the table lookup and the correlation slot): at API entry
  * one read of CLOCK_MONOTONIC (vDSO), a table lookup by callback id,
  * a comparison of the calling thread with the arming one (pthread_self,
  * a thread-local read), one
@@ -46,10 +57,12 @@
  * and faulted in at the first arm); at API exit a clock read, a store,
  * and for a query one load of its result. No lock, no allocation, no
  * system call, no string work. Disarmed, the callback returns at once
- * (it clears the call's correlation slot). Kernel names are resolved at flush, once per function
+ * (it clears the call's correlation slot); a hook mode wrapper loads the
+ * flag and tail-calls the real function. Kernel names are resolved at flush, once per function
  * (cuFuncGetName, or for a CUkernel cuKernelGetFunction first), and the
  * direction of a copy between unified addresses is asked of the driver
- * there too (cuPointerGetAttribute); nothing is written to disk while
+ * there too (cuPointerGetAttribute; in hook mode found in the library
+ * whose entry points were interposed); nothing is written to disk while
  * armed.
  *
  * The file (kr_sched_flush), one line per record, fields separated by one
@@ -59,8 +72,12 @@
  *   kreplay-schedule 1
  *   cpu <the host CPU's model: the rest of the line>
  *   clock CLOCK_MONOTONIC
+ *   recorder hook|cupti   (the mode it recorded in)
  *   process <index> overhead_ns_per_inference <armed-measured>
  *           armed_wall_ns <armed wall per inference> measured_wall_ns <measured wall per inference>
+ *           (hook mode: the medians of single inferences armed and
+ *           disarmed; CUPTI mode: the recorded blocks' and the measured
+ *           blocks' wall per inference; the runner measures them)
  *           [overhead_ns_per_call <the recorder's cost per call, from the runner's probe>]
  *   name <id> <kernel name: the rest of the line>   (before the first use of id)
  *   inference <n> start <CLOCK_MONOTONIC ns of its first record> [fresh]
@@ -80,7 +97,7 @@
  * included; records outside one, and an inference without its end (lost
  * to the buffer's end), are counted (kr_sched_stats) and left out.
  *
- * Build: cc -O2 -shared -fPIC -o libkr_sched.so kr_sched.c -ldl -lpthread
+ * Build: cc -O2 -shared -fPIC -o libkr_sched.so kr_sched.c kr_sched_hook.c -ldl -lpthread
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -703,8 +720,8 @@ static void driver_syms(void) {
 /* kr_sched_flush disarms and writes the recorded schedule to path (through
  * a temporary file beside it): cpu is the host's CPU model, process the
  * process's index in the capture, armed_wall_ns and measured_wall_ns the
- * wall per inference of the recorded inferences and of the process's
- * measured (disarmed) run, call_ns the recorder's cost per recorded call
+ * wall per inference armed and disarmed the runner measured (see the
+ * file's process line above), call_ns the recorder's cost per recorded call
  * as the runner's probe measured it (written when positive). It returns the number of inferences written, or
  * -1 with errno set (nothing recorded: ENODATA). kr_sched_stats then tells
  * what was left out. */
@@ -761,7 +778,7 @@ KR_EXPORT int kr_sched_stats(long long *out, int n) {
 	return k < 0 ? 0 : k;
 }
 
-/* kr_sched_pause disarms, unsubscribes from CUPTI and detaches CUPTI from
+/* kr_sched_pause disarms and, in CUPTI mode, unsubscribes from CUPTI and detaches CUPTI from
  * the process (cuptiFinalize, after a synchronize, unless
  * KREPLAY_SCHED_FINALIZE=0), so that the process runs as it did before
  * arming; it keeps the buffer, for kr_sched_arm(2) to append to and
