@@ -430,7 +430,8 @@ type Result struct {
 	Tokens float64   `json:"tokens_per_inference,omitempty"`
 	// BlockWallMS is, for a recorded run (RunRecorded), each measured
 	// block's wall per inference in ms, in run order; Schedule what the
-	// runner says of the host schedule recorded between the blocks.
+	// runner says of the host schedule it recorded (in the blocks, hook
+	// mode; between them, CUPTI mode).
 	BlockWallMS []float64       `json:"block_wall_ms,omitempty"`
 	Schedule    *ScheduleResult `json:"schedule,omitempty"`
 	// ScheduleError says why a recorded run's schedule was not written
