@@ -12,7 +12,7 @@ import (
 // kr_inject_types.h) and the opening of libcuda and libcupti it shares
 // with the kernel recorder (kr_open.h).
 //
-//go:embed csrc/kr_sched.c csrc/kr_sched_hook.c csrc/kr_sched.h csrc/kr_sched_types.h csrc/kr_inject_types.h csrc/kr_open.h
+//go:embed csrc/kr_sched.c csrc/kr_sched_hook.c csrc/kr_sched.h csrc/kr_sched_calls.h csrc/kr_sched_types.h csrc/kr_inject_types.h csrc/kr_open.h
 var scheduleSources embed.FS
 
 // ScheduleSource returns a file of the schedule recorder's C source

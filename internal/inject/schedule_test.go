@@ -280,7 +280,7 @@ func TestScheduleOtherThreads(t *testing.T) {
 // machines): kr_sched_check.c compiles only if they do.
 func TestScheduleTypesAgainstHeaders(t *testing.T) {
 	headers := map[string][]byte{}
-	for _, h := range []string{"kr_inject_types.h", "kr_sched_types.h"} {
+	for _, h := range []string{"kr_inject_types.h", "kr_sched_types.h", "kr_sched_calls.h"} {
 		headers[h] = ScheduleSource(h)
 	}
 	compileCheck(t, "kr_sched_check.c", headers)

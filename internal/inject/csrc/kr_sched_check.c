@@ -5,6 +5,7 @@
 #include <cupti.h> /* includes generated_cuda_meta.h */
 #include <stddef.h>
 #include "kr_sched_types.h"
+#include "kr_sched_calls.h"
 
 #define SAME(a, b) _Static_assert(sizeof(a) == sizeof(b), "size of " #a)
 #define OFF(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #a "." #f)
@@ -80,5 +81,15 @@ WORD(cuEventRecordWithFlags_params, hStream, 1);
 WORD(cuStreamWaitEvent_params, hEvent, 1);
 WORD(cuMemcpyHtoDAsync_v2_ptsz_params, hStream, 3);
 WORD(cuStreamWaitEvent_ptsz_params, hEvent, 1);
+
+/* The argument lists the hook mode's wrappers take (kr_sched_calls.h):
+ * laid out as a struct, each is its call's parameter struct's size (the
+ * wrappers hand that layout to the decoder). */
+#define KR_CHECK(fn, n, ...)                                                  \
+	typedef struct {                                                      \
+		KR_FLD##n(__VA_ARGS__)                                        \
+	} chk_##fn;                                                           \
+	_Static_assert(sizeof(chk_##fn) == sizeof(fn##_params), #fn " takes other arguments");
+KR_CALLS_WITH_PARAMS(KR_CHECK)
 
 int main(void) { return 0; }
