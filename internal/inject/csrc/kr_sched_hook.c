@@ -162,7 +162,7 @@ static void *wrap(int i, int v, void *p) {
  * of the call sym names (the table's name, or its _v2) holding p. */
 static void *from_proc(const char *sym, void *p, int version, u64 flags) {
 	if (sym[0] != 'c' || sym[1] != 'u') return p;
-	int getproc = !strcmp(sym, "cuGetProcAddress");
+	int getproc = !strcmp(sym, "cuGetProcAddress") || !strcmp(sym, "cuGetProcAddress_v2");
 	size_t n = strlen(sym);
 	int i = getproc ? -1 : find(sym, n);
 	if (i < 0 && !getproc && n < 60) {

@@ -87,6 +87,7 @@ int main(int argc, char **argv) {
 	gpa2_t gpa2 = sym(h, "cuGetProcAddress_v2");
 	check((void *)gpa2 != real_of("cuGetProcAddress_v2"), "cuGetProcAddress_v2 wrapped");
 	check(proc(gpa2, "cuGetProcAddress", 12080, 0) == (void *)gpa2, "cuGetProcAddress through itself: the same wrapper");
+	check(proc(gpa2, "cuGetProcAddress_v2", 12000, 0) == (void *)gpa2, "cuGetProcAddress_v2 through itself: the same wrapper");
 	launch = proc(gpa2, "cuLaunchKernel", 12080, 0);
 	check((void *)launch != real_of("cuLaunchKernel"), "cuLaunchKernel wrapped");
 	launch_ptsz = proc(gpa2, "cuLaunchKernel", 12080, 2);
