@@ -361,7 +361,7 @@ func timesOut(t *testing.T, s string) string {
 // file is testdata/schedule_hook.golden but for its times.
 func TestScheduleHooked(t *testing.T) {
 	s, out := runHooked(t)
-	if out != "flush 1 hooked 10 stats 7: records 14 lost 0 outside 1 incomplete 0 other 2 old 1 refused 1" {
+	if out != "flush 1 hooked 10 stats 7: records 17 lost 0 outside 4 incomplete 0 other 2 old 1 refused 1" {
 		t.Errorf("driver: %s", out)
 	}
 	got := timesOut(t, s)

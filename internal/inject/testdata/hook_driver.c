@@ -155,6 +155,9 @@ int main(int argc, char **argv) {
 	ctx2((void *)0xc0); /* unwrapped */
 	want("cuCtxSynchronize_v2 0xc0");
 	mark(3);
+	mark(0); /* a cost pair's armed inference: outside any, not written */
+	launch((void *)0x1000, 5, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	mark(0);
 	check(arm(0) == 0, "disarm");
 	launch((void *)0x1000, 7, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL); /* disarmed */
 	want("cuLaunchKernel 0x1000 7,1,1 1,1,1 0 (nil) (nil) (nil)");
