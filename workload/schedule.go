@@ -130,7 +130,7 @@ func (c *capture) noteSchedule(process int, name string, run *runner.Result) {
 			process+1, res.OtherThreads)
 	}
 	if res.HookOld > 0 || res.HookRefused > 0 {
-		fmt.Fprintf(p, "capture: warning: process %d: the hook recorder passed driver entry points through unrecorded: %d looked up for a CUDA version before 12.0, %d a second definition of a wrapped call\n",
+		fmt.Fprintf(p, "capture: warning: process %d: the hook recorder passed driver entry points through unrecorded: %d of an ABI before CUDA 12.0, %d a second definition of a wrapped call\n",
 			process+1, res.HookOld, res.HookRefused)
 	}
 }

@@ -353,8 +353,9 @@ func timesOut(t *testing.T, s string) string {
 }
 
 // Preloaded, the recorder interposes the driver's entry points found
-// through dlsym and cuGetProcAddress_v2 (CUDA 12.0 on; older lookups and
-// a second definition of a wrapped call pass through), records the
+// through dlsym and cuGetProcAddress_v2 (for CUDA 12.0 on, or for an older
+// version that gets the same function; an older ABI and a second
+// definition of a wrapped call pass through, counted), records the
 // arming thread's calls with their arguments intact, leaves another
 // thread's out, counted, and passes every other lookup and every
 // disarmed call through: testdata/hook_driver.c checks the calls, the

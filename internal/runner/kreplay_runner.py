@@ -87,9 +87,9 @@ request by request:
          armed_wall_ns and measured_wall_ns are the armed and the disarmed
          median, overhead_ns_per_inference the first less the second
          (signed). hook_old counts the entry points looked up for a CUDA
-         version before 12.0 (passed through unrecorded), hook_refused
-         those passed through because their wrapper held another
-         definition.
+         version before 12.0 that got a function of an older ABI (passed
+         through unrecorded), hook_refused those passed through because
+         their wrapper held another definition.
          CUPTI mode (the recorder loaded through CUDA_INJECTION64_PATH
          alone): the recorded inferences (n) are interleaved with the
          measured ones:

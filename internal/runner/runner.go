@@ -580,7 +580,8 @@ type ScheduleResult struct {
 	// (a distributed run's watchdog polling its events), left out.
 	OtherThreads int64 `json:"other_threads"`
 	// HookOld is how many driver entry points were looked up for a CUDA
-	// version before 12.0 and passed through unrecorded; HookRefused how
+	// version before 12.0 and got a function of an older ABI than the
+	// wrappers take, passed through unrecorded; HookRefused how
 	// many were passed through because their wrapper held another
 	// definition of the same call (hook mode).
 	HookOld     int64 `json:"hook_old"`

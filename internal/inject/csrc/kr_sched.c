@@ -767,8 +767,9 @@ KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int proces
  * flush's records in the buffer, calls lost past its end, records outside
  * an inference, inferences left out without their end, calls of threads
  * other than the arming one (left out); then, in hook mode, the driver
- * entry points looked up for a CUDA version before 12.0 and passed
- * through unwrapped, and those passed through unwrapped because another
+ * entry points looked up for a CUDA version before 12.0 that got a
+ * function of an older ABI than the wrappers take, passed through
+ * unwrapped, and those passed through unwrapped because another
  * definition of the same call was wrapped already (kr_sched_hook.c). It
  * returns how many it copied. */
 KR_EXPORT int kr_sched_stats(long long *out, int n) {

@@ -40,8 +40,9 @@ KR_HIDDEN extern atomic_int kr_armed;
 KR_HIDDEN extern atomic_int kr_hooked;
 
 /* kr_hook_old counts the entry points looked up for a CUDA version
- * before 12.0, passed through unwrapped; kr_hook_refused those passed
- * through because their wrapper holds another definition already. */
+ * before 12.0 that got a function of an older ABI, passed through
+ * unwrapped; kr_hook_refused those passed through because their wrapper
+ * holds another definition already. */
 KR_HIDDEN extern atomic_llong kr_hook_old, kr_hook_refused;
 
 /* kr_enter records the entry of a call of the arming thread whose

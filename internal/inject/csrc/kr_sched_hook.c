@@ -16,9 +16,13 @@
  * or through dlsym on libcuda. A lookup through cuGetProcAddress names
  * the call without its version (cuMemcpyHtoD: the table's
  * cuMemcpyHtoD_v2) and asks for the per-thread default stream's variant
- * with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM; it is wrapped only
- * for a cudaVersion of 12000 or more (older ones may name functions of
- * other signatures: passed through unwrapped, counted in kr_sched_stats).
+ * with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. It is wrapped for a
+ * cudaVersion of 12000 or more, the signatures the wrappers take; for an
+ * older one only when the driver returns the same function as for 12000
+ * (the call's ABI unchanged since: libcudart asks for cuLaunchKernel at
+ * 4000, the version that introduced it). Another function (an older ABI,
+ * of another signature) is passed through unwrapped, counted in
+ * kr_sched_stats.
  * A wrapper holds one real definition: a second, different one (the same
  * call resolved to another function) is passed through unwrapped,
  * counted.
@@ -158,6 +162,17 @@ static void *wrap(int i, int v, void *p) {
 	return install(&s->real, p, hooks[i].w[v]);
 }
 
+/* current returns the driver's definition of sym for cudaVersion 12000
+ * with flags, the ABI the wrappers take; NULL when it has none. */
+static void *current(const char *sym, u64 flags) {
+	void *q = NULL;
+	gpa2_fn g2 = (gpa2_fn)atomic_load(&real_gpa2);
+	gpa_fn g = (gpa_fn)atomic_load(&real_gpa);
+	if (g2) return g2(sym, &q, KR_MIN_VERSION, flags, NULL) == KR_SUCCESS ? q : NULL;
+	if (g) return g(sym, &q, KR_MIN_VERSION, flags) == KR_SUCCESS ? q : NULL;
+	return NULL;
+}
+
 /* from_proc is what a cuGetProcAddress lookup of sym returns: a wrapper
  * of the call sym names (the table's name, or its _v2) holding p. */
 static void *from_proc(const char *sym, void *p, int version, u64 flags) {
@@ -172,11 +187,13 @@ static void *from_proc(const char *sym, void *p, int version, u64 flags) {
 		i = find(v2, n + 3);
 	}
 	if (i < 0 && !getproc) return p;
-	if (version < KR_MIN_VERSION) {
+	if (getproc) /* 12.0 on, or asked as such: the _v2 signature; 11.3 to 12.0: the first */
+		return version >= KR_MIN_VERSION || p == current(sym, flags) ? install(&real_gpa2, p, (void *)gpa2)
+		                                                             : install(&real_gpa, p, (void *)gpa);
+	if (version < KR_MIN_VERSION && p != current(sym, flags)) {
 		atomic_fetch_add(&kr_hook_old, 1);
 		return p;
 	}
-	if (getproc) return install(&real_gpa2, p, (void *)gpa2); /* 12.0 on: the _v2 signature */
 	return wrap(i, (flags & KR_PTDS_FLAG) != 0, p);
 }
 

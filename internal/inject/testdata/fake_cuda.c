@@ -1,9 +1,9 @@
 /* A stand-in for the CUDA driver (libcuda.so.1) for the schedule
  * recorder's hook mode tests (hook_driver.c): it exports
  * cuGetProcAddress_v2 and cuGetProcAddress, which look up its own calls
- * as the driver does (the name without its version; the per-thread
- * default stream's variant with flag 2; cuCtxSynchronize's _v2 for CUDA
- * 13.0 on), and a few recorded calls, each of which writes its name and
+ * as the driver does (the name without its version, by the version asked:
+ * cuMemcpyHtoD's _v2 for CUDA 3.2 on, cuCtxSynchronize's for 13.0 on; the
+ * per-thread default stream's variant with flag 2), and a few recorded calls, each of which writes its name and
  * arguments into fake_last. cuEventQuery answers NOT_READY, then
  * SUCCESS; cuFuncGetName names function 0x1000; device pointers are at
  * 0x7f0000000000 and above. fake_real(name) is the stand-in's own
@@ -32,6 +32,10 @@ CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, uns
 }
 CUresult cuMemcpyAsync(u64 dst, u64 src, size_t n, void *s) {
 	LAST("cuMemcpyAsync %llx %llx %zu %p", dst, src, n, s);
+	return 0;
+}
+CUresult cuMemcpyHtoD(unsigned dst, const void *src, size_t n) { /* the ABI before CUDA 3.2 */
+	LAST("cuMemcpyHtoD %x %p %zu", dst, src, n);
 	return 0;
 }
 CUresult cuMemcpyHtoD_v2(u64 dst, const void *src, size_t n) {
@@ -80,6 +84,7 @@ static const struct {
 	{"cuLaunchKernel", (void *)cuLaunchKernel},
 	{"cuLaunchKernel_ptsz", (void *)cuLaunchKernel_ptsz},
 	{"cuMemcpyAsync", (void *)cuMemcpyAsync},
+	{"cuMemcpyHtoD", (void *)cuMemcpyHtoD},
 	{"cuMemcpyHtoD_v2", (void *)cuMemcpyHtoD_v2},
 	{"cuMemsetD8Async", (void *)cuMemsetD8Async},
 	{"cuStreamSynchronize", (void *)cuStreamSynchronize},
@@ -101,7 +106,7 @@ void *fake_real(const char *name) {
 CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version, u64 flags, int *status) {
 	char name[128];
 	snprintf(name, sizeof name, "%s", sym);
-	if (!strcmp(sym, "cuMemcpyHtoD") || (!strcmp(sym, "cuGetProcAddress") && version >= 12000) ||
+	if ((!strcmp(sym, "cuMemcpyHtoD") && version >= 3020) || (!strcmp(sym, "cuGetProcAddress") && version >= 12000) ||
 	    (!strcmp(sym, "cuCtxSynchronize") && version >= 13000))
 		snprintf(name, sizeof name, "%s_v2", sym);
 	else if (flags & 2 && !strcmp(sym, "cuLaunchKernel"))

@@ -2,8 +2,9 @@
  * without CUDA, run with LD_PRELOAD naming the built libkr_sched.so:
  *   hook_driver <stand-in libcuda.so.1 (fake_cuda.c)> <schedule file>
  * It dlopen()s the stand-in driver, gets entry points through
- * dlsym(handle, "cuGetProcAddress_v2") and cuGetProcAddress_v2, and
- * through dlsym(handle, name), calls them disarmed (each must reach the
+ * dlsym(handle, "cuGetProcAddress_v2") and cuGetProcAddress_v2 (for CUDA
+ * 12 and, as libcudart asks, for the version that introduced the call),
+ * and through dlsym(handle, name), calls them disarmed (each must reach the
  * stand-in with its arguments intact), armed in an inference (and from a
  * second thread: left out), flushes, and prints kr_sched_hooked() and
  * kr_sched_stats. A failed check prints "FAIL ..." and exits 1. */
@@ -96,8 +97,10 @@ int main(int argc, char **argv) {
 	htod_t htod = proc(gpa2, "cuMemcpyHtoD", 12000, 0);
 	check((void *)htod != real_of("cuMemcpyHtoD_v2"), "cuMemcpyHtoD (its _v2) wrapped");
 	query = proc(gpa2, "cuEventQuery", 12000, 0);
-	void *old = proc(gpa2, "cuStreamSynchronize", 11080, 0);
-	check(old == real_of("cuStreamSynchronize"), "a CUDA 11 lookup passed through");
+	check(proc(gpa2, "cuLaunchKernel", 4000, 0) == (void *)launch, "cuLaunchKernel asked for CUDA 4.0, as libcudart asks: the same wrapper");
+	check(proc(gpa2, "cuLaunchKernel", 7000, 2) == (void *)launch_ptsz, "its _ptsz asked for CUDA 7.0: the same wrapper");
+	void *old = proc(gpa2, "cuMemcpyHtoD", 3010, 0);
+	check(old == real_of("cuMemcpyHtoD"), "cuMemcpyHtoD asked for CUDA 3.1 (its first ABI) passed through");
 	check(proc(gpa2, "cuFuncGetName", 12000, 0) == real_of("cuFuncGetName"), "an unrecorded call passed through");
 	/* through dlsym */
 	check(sym(h, "cuLaunchKernel") == (void *)launch, "dlsym cuLaunchKernel: the same wrapper");
@@ -107,6 +110,7 @@ int main(int argc, char **argv) {
 	set8_t set8 = sym(h, "cuMemsetD8Async");
 	gpa_t gpa = sym(h, "cuGetProcAddress");
 	check((void *)gpa != real_of("cuGetProcAddress"), "cuGetProcAddress wrapped");
+	check(proc(gpa2, "cuGetProcAddress", 11030, 0) == (void *)gpa, "cuGetProcAddress asked for CUDA 11.3: its first ABI's wrapper");
 	none_t ctx = NULL;
 	if (gpa("cuCtxSynchronize", (void **)&ctx, 12000, 0) != 0 || (void *)ctx == real_of("cuCtxSynchronize")) check(0, "cuCtxSynchronize through cuGetProcAddress wrapped");
 	one_t ctx2 = NULL;
@@ -150,7 +154,8 @@ int main(int argc, char **argv) {
 	check(query((void *)0xe1) == 600, "the first query not ready");
 	check(query((void *)0xe1) == 0, "the second query ready");
 	sync((void *)0x7a);
-	((CUresult(*)(void *, int, u64))old)((void *)0x7a, 0, 0); /* unwrapped: not recorded */
+	((CUresult(*)(unsigned, const void *, size_t))old)(0x3000, (void *)0x5600, 64); /* unwrapped: not recorded */
+	want("cuMemcpyHtoD 3000 0x5600 64");
 	ctx();
 	ctx2((void *)0xc0); /* unwrapped */
 	want("cuCtxSynchronize_v2 0xc0");
