@@ -129,9 +129,13 @@ func (c *capture) noteSchedule(process int, name string, run *runner.Result) {
 		fmt.Fprintf(p, "capture: process %d: %d calls of threads other than the inference's (a watchdog's event polls) left out of its schedule\n",
 			process+1, res.OtherThreads)
 	}
-	if res.HookOld > 0 || res.HookRefused > 0 {
-		fmt.Fprintf(p, "capture: warning: process %d: the hook recorder passed driver entry points through unrecorded: %d of an ABI before CUDA 12.0, %d a second definition of a wrapped call\n",
-			process+1, res.HookOld, res.HookRefused)
+	if res.HookOld > 0 {
+		fmt.Fprintf(p, "capture: warning: process %d: the hook recorder passed %d driver entry points of an ABI before CUDA 12.0 through unrecorded\n",
+			process+1, res.HookOld)
+	}
+	if res.HookSecond > 0 {
+		fmt.Fprintf(p, "capture: process %d: %d lookups resolved a recorded call to a second definition, recorded through the first\n",
+			process+1, res.HookSecond)
 	}
 }
 

@@ -354,15 +354,16 @@ func timesOut(t *testing.T, s string) string {
 
 // Preloaded, the recorder interposes the driver's entry points found
 // through dlsym and cuGetProcAddress_v2 (for CUDA 12.0 on, or for an older
-// version that gets the same function; an older ABI and a second
-// definition of a wrapped call pass through, counted), records the
+// version that gets the same function; an older ABI passes through,
+// counted; a later ABI is its _v2's; a second definition of a wrapped
+// call gets the wrapper, which calls the first, counted), records the
 // arming thread's calls with their arguments intact, leaves another
 // thread's out, counted, and passes every other lookup and every
 // disarmed call through: testdata/hook_driver.c checks the calls, the
 // file is testdata/schedule_hook.golden but for its times.
 func TestScheduleHooked(t *testing.T) {
 	s, out := runHooked(t)
-	if out != "flush 1 hooked 10 stats 7: records 17 lost 0 outside 4 incomplete 0 other 2 old 1 refused 1" {
+	if out != "flush 1 hooked 11 stats 7: records 18 lost 0 outside 4 incomplete 0 other 2 old 1 second 1" {
 		t.Errorf("driver: %s", out)
 	}
 	got := timesOut(t, s)

@@ -68,7 +68,7 @@ request by request:
           "measured_wall_ns": ..., "overhead_ns_per_inference": ...,
           "overhead_ns_per_call": ..., "records": ..., "lost": ..., "outside": ...,
           "incomplete": ..., "other_threads": ..., "blocks": ...,
-          ["cost_pairs": ..., "hook_old": ..., "hook_refused": ...]}
+          ["cost_pairs": ..., "hook_old": ..., "hook_second": ...]}
          (or "schedule_error" where the file could not be written)
          a run that records the host's schedule (docs/whole-inference.md)
          with the schedule recorder named by $KREPLAY_SCHED_LIB.
@@ -88,8 +88,9 @@ request by request:
          median, overhead_ns_per_inference the first less the second
          (signed). hook_old counts the entry points looked up for a CUDA
          version before 12.0 that got a function of an older ABI (passed
-         through unrecorded), hook_refused those passed through because
-         their wrapper held another definition.
+         through unrecorded), hook_second the lookups that resolved a
+         wrapped call to another definition than the wrapper's first
+         (recorded, the wrapper calling the first).
          CUPTI mode (the recorder loaded through CUDA_INJECTION64_PATH
          alone): the recorded inferences (n) are interleaved with the
          measured ones:
@@ -850,7 +851,7 @@ def _flush(lib, path, process, armed_ns, measured_ns, call_ns, blocks):
     return dict(path=path, inferences=got, armed_wall_ns=armed_ns, measured_wall_ns=measured_ns,
                 overhead_ns_per_inference=armed_ns - measured_ns, overhead_ns_per_call=call_ns or 0,
                 records=stats[0], lost=stats[1], outside=stats[2], incomplete=stats[3], other_threads=stats[4],
-                blocks=blocks, recorder="cupti", **({} if k < 7 else dict(hook_old=stats[5], hook_refused=stats[6])))
+                blocks=blocks, recorder="cupti", **({} if k < 7 else dict(hook_old=stats[5], hook_second=stats[6])))
 
 
 _PROBE_CALLS = 2000  # launches per burst of the recorder's cost probe

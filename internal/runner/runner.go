@@ -581,11 +581,11 @@ type ScheduleResult struct {
 	OtherThreads int64 `json:"other_threads"`
 	// HookOld is how many driver entry points were looked up for a CUDA
 	// version before 12.0 and got a function of an older ABI than the
-	// wrappers take, passed through unrecorded; HookRefused how
-	// many were passed through because their wrapper held another
-	// definition of the same call (hook mode).
-	HookOld     int64 `json:"hook_old"`
-	HookRefused int64 `json:"hook_refused"`
+	// wrappers take, passed through unrecorded; HookSecond how many
+	// lookups resolved a wrapped call to another definition than its
+	// wrapper's first, served by the wrapper (hook mode).
+	HookOld    int64 `json:"hook_old"`
+	HookSecond int64 `json:"hook_second"`
 	// Blocks is how many measured blocks the run had: recorded (hook
 	// mode) or interleaved with the recorded ones (CUPTI mode).
 	Blocks int `json:"blocks"`

@@ -260,7 +260,7 @@ static int ready;         /* InitializeInjection ran and found its entry points 
 static int table_built;   /* decoders filled from CUPTI's names */
 atomic_int kr_armed;
 atomic_int kr_hooked;
-atomic_llong kr_hook_old, kr_hook_refused;
+atomic_llong kr_hook_old, kr_hook_second;
 static uint64_t gen;      /* incremented at each arm */
 static rec *buf;
 static size_t cap = KR_DEFAULT_RECORDS;
@@ -773,7 +773,7 @@ KR_EXPORT long long kr_sched_flush(const char *path, const char *cpu, int proces
  * definition of the same call was wrapped already (kr_sched_hook.c). It
  * returns how many it copied. */
 KR_EXPORT int kr_sched_stats(long long *out, int n) {
-	long long all[7] = {stats[0], stats[1], stats[2], stats[3], stats[4], atomic_load(&kr_hook_old), atomic_load(&kr_hook_refused)};
+	long long all[7] = {stats[0], stats[1], stats[2], stats[3], stats[4], atomic_load(&kr_hook_old), atomic_load(&kr_hook_second)};
 	int k = n < 7 ? n : 7;
 	for (int i = 0; i < k; i++) out[i] = all[i];
 	return k < 0 ? 0 : k;

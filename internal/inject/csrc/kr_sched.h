@@ -41,9 +41,10 @@ KR_HIDDEN extern atomic_int kr_hooked;
 
 /* kr_hook_old counts the entry points looked up for a CUDA version
  * before 12.0 that got a function of an older ABI, passed through
- * unwrapped; kr_hook_refused those passed through because their wrapper
- * holds another definition already. */
-KR_HIDDEN extern atomic_llong kr_hook_old, kr_hook_refused;
+ * unwrapped; kr_hook_second the lookups that resolved a wrapped call to
+ * another definition than its wrapper's first (served by the wrapper,
+ * which calls the first). */
+KR_HIDDEN extern atomic_llong kr_hook_old, kr_hook_second;
 
 /* kr_enter records the entry of a call of the arming thread whose
  * parameters, laid out as the call's parameter struct, are at params:

@@ -16,16 +16,18 @@
  * or through dlsym on libcuda. A lookup through cuGetProcAddress names
  * the call without its version (cuMemcpyHtoD: the table's
  * cuMemcpyHtoD_v2) and asks for the per-thread default stream's variant
- * with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. It is wrapped for a
- * cudaVersion of 12000 or more, the signatures the wrappers take; for an
- * older one only when the driver returns the same function as for 12000
- * (the call's ABI unchanged since: libcudart asks for cuLaunchKernel at
- * 4000, the version that introduced it). Another function (an older ABI,
- * of another signature) is passed through unwrapped, counted in
- * kr_sched_stats.
- * A wrapper holds one real definition: a second, different one (the same
- * call resolved to another function) is passed through unwrapped,
- * counted.
+ * with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. It is wrapped when
+ * the driver returns the same function as for cudaVersion 12000, the
+ * signatures the wrappers take (the call's ABI unchanged since: libcudart
+ * asks for cuLaunchKernel at 4000, the version that introduced it). For a
+ * later version, another function is the call's later ABI: wrapped as the
+ * table's name_v2 where it has one (cuCtxSynchronize asked for 13000 is
+ * cuCtxSynchronize_v2), else passed through. For an earlier version,
+ * another function is an older ABI, of another signature: passed through
+ * unwrapped. Both are counted in kr_sched_stats.
+ * A wrapper holds one real definition: a lookup that resolves the same
+ * call (one name, one ABI) to another function gets the wrapper too,
+ * which calls the first; such lookups are counted.
  *
  * A wrapper, disarmed, loads the armed flag (relaxed) and tail-calls the
  * real function. Armed, it lays its arguments out as the call's
@@ -129,8 +131,12 @@ static kr_CUresult gpa2(const char *sym, void **pfn, int version, u64 flags, int
 	return r;
 }
 
-/* install returns wrapper w holding real definition p in *real, or p
- * (counted) when *real holds another. */
+/* install returns wrapper w holding real definition p in *real. When
+ * *real holds another definition already, w still serves the lookup,
+ * calling the first (counted): both are the driver's function of one
+ * name and one ABI (the exported symbol and the one cuGetProcAddress
+ * hands out may be different addresses), and a lookup passed through
+ * would leave its caller's calls unrecorded. */
 static void *install(_Atomic(void *) *real, void *p, void *w) {
 	void *none = NULL;
 	if (atomic_compare_exchange_strong(real, &none, p)) {
@@ -138,9 +144,8 @@ static void *install(_Atomic(void *) *real, void *p, void *w) {
 		atomic_fetch_add(&kr_hooked, 1);
 		return w;
 	}
-	if (none == p) return w;
-	atomic_fetch_add(&kr_hook_refused, 1);
-	return p;
+	if (none != p) atomic_fetch_add(&kr_hook_second, 1);
+	return w;
 }
 
 /* find returns the index in hooks of name's first n bytes, or -1. */
@@ -148,6 +153,16 @@ static int find(const char *name, size_t n) {
 	for (size_t i = 0; i < KR_NHOOKS; i++)
 		if (!strncmp(hooks[i].name, name, n) && hooks[i].name[n] == 0) return (int)i;
 	return -1;
+}
+
+/* find_v2 returns the index in hooks of sym's first n bytes with _v2
+ * appended, or -1. */
+static int find_v2(const char *sym, size_t n) {
+	char v2[64];
+	if (n >= 60) return -1;
+	memcpy(v2, sym, n);
+	memcpy(v2 + n, "_v2", 4);
+	return find(v2, n + 3);
 }
 
 /* wrap returns the wrapper of hooks[i]'s variant v holding p. */
@@ -180,19 +195,18 @@ static void *from_proc(const char *sym, void *p, int version, u64 flags) {
 	int getproc = !strcmp(sym, "cuGetProcAddress") || !strcmp(sym, "cuGetProcAddress_v2");
 	size_t n = strlen(sym);
 	int i = getproc ? -1 : find(sym, n);
-	if (i < 0 && !getproc && n < 60) {
-		char v2[64];
-		memcpy(v2, sym, n);
-		memcpy(v2 + n, "_v2", 4);
-		i = find(v2, n + 3);
-	}
+	if (i < 0 && !getproc) i = find_v2(sym, n);
 	if (i < 0 && !getproc) return p;
 	if (getproc) /* 12.0 on, or asked as such: the _v2 signature; 11.3 to 12.0: the first */
 		return version >= KR_MIN_VERSION || p == current(sym, flags) ? install(&real_gpa2, p, (void *)gpa2)
 		                                                             : install(&real_gpa, p, (void *)gpa);
-	if (version < KR_MIN_VERSION && p != current(sym, flags)) {
-		atomic_fetch_add(&kr_hook_old, 1);
-		return p;
+	if (p != current(sym, flags)) { /* another ABI than 12.0's */
+		int j = version > KR_MIN_VERSION ? find_v2(sym, n) : -1;
+		if (j < 0) {
+			atomic_fetch_add(&kr_hook_old, 1);
+			return p;
+		}
+		i = j; /* a later ABI the table names _v2 (cuCtxSynchronize in 13.0) */
 	}
 	return wrap(i, (flags & KR_PTDS_FLAG) != 0, p);
 }

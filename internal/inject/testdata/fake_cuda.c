@@ -77,6 +77,11 @@ CUresult cuPointerGetAttribute(void *data, int attr, u64 p) {
 CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version, u64 flags, int *status);
 CUresult cuGetProcAddress(const char *sym, void **pfn, int version, u64 flags);
 
+/* stream_sync_entry is what cuGetProcAddress hands out for
+ * cuStreamSynchronize: another address than the exported symbol's, as a
+ * driver may give. */
+static CUresult stream_sync_entry(void *s) { return cuStreamSynchronize(s); }
+
 static const struct {
 	const char *name;
 	void *f;
@@ -111,7 +116,7 @@ CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version, u64 flags
 		snprintf(name, sizeof name, "%s_v2", sym);
 	else if (flags & 2 && !strcmp(sym, "cuLaunchKernel"))
 		snprintf(name, sizeof name, "%s_ptsz", sym);
-	*pfn = fake_real(name);
+	*pfn = !strcmp(sym, "cuStreamSynchronize") ? (void *)stream_sync_entry : fake_real(name);
 	if (status) *status = *pfn ? 0 : 1;
 	return *pfn ? 0 : 500; /* CUDA_ERROR_NOT_FOUND */
 }

@@ -107,6 +107,8 @@ int main(int argc, char **argv) {
 	check(sym(h, "cuLaunchKernel_ptsz") == (void *)launch_ptsz, "dlsym cuLaunchKernel_ptsz: the same wrapper");
 	sync = sym(h, "cuStreamSynchronize");
 	check((void *)sync != old, "dlsym cuStreamSynchronize wrapped");
+	check(proc(gpa2, "cuStreamSynchronize", 2000, 0) == (void *)sync,
+	      "cuStreamSynchronize through cuGetProcAddress, another definition than dlsym's: the same wrapper");
 	set8_t set8 = sym(h, "cuMemsetD8Async");
 	gpa_t gpa = sym(h, "cuGetProcAddress");
 	check((void *)gpa != real_of("cuGetProcAddress"), "cuGetProcAddress wrapped");
@@ -114,8 +116,9 @@ int main(int argc, char **argv) {
 	none_t ctx = NULL;
 	if (gpa("cuCtxSynchronize", (void **)&ctx, 12000, 0) != 0 || (void *)ctx == real_of("cuCtxSynchronize")) check(0, "cuCtxSynchronize through cuGetProcAddress wrapped");
 	one_t ctx2 = NULL;
-	gpa("cuCtxSynchronize", (void **)&ctx2, 13000, 0); /* its _v2: another definition of the wrapped call */
-	check((void *)ctx2 == real_of("cuCtxSynchronize_v2"), "a second definition of cuCtxSynchronize passed through");
+	gpa("cuCtxSynchronize", (void **)&ctx2, 13000, 0); /* its _v2: the later ABI, wrapped as cuCtxSynchronize_v2 */
+	check((void *)ctx2 != real_of("cuCtxSynchronize_v2") && (void *)ctx2 != (void *)ctx,
+	      "cuCtxSynchronize asked for CUDA 13.0 is cuCtxSynchronize_v2's wrapper");
 	check(dlsym(RTLD_DEFAULT, "printf") == (void *)printf, "dlsym(RTLD_DEFAULT, \"printf\") is still printf");
 
 	/* disarmed: the stand-in gets every argument */
@@ -170,7 +173,7 @@ int main(int argc, char **argv) {
 	long long n = flush(argv[2], "Fake CPU @ 2.00GHz", 0, 5000, 4000, 300);
 	long long st[7];
 	int k = stats(st, 7);
-	printf("flush %lld hooked %d stats %d: records %lld lost %lld outside %lld incomplete %lld other %lld old %lld refused %lld\n", n,
+	printf("flush %lld hooked %d stats %d: records %lld lost %lld outside %lld incomplete %lld other %lld old %lld second %lld\n", n,
 	       hooked(), k, st[0], st[1], st[2], st[3], st[4], st[5], st[6]);
 	return failed;
 }
