@@ -33,7 +33,8 @@ func init() {
 	commands = []command{
 		{"capture", "SPEC -o DIR [-force] [-ticks N] [-processes N] [-no-binaries] [-no-schedule] [-schedule-inferences N] [-profile-warmup N] [-python PYTHON]",
 			"run a workload spec: its unprofiled runs metered (the median of N processes), each with the\n" +
-				"           host's schedule of a few more recorded between its measured blocks, one profiled inference\n" +
+				"           host's schedule (every measured inference's, the driver's entry points interposed; with the CUPTI\n" +
+				"           fallback, a few more recorded between the measured blocks), one profiled inference\n" +
 				"           (after -profile-warmup ones, profiled and discarded), its environment, into a bundle directory", cmdCapture},
 		{"import", "[-o FILE] [-workload NAME] TRACE|SET|BUNDLE", "reduce a trace to its signature set (JSON, on standard output without -o)", cmdImport},
 		{"run", "[-tiers 1,2,3] [-cache context|auto|rotating|warm|cold|primed] [-devices 0,1] [-ids ID,...] [-skip ID,...] [-energy [-ticks N]]\n" +
