@@ -11,7 +11,10 @@ import (
 // their calls by kind, and the host's own time per call and gaps between
 // calls, which the recorder's cost inflates.
 type Summary struct {
-	Source     string
+	Source string
+	// Recorder is the schedule's recorder line: RecorderHook,
+	// RecorderCUPTI, or "" (a file from before the line, CUPTI's).
+	Recorder   string
 	CPU        string
 	Process    *Process
 	Inferences int
@@ -42,7 +45,7 @@ var summaryKinds = []Kind{Launch, Copy, Memset, Graph, Wait, Query, Record, Stre
 
 // Summarize describes s.
 func Summarize(s *Schedule) Summary {
-	out := Summary{Source: s.Source, CPU: s.CPU, Process: s.Process, Inferences: len(s.Inferences)}
+	out := Summary{Source: s.Source, Recorder: s.Recorder, CPU: s.CPU, Process: s.Process, Inferences: len(s.Inferences)}
 	own, gap := map[Kind][]float64{}, map[Kind][]float64{}
 	var spans []float64
 	for _, inf := range s.Inferences {
@@ -76,8 +79,15 @@ func (u Summary) WriteText(w io.Writer) error {
 	if u.CPU != "" {
 		fmt.Fprintf(&b, " on %s", u.CPU)
 	}
+	if u.Recorder == RecorderHook {
+		b.WriteString(" (driver entry points interposed: the measured inferences themselves)")
+	}
 	if p := u.Process; p != nil {
-		fmt.Fprintf(&b, "; recorded %.4g ms against %.4g ms measured per inference, the recorder's probe %d ns a call",
+		what := "recorded %.4g ms against %.4g ms measured per inference"
+		if u.Recorder == RecorderHook {
+			what = "the recorder's cost: single inferences %.4g ms armed against %.4g ms disarmed (medians)"
+		}
+		fmt.Fprintf(&b, "; "+what+", the recorder's probe %d ns a call",
 			float64(p.ArmedWallNS)/1e6, float64(p.MeasuredWallNS)/1e6, p.CallOverheadNS)
 	}
 	b.WriteString("\n")

@@ -34,3 +34,26 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 }
+
+// The summary's line says what the process's two walls are: the
+// interleaved recorder's recorded and measured blocks, the hook
+// recorder's armed and disarmed single inferences.
+func TestSummaryRecorder(t *testing.T) {
+	p := &Process{ArmedWallNS: 344e6, MeasuredWallNS: 334e6, CallOverheadNS: 493}
+	tests := []struct {
+		recorder, want, not string
+	}{
+		{"", "recorded 344 ms against 334 ms measured per inference, the recorder's probe 493 ns a call", "interposed"},
+		{RecorderCUPTI, "recorded 344 ms against 334 ms measured", "interposed"},
+		{RecorderHook, "(driver entry points interposed: the measured inferences themselves); the recorder's cost: single inferences 344 ms armed against 334 ms disarmed (medians), the recorder's probe 493 ns a call", "measured per inference"},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		if err := (Summary{Source: SourceRecorder, Recorder: tt.recorder, Process: p}).WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tt.want) || strings.Contains(b.String(), tt.not) {
+			t.Errorf("recorder %q: %q, want %q and not %q", tt.recorder, b.String(), tt.want, tt.not)
+		}
+	}
+}
