@@ -28,6 +28,21 @@ func needPython(t *testing.T) {
 	}
 }
 
+// startLoaded starts a runner with opt and loads the fake spec "ok"; the
+// runner is closed when the test ends.
+func startLoaded(t *testing.T, opt StartOptions) *Runner {
+	t.Helper()
+	r, err := Start(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	if _, err := r.Load(fakeSpec("ok")); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // fakeOptions starts a command under the stand-in torch and pynvml.
 func fakeOptions(t *testing.T, argv ...string) StartOptions {
 	t.Helper()
@@ -404,14 +419,7 @@ func TestHelperRunRecorded(t *testing.T) {
 	env, log := fakeScheduler(t)
 	opt := fakeOptions(t, "python3", "fake_command.py")
 	opt.Env = append(opt.Env, env...)
-	r, err := Start(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if _, err := r.Load(fakeSpec("ok")); err != nil {
-		t.Fatal(err)
-	}
+	r := startLoaded(t, opt)
 	path := filepath.Join(t.TempDir(), "schedule.txt")
 	if _, err := r.RunRecorded(2, 1, 10*time.Second, ScheduleRequest{Path: path, Inferences: -1}); err == nil || !strings.Contains(err.Error(), "-1 inferences") {
 		t.Errorf("schedule of -1 inferences: %v", err)
@@ -482,14 +490,7 @@ func TestHelperRunRecordedHooked(t *testing.T) {
 	opt := fakeOptions(t, "python3", "fake_command.py")
 	opt.Env = append(opt.Env, env...)
 	opt.Env = append(opt.Env, "LD_PRELOAD="+strings.TrimPrefix(env[0], "KREPLAY_SCHED_LIB="))
-	r, err := Start(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if _, err := r.Load(fakeSpec("ok")); err != nil {
-		t.Fatal(err)
-	}
+	r := startLoaded(t, opt)
 	path := filepath.Join(t.TempDir(), "schedule.txt")
 	if _, err := r.RunRecorded(2, 1, 10*time.Second, ScheduleRequest{Path: path, CostPairs: -2}); err == nil || !strings.Contains(err.Error(), "-2 pairs") {
 		t.Errorf("-2 cost pairs: %v", err)
