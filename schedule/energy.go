@@ -14,10 +14,13 @@ type EnergyResult struct {
 	WaitJ float64
 	// TotalJ is KernelJ + WaitJ.
 	TotalJ float64
-	// WallNS is the simulated wall, raised to TotalJ over the power limit
-	// where the energy over the wall exceeds it (PowerCapped).
-	WallNS      float64
-	PowerCapped bool
+	// WallNS is the simulated (mean) wall, raised to TotalJ over the power
+	// limit where the energy over the wall exceeds it (PowerCapped).
+	// MedianWallNS is the simulated median wall (Result.WallQ), raised by
+	// the same factor there.
+	WallNS       float64
+	MedianWallNS float64
+	PowerCapped  bool
 	// PerTokenJ is TotalJ over the tokens; 0 without tokens.
 	PerTokenJ float64
 }
@@ -47,11 +50,12 @@ func Energy(r Result, opEnergyJ [][]float64, c Constants, powerLimitW float64) (
 			}
 		}
 	}
-	out := EnergyResult{KernelJ: kernel / float64(r.Steady), WallNS: r.WallNS}
+	out := EnergyResult{KernelJ: kernel / float64(r.Steady), WallNS: r.WallNS, MedianWallNS: r.WallQ.Median}
 	out.WaitJ = c.WaitPowerW * max(r.WallNS-r.BusyNS, 0) / 1e9
 	out.TotalJ = out.KernelJ + out.WaitJ
 	if powerLimitW > 0 && out.TotalJ/(r.WallNS/1e9) > powerLimitW {
 		out.WallNS = out.TotalJ / powerLimitW * 1e9
+		out.MedianWallNS *= out.WallNS / r.WallNS
 		out.PowerCapped = true
 	}
 	if r.Tokens > 0 {

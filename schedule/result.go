@@ -12,6 +12,7 @@ func (m *sim) result() Result {
 	r := Result{Inferences: n, FirstSteady: -1, Times: m.times}
 	var wall, busy int64
 	var tokens int
+	walls := make([]float64, 0, n)
 	for i, t := range m.times {
 		if !t.Steady {
 			continue
@@ -21,6 +22,7 @@ func (m *sim) result() Result {
 			from = m.times[i-1].End
 		}
 		wall += t.End - from
+		walls = append(walls, float64(t.End-from))
 		busy += union(m.spans, from, t.End)
 		r.HostWaitNS += float64(t.HostWaitNS)
 		r.PeerWaitNS += float64(t.PeerWaitNS)
@@ -32,6 +34,7 @@ func (m *sim) result() Result {
 	}
 	steady := float64(r.Steady)
 	r.WallNS = float64(wall) / steady
+	r.WallQ = quantiles(walls)
 	r.BusyNS = float64(busy) / steady
 	r.HostWaitNS /= steady
 	r.PeerWaitNS /= steady
@@ -73,7 +76,8 @@ func tokenTimes(times []InferenceTimes) (ttft, tpot Quantiles) {
 	return quantiles(first), quantiles(per)
 }
 
-// quantiles returns the median and the 90th percentile (nearest rank).
+// quantiles returns the median and the 10th and 90th percentiles
+// (nearest rank), sorting v.
 func quantiles(v []float64) Quantiles {
 	if len(v) == 0 {
 		return Quantiles{}
@@ -84,7 +88,8 @@ func quantiles(v []float64) Quantiles {
 	if n%2 == 0 {
 		med = (v[n/2-1] + v[n/2]) / 2
 	}
-	return Quantiles{Median: med, P90: v[int(math.Ceil(0.9*float64(n)))-1]}
+	rank := func(p float64) float64 { return v[max(int(math.Ceil(p*float64(n)))-1, 0)] }
+	return Quantiles{P10: rank(0.1), Median: med, P90: rank(0.9)}
 }
 
 // union is the length of the union of the spans within [from, to]. Spans

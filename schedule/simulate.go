@@ -44,9 +44,9 @@ type Op struct {
 }
 
 // Quantiles of a set of times, ns: the median (the mean of the middle two
-// of an even count) and the 90th percentile (nearest rank).
+// of an even count) and the 10th and 90th percentiles (nearest rank).
 type Quantiles struct {
-	Median, P90 float64
+	P10, Median, P90 float64
 }
 
 // HostSplit is host time split TaxBreak-style: framework time (the gaps
@@ -114,9 +114,15 @@ type Result struct {
 	// Steady is the number of inferences the per-inference figures are
 	// means over (Times[i].Steady), FirstSteady the first of them.
 	Steady, FirstSteady int
-	// WallNS is the mean interval between consecutive back-to-back
-	// inferences' ends (none back to back: the mean span).
+	// WallNS is the MEAN wall per steady inference: the interval from the
+	// previous back-to-back inference's end to its own end (none back to
+	// back: its own span), averaged; the per-inference energy and the
+	// figures below are means over the same inferences. WallQ is the
+	// quantiles of the same per-inference walls: its Median is the wall
+	// the whole-inference acceptance holds against the measured median
+	// inference (docs/whole-inference.md, "Judging").
 	WallNS float64
+	WallQ  Quantiles
 	// BusyNS is the time the GPU ran ops (their union over streams).
 	BusyNS float64
 	// GPUIdleNS is WallNS - BusyNS - PeerWaitNS: the GPU waiting for the

@@ -292,7 +292,7 @@ func TestSimulateGraph(t *testing.T) {
 // TTFT 52.6 µs, TPOT 85.1 - 52.6 = 32.5 µs.
 func TestSimulateGenerate(t *testing.T) {
 	r := simulateGenerate(t)
-	if r.Tokens != 2 || r.TTFT != (Quantiles{52600, 52600}) || r.TPOT != (Quantiles{32500, 32500}) {
+	if r.Tokens != 2 || r.TTFT != (Quantiles{52600, 52600, 52600}) || r.TPOT != (Quantiles{32500, 32500, 32500}) {
 		t.Errorf("tokens %g TTFT %+v TPOT %+v; want 2, 52600, 32500", r.Tokens, r.TTFT, r.TPOT)
 	}
 	if r.WallNS != 85200 {
@@ -322,16 +322,80 @@ func simulateGenerate(t *testing.T) Result {
 	return r
 }
 
+// TestSimulateWallQuantiles: inferences 10 µs apart on the recorder's
+// clock, each a launch (1 µs) and a sync, with the wake 0.5 µs and a zero
+// submit (the "back to back" case of TestSimulate): a steady inference
+// with a kernel of d enters 3 µs after the previous one's end and ends d
+// + 0.5 µs after it enters, so its wall is d + 3.5 µs. The walls are the
+// quantiles' input; WallNS stays their mean.
+func TestSimulateWallQuantiles(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		kernels []int64 // per inference; the first is not steady
+		mean    float64
+		q       Quantiles
+	}{{
+		name:    "even",
+		kernels: []int64{5000, 2000, 2000, 2000, 2000},
+		mean:    5500,
+		q:       Quantiles{5500, 5500, 5500},
+	}, {
+		// Steady walls 4.5, 5.5, ..., 12.5 µs and one stalled 93.5 µs: the
+		// mean 17 µs, the median (8.5 + 9.5) / 2 = 9 µs.
+		name:    "one stall",
+		kernels: []int64{5000, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 90000},
+		mean:    17000,
+		q:       Quantiles{4500, 9000, 12500},
+	}, {
+		// Out of order: the quantiles sort, the stall second of three.
+		name:    "three",
+		kernels: []int64{5000, 6000, 60000, 1000},
+		mean:    (9500 + 63500 + 4500) / 3.0,
+		q:       Quantiles{4500, 9500, 63500},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sched strings.Builder
+			durs := make([][]int64, len(tc.kernels))
+			for i, d := range tc.kernels {
+				fmt.Fprintf(&sched, "inference %d\nL 0 1000 0x0 1 1,1,1 1,1,1\nW 1000 7000 s 0x0\n", 10000*i)
+				durs[i] = []int64{d}
+			}
+			r, err := Simulate(parse(t, sched.String()), ops(durs...), Constants{WakeNS: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Steady != len(tc.kernels)-1 || !near(r.WallNS, tc.mean) || r.WallQ != tc.q {
+				t.Errorf("%d steady, wall mean %g, quantiles %+v; want %d, %g, %+v", r.Steady, r.WallNS, r.WallQ, len(tc.kernels)-1, tc.mean, tc.q)
+			}
+		})
+	}
+}
+
+// Under a binding power limit the median wall is raised by the mean's
+// factor.
+func TestEnergyMedianWall(t *testing.T) {
+	r := Result{Inferences: 2, Steady: 1, WallNS: 1000, WallQ: Quantiles{800, 800, 800}, BusyNS: 1000,
+		Times: []InferenceTimes{{Ops: 1}, {Ops: 1, Steady: true}}}
+	e, err := Energy(r, [][]float64{{1e-3}, {1e-3}}, Constants{}, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 mJ over 1 µs is 1000 W: at 500 W it takes 2 µs.
+	if !e.PowerCapped || !near(e.WallNS, 2000) || !near(e.MedianWallNS, 1600) {
+		t.Errorf("%+v; want capped, wall 2000 ns, median 1600 ns", e)
+	}
+}
+
 func TestQuantiles(t *testing.T) {
 	for _, tc := range []struct {
 		in   []float64
 		want Quantiles
 	}{
 		{nil, Quantiles{}},
-		{[]float64{7}, Quantiles{7, 7}},
-		{[]float64{5, 1, 3, 2}, Quantiles{2.5, 5}},
-		{[]float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, Quantiles{5.5, 9}},
-		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, Quantiles{6, 10}},
+		{[]float64{7}, Quantiles{7, 7, 7}},
+		{[]float64{5, 1, 3, 2}, Quantiles{1, 2.5, 5}},
+		{[]float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, Quantiles{1, 5.5, 9}},
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, Quantiles{2, 6, 10}},
 	} {
 		if got := quantiles(tc.in); got != tc.want {
 			t.Errorf("quantiles(%v) = %+v, want %+v", tc.in, got, tc.want)
@@ -397,7 +461,7 @@ func TestEnergy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !near(e.KernelJ, 0.010) || !near(e.WaitJ, 0.0165) || !near(e.TotalJ, 0.0265) || !near(e.WallNS, tc.wallNS) || e.PowerCapped != tc.capped {
+		if !near(e.KernelJ, 0.010) || !near(e.WaitJ, 0.0165) || !near(e.TotalJ, 0.0265) || !near(e.WallNS, tc.wallNS) || !near(e.MedianWallNS, tc.wallNS) || e.PowerCapped != tc.capped {
 			t.Errorf("limit %g W: %+v; want 10 mJ + 16.5 mJ, wall %g ns, capped %v", tc.limit, e, tc.wallNS, tc.capped)
 		}
 	}
