@@ -15,10 +15,14 @@ type GroupInference struct {
 	// Ranks are each rank's figures, in rank order; a rank's PeerWaitNS is
 	// its collectives' wait for the others.
 	Ranks []*Inference `json:"ranks"`
-	// WallNS is the group's wall per inference, its slowest rank's;
-	// EnergyJ the ranks' energies summed (every GPU of the group).
-	WallNS  float64 `json:"wall_ns"`
-	EnergyJ float64 `json:"energy_j"`
+	// WallNS is the group's mean wall per inference, its slowest rank's
+	// mean, and MedianWallNS its slowest rank's median (not the median of
+	// each inference's slowest rank: ranks bound by their collectives end
+	// an inference nearly together); EnergyJ the ranks' energies summed
+	// (every GPU of the group).
+	WallNS       float64 `json:"wall_ns"`
+	MedianWallNS float64 `json:"median_wall_ns,omitempty"`
+	EnergyJ      float64 `json:"energy_j"`
 }
 
 // PredictGroup predicts a group's whole inference: ins[r] is rank r's
@@ -54,6 +58,7 @@ func PredictGroup(ins []InferenceInput) (*GroupInference, error) {
 		}
 		g.Ranks = append(g.Ranks, inf)
 		g.WallNS = max(g.WallNS, inf.WallNS)
+		g.MedianWallNS = max(g.MedianWallNS, inf.MedianWallNS)
 		g.EnergyJ += inf.EnergyJ
 	}
 	return g, nil
@@ -61,7 +66,7 @@ func PredictGroup(ins []InferenceInput) (*GroupInference, error) {
 
 // Summary is the group's prediction in one line.
 func (g *GroupInference) Summary() string {
-	s := fmt.Sprintf("group of %d ranks: wall %.4g ms, %.4g J over its GPUs", len(g.Ranks), g.WallNS/1e6, g.EnergyJ)
+	s := fmt.Sprintf("group of %d ranks: wall median %.4g ms, mean %.4g ms, %.4g J over its GPUs", len(g.Ranks), g.MedianWallNS/1e6, g.WallNS/1e6, g.EnergyJ)
 	for r, inf := range g.Ranks {
 		s += fmt.Sprintf("; rank %d: busy %.4g ms, waiting for peers %.4g ms, for the host %.4g ms, %.4g J", r,
 			inf.BusyNS/1e6, inf.PeerWaitNS/1e6, inf.GPUIdleNS/1e6, inf.EnergyJ)

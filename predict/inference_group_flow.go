@@ -53,7 +53,7 @@ func PredictGroupFlow(input string, b *workload.Bundle, sets []*signatures.Set, 
 	} else {
 		line := tg.wallAgainst(sets, measured)
 		if line == "" {
-			line = fmt.Sprintf("wall %.4g ms", tg.WallNS/1e6)
+			line = fmt.Sprintf("wall median %.4g ms, mean %.4g ms", tg.MedianWallNS/1e6, tg.WallNS/1e6)
 		}
 		fmt.Fprintf(w, "group inference with the trace's kernel times in place of the replays (a check, not a prediction): %s\n", line)
 	}
@@ -68,41 +68,59 @@ func (g *GroupInference) againstMeasured(sets []*signatures.Set, measured *workl
 	if s == "" {
 		return ""
 	}
-	if _, _, joules, _ := measuredGroup(sets, measured); joules > 0 {
-		s += fmt.Sprintf(", energy %.4g J against %.4g J (%+.1f%%)", g.EnergyJ, joules, 100*(g.EnergyJ/joules-1))
+	if m, _ := measuredGroup(sets, measured); m.joules > 0 {
+		s += fmt.Sprintf(", energy %.4g J against %.4g J (%+.1f%%)", g.EnergyJ, m.joules, 100*(g.EnergyJ/m.joules-1))
 	}
 	return s
 }
 
-// wallAgainst compares the group's wall with the measured median
-// inference, as the acceptance takes it, and with the mean wall per
-// inference, which the measured energy belongs to; "" where measured
-// lacks a rank.
+// wallAgainst compares the group's median wall with the measured median
+// inference, as the acceptance takes it, and its mean wall with the
+// measured mean wall per inference, which the measured energy belongs
+// to; "" where measured lacks a rank.
 func (g *GroupInference) wallAgainst(sets []*signatures.Set, measured *workload.Measured) string {
-	medianNS, wallS, _, ok := measuredGroup(sets, measured)
+	m, ok := measuredGroup(sets, measured)
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("wall %.4g ms against the measured median inference %.4g ms (%+.1f%%; against the mean wall per inference %.4g ms, %+.1f%%)",
-		g.WallNS/1e6, medianNS/1e6, 100*(g.WallNS/medianNS-1), wallS*1e3, 100*(g.WallNS/(wallS*1e9)-1))
+	return fmt.Sprintf("wall median %.4g ms against the measured %s %.4g ms (%+.1f%%); mean %.4g ms against the measured mean wall per inference %.4g ms (%+.1f%%)",
+		g.MedianWallNS/1e6, m.medianName(), m.medianNS/1e6, 100*(g.MedianWallNS/m.medianNS-1), g.WallNS/1e6, m.meanNS/1e6, 100*(g.WallNS/m.meanNS-1))
 }
 
-// measuredGroup is the measured run of the sets' group: its median
-// inference (the slowest rank's spans' median where the capture recorded
-// them, else its mean wall per inference), its mean wall per inference
-// (the slowest rank's) and the ranks' energies summed; ok false where
-// measured lacks a rank or a wall.
-func measuredGroup(sets []*signatures.Set, measured *workload.Measured) (medianNS, wallS, joules float64, ok bool) {
-	if measured == nil {
-		return 0, 0, 0, false
+// groupMeasured is a group's measured run: its median inference (the
+// slowest rank's spans' median where the capture recorded every rank's,
+// spans true, else the slowest rank's median as runner.Result.MedianMS
+// takes it: its mean wall per inference where it has no spans), its mean
+// wall per inference (the slowest rank's) and the ranks' energies summed.
+type groupMeasured struct {
+	medianNS, meanNS, joules float64
+	spans                    bool
+}
+
+// medianName names what medianNS is: the median inference, or the mean
+// wall per inference where no spans were recorded.
+func (m groupMeasured) medianName() string {
+	if m.spans {
+		return "median inference"
 	}
+	return "wall per inference (no spans recorded: a mean)"
+}
+
+// measuredGroup is the measured run of the sets' group; ok false where
+// measured lacks a rank or a wall.
+func measuredGroup(sets []*signatures.Set, measured *workload.Measured) (groupMeasured, bool) {
+	if measured == nil {
+		return groupMeasured{}, false
+	}
+	out := groupMeasured{spans: true}
 	for r, set := range sets {
 		m, err := measured.Lookup(set.Source.Workload, r, len(sets))
 		if err != nil {
-			return 0, 0, 0, false
+			return groupMeasured{}, false
 		}
-		ms, _ := m.Result().MedianMS()
-		medianNS, wallS, joules = max(medianNS, ms*1e6), max(wallS, m.WallS), joules+m.EnergyJ
+		ms, spans := m.Result().MedianMS()
+		out.medianNS, out.meanNS, out.joules = max(out.medianNS, ms*1e6), max(out.meanNS, m.WallS*1e9), out.joules+m.EnergyJ
+		out.spans = out.spans && spans
 	}
-	return medianNS, wallS, joules, wallS > 0 && medianNS > 0
+	return out, out.meanNS > 0 && out.medianNS > 0
 }

@@ -320,13 +320,18 @@ func TestPredictGroupTP2(t *testing.T) {
 		t.Error("a group of one rank: no error")
 	}
 	// The bundle's measured run: the group's wall against the slower
-	// rank's, its energy against the two GPUs' together.
+	// rank's, its energy against the two GPUs' together. The run recorded
+	// no spans: its median inference is its mean wall, and said so.
 	m, err := b.Measured()
 	if err != nil || m == nil {
 		t.Fatalf("the bundle's measured run: %v", err)
 	}
-	if line := g.againstMeasured(sets, m); !strings.Contains(line, "against the measured median inference") ||
-		!strings.Contains(line, "against the mean wall per inference") || !strings.Contains(line, "J against") {
+	if g.MedianWallNS <= 0 || g.MedianWallNS != max(g.Ranks[0].MedianWallNS, g.Ranks[1].MedianWallNS) {
+		t.Errorf("group median wall %g ns, the ranks' %g and %g", g.MedianWallNS, g.Ranks[0].MedianWallNS, g.Ranks[1].MedianWallNS)
+	}
+	if line := g.againstMeasured(sets, m); !strings.Contains(line, "wall median") ||
+		!strings.Contains(line, "against the measured wall per inference (no spans recorded: a mean)") ||
+		!strings.Contains(line, "against the measured mean wall per inference") || !strings.Contains(line, "J against") {
 		t.Errorf("against the measured run: %q", line)
 	}
 	if line := g.againstMeasured(sets, nil); line != "" {

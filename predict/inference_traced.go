@@ -12,16 +12,26 @@ import (
 // schedules with the trace's own kernel times in place of replays, and no
 // host probe: a check of the host model on the CPU, apart from the
 // replays' error, not a prediction (the trace's times come from the run
-// it would predict). MeasuredNS is the measured run's median inference,
-// as the acceptance takes it (its spans' median where the capture
-// recorded them, else its mean wall per inference; the slowest rank's),
-// 0 without one; Err is WallNS against it.
+// it would predict). WallNS and MedianWallNS are the simulated
+// inferences' mean and median walls (a group's slowest rank's).
+// MeasuredNS is the measured run's median inference, as the acceptance
+// takes it (its spans' median where the capture recorded them, else its
+// mean wall per inference; the slowest rank's), and MeasuredMeanNS its
+// mean wall per inference; 0 without a measured run. Err is WallNS
+// against MeasuredNS, ErrMedian MedianWallNS against it (the statistic
+// the acceptance compares), ErrMean WallNS against MeasuredMeanNS.
+// NoSpans says the measured run recorded no spans: MeasuredNS is its mean.
 type TracedCheck struct {
-	Ranks      int      `json:"ranks"`
-	Source     string   `json:"source"`
-	WallNS     float64  `json:"wall_ns"`
-	MeasuredNS float64  `json:"measured_ns,omitempty"`
-	Err        *float64 `json:"err,omitempty"`
+	Ranks          int      `json:"ranks"`
+	Source         string   `json:"source"`
+	WallNS         float64  `json:"wall_ns"`
+	MedianWallNS   float64  `json:"median_wall_ns"`
+	MeasuredNS     float64  `json:"measured_ns,omitempty"`
+	MeasuredMeanNS float64  `json:"measured_mean_ns,omitempty"`
+	Err            *float64 `json:"err,omitempty"`
+	ErrMedian      *float64 `json:"err_median,omitempty"`
+	ErrMean        *float64 `json:"err_mean,omitempty"`
+	NoSpans        bool     `json:"measured_no_spans,omitempty"`
 }
 
 // TracedEntries stands the trace's own times in for the replays of set's
@@ -49,14 +59,14 @@ func traced(in InferenceInput) InferenceInput {
 	return in
 }
 
-// TracedWall is the wall of in's inference traced: the trace's own kernel
-// times in place of its replays.
-func TracedWall(in InferenceInput) (float64, error) {
+// TracedWall is the mean and the median wall of in's inference traced:
+// the trace's own kernel times in place of its replays.
+func TracedWall(in InferenceInput) (mean, median float64, err error) {
 	inf, err := PredictInference(traced(in))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return inf.WallNS, nil
+	return inf.WallNS, inf.MedianWallNS, nil
 }
 
 // tracedGroup is the group's inference with every rank's input traced.
@@ -84,11 +94,11 @@ func CheckWithTrace(input string, b *workload.Bundle, sets []*signatures.Set) (*
 	c := &TracedCheck{Ranks: len(sets), Source: ins[0].Schedule.Source}
 	var err error
 	if len(ins) == 1 {
-		c.WallNS, err = TracedWall(ins[0])
+		c.WallNS, c.MedianWallNS, err = TracedWall(ins[0])
 	} else {
 		var g *GroupInference
 		if g, err = tracedGroup(ins); err == nil {
-			c.WallNS = g.WallNS
+			c.WallNS, c.MedianWallNS = g.WallNS, g.MedianWallNS
 		}
 	}
 	if err != nil {
@@ -98,21 +108,29 @@ func CheckWithTrace(input string, b *workload.Bundle, sets []*signatures.Set) (*
 	if err != nil {
 		return c, err
 	}
-	if medianNS, _, _, ok := measuredGroup(sets, m); ok {
-		c.MeasuredNS, c.Err = medianNS, relErr(c.WallNS, medianNS)
+	if g, ok := measuredGroup(sets, m); ok {
+		c.MeasuredNS, c.Err, c.ErrMedian = g.medianNS, relErr(c.WallNS, g.medianNS), relErr(c.MedianWallNS, g.medianNS)
+		c.MeasuredMeanNS, c.ErrMean, c.NoSpans = g.meanNS, relErr(c.WallNS, g.meanNS), !g.spans
 	}
 	return c, nil
 }
 
 // String says what the check found, on one line.
 func (c *TracedCheck) String() string {
-	s := fmt.Sprintf("the whole inference from the host schedule (%s) with the trace's own kernel times and no host probe: wall %.2f ms",
-		c.Source, c.WallNS/1e6)
+	s := fmt.Sprintf("the whole inference from the host schedule (%s) with the trace's own kernel times and no host probe: wall median %.2f ms, mean %.2f ms",
+		c.Source, c.MedianWallNS/1e6, c.WallNS/1e6)
 	if c.Ranks > 1 {
 		s = fmt.Sprintf("%s over %d ranks", s, c.Ranks)
 	}
 	if c.Err != nil {
-		s += fmt.Sprintf(" against the measured %.2f ms (%+.1f%%)", c.MeasuredNS/1e6, 100**c.Err)
+		what := "median"
+		if c.NoSpans {
+			what = "wall per inference (no spans recorded: a mean)"
+		}
+		s += fmt.Sprintf(" against the measured %s %.2f ms (median %+.1f%%, mean %+.1f%%)", what, c.MeasuredNS/1e6, 100**c.ErrMedian, 100**c.Err)
+	}
+	if c.ErrMean != nil && !c.NoSpans {
+		s += fmt.Sprintf(" and the measured mean %.2f ms (mean %+.1f%%)", c.MeasuredMeanNS/1e6, 100**c.ErrMean)
 	}
 	return s + "; a check of the host model, not a prediction"
 }

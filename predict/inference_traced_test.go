@@ -16,14 +16,17 @@ import (
 // model that moves either by more than 0.1 points fails here. Recorded
 // (this check on these bundles, 2026-11-28): the GPT-2-medium decode
 // -0.2%, the Llama-1B-shaped prefill -5.1% (its measured run was
-// power-capped; the profiled trace's kernels were not).
+// power-capped; the profiled trace's kernels were not). The simulated
+// median against the measured median (recorded the same day, when the
+// median was added): +0.0% and -5.1%; the mean against the measured mean
+// is computed beside.
 func TestCheckWithTrace(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		err  float64
+		name           string
+		err, errMedian float64
 	}{
-		{"inf-gpt2m-eager-decode-b1", -0.0018},
-		{"inf-l1b-sdpa-prefill-b8", -0.0512},
+		{"inf-gpt2m-eager-decode-b1", -0.0018, 0.0005},
+		{"inf-l1b-sdpa-prefill-b8", -0.0512, -0.0508},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", "inference", tc.name, "bundle")
@@ -41,6 +44,10 @@ func TestCheckWithTrace(t *testing.T) {
 			}
 			if c.Ranks != 1 || c.Source != "recorder" || c.Err == nil || math.Abs(*c.Err-tc.err) > 0.001 {
 				t.Errorf("%v, want %+.4f", c, tc.err)
+			}
+			if c.ErrMedian == nil || math.Abs(*c.ErrMedian-tc.errMedian) > 0.001 || c.ErrMean == nil || c.MeasuredMeanNS <= 0 ||
+				math.Abs(*c.ErrMedian-(c.MedianWallNS/c.MeasuredNS-1)) > 1e-12 || math.Abs(*c.ErrMean-(c.WallNS/c.MeasuredMeanNS-1)) > 1e-12 {
+				t.Errorf("median %g ns (error %v), mean against the measured mean %g ns (error %v)", c.MedianWallNS, c.ErrMedian, c.MeasuredMeanNS, c.ErrMean)
 			}
 			t.Log(c)
 		})
@@ -86,20 +93,22 @@ func TestTracedWall(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Constants = HostConstants(&replay.HostProbe{})
-	w, err := TracedWall(in)
-	if err != nil || w != c.WallNS {
-		t.Fatalf("TracedWall %g (%v), CheckWithTrace %g", w, err, c.WallNS)
+	w, median, err := TracedWall(in)
+	if err != nil || w != c.WallNS || median != c.MedianWallNS || median <= 0 {
+		t.Fatalf("TracedWall %g, median %g (%v), CheckWithTrace %g, median %g", w, median, err, c.WallNS, c.MedianWallNS)
 	}
 	inf, err := PredictInference(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf.TracedWallNS = w
-	found := false
-	for _, v := range inf.Metrics() {
-		found = found || v.Unit == UnitTracedWallNS && v.Value == w
-	}
-	if !found {
-		t.Errorf("metrics %v lack %s", inf.Metrics(), UnitTracedWallNS)
+	inf.TracedWallNS, inf.TracedMedianWallNS = w, median
+	for unit, want := range map[string]float64{UnitTracedWallNS: w, UnitTracedMedianWallNS: median, UnitMedianWallNS: inf.MedianWallNS} {
+		found := false
+		for _, v := range inf.Metrics() {
+			found = found || v.Unit == unit && v.Value == want
+		}
+		if !found || want <= 0 {
+			t.Errorf("metrics %v lack %s %g", inf.Metrics(), unit, want)
+		}
 	}
 }

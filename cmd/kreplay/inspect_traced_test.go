@@ -13,7 +13,7 @@ func TestInspectTracedCheck(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "with the trace's own kernel times and no host probe: wall 94.20 ms against the measured 94.37 ms (-0.2%); a check of the host model, not a prediction") {
+	if !strings.Contains(out, "with the trace's own kernel times and no host probe: wall median 94.42 ms, mean 94.20 ms against the measured median 94.37 ms (median +0.0%, mean -0.2%) and the measured mean 94.95 ms (mean -0.8%); a check of the host model, not a prediction") {
 		t.Errorf("stdout:\n%s", out)
 	}
 }
