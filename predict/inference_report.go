@@ -15,31 +15,41 @@ import (
 // has a model run, each figure against it. The prediction takes nothing
 // from the model run.
 type InferenceReport struct {
-	Runs       int     `json:"runs"`
-	WallNS     float64 `json:"wall_ns"`
-	BusyNS     float64 `json:"busy_ns"`
-	GPUIdleNS  float64 `json:"gpu_idle_ns"`
-	HostWaitNS float64 `json:"host_wait_ns"`
-	EnergyJ    float64 `json:"energy_j"`
-	KernelJ    float64 `json:"kernel_j"`
-	WaitJ      float64 `json:"wait_j"`
-	WaitW      float64 `json:"wait_w"`
-	Tokens     float64 `json:"tokens,omitempty"`
-	TTFTNS     float64 `json:"ttft_ns,omitempty"`
-	TPOTNS     float64 `json:"tpot_ns,omitempty"`
-	TPOTP90NS  float64 `json:"tpot_p90_ns,omitempty"`
-	JPerToken  float64 `json:"j_per_token,omitempty"`
+	Runs int `json:"runs"`
+	// WallNS is the simulated inferences' mean wall (ns/op) and
+	// MedianWallNS their median (median-wall-ns; 0 in an output from
+	// before it).
+	WallNS       float64 `json:"wall_ns"`
+	MedianWallNS float64 `json:"median_wall_ns,omitempty"`
+	BusyNS       float64 `json:"busy_ns"`
+	GPUIdleNS    float64 `json:"gpu_idle_ns"`
+	HostWaitNS   float64 `json:"host_wait_ns"`
+	EnergyJ      float64 `json:"energy_j"`
+	KernelJ      float64 `json:"kernel_j"`
+	WaitJ        float64 `json:"wait_j"`
+	WaitW        float64 `json:"wait_w"`
+	Tokens       float64 `json:"tokens,omitempty"`
+	TTFTNS       float64 `json:"ttft_ns,omitempty"`
+	TPOTNS       float64 `json:"tpot_ns,omitempty"`
+	TPOTP90NS    float64 `json:"tpot_p90_ns,omitempty"`
+	JPerToken    float64 `json:"j_per_token,omitempty"`
 
-	// ErrWall is the predicted wall against the model's median inference,
-	// ErrTPOT the time per output token against the model's median, and
-	// ErrEnergy the energy against the model's; nil where the model run
-	// lacks the figure. InSpread says whether the predicted wall lies
-	// within the model's inferences' 10th to 90th percentiles (nil where
-	// the model run has no spread).
-	ErrWall   *float64 `json:"err_wall,omitempty"`
-	InSpread  *bool    `json:"in_spread,omitempty"`
-	ErrTPOT   *float64 `json:"err_tpot,omitempty"`
-	ErrEnergy *float64 `json:"err_energy,omitempty"`
+	// ErrWall is the predicted wall against the model's median inference
+	// (ns/op), ErrTPOT the time per output token against the model's
+	// median, and ErrEnergy the energy against the model's; nil where the
+	// model run lacks the figure. InSpread says whether the predicted wall
+	// lies within the model's inferences' 10th to 90th percentiles (nil
+	// where the model run has no spread). The predicted wall they take is
+	// the judged one (JudgedWallNS): the median where the output has it
+	// and the model run measured its median (its spread), else the mean.
+	// ErrMeanWall is, where the median was judged, the mean against the
+	// model's mean wall per inference (mean-ns), which the energy belongs
+	// to.
+	ErrWall     *float64 `json:"err_wall,omitempty"`
+	InSpread    *bool    `json:"in_spread,omitempty"`
+	ErrMeanWall *float64 `json:"err_mean_wall,omitempty"`
+	ErrTPOT     *float64 `json:"err_tpot,omitempty"`
+	ErrEnergy   *float64 `json:"err_energy,omitempty"`
 	// ModelTPOTNS is the model run's median time per output token.
 	ModelTPOTNS float64 `json:"model_tpot_ns,omitempty"`
 	// ProcessSpread is how far the model run's processes' medians lie
@@ -54,13 +64,40 @@ type InferenceReport struct {
 	PacedNS    float64  `json:"paced_ns,omitempty"`
 	PacedJ     float64  `json:"paced_j,omitempty"`
 	ErrVsPaced *float64 `json:"err_vs_paced,omitempty"`
-	// TracedWallNS is the same inference with the trace's own kernel times
-	// in place of the replays (traced-wall-ns; 0 without it), and
-	// ErrTracedWall it against the model's median inference: where it
-	// misses as the prediction does, the miss is the host schedule's or
-	// the host model's, not the replays'.
-	TracedWallNS  float64  `json:"traced_wall_ns,omitempty"`
-	ErrTracedWall *float64 `json:"err_traced_wall,omitempty"`
+	// TracedWallNS and TracedMedianWallNS are the same inference's mean
+	// and median walls with the trace's own kernel times in place of the
+	// replays (traced-wall-ns, traced-median-wall-ns; 0 without them), and
+	// ErrTracedWall the judged one (as ErrWall's) against the model's
+	// median inference, ErrTracedMeanWall the mean against the model's
+	// mean as ErrMeanWall: where it misses as the prediction does, the
+	// miss is the host schedule's or the host model's, not the replays'.
+	TracedWallNS       float64  `json:"traced_wall_ns,omitempty"`
+	TracedMedianWallNS float64  `json:"traced_median_wall_ns,omitempty"`
+	ErrTracedWall      *float64 `json:"err_traced_wall,omitempty"`
+	ErrTracedMeanWall  *float64 `json:"err_traced_mean_wall,omitempty"`
+	// MedianJudged says the median walls were held to the model run
+	// (ErrWall, InSpread, ErrTracedWall), not the means.
+	MedianJudged bool `json:"median_judged,omitempty"`
+}
+
+// JudgedWallNS is the predicted wall the acceptance holds against the
+// model run: the median where it was judged (MedianJudged), else the
+// mean.
+func (ir *InferenceReport) JudgedWallNS() float64 {
+	if ir.MedianJudged {
+		return ir.MedianWallNS
+	}
+	return ir.WallNS
+}
+
+// judgedTracedNS is the traced check's wall taken as JudgedWallNS takes
+// the prediction's: its median where the median was judged and the
+// output has the traced median, else its mean.
+func (ir *InferenceReport) judgedTracedNS() float64 {
+	if ir.MedianJudged && ir.TracedMedianWallNS > 0 {
+		return ir.TracedMedianWallNS
+	}
+	return ir.TracedWallNS
 }
 
 // AcceptBound is the whole-inference acceptance's bound on the wall, the
@@ -120,7 +157,8 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 		KernelJ: med(s.Of(UnitKernelJ)), WaitJ: med(s.Of(UnitWaitJ)), WaitW: med(s.Of(UnitWaitW)),
 		Tokens: med(s.Of(bench.UnitTokens)), TTFTNS: med(s.Of(UnitTTFTNS)), TPOTNS: med(s.Of(bench.UnitTPOTNS)),
 		TPOTP90NS: med(s.Of(bench.UnitTPOTP90NS)), JPerToken: med(s.Of(UnitJPerToken)),
-		TracedWallNS: med(s.Of(UnitTracedWallNS)),
+		TracedWallNS: med(s.Of(UnitTracedWallNS)), MedianWallNS: med(s.Of(UnitMedianWallNS)),
+		TracedMedianWallNS: med(s.Of(UnitTracedMedianWallNS)),
 	}
 	wp.Inference = ir
 	if p := w.Paced; p != nil && p.Runs() > 0 {
@@ -131,13 +169,23 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 	if m.Runs() == 0 {
 		return
 	}
-	ir.ErrWall = relErr(ir.WallNS, med(m.NS))
-	if ir.TracedWallNS > 0 {
-		ir.ErrTracedWall = relErr(ir.TracedWallNS, med(m.NS))
+	lo, hi := med(m.Of(bench.UnitSpanP10)), med(m.Of(bench.UnitSpanP90))
+	spread := lo > 0 && hi >= lo
+	ir.MedianJudged = ir.MedianWallNS > 0 && spread
+	wall := ir.JudgedWallNS()
+	ir.ErrWall = relErr(wall, med(m.NS))
+	if t := ir.judgedTracedNS(); t > 0 {
+		ir.ErrTracedWall = relErr(t, med(m.NS))
 	}
-	if lo, hi := med(m.Of(bench.UnitSpanP10)), med(m.Of(bench.UnitSpanP90)); lo > 0 && hi >= lo {
-		in := ir.WallNS >= lo && ir.WallNS <= hi
+	if spread {
+		in := wall >= lo && wall <= hi
 		ir.InSpread = &in
+	}
+	if mean := med(m.MeanNS); ir.MedianJudged && mean > 0 {
+		ir.ErrMeanWall = relErr(ir.WallNS, mean)
+		if ir.TracedWallNS > 0 {
+			ir.ErrTracedMeanWall = relErr(ir.TracedWallNS, mean)
+		}
 	}
 	if t := med(m.Of(bench.UnitTPOTNS)); t > 0 && ir.TPOTNS > 0 {
 		ir.ModelTPOTNS = t
@@ -162,9 +210,19 @@ func (ir *InferenceReport) writeText(w io.Writer) {
 			spread = "; inside the model's 10-90% spread"
 		}
 	}
-	fmt.Fprintf(w, "inference wall (predicted)\t%s\tGPU busy %s, GPU waiting on the host %s, host waiting on the GPU %s%s%s\n",
-		textfmt.NS(ir.WallNS), textfmt.NS(ir.BusyNS), textfmt.NS(ir.GPUIdleNS), textfmt.NS(ir.HostWaitNS), vsModel(ir.ErrWall), spread)
-	if ir.TracedWallNS > 0 {
+	if ir.MedianWallNS > 0 {
+		fmt.Fprintf(w, "inference wall (predicted)\t%s\tthe simulated inferences' median; their mean %s: GPU busy %s, GPU waiting on the host %s, host waiting on the GPU %s%s%s%s\n",
+			textfmt.NS(ir.MedianWallNS), textfmt.NS(ir.WallNS), textfmt.NS(ir.BusyNS), textfmt.NS(ir.GPUIdleNS), textfmt.NS(ir.HostWaitNS),
+			ir.vsModelWall(ir.ErrWall), meanVsModel(ir.ErrMeanWall), spread)
+	} else {
+		fmt.Fprintf(w, "inference wall (predicted)\t%s\tGPU busy %s, GPU waiting on the host %s, host waiting on the GPU %s%s%s\n",
+			textfmt.NS(ir.WallNS), textfmt.NS(ir.BusyNS), textfmt.NS(ir.GPUIdleNS), textfmt.NS(ir.HostWaitNS), vsModel(ir.ErrWall), spread)
+	}
+	switch {
+	case ir.TracedMedianWallNS > 0:
+		fmt.Fprintf(w, "  with the trace's kernel times\t%s\tthe median, mean %s: the same schedule and host, the trace's own kernel times in place of the replays: a check, not a prediction%s%s\n",
+			textfmt.NS(ir.TracedMedianWallNS), textfmt.NS(ir.TracedWallNS), ir.vsModelWall(ir.ErrTracedWall), meanVsModel(ir.ErrTracedMeanWall))
+	case ir.TracedWallNS > 0:
 		fmt.Fprintf(w, "  with the trace's kernel times\t%s\tthe same schedule and host, the trace's own kernel times in place of the replays: a check, not a prediction%s\n",
 			textfmt.NS(ir.TracedWallNS), vsModel(ir.ErrTracedWall))
 	}
@@ -188,6 +246,28 @@ func (ir *InferenceReport) writeText(w io.Writer) {
 	if ir.Verdict != "" {
 		fmt.Fprintf(w, "against the acceptance\t\t%s\n", ir.Verdict)
 	}
+}
+
+// vsModelWall is vsModel of a wall's error, naming the statistic held to
+// the model's median where the output has the median: "; the median
+// ±x% vs the model's median" (or "; the mean ±x% vs the model" where the
+// model run measured no median).
+func (ir *InferenceReport) vsModelWall(e *float64) string {
+	switch {
+	case e == nil:
+		return ""
+	case ir.MedianJudged:
+		return fmt.Sprintf("; the median %+.1f%% vs the model's median", 100**e)
+	}
+	return fmt.Sprintf("; the mean %+.1f%% vs the model", 100**e)
+}
+
+// meanVsModel is "; the mean ±x% vs the model's mean", or "" without it.
+func meanVsModel(e *float64) string {
+	if e == nil {
+		return ""
+	}
+	return fmt.Sprintf("; the mean %+.1f%% vs the model's mean", 100**e)
 }
 
 // vsModel is "; prediction ±x% vs the model", or "" without a model.

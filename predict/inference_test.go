@@ -112,7 +112,7 @@ func TestPredictInferenceGenerate(t *testing.T) {
 		what      string
 		got, want float64
 	}{
-		{"wall", ir.WallNS, inf.WallNS}, {"busy", ir.BusyNS, inf.BusyNS}, {"GPU idle", ir.GPUIdleNS, inf.GPUIdleNS},
+		{"wall", ir.WallNS, inf.WallNS}, {"median wall", ir.MedianWallNS, inf.MedianWallNS}, {"busy", ir.BusyNS, inf.BusyNS}, {"GPU idle", ir.GPUIdleNS, inf.GPUIdleNS},
 		{"energy", ir.EnergyJ, inf.EnergyJ}, {"kernel energy", ir.KernelJ, inf.KernelJ}, {"waiting energy", ir.WaitJ, inf.WaitJ},
 		{"waiting power", ir.WaitW, 100},
 	} {
