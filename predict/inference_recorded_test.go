@@ -5,13 +5,51 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/kreplay/kreplay/bench"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
+	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/workload"
 )
+
+// recordedBundle is a recorded bundle (testdata/inference/NAME/bundle) as
+// the tests read it: its signature sets and its first trace's runtime
+// and host schedule. Tests only read it.
+type recordedBundle struct {
+	b    *workload.Bundle
+	sets []*signatures.Set
+	s    *schedule.Schedule
+	rt   *signatures.Runtime
+	err  error
+}
+
+var recordedBundles sync.Map // dir -> func() *recordedBundle (sync.OnceValue)
+
+// loadRecorded reads the bundle under dir once per test binary: parsing
+// its trace and schedule is most of the recorded tests' time (under the
+// race detector, seconds each).
+func loadRecorded(t *testing.T, dir string) *recordedBundle {
+	t.Helper()
+	f, _ := recordedBundles.LoadOrStore(dir, sync.OnceValue(func() *recordedBundle {
+		r := &recordedBundle{}
+		if r.b, r.err = workload.ReadBundle(filepath.Join(dir, "bundle")); r.err != nil {
+			return r
+		}
+		if r.sets, r.err = r.b.Sets(); r.err != nil {
+			return r
+		}
+		r.s, r.rt, r.err = r.b.HostSchedule(r.b.Manifest.Traces[0])
+		return r
+	}))
+	r := f.(func() *recordedBundle)()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r
+}
 
 // TestRecordedInference predicts the whole inference again from recorded
 // H200 runs (results/h200/inference/; testdata/inference/NAME: the
@@ -84,18 +122,8 @@ type modelFigures struct{ wallNS, joules, tpotNS float64 }
 // run's figures and the recorded prediction.
 func recordedInput(t *testing.T, dir string) (InferenceInput, modelFigures, *InferenceReport) {
 	t.Helper()
-	b, err := workload.ReadBundle(filepath.Join(dir, "bundle"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets, err := b.Sets()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, rt, err := b.HostSchedule(b.Manifest.Traces[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := loadRecorded(t, dir)
+	sets, s, rt := r.sets, r.s, r.rt
 	if s.Source != schedule.SourceRecorder {
 		t.Fatalf("schedule source %q, want the recorder's", s.Source)
 	}

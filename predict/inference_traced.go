@@ -89,9 +89,21 @@ func CheckWithTrace(input string, b *workload.Bundle, sets []*signatures.Set) (*
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
-		ins[r] = InferenceInput{Set: set, Runtime: rt, Schedule: s, Constants: HostConstants(&replay.HostProbe{})}
+		ins[r] = InferenceInput{Set: set, Runtime: rt, Schedule: s}
 	}
-	c := &TracedCheck{Ranks: len(sets), Source: ins[0].Schedule.Source}
+	return checkInputs(ins, b)
+}
+
+// checkInputs is CheckWithTrace on the ranks' inputs, read from b: their
+// sets, runtimes and schedules (the rest of each input is not used).
+func checkInputs(from []InferenceInput, b *workload.Bundle) (*TracedCheck, error) {
+	ins := make([]InferenceInput, len(from))
+	sets := make([]*signatures.Set, len(from))
+	for r, in := range from {
+		ins[r] = InferenceInput{Set: in.Set, Runtime: in.Runtime, Schedule: in.Schedule, Constants: HostConstants(&replay.HostProbe{})}
+		sets[r] = in.Set
+	}
+	c := &TracedCheck{Ranks: len(ins), Source: ins[0].Schedule.Source}
 	var err error
 	if len(ins) == 1 {
 		c.WallNS, c.MedianWallNS, err = TracedWall(ins[0])

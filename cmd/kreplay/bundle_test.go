@@ -291,14 +291,17 @@ func fakeRunner(t *testing.T) string {
 }
 
 // inspect summarises a bundle's recorded host schedules after its
-// signatures: inferences, calls per kind, own times and gaps.
+// signatures: inferences, calls per kind, own times and gaps; and adds
+// the host model's check with the trace's own kernel times against the
+// measured run.
 func TestInspectSchedules(t *testing.T) {
 	code, stdout, stderr := runCmd(t, "inspect", "-top", "0", filepath.Join("..", "..", "predict", "testdata", "inference", "inf-gpt2m-eager-decode-b1", "bundle"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"\nhost schedule schedule.p0.txt.gz: 10 inferences (0 after a synchronize), span median ",
-		"the recorder's probe 447 ns a call\n", "\n  L   5072.0 a inference  own "} {
+		"the recorder's probe 447 ns a call\n", "\n  L   5072.0 a inference  own ",
+		"with the trace's own kernel times and no host probe: wall median 94.42 ms, mean 94.20 ms against the measured median 94.37 ms (median +0.0%, mean -0.2%) and the measured mean 94.95 ms (mean -0.8%); a check of the host model, not a prediction"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("inspect lacks %q:\n%s", want, stdout)
 		}
