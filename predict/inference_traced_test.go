@@ -8,7 +8,6 @@ import (
 	"github.com/kreplay/kreplay/internal/traces/tracetest"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/signatures"
-	"github.com/kreplay/kreplay/workload"
 )
 
 // The host model with the trace's own kernel times on the recorded
@@ -31,20 +30,12 @@ func TestCheckWithTrace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", "inference", tc.name)
+			r := loadRecorded(t, dir)
 			var c *TracedCheck
 			var err error
 			if tc.exported {
-				b, err := workload.ReadBundle(filepath.Join(dir, "bundle"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				sets, err := b.Sets()
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err = CheckWithTrace(filepath.Join(dir, "bundle"), b, sets)
+				c, err = CheckWithTrace(filepath.Join(dir, "bundle"), r.b, r.sets)
 			} else {
-				r := loadRecorded(t, dir)
 				c, err = checkInputs([]InferenceInput{{Set: r.sets[0], Runtime: r.rt, Schedule: r.s}}, r.b)
 			}
 			if err != nil {
