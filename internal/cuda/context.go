@@ -6,6 +6,8 @@ import "C"
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/onstack"
 )
 
 // Context is a retained reference to a device's primary context, the
@@ -32,6 +34,7 @@ func (d Device) RetainPrimaryContext() (*Context, error) {
 	retainMu.Lock()
 	retains[d]++
 	retainMu.Unlock()
+	onstack.Fix() // handlers the driver installs with a context
 	return &Context{dev: d, h: h}, nil
 }
 

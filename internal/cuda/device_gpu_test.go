@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kreplay/kreplay/internal/onstack"
 )
 
 func TestGPUDeviceAttributes(t *testing.T) {
@@ -239,5 +241,20 @@ func TestGPUContextDo(t *testing.T) {
 	}
 	if err := ctx.Release(); err != nil {
 		t.Errorf("second Release: %v", err)
+	}
+}
+
+// The driver's signal handlers, installed at cuInit or with a context, run
+// on Go's signal stack after Init and RetainPrimaryContext (internal/onstack):
+// a kreplay run stopped by a signal is then handled by Go, not ended by it.
+func TestGPUSignalHandlersOnStack(t *testing.T) {
+	d := requireGPU(t)
+	ctx, err := d.RetainPrimaryContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Release()
+	if m := onstack.Missing(); len(m) != 0 {
+		t.Errorf("signals %v have handlers without SA_ONSTACK after the driver started", m)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/kreplay/kreplay/internal/dl"
+	"github.com/kreplay/kreplay/internal/onstack"
 )
 
 // LibraryName is the shared object Init opens: the driver's runtime name,
@@ -100,6 +101,7 @@ func load() error {
 		}
 		return e
 	}
+	onstack.Fix() // the driver's signal handlers, on Go's signal stack
 	var v C.int
 	if err := check("cuDriverGetVersion", C.kr_cuDriverGetVersion(&v)); err != nil {
 		return err

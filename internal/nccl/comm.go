@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
+
+	"github.com/kreplay/kreplay/internal/onstack"
 )
 
 // Comm is an ncclComm_t: one rank of a communicator. A Comm must not be
@@ -74,6 +76,7 @@ func CommInitRank(nranks int, id UniqueID, rank int) (*Comm, error) {
 	if err := check("ncclCommInitRank", C.kr_ncclCommInitRank(&h, C.int(nranks), &cid, C.int(rank)), nil); err != nil {
 		return nil, err
 	}
+	onstack.Fix() // handlers installed as NCCL starts its threads
 	return &Comm{h: h}, nil
 }
 
@@ -103,6 +106,7 @@ func CommInitAll(devices []int) ([]*Comm, error) {
 	if err := check("ncclCommInitAll", C.kr_ncclCommInitAll(&hs[0], C.int(n), &devs[0]), nil); err != nil {
 		return nil, err
 	}
+	onstack.Fix() // handlers installed as NCCL starts its threads
 	comms := make([]*Comm, n)
 	for i, h := range hs {
 		comms[i] = &Comm{h: h}
