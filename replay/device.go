@@ -10,6 +10,7 @@ import (
 	"github.com/kreplay/kreplay/energy"
 	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/onstack"
 	"github.com/kreplay/kreplay/tier2"
 	"github.com/kreplay/kreplay/tier3"
 )
@@ -122,6 +123,7 @@ func Open(index int) (*Device, error) {
 		return nil, err
 	}
 	d.Meter, d.NVMLErr = openMeter(dev, index)
+	onstack.Fix() // NVML's signal handlers too, on Go's signal stack
 	return d, nil
 }
 
