@@ -390,44 +390,10 @@ static inline void decode(const decoder *d, const void *params, rec *r) {
 	r->h1 = stream_of(stream, d->ptsz);
 }
 
-/* callback is CUPTI's: the hot path (see the top of the file). */
-static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
-	(void)ud;
-	if (domain != KR_CB_DOMAIN_DRIVER_API || cbid >= KR_MAX_CBID) return;
-	const kr_CallbackData *cd = data;
-	if (cd->callbackSite == KR_API_EXIT) {
-		uint64_t c = *cd->correlationData;
-		uint64_t i = c & KR_IDX_MASK;
-		if (i == 0 || c >> KR_GEN_SHIFT != gen || i > cap) return;
-		rec *r = &buf[i - 1];
-		r->t1 = KR_SCHED_NOW();
-		if (r->kind == 'Q' && cd->functionReturnValue && *(const kr_CUresult *)cd->functionReturnValue == KR_SUCCESS)
-			r->flags |= KR_READY;
-		return;
-	}
-	*cd->correlationData = 0;
-	if (!atomic_load_explicit(&kr_armed, memory_order_relaxed)) return;
-	const decoder *d = &decoders[cbid];
-	if (d->op == OP_NONE) return;
-	if (!pthread_equal(pthread_self(), arm_thread)) {
-		/* another thread's call (a watchdog polling events): not the
-		 * inference's, and its entry would break the records' order */
-		atomic_fetch_add_explicit(&other, 1, memory_order_relaxed);
-		return;
-	}
-	rec r = {.t0 = KR_SCHED_NOW()};
-	uint64_t i = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
-	if (i >= cap) {
-		atomic_fetch_add_explicit(&lost, 1, memory_order_relaxed);
-		return;
-	}
-	decode(d, cd->functionParams, &r);
-	buf[i] = r;
-	*cd->correlationData = gen << KR_GEN_SHIFT | (i + 1);
-}
-
-/* kr_enter and kr_leave: kr_sched.h; the hook mode's hot path, the
- * callback's in the wrappers of kr_sched_hook.c, which checked armed. */
+/* kr_enter and kr_leave: kr_sched.h; the hot path of both modes (the
+ * callback below and the wrappers of kr_sched_hook.c, which checked
+ * armed). Another thread's call (a watchdog polling events) is not the
+ * inference's, and its entry would break the records' order: counted. */
 uint64_t kr_enter(const decoder *d, const void *params) {
 	if (!pthread_equal(pthread_self(), arm_thread)) {
 		atomic_fetch_add_explicit(&other, 1, memory_order_relaxed);
@@ -449,6 +415,27 @@ void kr_leave(uint64_t i, kr_CUresult result) {
 	rec *r = &buf[i - 1];
 	r->t1 = KR_SCHED_NOW();
 	if (r->kind == 'Q' && result == KR_SUCCESS) r->flags |= KR_READY;
+}
+
+/* callback is CUPTI's: the hot path (see the top of the file); the
+ * correlation slot carries kr_enter's index to the call's exit. */
+static void callback(void *ud, int domain, uint32_t cbid, const void *data) {
+	(void)ud;
+	if (domain != KR_CB_DOMAIN_DRIVER_API || cbid >= KR_MAX_CBID) return;
+	const kr_CallbackData *cd = data;
+	if (cd->callbackSite == KR_API_EXIT) {
+		uint64_t c = *cd->correlationData;
+		uint64_t i = c & KR_IDX_MASK;
+		if (i == 0 || c >> KR_GEN_SHIFT != gen || i > cap) return;
+		kr_leave(i, cd->functionReturnValue ? *(const kr_CUresult *)cd->functionReturnValue : KR_ERROR_NOT_READY);
+		return;
+	}
+	*cd->correlationData = 0;
+	if (!atomic_load_explicit(&kr_armed, memory_order_relaxed)) return;
+	const decoder *d = &decoders[cbid];
+	if (d->op == OP_NONE) return;
+	uint64_t i = kr_enter(d, cd->functionParams);
+	if (i) *cd->correlationData = gen << KR_GEN_SHIFT | i;
 }
 
 /* kr_sched_mark appends a mark of kind (1 an inference's start, 2 a
