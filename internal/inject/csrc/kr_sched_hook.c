@@ -168,12 +168,7 @@ static int find_v2(const char *sym, size_t n) {
 /* wrap returns the wrapper of hooks[i]'s variant v holding p. */
 static void *wrap(int i, int v, void *p) {
 	slot *s = &hooks[i].s[v];
-	if (!s->d.op) { /* filled once, the same by every thread */
-		decoder d;
-		if (!kr_decode_name(hooks[i].name, &d)) return p;
-		d.ptsz = (uint8_t)v;
-		s->d = d;
-	}
+	if (!s->d.op) return p; /* no decoder (fill_decoders): not recorded */
 	return install(&s->real, p, hooks[i].w[v]);
 }
 
