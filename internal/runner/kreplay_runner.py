@@ -718,7 +718,7 @@ def _recorded(ticks, max_s, fn, min_n, req):
     r = _summary(measured)
     try:
         r["schedule"] = _flush(lib, path, process, _median_ns(armed), _median_ns(bare), call_ns, blocks)
-        r["schedule"].update(recorder="hook", cost_pairs=pairs)
+        r["schedule"]["cost_pairs"] = pairs
     except ScheduleError as e:  # the measured run stands
         r["schedule_error"] = str(e)
     return r
@@ -837,8 +837,8 @@ def _record_block(lib, fn, n):
 
 def _flush(lib, path, process, armed_ns, measured_ns, call_ns, blocks):
     """Writes the recorded schedule to path and lets the recorder go
-    (kr_sched_detach); the run reply's "schedule" (recorder "cupti": the
-    hook mode's _recorded says "hook")."""
+    (kr_sched_detach); the run reply's "schedule", whose recorder is the
+    mode the file's header names."""
     got = lib.kr_sched_flush(path.encode(), (cpu_model() or "").encode(), process, armed_ns, measured_ns, call_ns or 0)
     errno = ctypes.get_errno()
     stats = (ctypes.c_longlong * 7)()
@@ -851,7 +851,7 @@ def _flush(lib, path, process, armed_ns, measured_ns, call_ns, blocks):
     return dict(path=path, inferences=got, armed_wall_ns=armed_ns, measured_wall_ns=measured_ns,
                 overhead_ns_per_inference=armed_ns - measured_ns, overhead_ns_per_call=call_ns or 0,
                 records=stats[0], lost=stats[1], outside=stats[2], incomplete=stats[3], other_threads=stats[4],
-                blocks=blocks, recorder="cupti", **({} if k < 7 else dict(hook_old=stats[5], hook_second=stats[6])))
+                blocks=blocks, recorder="hook" if _hooked(lib) else "cupti", **({} if k < 7 else dict(hook_old=stats[5], hook_second=stats[6])))
 
 
 _PROBE_CALLS = 2000  # launches per burst of the recorder's cost probe
