@@ -104,7 +104,7 @@ func (c *capture) noteSchedule(process int, name string, run *runner.Result) {
 	p := c.o.Progress
 	res := run.Schedule
 	over := float64(res.OverheadNSPerInference)
-	if res.Recorder == "hook" {
+	if res.Recorder == schedule.RecorderHook {
 		wall := run.WallSPerInference * 1e9
 		fmt.Fprintf(p, "capture: process %d: host schedule of %d inferences (%s), recorded by the hook recorder: every measured inference, in %d blocks; its cost %+.4g µs per inference (%+.2f%% of the measured %.4g ms), %.4g ms armed against %.4g ms disarmed, the medians of %d pairs of single inferences; the probe: %.3g µs per recorded call\n",
 			process+1, res.Inferences, name, res.Blocks, over/1e3, 100*over/max(wall, 1), wall/1e6,
@@ -130,7 +130,7 @@ func (c *capture) noteSchedule(process int, name string, run *runner.Result) {
 			process+1, res.OtherThreads)
 	}
 	if res.HookOld > 0 {
-		fmt.Fprintf(p, "capture: warning: process %d: the hook recorder passed %d driver entry points of an ABI before CUDA 12.0 through unrecorded\n",
+		fmt.Fprintf(p, "capture: warning: process %d: the hook recorder passed %d driver entry points of another signature than its wrappers' (CUDA 12.0's) through unrecorded\n",
 			process+1, res.HookOld)
 	}
 	if res.HookSecond > 0 {

@@ -86,9 +86,9 @@ request by request:
          each timed on the host from a synchronize to a synchronize;
          armed_wall_ns and measured_wall_ns are the armed and the disarmed
          median, overhead_ns_per_inference the first less the second
-         (signed). hook_old counts the entry points looked up for a CUDA
-         version before 12.0 that got a function of an older ABI (passed
-         through unrecorded), hook_second the lookups that resolved a
+         (signed). hook_old counts the entry points that got a function of
+         another ABI than the wrappers' (CUDA 12.0's), passed through
+         unrecorded, hook_second the lookups that resolved a
          wrapped call to another definition than the wrapper's first
          (recorded, the wrapper calling the first).
          CUPTI mode (the recorder loaded through CUDA_INJECTION64_PATH

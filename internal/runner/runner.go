@@ -579,9 +579,9 @@ type ScheduleResult struct {
 	// OtherThreads is the calls of threads other than the inference's
 	// (a distributed run's watchdog polling its events), left out.
 	OtherThreads int64 `json:"other_threads"`
-	// HookOld is how many driver entry points were looked up for a CUDA
-	// version before 12.0 and got a function of an older ABI than the
-	// wrappers take, passed through unrecorded; HookSecond how many
+	// HookOld is how many driver entry points got a function of another
+	// ABI than the wrappers take (CUDA 12.0's; an older one, or a later
+	// one the table has no _v2 for), passed through unrecorded; HookSecond how many
 	// lookups resolved a wrapped call to another definition than its
 	// wrapper's first, served by the wrapper (hook mode).
 	HookOld    int64 `json:"hook_old"`

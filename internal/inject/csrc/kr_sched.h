@@ -39,9 +39,9 @@ KR_HIDDEN extern atomic_int kr_armed;
  * (0: the recorder runs on CUPTI's callbacks). */
 KR_HIDDEN extern atomic_int kr_hooked;
 
-/* kr_hook_old counts the entry points looked up for a CUDA version
- * before 12.0 that got a function of an older ABI, passed through
- * unwrapped; kr_hook_second the lookups that resolved a wrapped call to
+/* kr_hook_old counts the entry points that got a function of another
+ * ABI than the wrappers' (CUDA 12.0's: an older one, or a later one
+ * without a _v2 in the table), passed through unwrapped; kr_hook_second the lookups that resolved a wrapped call to
  * another definition than its wrapper's first (served by the wrapper,
  * which calls the first). */
 KR_HIDDEN extern atomic_llong kr_hook_old, kr_hook_second;
