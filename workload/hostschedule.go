@@ -32,14 +32,9 @@ func (b *Bundle) HostSchedule(trace string) (*schedule.Schedule, *signatures.Run
 		}
 		return s, rt, nil
 	}
-	f, err = b.fsys.Open(name)
+	s, err := b.readSchedule(name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", b.Name, err)
-	}
-	defer f.Close()
-	s, err := schedule.Read(f) // gzip'ed: Read sniffs it
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", b.file(name), err)
+		return nil, nil, err
 	}
 	return s, rt, nil
 }

@@ -191,14 +191,23 @@ func (b *Bundle) OpenSchedule(i int) (io.ReadCloser, error) {
 
 // ReadSchedule reads the bundle's i-th host schedule (Schedules).
 func (b *Bundle) ReadSchedule(i int) (*schedule.Schedule, error) {
-	r, err := b.OpenSchedule(i)
-	if err != nil {
-		return nil, err
+	if i < 0 || i >= len(b.Manifest.Schedules) {
+		return nil, fmt.Errorf("%s: no host schedule %d (the bundle has %d)", b.Name, i, len(b.Manifest.Schedules))
 	}
-	defer r.Close()
-	s, err := schedule.Read(r)
+	return b.readSchedule(b.Manifest.Schedules[i])
+}
+
+// readSchedule reads the host schedule file name of the bundle (gzip'ed:
+// schedule.Read sniffs it).
+func (b *Bundle) readSchedule(name string) (*schedule.Schedule, error) {
+	f, err := b.fsys.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", b.file(b.Manifest.Schedules[i]), err)
+		return nil, fmt.Errorf("%s: %w", b.Name, err)
+	}
+	defer f.Close()
+	s, err := schedule.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.file(name), err)
 	}
 	return s, nil
 }
