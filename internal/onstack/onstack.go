@@ -66,6 +66,8 @@ static int kr_onstack_is_bare(int sig) {
 */
 import "C"
 
+import "errors"
+
 // Signals are the signals Fix looks at: those a user or a script sends to
 // stop a run, and the ones the Go runtime forwards or uses itself.
 var Signals = []int{
@@ -108,7 +110,7 @@ func flags(sig int) int { return int(C.kr_onstack_flags(C.int(sig))) }
 // driver does (tests).
 func installBare(sig int) error {
 	if C.kr_onstack_install_bare(C.int(sig)) != 0 {
-		return errSigaction
+		return errors.New("sigaction failed")
 	}
 	return nil
 }
@@ -118,9 +120,3 @@ func isBare(sig int) bool { return C.kr_onstack_is_bare(C.int(sig)) != 0 }
 
 // onstackFlag is SA_ONSTACK.
 const onstackFlag = int(C.SA_ONSTACK)
-
-type sigError string
-
-func (e sigError) Error() string { return string(e) }
-
-const errSigaction = sigError("sigaction failed")
