@@ -18,25 +18,30 @@ package onstack
 #include <signal.h>
 #include <string.h>
 
+// kr_installed reports whether sa is a handler (neither SIG_DFL nor
+// SIG_IGN).
+static int kr_installed(const struct sigaction *sa) {
+	return (sa->sa_flags & SA_SIGINFO) || (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN);
+}
+
 // kr_onstack adds SA_ONSTACK to the handler of sig when one is installed
-// (neither SIG_DFL nor SIG_IGN) without it: 1 when it did, 0 when there
-// was nothing to do, -1 when sigaction failed.
+// without it: 1 when it did, 0 when there was nothing to do, -1 when
+// sigaction failed.
 static int kr_onstack(int sig) {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	if (sigaction(sig, NULL, &sa) != 0) return -1;
-	if (!(sa.sa_flags & SA_SIGINFO) && (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)) return 0;
-	if (sa.sa_flags & SA_ONSTACK) return 0;
+	if (!kr_installed(&sa) || (sa.sa_flags & SA_ONSTACK)) return 0;
 	sa.sa_flags |= SA_ONSTACK;
 	return sigaction(sig, &sa, NULL) == 0 ? 1 : -1;
 }
 
-// kr_onstack_installed reports whether sig has a handler (neither
-// SIG_DFL nor SIG_IGN).
-static int kr_onstack_installed(int sig) {
+// kr_onstack_missing reports whether sig has a handler without
+// SA_ONSTACK.
+static int kr_onstack_missing(int sig) {
 	struct sigaction sa;
 	if (sigaction(sig, NULL, &sa) != 0) return 0;
-	return (sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN);
+	return kr_installed(&sa) && !(sa.sa_flags & SA_ONSTACK);
 }
 
 // kr_onstack_flags returns sig's handler's flags, or -1.
@@ -95,8 +100,7 @@ func Fix() []int {
 func Missing() []int {
 	var out []int
 	for _, s := range Signals {
-		f := C.kr_onstack_flags(C.int(s))
-		if f >= 0 && f&C.SA_ONSTACK == 0 && C.kr_onstack_installed(C.int(s)) != 0 {
+		if C.kr_onstack_missing(C.int(s)) != 0 {
 			out = append(out, s)
 		}
 	}
