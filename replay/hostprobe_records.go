@@ -2,6 +2,7 @@ package replay
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -180,8 +181,11 @@ type QueueProbe struct {
 	// blocker ended: the run the figures are taken from.
 	Kernels int `json:"kernels"`
 	Queued  int `json:"queued"`
-	// BlockerNS is the blocker's duration.
+	// BlockerNS is the blocker's duration; Tries how many runs it took,
+	// the blocker twice as long each time, for the host to queue two
+	// kernels before it ended.
 	BlockerNS float64 `json:"blocker_ns"`
+	Tries     int     `json:"tries,omitempty"`
 	// SpanNS is the queued run's first start to last end; BusyNS the sum
 	// of their durations; GapNS = (SpanNS − BusyNS)/(Queued − 1).
 	SpanNS float64 `json:"span_ns"`
@@ -196,6 +200,10 @@ type QueueProbe struct {
 	// GapsNS are the raw gaps, in order.
 	GapsNS []int64 `json:"gaps_ns"`
 }
+
+// errNotAhead is queueRun's error when fewer than two tiny kernels were
+// launched before the blocker ended.
+var errNotAhead = errors.New("the host did not keep ahead")
 
 // queueRun reads the queue probe's records: the first kernel on the GPU
 // is the blocker, the rest the tiny kernels in launch order.
@@ -220,8 +228,8 @@ func queueRun(recs []cupti.Record) (QueueProbe, error) {
 		q.Queued++
 	}
 	if q.Queued < 2 {
-		return q, fmt.Errorf("queue probe: %d of %d kernels were launched before the %.0f µs blocker ended: the host did not keep ahead",
-			q.Queued, q.Kernels, q.BlockerNS/1e3)
+		return q, fmt.Errorf("queue probe: %d of %d kernels were launched before the %.0f µs blocker ended: %w",
+			q.Queued, q.Kernels, q.BlockerNS/1e3, errNotAhead)
 	}
 	run := tiny[:q.Queued]
 	var durs, gaps []float64

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -112,6 +113,12 @@ func (d *Device) measureRounds(k *hostKernel, o HostProbeOptions, p *HostProbe) 
 	return nil
 }
 
+// hostQueueTries is how many times the queue probe runs, its blocker
+// twice as long each time, while the host does not queue two kernels
+// before the blocker ends (the host thread stalled: descheduled, or a
+// one-time setup in the launch path).
+const hostQueueTries = 3
+
 // measureQueue launches a blocker, o.QueueKernels tiny kernels behind it
 // and measures their gaps from CUPTI's records (Queue, QueueGapNS). Call
 // inside Do.
@@ -121,23 +128,15 @@ func (d *Device) measureQueue(k *hostKernel, o HostProbeOptions, p *HostProbe) e
 		return fmt.Errorf("CUPTI: %w", err)
 	}
 	defer rec.stop()
-	if err := rec.discard(); err != nil {
-		return err
-	}
 	block := max(time.Millisecond, time.Duration(o.QueueKernels)*hostQueueBlockPer)
-	if err := k.launch(d.stream, block); err != nil {
-		return err
-	}
-	for i := 0; i < o.QueueKernels; i++ {
-		if err := k.launch(d.stream, 0); err != nil {
-			return err
+	var q QueueProbe
+	for try := 1; ; try, block = try+1, 2*block {
+		q, err = d.queueOnce(rec, k, o.QueueKernels, block)
+		q.Tries = try
+		if !errors.Is(err, errNotAhead) || try == hostQueueTries {
+			break
 		}
 	}
-	recs, err := drainAll(rec)
-	if err != nil {
-		return err
-	}
-	q, err := queueRun(recs)
 	if err != nil {
 		return err
 	}
@@ -146,4 +145,31 @@ func (d *Device) measureQueue(k *hostKernel, o HostProbeOptions, p *HostProbe) e
 	}
 	p.Queue, p.QueueGapNS = q, q.GapNS
 	return nil
+}
+
+// queueOnce runs the queue probe once with a blocker of block: traced
+// launches first, dropped, since the first traced launches after CUPTI's
+// recording starts pay its setup, then the blocker and n tiny kernels.
+func (d *Device) queueOnce(rec *recorder, k *hostKernel, n int, block time.Duration) (QueueProbe, error) {
+	for i := 0; i < hostWarmRounds; i++ {
+		if err := k.launch(d.stream, 0); err != nil {
+			return QueueProbe{}, err
+		}
+	}
+	if err := rec.discard(); err != nil {
+		return QueueProbe{}, err
+	}
+	if err := k.launch(d.stream, block); err != nil {
+		return QueueProbe{}, err
+	}
+	for i := 0; i < n; i++ {
+		if err := k.launch(d.stream, 0); err != nil {
+			return QueueProbe{}, err
+		}
+	}
+	recs, err := drainAll(rec)
+	if err != nil {
+		return QueueProbe{}, err
+	}
+	return queueRun(recs)
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -154,8 +155,13 @@ func TestQueueRun(t *testing.T) {
 	}
 	for _, c := range errs {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := queueRun(c.recs); err == nil || !strings.Contains(err.Error(), c.want) {
+			_, err := queueRun(c.recs)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+			// measureQueue runs the probe again, its blocker longer, on this error only.
+			if retried := errors.Is(err, errNotAhead); retried != (c.name == "host behind") {
+				t.Errorf("errors.Is(%v, errNotAhead) = %v", err, retried)
 			}
 		})
 	}
