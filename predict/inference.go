@@ -244,8 +244,9 @@ func bindInput(in InferenceInput) (*boundInput, error) {
 	per := replayedOps(in.Set, in.Entries)
 	s := in.Schedule
 	b := &boundInput{ops: make([][]schedule.Op, len(s.Inferences)), joules: make([][]float64, len(s.Inferences))}
+	same := schedule.Memo(kname.SameKernel)
 	for i := range s.Inferences {
-		bound, err := schedule.Bind(s, i, in.Set, in.Runtime, kname.SameKernel)
+		bound, err := schedule.Bind(s, i, in.Set, in.Runtime, same)
 		if err != nil {
 			return nil, fmt.Errorf("inference: %w", err)
 		}

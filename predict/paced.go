@@ -50,7 +50,7 @@ func Pacing(s *schedule.Schedule, inf int, set *signatures.Set, rt *signatures.R
 	if s == nil || inf < 0 || inf >= len(s.Inferences) {
 		return replay.Pacing{}, errors.New("pacing: no such inference")
 	}
-	bound, err := schedule.Bind(s, inf, set, rt, kname.SameKernel)
+	bound, err := schedule.Bind(s, inf, set, rt, schedule.Memo(kname.SameKernel))
 	if err != nil {
 		return replay.Pacing{}, fmt.Errorf("pacing: %w", err)
 	}

@@ -22,6 +22,22 @@ type Bound struct {
 // demangled one).
 type SameKernel func(traceName, recordedName string) bool
 
+// Memo returns same with its answers kept: a decode's schedule names a
+// few hundred kernels in tens of thousands of launches per inference, and
+// comparing two names demangles both. Not safe for concurrent use.
+func Memo(same SameKernel) SameKernel {
+	seen := map[[2]string]bool{}
+	return func(traceName, recordedName string) bool {
+		k := [2]string{traceName, recordedName}
+		v, ok := seen[k]
+		if !ok {
+			v = same(traceName, recordedName)
+			seen[k] = v
+		}
+		return v
+	}
+}
+
 // Bind matches the GPU ops (L, C, S, G) of inference inf of s, in host
 // order, one to one to the invocations of set's Timeline in the order the
 // trace's runtime calls launched them. rt holds those calls (ReadRuntime
