@@ -19,7 +19,9 @@
 # spec is captured on the spec's device: on a machine of two GPUs of one
 # kind it halves the time (the capture's host then shares the machine with
 # one predicting process). Writes OUT/summary.txt, OUT/logs/ and
-# OUT/bundles/ (without their kernels directories); with ARCHIVE=1 the
+# OUT/bundles/ (without their kernels directories; a spec whose replay
+# faulted keeps its own as OUT/kernels-SPEC.tar.xz.partNN, keep_faulted
+# says how); with ARCHIVE=1 the
 # logs and bundles go into OUT/raw.tar.xz.partNN instead, pieces of 15 MiB
 # (the device tool brings back at most 8 files of 16 MiB; join them with
 # cat before unpacking).
@@ -46,7 +48,25 @@ predict_one() {
     grep -E '^(paced timeline)' "$log.predict.err"
     grep -E '^(predicted GPU time|trace GPU busy|model wall|model energy|inference|time per output|energy per output|paced timeline|against the acceptance)' "$log.predict.txt"
   } >"$log.summary"
+  keep_faulted "$s"
   rm -rf "$b/kernels"
+}
+# keep_faulted SPEC keeps SPEC's kernels directory, when a replay faulted
+# on the GPU (a lost CUDA context), as OUT/kernels-SPEC.tar.xz.partNN, at
+# most KEEP_MAX_MB (default 45) of it compressed, so that the fault can be
+# replayed elsewhere; beyond that it says so and keeps nothing.
+keep_faulted() {
+  local s=$1 b="$OUT/bundles/$1" f="$OUT/kernels-$1.tar.xz"
+  grep -q 'context was lost' "$OUT/logs/$s.predict.err" 2>/dev/null || return 0
+  [ -d "$b/kernels" ] || return 0
+  tar -C "$b" -cJf "$f" kernels
+  if [ "$(stat -c %s "$f")" -gt $(( ${KEEP_MAX_MB:-45} * 1048576 )) ]; then
+    say "$s: a replay faulted; its kernels directory, $(( $(stat -c %s "$f") / 1048576 )) MiB compressed, not kept"
+    rm -f "$f"
+    return 0
+  fi
+  split -b 15m -d "$f" "$f.part" && rm -f "$f"
+  say "$s: a replay faulted; its kernels directory kept as $f.partNN"
 }
 pending=() pid=
 for s in "$@"; do
