@@ -369,6 +369,9 @@ type Result struct {
 	// measure; EnergyErr says why not otherwise.
 	Energy    *Energy `json:"energy,omitempty"`
 	EnergyErr string  `json:"energy_error,omitempty"`
+	// EnergyHostNS is the host time the energy measurement took: its
+	// warm-up, windows and any duty-cycled measurement again.
+	EnergyHostNS int64 `json:"energy_host_ns,omitempty"`
 	// RankEnergy holds, for a collective, each GPU's energy per call in
 	// rank order; Energy is then their sum (Energy.GPUs).
 	RankEnergy []Energy `json:"rank_energy,omitempty"`
@@ -650,11 +653,12 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		if p.Cache != Warm {
 			t.sets, t.next = k.Sets(), 0
 		}
+		start := time.Now()
 		e, err := d.measureEnergy(t, r, per, o)
 		if err != nil {
 			r.EnergyErr = err.Error()
 		}
-		r.Energy = e
+		r.Energy, r.EnergyHostNS = e, time.Since(start).Nanoseconds()
 	}
 	return nil
 }

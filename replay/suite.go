@@ -128,6 +128,10 @@ type Entry struct {
 	// that set: a tensor-parallel group's ranks run the same signatures,
 	// each measured once (SuiteOptions.Previous carries it).
 	SameAs string `json:"same_as,omitempty"`
+	// Phases is the host time the entry's measurement took, by phase; nil
+	// for an entry not measured here (skipped, reused, interpolated, part
+	// of another, failed before it was prepared).
+	Phases *Phases `json:"phases,omitempty"`
 }
 
 // ReplayNS is the replay's time per invocation to compare with the trace:
@@ -205,6 +209,9 @@ func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc
 		}
 	}
 	o.estimateRest(out, withEnergy)
+	if line := phaseLine(out); line != "" && o.Progress != nil {
+		fmt.Fprintln(o.Progress, line)
+	}
 	return out
 }
 
@@ -253,13 +260,22 @@ func measureRecovered(measure measureFunc, s *signatures.Signature, o SuiteOptio
 
 // runOne measures s into e; on failure it sets e's error and returns it.
 func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) error {
+	start := time.Now()
 	p, err := d.PrepareFor(s, o.Cache)
 	if err != nil {
 		e.Err = errText(err)
 		return err
 	}
-	defer p.Close()
+	ph := &Phases{PrepareNS: time.Since(start).Nanoseconds()}
+	e.Phases = ph
+	defer func() {
+		start := time.Now()
+		p.Close()
+		ph.CloseNS = time.Since(start).Nanoseconds()
+	}()
+	start = time.Now()
 	r, err := d.Measure(p, o.Measure)
+	ph.MeasureNS = time.Since(start).Nanoseconds()
 	if err != nil {
 		e.Err = errText(err)
 		return err
