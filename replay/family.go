@@ -20,8 +20,9 @@ const (
 // FamilyTolerance is how far, relative to its measured value, a held-out
 // member's measured time (and energy, where measured) may lie from the
 // fit's for the fit to stand, unless the member's own sampling spread
-// (its RelCI; for energy its TickShare) is larger. 3% is a guess, to be
-// checked on a GPU against families measured member by member.
+// (its RelCI; for energy its TickShare) is larger. 3% is a guess, set
+// before any data; results/cpu/families/ shows it on GPU runs that
+// measured every member (TestFamiliesOnRecordedRuns).
 const FamilyTolerance = 0.03
 
 // InterpolatedMethod is Energy.Method of an energy interpolated between
