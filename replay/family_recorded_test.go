@@ -45,6 +45,13 @@ func TestFamiliesOnRecordedRuns(t *testing.T) {
 			var progress strings.Builder
 			entries := (&Device{}).runSet(set, SuiteOptions{Families: true, Progress: &progress}, recordedMeasure(res))
 			n, total, worst := familyErrors(set, entries, res)
+			if testing.Verbose() {
+				for i, e := range entries {
+					if r := res[set.Signatures[i].ID]; e.Interpolated != "" && r != nil {
+						t.Logf("interpolated %s %s: %.3f µs, its own %.3f µs (%+.1f%%)", e.ID, e.Label, e.ReplayNS()/1e3, r.ReportedNS()/1e3, 100*(e.ReplayNS()/r.ReportedNS()-1))
+					}
+				}
+			}
 			for _, l := range strings.Split(progress.String(), "\n") {
 				if strings.HasPrefix(l, "family ") {
 					t.Log(l)
