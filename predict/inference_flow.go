@@ -105,8 +105,8 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 		return
 	}
 	fr.Host = &p
-	fmt.Fprintf(progress, "host probe: submit %.2f µs, queue gap %.2f µs, wake %.2f µs, power while waiting %.1f W (idle %.1f W)\n",
-		p.SubmitNS/1e3, p.QueueGapNS/1e3, p.WakeNS/1e3, p.WaitPowerW, p.IdleW)
+	fmt.Fprintf(progress, "host probe: submit %.2f µs, queue gap %.2f µs, wake %.2f µs, power while waiting %.1f W (idle %.1f W)%s\n",
+		p.SubmitNS/1e3, p.QueueGapNS/1e3, p.WakeNS/1e3, p.WaitPowerW, p.IdleW, queueTries(p.Queue))
 	limit, short := p.PowerLimitW, o.shortEnergyWindows()
 	if short != "" {
 		limit = 0
@@ -267,4 +267,13 @@ func HostCPU() string {
 		}
 	}
 	return ""
+}
+
+// queueTries says, when the host probe's queue probe ran more than once
+// (replay.QueueProbe.Tries), how often and with what blocker.
+func queueTries(q replay.QueueProbe) string {
+	if q.Tries <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("; the queue probe ran %d times, the host not queueing ahead of shorter blockers, the last %.0f µs", q.Tries, q.BlockerNS/1e3)
 }

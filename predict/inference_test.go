@@ -401,3 +401,18 @@ func TestInferenceVerdict(t *testing.T) {
 		}
 	}
 }
+
+func TestQueueTries(t *testing.T) {
+	for _, c := range []struct {
+		q    replay.QueueProbe
+		want string
+	}{
+		{replay.QueueProbe{}, ""},
+		{replay.QueueProbe{Tries: 1, BlockerNS: 5e6}, ""},
+		{replay.QueueProbe{Tries: 3, BlockerNS: 20e6}, "; the queue probe ran 3 times, the host not queueing ahead of shorter blockers, the last 20000 µs"},
+	} {
+		if got := queueTries(c.q); got != c.want {
+			t.Errorf("queueTries(%+v) = %q, want %q", c.q, got, c.want)
+		}
+	}
+}
