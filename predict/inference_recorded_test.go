@@ -53,9 +53,10 @@ func loadRecorded(t *testing.T, dir string) *recordedBundle {
 }
 
 // TestRecordedInference predicts the whole inference again from recorded
-// H200 runs (results/h200/inference/; testdata/inference/NAME: the
-// capture's bundle without its kernels, with the kept process's host
-// schedule, kreplay predict's output and its host probe line) and holds
+// H200 runs (results/h200/inference/ and results/h200/inference-hook/;
+// testdata/inference/NAME: the capture's bundle without its kernels, with
+// the kept process's host schedule, kreplay predict's output and its host
+// probe line) and holds
 // the prediction to what was recorded: the wall and the energy within
 // 0.1%, their errors against the measured run within 0.1 points of the
 // recorded ones. A change to the binding, the simulation or the energy

@@ -337,6 +337,7 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 		g.identify(live, todo, out, ranOn, o)
 	}
 	o.estimateRest(out, withEnergy)
+	o.reportPhases(out)
 	return out
 }
 

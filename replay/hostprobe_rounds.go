@@ -137,6 +137,9 @@ func (d *Device) measureQueue(k *hostKernel, o HostProbeOptions, p *HostProbe) e
 			break
 		}
 	}
+	if errors.Is(err, errNotAhead) {
+		return fmt.Errorf("after %d runs, the blocker doubled each time: %w", q.Tries, err)
+	}
 	if err != nil {
 		return err
 	}

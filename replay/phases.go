@@ -14,8 +14,16 @@ type Phases struct {
 	CloseNS   int64 `json:"close_ns"`
 }
 
-// phaseLine says where the host time of the entries measured in this run
-// (those with Phases) went; "" when none was.
+// reportPhases prints phaseLine of out to o.Progress, when there is one.
+func (o SuiteOptions) reportPhases(out []Entry) {
+	if line := phaseLine(out); line != "" && o.Progress != nil {
+		fmt.Fprintln(o.Progress, line)
+	}
+}
+
+// phaseLine says where the host time of the entries prepared in this run
+// (those with Phases, a failed measurement's included) went; "" when
+// none was. On several GPUs the times add up over them.
 func phaseLine(out []Entry) string {
 	var sum Phases
 	var energy int64
@@ -37,6 +45,6 @@ func phaseLine(out []Entry) string {
 	}
 	d := func(ns int64) time.Duration { return time.Duration(ns).Round(10 * time.Millisecond) }
 	per := (sum.PrepareNS + sum.MeasureNS + sum.CloseNS) / int64(n)
-	return fmt.Sprintf("time: %d signatures measured, %s each: preparing %s, measuring %s (%s of it energy), releasing %s",
+	return fmt.Sprintf("time over the signatures replayed here (%d): %s each; preparing %s, measuring %s (%s of it energy), releasing %s",
 		n, d(per), d(sum.PrepareNS), d(sum.MeasureNS), d(energy), d(sum.CloseNS))
 }

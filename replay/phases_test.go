@@ -14,9 +14,9 @@ func TestPhaseLine(t *testing.T) {
 	}{
 		{"none measured", []Entry{{Err: "left out"}, {Result: &Result{EnergyHostNS: 5 * ms}}}, ""},
 		{"two measured, one reused", []Entry{measured(300, 100, 20, 0), measured(100, 500, 0, 400), {Result: &Result{EnergyHostNS: 9 * ms}}},
-			"time: 2 signatures measured, 510ms each: preparing 400ms, measuring 600ms (400ms of it energy), releasing 20ms"},
+			"time over the signatures replayed here (2): 510ms each; preparing 400ms, measuring 600ms (400ms of it energy), releasing 20ms"},
 		{"failed in measure", []Entry{{Err: "measure: x", Phases: &Phases{PrepareNS: 30 * ms, MeasureNS: 10 * ms}}},
-			"time: 1 signatures measured, 40ms each: preparing 30ms, measuring 10ms (0s of it energy), releasing 0s"},
+			"time over the signatures replayed here (1): 40ms each; preparing 30ms, measuring 10ms (0s of it energy), releasing 0s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := phaseLine(c.out); got != c.want {

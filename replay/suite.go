@@ -209,9 +209,7 @@ func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc
 		}
 	}
 	o.estimateRest(out, withEnergy)
-	if line := phaseLine(out); line != "" && o.Progress != nil {
-		fmt.Fprintln(o.Progress, line)
-	}
+	o.reportPhases(out)
 	return out
 }
 

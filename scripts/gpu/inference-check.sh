@@ -52,15 +52,27 @@ predict_one() {
   rm -rf "$b/kernels"
 }
 # keep_faulted SPEC keeps SPEC's kernels directory, when a replay faulted
-# on the GPU (a lost CUDA context), as OUT/kernels-SPEC.tar.xz.partNN, at
-# most KEEP_MAX_MB (default 45) of it compressed, so that the fault can be
-# replayed elsewhere; beyond that it says so and keeps nothing.
+# on the GPU (a lost CUDA context), as OUT/kernels-SPEC.tar.xz.partNN (at
+# most 3 pieces of 15 MiB, so that with the raw archive and the summary
+# they stay within the device tool's 8 files), so that the fault can be
+# replayed elsewhere. A directory over KEEP_MAX_MB (default 400) before
+# compression, or an archive over 45 MiB after it, is not kept, and the
+# summary says so; the compression has KEEP_TIMEOUT seconds (default 60).
 keep_faulted() {
-  local s=$1 b="$OUT/bundles/$1" f="$OUT/kernels-$1.tar.xz"
+  local s=$1 b="$OUT/bundles/$1" f="$OUT/kernels-$1.tar.xz" mb
   grep -q 'context was lost' "$OUT/logs/$s.predict.err" 2>/dev/null || return 0
   [ -d "$b/kernels" ] || return 0
-  tar -C "$b" -cJf "$f" kernels
-  if [ "$(stat -c %s "$f")" -gt $(( ${KEEP_MAX_MB:-45} * 1048576 )) ]; then
+  mb=$(du -sm "$b/kernels" | cut -f1)
+  if [ "$mb" -gt "${KEEP_MAX_MB:-400}" ]; then
+    say "$s: a replay faulted; its kernels directory, $mb MiB, not kept (over KEEP_MAX_MB)"
+    return 0
+  fi
+  if ! XZ_OPT=-T0 timeout "${KEEP_TIMEOUT:-60}" tar -C "$b" -cJf "$f" kernels; then
+    say "$s: a replay faulted; its kernels directory ($mb MiB) could not be archived in time, not kept"
+    rm -f "$f"
+    return 0
+  fi
+  if [ "$(stat -c %s "$f")" -gt $(( 45 * 1048576 )) ]; then
     say "$s: a replay faulted; its kernels directory, $(( $(stat -c %s "$f") / 1048576 )) MiB compressed, not kept"
     rm -f "$f"
     return 0
