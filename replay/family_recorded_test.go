@@ -181,5 +181,6 @@ func gunzipFile(t *testing.T, path string) *gzip.Reader {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	t.Cleanup(func() { zr.Close() })
 	return zr
 }
