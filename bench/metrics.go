@@ -74,6 +74,9 @@ func ModelMetrics(r *runner.Result) []benchfmt.Value {
 		v = append(v, benchfmt.Value{Value: r.EnergyJPerInference, Unit: UnitJoules},
 			benchfmt.Value{Value: r.EnergyJPerInference / r.WallSPerInference, Unit: UnitWatts})
 	}
+	if r.EnergyJWithFirsts > 0 {
+		v = append(v, benchfmt.Value{Value: r.EnergyJWithFirsts, Unit: UnitFirstsJoules})
+	}
 	if r.IdleW > 0 {
 		v = append(v, benchfmt.Value{Value: r.IdleW, Unit: UnitIdleWatts})
 	}

@@ -362,6 +362,11 @@ const (
 	// reported beside ns/op when ns/op is the median span (ModelMetrics):
 	// the time the energy per inference and the idle gaps belong to.
 	UnitMeanNS = "mean-ns"
+	// UnitFirstsJoules is a model benchmark's energy per inference with
+	// each measured block's first inference counted, where the runner
+	// measured J/op over the inferences that follow another back to back
+	// (runner.Result.EnergyJWithFirsts).
+	UnitFirstsJoules = "firsts-J/op"
 	// UnitSMMHz is the mean SM clock NVML sampled during a signature's
 	// replay (replay.Result.GPU), at which kreplay report takes the
 	// hardware roof's compute peak (package roofline).

@@ -126,7 +126,7 @@ func TestPredictInferenceGenerate(t *testing.T) {
 // is compared.
 func TestInferenceReportTokens(t *testing.T) {
 	const out = `BenchmarkInference/workload=w/inference-16 1 4.8e+08 ns/op 4e+07 busy-ns 4.4e+08 gpu-idle-ns 0 host-wait-ns 63 J/op 9 kernel-J 54 wait-J 120 wait-W 16 tokens 3e+07 ttft-ns 2.75e+07 tpot-ns 3.9e+07 tpot-p90-ns 3.9 J/token 4.6e+08 traced-wall-ns
-BenchmarkModel/workload=w/model-16 1 4e+08 ns/op 4.4e+08 mean-ns 55 J/op 126 W 120 idle-W 3.4e+08 p10-ns 5.5e+08 p90-ns 16 tokens 2.5e+07 tpot-ns 3.6e+07 tpot-p90-ns 0.03 proc-spread
+BenchmarkModel/workload=w/model-16 1 4e+08 ns/op 4.4e+08 mean-ns 55 J/op 57 firsts-J/op 126 W 120 idle-W 3.4e+08 p10-ns 5.5e+08 p90-ns 16 tokens 2.5e+07 tpot-ns 3.6e+07 tpot-p90-ns 0.03 proc-spread
 BenchmarkPaced/workload=w/paced-16 1 4.5e+08 ns/op 60 J/op
 `
 	rs, err := ReadResults([]Input{{Name: "x", Reader: strings.NewReader(out)}})
@@ -142,6 +142,9 @@ BenchmarkPaced/workload=w/paced-16 1 4.5e+08 ns/op 60 J/op
 	near := func(e *float64, want float64) bool { return e != nil && math.Abs(*e-want) < 1e-9 }
 	if !near(ir.ErrWall, 4.8/4-1) || !near(ir.ErrTPOT, 2.75/2.5-1) || !near(ir.ErrEnergy, 63.0/55-1) || ir.InSpread == nil || !*ir.InSpread {
 		t.Errorf("against the model: wall %v, tpot %v, energy %v, in spread %v", ir.ErrWall, ir.ErrTPOT, ir.ErrEnergy, ir.InSpread)
+	}
+	if !near(ir.ErrEnergyWithFirsts, 63.0/57-1) {
+		t.Errorf("energy against the model's with the blocks' first inferences: %v", ir.ErrEnergyWithFirsts)
 	}
 	if ir.TracedWallNS != 4.6e8 || !near(ir.ErrTracedWall, 4.6/4-1) {
 		t.Errorf("with the trace's times %g ns, error %v", ir.TracedWallNS, ir.ErrTracedWall)

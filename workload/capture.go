@@ -416,7 +416,7 @@ func (c *capture) measure(g *runner.Group, process int) ([]*runner.Result, error
 		if len(res) > 1 {
 			who = fmt.Sprintf("capture: rank %d (device %d):", i, g.Devices()[i])
 		}
-		fmt.Fprintf(p, "%s %.4g ms and %.4g J per inference, idle %.1f W\n", who, r.WallSPerInference*1e3, r.EnergyJPerInference, r.IdleW)
+		fmt.Fprintf(p, "%s %.4g ms and %.4g J per inference%s, idle %.1f W\n", who, r.WallSPerInference*1e3, r.EnergyJPerInference, withFirsts(r), r.IdleW)
 		if sp := r.Spread(); sp != "" {
 			fmt.Fprintf(p, "%s inferences' spans on the GPU: %s\n", who, sp)
 		}
@@ -571,10 +571,14 @@ type measuredRun struct {
 	WallS   float64 `json:"wall_s_per_iter"`
 	EventMS float64 `json:"event_ms_per_iter"`
 	EnergyJ float64 `json:"energy_j_per_iter,omitempty"`
-	WindowS float64 `json:"window_s"`
-	IdleW   float64 `json:"idle_w,omitempty"`
-	Ticks   int     `json:"ticks"`
-	Inside  float64 `json:"inside"`
+	// EnergyJWithFirsts: the energy per inference with each measured
+	// block's first inference counted (runner.Result.EnergyJWithFirsts);
+	// EnergyJ and the window leave them out.
+	EnergyJWithFirsts float64 `json:"energy_j_per_iter_with_firsts,omitempty"`
+	WindowS           float64 `json:"window_s"`
+	IdleW             float64 `json:"idle_w,omitempty"`
+	Ticks             int     `json:"ticks"`
+	Inside            float64 `json:"inside"`
 	// SpanMS: the 10th, 50th and 90th percentiles of an inference's span
 	// on the GPU (runner.Result.SpanMS).
 	SpanMS []float64 `json:"span_ms_per_iter,omitempty"`
@@ -601,7 +605,7 @@ type measuredMachine struct {
 // measuredFile is measured.json: the run, under the machine's key.
 func measuredFile(workload string, info *runner.Info, res *runner.Result, procs []float64) map[string]measuredMachine {
 	run := measuredRun{Iters: res.Inferences, WallS: res.WallSPerInference, EventMS: res.EventMSPerInference, TPOTMS: res.TPOTMS, Tokens: res.Tokens,
-		EnergyJ: res.EnergyJPerInference, WindowS: res.WindowS, IdleW: res.IdleW, Ticks: res.Ticks, Inside: res.Inside,
+		EnergyJ: res.EnergyJPerInference, EnergyJWithFirsts: res.EnergyJWithFirsts, WindowS: res.WindowS, IdleW: res.IdleW, Ticks: res.Ticks, Inside: res.Inside,
 		SpanMS: res.SpanMS, Clocks: res.Clocks, Processes: procs}
 	return map[string]measuredMachine{MachineKey(info.GPU): {GPU: info.GPU, Torch: info.Torch, CUDA: info.CUDA,
 		Driver: info.Driver, Runs: map[string]measuredRun{workload: run}}}

@@ -121,3 +121,13 @@ func measure(r *runner.Runner, ticks int, log io.Writer, prefix string) (*runner
 		prefix, res.Inferences, res.Inside, res.Ticks, res.WindowS)
 	return res, nil
 }
+
+// withFirsts is r's energy per inference with the measured blocks' first
+// inferences counted, as a suffix to its energy per inference ("" where
+// the runner did not give it).
+func withFirsts(r *runner.Result) string {
+	if r.EnergyJWithFirsts <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" back to back (%.4g J with each block's first)", r.EnergyJWithFirsts)
+}

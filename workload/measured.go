@@ -31,6 +31,11 @@ type MeasuredRun struct {
 	Iters   int     `json:"iters,omitempty"`
 	WallS   float64 `json:"wall_s_per_iter"`
 	EnergyJ float64 `json:"energy_j_per_iter,omitempty"`
+	// EnergyJWithFirsts is the energy per inference with each measured
+	// block's first inference counted, where kreplay capture recorded it
+	// (EnergyJ then leaves those out: it is over the inferences that
+	// follow another back to back).
+	EnergyJWithFirsts float64 `json:"energy_j_per_iter_with_firsts,omitempty"`
 	// IdleW is the GPU's idle power measured right after the run (0 when
 	// the file has none; kreplay capture records it).
 	IdleW float64 `json:"idle_w,omitempty"`
@@ -61,7 +66,8 @@ func (r MeasuredRun) ProcessSpread() float64 {
 // Result is the run as a full-model run's result: what predict compares
 // with (its median inference: runner.Result.MedianMS).
 func (r MeasuredRun) Result() *runner.Result {
-	return &runner.Result{Inferences: r.Iters, WallSPerInference: r.WallS, EnergyJPerInference: r.EnergyJ, IdleW: r.IdleW, SpanMS: r.SpanMS,
+	return &runner.Result{Inferences: r.Iters, WallSPerInference: r.WallS, EnergyJPerInference: r.EnergyJ, EnergyJWithFirsts: r.EnergyJWithFirsts,
+		IdleW: r.IdleW, SpanMS: r.SpanMS,
 		TPOTMS: r.TPOTMS, Tokens: r.Tokens, ProcessesMS: r.ProcessesMS}
 }
 
@@ -185,6 +191,12 @@ func parseRuns(fail func(field, format string, args ...any) error, machine, fiel
 		}
 		if r.EnergyJ < 0 {
 			return nil, fail(f+".energy_j_per_iter", "negative energy %g", r.EnergyJ)
+		}
+		if r.EnergyJWithFirsts, err = numField(run, "energy_j_per_iter_with_firsts", false); err != nil {
+			return nil, fail(f+".energy_j_per_iter_with_firsts", "%v", err)
+		}
+		if r.EnergyJWithFirsts < 0 {
+			return nil, fail(f+".energy_j_per_iter_with_firsts", "negative energy %g", r.EnergyJWithFirsts)
 		}
 		if r.IdleW, err = numField(run, "idle_w", false); err != nil {
 			return nil, fail(f+".idle_w", "%v", err)

@@ -60,6 +60,7 @@ func TestParseMeasuredErrors(t *testing.T) {
 		{"wall a string", `{"a": {"runs": {"w": {"wall_s_per_iter": "0.1"}}}}`, `m.json: a.runs.w.wall_s_per_iter: want a number, got "0.1"`},
 		{"wall zero", `{"a": {"runs": {"w": {"wall_s_per_iter": 0}}}}`, "m.json: a.runs.w.wall_s_per_iter: 0 is not a positive time"},
 		{"energy negative", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "energy_j_per_iter": -2}}}}`, "m.json: a.runs.w.energy_j_per_iter: negative energy -2"},
+		{"energy with firsts negative", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "energy_j_per_iter_with_firsts": -1}}}}`, "m.json: a.runs.w.energy_j_per_iter_with_firsts: negative energy -1"},
 		{"iters fractional", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "iters": 1.5}}}}`, "m.json: a.runs.w.iters: want an integer, got 1.5"},
 		{"gpu a number", `{"a": {"gpu": 1, "runs": {}}}`, "m.json: a.gpu: want a string, got 1"},
 		{"idle negative", `{"a": {"runs": {"w": {"wall_s_per_iter": 1, "idle_w": -70}}}}`, "m.json: a.runs.w.idle_w: negative power -70"},

@@ -43,12 +43,16 @@ request by request:
   {"cmd": "run", "min_ticks": 20, "max_s": 300, "min_inferences": 20}
       -> {"ok": true, "inferences": k, "inside": ..., "wall_s_per_inference": ...,
           "event_ms_per_inference": ..., "energy_j_per_inference": ...,
+          "energy_j_per_inference_with_firsts": ...,
           "energy_j": ..., "window_s": ..., "ticks": ..., "idle_w": ...,
           "sm_clock_mhz": ..., "sm_clock_min_mhz": ..., "sm_clock_max_mhz": ...,
           "power_capped": ..., "throttled": ..., "clock_samples": ...,
           "tpot_ms": [p10, p50, p90], "tokens_per_inference": ...}
          (tpot_ms, a generate's time per output token, only where the
-         program calls mark_token() at each token)
+         program calls mark_token() at each token; the energy window and
+         inside are over the inferences that follow another back to back,
+         each block's first left out; energy_j_per_inference_with_firsts
+         counts them too)
   {"cmd": "capture", "path": "/abs/trace.json.gz", "warmup_steps": 1}
       -> {"ok": true, "path": ..., "bytes": ...}
          one inference under torch.profiler (CPU and CUDA, record_shapes),
@@ -324,8 +328,12 @@ def _measure(min_ticks, max_s, fn, min_n=1, marks=None):
     the last, until the energy counter changed min_ticks + 2 times and at
     least min_n inferences ran (or max_s passed). A CUDA event after each inference places it on the GPU's
     timeline, mapped to host time through an event recorded on an idle
-    GPU; the energy window spans the counter changes inside the
-    inferences' span. With marks, the schedule recorder (armed, hook
+    GPU. The energy window spans the counter changes inside the span of
+    the inferences that follow another back to back: it opens after the
+    block's first inference (which starts on a GPU idle since the
+    synchronize), whose energy and share of the window are left out; the
+    figures with it are kept as energy_j_with_first and
+    inside_with_first. With marks, the schedule recorder (armed, hook
     mode), the block is recorded: kr_sched_mark(4) after the synchronize
     that starts it, each inference marked kr_sched_mark(1) before it and
     kr_sched_mark(3) after its event is recorded (mark_token() marks 2 in
@@ -341,6 +349,7 @@ def _measure(min_ticks, max_s, fn, min_n=1, marks=None):
             _marking = True
         t_base = time.perf_counter()
         t_end = t_base + max_s
+        t_first = None  # the host's time when it saw the first inference done
         _token_log, firsts = [], []
         try:
             while True:
@@ -353,9 +362,12 @@ def _measure(min_ticks, max_s, fn, min_n=1, marks=None):
                 if marks is not None:
                     marks.kr_sched_mark(3)
                 evs.append(ev)
+                if t_first is None and evs[1].query():
+                    t_first = time.perf_counter()
                 # A group's ranks decide together, at the same inferences.
                 if world_size() == 1 or len(evs) > min_n:
-                    enough = len(evs) > min_n and sum(1 for t, _ in p.changes if t > t_base) >= min_ticks + 2
+                    enough = (len(evs) > min_n and t_first is not None
+                              and sum(1 for t, _ in p.changes if t > t_first) >= min_ticks + 2)
                     if _agree((enough, time.perf_counter() > t_end)):
                         break
         finally:
@@ -364,16 +376,31 @@ def _measure(min_ticks, max_s, fn, min_n=1, marks=None):
         host_s = time.perf_counter() - t_base
     ends = [t_base + evs[0].elapsed_time(e) / 1000.0 for e in evs]
     spans = list(zip(ends[:-1], ends[1:]))
-    inside_changes = [c for c in p.changes if ends[0] < c[0] <= ends[-1]]
+    if len(spans) < 2:
+        raise RuntimeError(f"{len(spans)} inference in {ends[-1] - ends[0]:.2f}s; the energy window needs one "
+                           f"after the first (raise max_s)")
+    steady = _window(p.changes, spans[1:], min_ticks)
+    first = _window(p.changes, spans, min_ticks)
+    return dict(spans=spans, inside=steady["inside"], window_s=steady["window_s"], ticks=steady["ticks"],
+                energy_j=steady["energy_j"], energy_j_with_first=first["energy_j"],
+                inside_with_first=first["inside"], host_s=host_s, gpu_s=ends[-1] - ends[0],
+                states=[s for s in p.states if steady["ta"] <= s[0] <= steady["tb"]], tokens=tokens, firsts=firsts)
+
+
+def _window(changes, spans, min_ticks):
+    """The energy window over spans (consecutive inferences' (start, end)
+    on the host's clock): every whole counter tick inside them, the
+    energy in it and the inferences inside it (with fractions at its
+    ends)."""
+    t0, t1 = spans[0][0], spans[-1][1]
+    inside_changes = [c for c in changes if t0 < c[0] <= t1]
     if len(inside_changes) < min_ticks + 1:
-        raise RuntimeError(f"energy counter changed {len(inside_changes)} times in {ends[-1] - ends[0]:.2f}s of "
+        raise RuntimeError(f"energy counter changed {len(inside_changes)} times in {t1 - t0:.2f}s of "
                            f"inferences; need {min_ticks + 1} (raise max_s)")
-    # Every whole tick inside the inferences' span counts.
     (ta, ea), (tb, eb) = inside_changes[0], inside_changes[-1]
     inside = sum(max(0.0, min(b, tb) - max(a, ta)) / (b - a) for a, b in spans if b > a)
-    return dict(spans=spans, inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1,
-                energy_j=(eb - ea) / 1000.0, host_s=host_s, gpu_s=ends[-1] - ends[0],
-                states=[s for s in p.states if ta <= s[0] <= tb], tokens=tokens, firsts=firsts)
+    return dict(inside=inside, window_s=tb - ta, ticks=len(inside_changes) - 1, energy_j=(eb - ea) / 1000.0,
+                ta=ta, tb=tb)
 
 
 def _summary(blocks):
@@ -385,6 +412,8 @@ def _summary(blocks):
     k = len(spans)
     r = dict(inferences=k, inside=sum(b["inside"] for b in blocks), window_s=sum(b["window_s"] for b in blocks),
              ticks=sum(b["ticks"] for b in blocks), energy_j=sum(b["energy_j"] for b in blocks),
+             energy_j_with_firsts=sum(b["energy_j_with_first"] for b in blocks),
+             inside_with_firsts=sum(b["inside_with_first"] for b in blocks),
              wall_s_per_inference=sum(b["host_s"] for b in blocks) / k,
              event_ms_per_inference=sum(b["gpu_s"] for b in blocks) * 1000.0 / k,
              span_ms=_percentiles([(b - a) * 1000.0 for a, b in spans], (10, 50, 90)))
@@ -542,6 +571,8 @@ def _run(req):
     else:
         r = _interleaved(ticks, max_s, fn, min_n, sched)
     r["energy_j_per_inference"] = r["energy_j"] / r["inside"] if r["inside"] > 0 else None
+    w = r.pop("inside_with_firsts")
+    r["energy_j_per_inference_with_firsts"] = r.pop("energy_j_with_firsts") / w if w > 0 else None
     # Idle power over whole ticks, for the idle-gap energy term.
     time.sleep(0.5)
     r["idle_w"] = _idle_power(10)

@@ -408,6 +408,13 @@ type Result struct {
 	WallSPerInference   float64 `json:"wall_s_per_inference"`
 	EventMSPerInference float64 `json:"event_ms_per_inference"`
 	EnergyJPerInference float64 `json:"energy_j_per_inference"`
+	// EnergyJWithFirsts is the energy per inference with each measured
+	// block's first inference counted too: that inference starts on a GPU
+	// idle since the block's synchronize, and EnergyJPerInference, Inside,
+	// WindowS and Ticks leave it out (they are over the inferences that
+	// follow another back to back). 0 from an older runner, whose window
+	// held the first inferences.
+	EnergyJWithFirsts float64 `json:"energy_j_per_inference_with_firsts,omitempty"`
 	// SpanMS is the run's spread: the 10th, 50th and 90th percentiles of
 	// the time between consecutive inferences' ends on the GPU, in ms (a
 	// launch-bound run's host sets it). Empty from an older runner.

@@ -94,6 +94,11 @@ func TestHelperProtocol(t *testing.T) {
 		res.WallSPerInference < 0.002 || res.Inferences < 10 || !spread(res.SpanMS) {
 		t.Errorf("run: %+v", res)
 	}
+	// The window without the first inference and the one with it agree
+	// at the fake's constant power and even inferences.
+	if r := res.EnergyJWithFirsts / res.EnergyJPerInference; !(r > 0.7 && r < 1.3) {
+		t.Errorf("energy with the first inference %g J, without %g J", res.EnergyJWithFirsts, res.EnergyJPerInference)
+	}
 	// min_inferences keeps a run going past its energy window: 2 ticks
 	// take about 60 ms, 150 inferences at least 300.
 	if res, err := r.Run(2, 150, 10*time.Second); err != nil || res.Inferences < 150 {

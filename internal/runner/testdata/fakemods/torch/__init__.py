@@ -26,6 +26,9 @@ class _Event:
     def synchronize(self):
         pass
 
+    def query(self):
+        return self.t is not None
+
     def elapsed_time(self, end):
         return (end.t - self.t) * 1000.0
 
