@@ -62,21 +62,8 @@ func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 	if set == nil {
 		return nil, fmt.Errorf("bench: no set")
 	}
-	if len(set.Signatures) == 0 {
-		return nil, fmt.Errorf("bench: set %s has no signatures", set.Source.File)
-	}
-	seen := map[string]bool{}
-	for i, s := range set.Signatures {
-		if s == nil || s.ID == "" {
-			return nil, fmt.Errorf("bench: signature %d has no id", i)
-		}
-		if seen[s.ID] {
-			return nil, fmt.Errorf("bench: signature id %s appears twice", s.ID)
-		}
-		if strings.ContainsFunc(s.ID, func(r rune) bool { return !isNameRune(r) }) {
-			return nil, fmt.Errorf("bench: signature id %q cannot be part of a benchmark name", s.ID)
-		}
-		seen[s.ID] = true
+	if err := checkSignatures(set); err != nil {
+		return nil, err
 	}
 	workload := Workload(set.Source)
 	if opt.Package == "" {
@@ -101,13 +88,7 @@ func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 		// Built here: a line of this file starting with the directive
 		// would make go generate run it on package bench.
 		Directive: "//go:" + "generate go run github.com/kreplay/kreplay/cmd/kreplay gen -o . " + opt.Source}
-	for _, dev := range set.Summary {
-		d.BusyNS += dev.BusyNS
-	}
-	d.Activities = set.Links.Activities
-	for _, s := range set.Signatures {
-		d.Rows = append(d.Rows, genRow{ID: s.ID, Comment: rowComment(s)})
-	}
+	d.BusyNS, d.Activities, d.Rows = busyNS(set), set.Links.Activities, genRows(set)
 	files := map[string][]byte{SetFile: js.Bytes()}
 	if d.HasSpec {
 		files[SpecFile] = opt.Spec
@@ -124,6 +105,47 @@ func Generate(set *signatures.Set, opt GenOptions) (map[string][]byte, error) {
 		files[name] = src
 	}
 	return files, nil
+}
+
+// checkSignatures returns an error where set's signatures cannot be
+// benchmarks of a generated package: none, one without an ID, an ID that
+// appears twice or cannot be part of a benchmark name.
+func checkSignatures(set *signatures.Set) error {
+	if len(set.Signatures) == 0 {
+		return fmt.Errorf("bench: set %s has no signatures", set.Source.File)
+	}
+	seen := map[string]bool{}
+	for i, s := range set.Signatures {
+		if s == nil || s.ID == "" {
+			return fmt.Errorf("bench: signature %d has no id", i)
+		}
+		if seen[s.ID] {
+			return fmt.Errorf("bench: signature id %s appears twice", s.ID)
+		}
+		if strings.ContainsFunc(s.ID, func(r rune) bool { return !isNameRune(r) }) {
+			return fmt.Errorf("bench: signature id %q cannot be part of a benchmark name", s.ID)
+		}
+		seen[s.ID] = true
+	}
+	return nil
+}
+
+// genRows are the rows of set's signatures in the generated ids.
+func genRows(set *signatures.Set) []genRow {
+	rows := make([]genRow, len(set.Signatures))
+	for i, s := range set.Signatures {
+		rows[i] = genRow{ID: s.ID, Comment: rowComment(s)}
+	}
+	return rows
+}
+
+// busyNS is set's traced GPU-busy time, over its devices.
+func busyNS(set *signatures.Set) int64 {
+	var ns int64
+	for _, dev := range set.Summary {
+		ns += dev.BusyNS
+	}
+	return ns
 }
 
 type genData struct {

@@ -40,13 +40,7 @@ func ModelBenchName(workload string) string { return WorkloadKey + "=" + workloa
 // KREPLAY_REQUIRE_GPU=1 a missing PyTorch or GPU fails instead.
 func Model(b *testing.B, set *signatures.Set, spec []byte) {
 	b.Helper()
-	ticks := 20
-	if v := os.Getenv(EnvModelTicks); v != "" {
-		var err error
-		if ticks, err = strconv.Atoi(v); err != nil || ticks < 2 {
-			b.Fatalf("%s=%q: want a tick count of 2 or more", EnvModelTicks, v)
-		}
-	}
+	ticks := modelTicks(b)
 	s, err := ModelSpec(set, spec)
 	if err != nil {
 		noModel(b, err)
@@ -57,12 +51,35 @@ func Model(b *testing.B, set *signatures.Set, spec []byte) {
 		b.Logf("%s", l)
 	}
 	if err != nil {
-		if errors.Is(err, workload.ErrNoModel) || errors.Is(err, runner.ErrUnavailable) && !gputest.Required() {
-			noModel(b, err)
-		}
-		b.Fatal(err)
+		modelFailed(b, err)
 	}
 	reportMetrics(b, ModelMetrics(res))
+}
+
+// modelTicks is the energy window's ticks EnvModelTicks asks for
+// (default 20); a value that is not a count of 2 or more fails b.
+func modelTicks(b *testing.B) int {
+	b.Helper()
+	ticks := 20
+	if v := os.Getenv(EnvModelTicks); v != "" {
+		var err error
+		if ticks, err = strconv.Atoi(v); err != nil || ticks < 2 {
+			b.Fatalf("%s=%q: want a tick count of 2 or more", EnvModelTicks, v)
+		}
+	}
+	return ticks
+}
+
+// modelFailed ends a model benchmark whose run failed with err: skipped
+// with a NoModelLine for a workload the runner does not run, or without
+// PyTorch or a GPU unless one is required (gputest.Required); failed
+// otherwise.
+func modelFailed(b *testing.B, err error) {
+	b.Helper()
+	if errors.Is(err, workload.ErrNoModel) || errors.Is(err, runner.ErrUnavailable) && !gputest.Required() {
+		noModel(b, err)
+	}
+	b.Fatal(err)
 }
 
 // ModelSpec is the spec Model runs: spec parsed, or for a set without one
