@@ -31,7 +31,7 @@ func GroupTimeline(b *testing.B, sets []*signatures.Set) {
 	for _, set := range sets {
 		b.Run(TimelineBenchName(Workload(set.Source)), func(b *testing.B) {
 			fmt.Println(NoGroupTimelineLine(b.Name(), NoGroupTimelineReason))
-			b.Skip("no group timeline: " + NoGroupTimelineReason)
+			b.Skip("no group timeline: package replay has no multi-GPU timeline")
 		})
 	}
 }
