@@ -41,9 +41,28 @@ func TestBundleArguments(t *testing.T) {
 			t.Errorf("inspect %s: not both ranks:\n%.1500s", arg, out)
 		}
 	}
-	// A command that takes one trace says what to do with two.
-	if code, _, e := runCmd(t, "gen", "-o", filepath.Join(tmp, "x"), bundle); code != 1 || !strings.Contains(e, "the bundle holds 2 traces, one per rank (rank0.trace.json.gz, rank1.trace.json.gz)") {
+	// gen of two ranks writes one package of both (bench.GenerateGroup)
+	// over a package of one set, whose set.json it removes.
+	tpPkg := filepath.Join(tmp, "x")
+	os.MkdirAll(tpPkg, 0o755)
+	os.WriteFile(filepath.Join(tpPkg, bench.SetFile), []byte("{}"), 0o644)
+	if code, _, e := runCmd(t, "gen", "-o", tpPkg, bundle); code != 0 || !strings.Contains(e, "94 signatures of the 2 ranks of workload llama-7b-tp2_prefill") {
 		t.Errorf("gen of two ranks: exit %d: %s", code, e)
+	}
+	for _, f := range []string{bench.SetRankFile(0), bench.SetRankFile(1), bench.SpecFile} {
+		if _, err := os.Stat(filepath.Join(tpPkg, f)); err != nil {
+			t.Errorf("gen of two ranks: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tpPkg, bench.SetFile)); err == nil {
+		t.Errorf("gen of two ranks left set.json")
+	}
+	if doc, _ := os.ReadFile(filepath.Join(tpPkg, bench.DocFile)); !bytes.Contains(doc, []byte("gen -o . ../tp2\n")) {
+		t.Errorf("doc.go of two ranks:\n%s", doc)
+	}
+	// A command that takes one trace says what to do with two.
+	if code, _, e := runCmd(t, "import", bundle); code != 1 || !strings.Contains(e, "the bundle holds 2 traces, one per rank (rank0.trace.json.gz, rank1.trace.json.gz)") {
+		t.Errorf("import of two ranks: exit %d: %s", code, e)
 	}
 
 	prefill := filepath.Join(tmp, "prefill")

@@ -47,7 +47,8 @@ func init() {
 			"           schedules, their summary and the whole inference simulated with the trace's own kernel times\n" +
 			"           against the measured run, a CPU check of the host model (default input: the embedded bundle\n" +
 			"           " + traces.DefaultBundle + ")", cmdInspect},
-		{"gen", "[-o DIR] [-pkg NAME] TRACE|SET|BUNDLE", "write a Go benchmark package of a signature set, with a bundle's workload spec\n" +
+		{"gen", "[-o DIR] [-pkg NAME] TRACE|SET|BUNDLE", "write a Go benchmark package of a signature set, with a bundle's workload spec; a bundle of\n" +
+			"           several ranks gives one package of them all, whose model benchmark runs the ranks together\n" +
 			"           (default DIR: ./PKG, PKG the workload as a Go identifier, e.g. ./bloom_560m_prefill)", cmdGen},
 		{"report", "[-json] [-plots DIR] [-sets SET,...] [-top N] [-memset-arrival=false] BENCH ...", "predict each workload's GPU time and energy from go test -bench output", cmdReport},
 		{"predict", "[-o BENCH] [-energy=false] [-ticks N] [-model auto|measured|run|none] [-no-timeline] [-inference=false] [-plots DIR] [-resume]\n" +

@@ -27,34 +27,42 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	if *pkg != "" && !token.IsIdentifier(*pkg) {
 		return usagef("-pkg %q: want a Go identifier", *pkg)
 	}
-	set, bundle, err := load(pos[0])
+	in, err := loadInput(pos[0], signatures.Options{})
 	if err != nil {
 		return err
 	}
+	set, group := in.sets[0], len(in.sets) > 1
+	workloadName := bench.Workload(set.Source)
+	if group {
+		workloadName = bench.GroupWorkload(set.Source)
+	}
 	dir := *out
 	if dir == "" {
-		dir = bench.PackageName(bench.Workload(set.Source))
+		dir = bench.PackageName(workloadName)
 	}
 	source, err := genSource(pos[0], dir)
 	if err != nil {
 		return err
 	}
-	spec, err := genSpec(pos[0], set, bundle, stderr)
+	spec, err := genSpec(pos[0], set, in.bundle, stderr)
 	if err != nil {
 		return err
 	}
-	files, err := bench.Generate(set, bench.GenOptions{Package: *pkg, Source: source, Spec: spec})
+	opt := bench.GenOptions{Package: *pkg, Source: source, Spec: spec}
+	var files map[string][]byte
+	if group {
+		files, err = bench.GenerateGroup(in.sets, opt)
+	} else {
+		files, err = bench.Generate(set, opt)
+	}
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if spec == nil {
-		// A spec.json left from a generation from a bundle would mislead.
-		if err := os.Remove(filepath.Join(dir, bench.SpecFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
+	if err := removeStale(dir, files); err != nil {
+		return err
 	}
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -66,8 +74,36 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "%s: %d signatures of workload %s -> %s (%s)\n", pos[0], len(set.Signatures),
-		bench.Workload(set.Source), dir, strings.Join(names, ", "))
+	sigs, what := len(set.Signatures), "workload"
+	if group {
+		sigs = 0
+		for _, s := range in.sets {
+			sigs += len(s.Signatures)
+		}
+		what = fmt.Sprintf("the %d ranks of workload", len(in.sets))
+	}
+	fmt.Fprintf(stderr, "%s: %d signatures of %s %s -> %s (%s)\n", pos[0], sigs, what, workloadName, dir, strings.Join(names, ", "))
+	return nil
+}
+
+// removeStale removes from dir the files a generation other than files
+// would have written and that would mislead: a spec.json from a bundle
+// when there is none now, the one set.json or the sets of ranks
+// (set.rankN.json) of a package of the other kind.
+func removeStale(dir string, files map[string][]byte) error {
+	stale, err := filepath.Glob(filepath.Join(dir, "set.rank*.json"))
+	if err != nil {
+		return err
+	}
+	stale = append(stale, filepath.Join(dir, bench.SpecFile), filepath.Join(dir, bench.SetFile))
+	for _, path := range stale {
+		if _, keep := files[filepath.Base(path)]; keep {
+			continue
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
 	return nil
 }
 
