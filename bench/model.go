@@ -34,14 +34,18 @@ func ModelBenchName(workload string) string { return WorkloadKey + "=" + workloa
 // uses for the energy of the idle gaps. It runs once per benchmark
 // invocation.
 //
-// When the model cannot run (no spec, a spec the runner does not run, no
-// PyTorch or no GPU), Model prints why on standard output, in a line that
-// go test shows without -v (NoModelLine), and skips; under
-// KREPLAY_REQUIRE_GPU=1 a missing PyTorch or GPU fails instead.
+// When the model cannot run (no spec, a spec the runner does not run or
+// one of several ranks, no PyTorch or no GPU), Model prints why on
+// standard output, in a line that go test shows without -v
+// (NoModelLine), and skips; under KREPLAY_REQUIRE_GPU=1 a missing
+// PyTorch or GPU fails instead.
 func Model(b *testing.B, set *signatures.Set, spec []byte) {
 	b.Helper()
 	ticks := modelTicks(b)
 	s, err := ModelSpec(set, spec)
+	if err == nil {
+		err = oneProcess(s)
+	}
 	if err != nil {
 		noModel(b, err)
 	}
@@ -98,6 +102,17 @@ func ModelSpec(set *signatures.Set, spec []byte) (*workload.Spec, error) {
 		return nil, fmt.Errorf("%w: %v", workload.ErrNoModel, err)
 	}
 	return s, nil
+}
+
+// oneProcess returns an error wrapping workload.ErrNoModel for a spec of
+// several ranks, which a package of one set does not run: a package
+// generated from the whole bundle does (GroupModel).
+func oneProcess(s *workload.Spec) error {
+	if s.World() < 2 {
+		return nil
+	}
+	return fmt.Errorf("%w: workload %s runs as %d ranks, and this package holds one rank's set: generate the package from the bundle "+
+		"(kreplay gen BUNDLE), whose BenchmarkModel runs the ranks together", workload.ErrNoModel, s.Name, s.World())
 }
 
 // noModel says why the model does not run, in a line go test prints

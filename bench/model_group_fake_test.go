@@ -27,8 +27,9 @@ const tpBundle = "2xh200_llama-7b-tp2_prefill"
 // stand-in torch, torch.distributed and pynvml, on stand-in GPUs), each
 // rank's line as predict reads it back, with its own energy and the
 // group's; with the bundle's own spec, which kreplay's runner does not
-// run, a NoModelLine per rank. BenchmarkTimeline says per rank that
-// there is no group timeline.
+// run, or without a GPU, a NoModelLine per rank, and a failure without a
+// GPU where one is required. BenchmarkTimeline says per rank that there
+// is no group timeline.
 func TestGroupModelGenerated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a generated package")
@@ -45,27 +46,45 @@ func TestGroupModelGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	sets, bundleSpec := embeddedBundle(t, tpBundle)
+	tp2 := fakeTPSpec(t, runnerData)
+	// noModel checks that both ranks' model benchmarks said why they did
+	// not run.
+	noModel := func(want string) func(*testing.T, *predict.Results) {
+		return func(t *testing.T, rs *predict.Results) {
+			for r := range 2 {
+				w := rs.Workload(fmt.Sprintf("llama-7b-tp2_prefill_rank%d", r))
+				if w == nil || w.Model != nil || !strings.Contains(w.NoModel, want) {
+					t.Errorf("rank %d: %+v, want no model run: %q", r, w, want)
+				}
+			}
+		}
+	}
 	for _, tc := range []struct {
 		name  string
 		spec  []byte
-		check func(t *testing.T, rs *predict.Results)
+		env   []string
+		check func(t *testing.T, rs *predict.Results) // nil: go test fails
 	}{
-		{"tensor parallel on stand-in GPUs", fakeTPSpec(t, runnerData), checkGroupLines},
-		{"the bundle's spec, not run", bundleSpec, func(t *testing.T, rs *predict.Results) {
-			for r := range 2 {
-				w := rs.Workload(fmt.Sprintf("llama-7b-tp2_prefill_rank%d", r))
-				if w == nil || w.Model != nil || !strings.Contains(w.NoModel, `unless the spec says "parallel"`) {
-					t.Errorf("rank %d: %+v", r, w)
-				}
-			}
-		}},
+		{"tensor parallel on stand-in GPUs", tp2, nil, checkGroupLines},
+		{"the bundle's spec, not run", bundleSpec, nil, noModel(`unless the spec says "parallel"`)},
+		{"no GPU", tp2, []string{"FAKE_NO_GPU=1"}, noModel("full-model runner unavailable")},
+		{"no GPU, one required", tp2, []string{"FAKE_NO_GPU=1", "KREPLAY_REQUIRE_GPU=1"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeGroupPackage(t, sets, tc.spec)
 			cmd := exec.Command(goCmd, "test", "-count", "1", "-run", "TestGenerated", "-bench", "Model|Timeline", "-benchtime", "1x", "-v", "./"+filepath.ToSlash(dir))
 			cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(runnerData, "fakemods"), "FAKE_DIST_DIR="+t.TempDir(),
 				bench.EnvModelTicks+"=3", "KREPLAY_REQUIRE_GPU=")
+			cmd.Env = append(cmd.Env, tc.env...)
 			out, err := cmd.CombinedOutput()
+			if tc.check == nil {
+				for r := range 2 {
+					if fail := fmt.Sprintf("--- FAIL: BenchmarkModel/workload=llama-7b-tp2_prefill_rank%d/model", r); err == nil || !bytes.Contains(out, []byte(fail)) {
+						t.Errorf("go test: %v, want %q:\n%s", err, fail, out)
+					}
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("go test: %v\n%s", err, out)
 			}

@@ -111,3 +111,22 @@ func TestGroupModelSpec(t *testing.T) {
 		})
 	}
 }
+
+// A package of one rank's set does not run a spec of several ranks, and
+// says which package does.
+func TestOneProcess(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec *workload.Spec
+		want string // "" for none
+	}{
+		{"one device", &workload.Spec{Name: "w"}, ""},
+		{"devices without parallel", &workload.Spec{Name: "w", Devices: []int{0, 1}}, ""},
+		{"tensor parallel", &workload.Spec{Name: "w", Devices: []int{0, 1}, Parallel: &workload.Parallel{Tensor: 2}}, "runs as 2 ranks"},
+	} {
+		err := oneProcess(tc.spec)
+		if tc.want == "" && err != nil || tc.want != "" && (!errors.Is(err, workload.ErrNoModel) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "kreplay gen BUNDLE")) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
