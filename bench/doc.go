@@ -15,6 +15,11 @@
 // measured, and sm-MHz, the mean SM clock NVML sampled during the replay. Timeline and Model are the siblings: the whole traced timeline
 // replayed in one CUDA graph, and the real inference (package workload).
 //
+// A tensor-parallel workload's ranks give one package (GenerateGroup):
+// its benchmarks carry each rank's workload name, "W_rankN", and its
+// BenchmarkModel runs the ranks together (GroupModel), reporting each
+// rank's line with the group's time and energy.
+//
 // The names and metrics here are the format that package predict reads
 // back. Data flows one way: bench imports signatures, replay and workload;
 // predict, cmd/kreplay and the generated packages import bench.
