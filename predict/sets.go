@@ -12,20 +12,29 @@ import (
 
 // FindSets returns the set files of the generated packages under root:
 // root/bench/*/set.json, or root/*/set.json and root/set.json when root
-// is the bench directory or a package itself.
+// is the bench directory or a package itself; a tensor-parallel package's
+// per-rank set files (set.rankN.json, bench.SetRankFile) at each level
+// too.
 func FindSets(root string) ([]string, error) {
-	for _, pat := range []string{"bench/*/" + bench.SetFile, "*/" + bench.SetFile, bench.SetFile} {
-		m, err := filepath.Glob(filepath.Join(root, pat))
-		if err != nil {
-			return nil, err
+	for _, dir := range []string{"bench/*", "*", ""} {
+		var found []string
+		for _, name := range []string{bench.SetFile, rankSetGlob} {
+			m, err := filepath.Glob(filepath.Join(root, dir, name))
+			if err != nil {
+				return nil, err
+			}
+			found = append(found, m...)
 		}
-		if len(m) > 0 {
-			slices.Sort(m)
-			return m, nil
+		if len(found) > 0 {
+			slices.Sort(found)
+			return found, nil
 		}
 	}
 	return nil, nil
 }
+
+// rankSetGlob matches a tensor-parallel package's per-rank set files.
+const rankSetGlob = "set.rank[0-9]*.json"
 
 // ModuleRoot returns the nearest directory at or above dir that holds a
 // go.mod, or dir when there is none.
