@@ -13,7 +13,7 @@ import (
 // the buffer's start, in phase); a sampled snapshot is first scrambled
 // into a longer period (see scramble). It reports whether any snapshot was
 // written.
-func fill(fsys fs.FS, g *group, views []view, buf cuda.DevicePtr, s *cuda.Stream) (bool, error) {
+func fill(fsys fs.FS, g *group, views []view, buf cuda.DevicePtr, s *cuda.Stream, t *Timing) (bool, error) {
 	if err := cuda.MemsetD8Async(buf, 0, int(g.size), s); err != nil {
 		return false, err
 	}
@@ -22,16 +22,20 @@ func fill(fsys fs.FS, g *group, views []view, buf cuda.DevicePtr, s *cuda.Stream
 		if v.Snap == "" {
 			continue
 		}
+		prev := t.enter(workFiles)
 		data, err := inject.ReadSnapshot(fsys, v.Snap)
 		if err != nil {
+			t.enter(prev)
 			return wrote, fmt.Errorf("snapshot of %s: %w", v.what, err)
 		}
 		if len(data) != v.SnapLen || len(data) == 0 {
+			t.enter(prev)
 			return wrote, fmt.Errorf("snapshot %s has %d bytes, the launch recorded %d", v.Snap, len(data), v.SnapLen)
 		}
 		if !v.Whole {
 			data = scramble(data, scramblePeriod)
 		}
+		t.enter(prev)
 		start := int64(v.value - g.base)
 		end := g.size
 		if i+1 < len(views) {

@@ -58,6 +58,7 @@ type Kernel struct {
 	// (suspects for consumerAlign); kept says why, one line each.
 	suspect map[int]bool
 	kept    []string
+	timing  *Timing
 }
 
 // Options are what New needs besides the launch.
@@ -74,6 +75,9 @@ type Options struct {
 	// rotate through them all (Kernel.Sets), as a GEMM that reads its
 	// weights once per inference streams them from device memory.
 	EnergySets bool
+	// Timing, when set, gets the host time New spends, by kind of work,
+	// its producers' included.
+	Timing *Timing
 }
 
 // New loads l's function from the module images in fsys (a bundle's
@@ -88,11 +92,14 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		// CUDA context for every signature after it.
 		return nil, fmt.Errorf("%s: %w", l.Name, err)
 	}
-	fns, err := functions(fsys, l)
+	if o.Timing != nil {
+		o.Timing.Kernels++
+	}
+	fns, err := functions(fsys, l, o.Timing)
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{l: l, fn: fns[0], work: o.Work}
+	k := &Kernel{l: l, fn: fns[0], work: o.Work, timing: o.Timing}
 	if err := k.configure(); err != nil {
 		return nil, err
 	}
@@ -189,6 +196,7 @@ func (k *Kernel) Dropped() []string { return k.dropped }
 
 // configure sets the function's attributes and the launch configuration.
 func (k *Kernel) configure() error {
+	defer k.timing.enter(k.timing.enter(workModules))
 	l := k.l
 	if l.MaxDynSmem > 0 && l.Smem > 48<<10 {
 		if err := k.fn.SetAttribute(cuda.FuncAttrMaxDynamicSharedSizeBytes, l.MaxDynSmem); err != nil {
@@ -217,6 +225,7 @@ func (k *Kernel) configure() error {
 // driver refuses is not the launched binary (a Triton kernel built for
 // other arguments that no attribute tells apart).
 func (k *Kernel) launchable(fns []*cuda.Function, s *cuda.Stream) error {
+	defer k.timing.enter(k.timing.enter(workLaunches))
 	var first error
 	for _, fn := range fns {
 		k.fn = fn
@@ -257,6 +266,7 @@ func (k *Kernel) groupPointers() {
 // allocate allocates and fills sets copies of every group and builds a
 // parameter block for each set.
 func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
+	defer k.timing.enter(k.timing.enter(workMemory))
 	offsets := make([]int, len(k.l.Params))
 	for i, p := range k.l.Params {
 		offsets[i] = p[0]
@@ -268,7 +278,7 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 				return fmt.Errorf("%s: allocating %d bytes: %w", k.l.Name, g.size, err)
 			}
 			g.bufs = append(g.bufs, buf)
-			filled, err := fill(fsys, g, k.views(g), buf, s)
+			filled, err := fill(fsys, g, k.views(g), buf, s, k.timing)
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.l.Name, err)
 			}

@@ -22,11 +22,12 @@ var (
 //
 // It returns every function that passes, in that order: the replay
 // launches the first the driver accepts (Kernel.launchable).
-func functions(fsys fs.FS, l *inject.Launch) ([]*cuda.Function, error) {
+func functions(fsys fs.FS, l *inject.Launch, t *Timing) ([]*cuda.Function, error) {
+	defer t.enter(t.enter(workModules))
 	var first error
 	var fns []*cuda.Function
 	for _, hash := range append([]string{l.Module}, l.Alternatives...) {
-		fn, err := checkedFunction(fsys, l, hash)
+		fn, err := checkedFunction(fsys, l, hash, t)
 		if err == nil {
 			fns = append(fns, fn)
 		} else if first == nil {
@@ -45,8 +46,8 @@ func functions(fsys fs.FS, l *inject.Launch) ([]*cuda.Function, error) {
 // checkedFunction loads hash's function for l and checks it against l.
 // An image built for another block shape (Triton's .reqntid) passes: the
 // driver refuses its launch, and Kernel.launchable moves on.
-func checkedFunction(fsys fs.FS, l *inject.Launch, hash string) (*cuda.Function, error) {
-	mod, err := module(fsys, hash)
+func checkedFunction(fsys fs.FS, l *inject.Launch, hash string, t *Timing) (*cuda.Function, error) {
+	mod, err := module(fsys, hash, t)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func checkedFunction(fsys fs.FS, l *inject.Launch, hash string) (*cuda.Function,
 	return fn, nil
 }
 
-func module(fsys fs.FS, hash string) (*cuda.Module, error) {
+func module(fsys fs.FS, hash string, t *Timing) (*cuda.Module, error) {
 	ctx, err := cuda.CurrentContextKey()
 	if err != nil {
 		return nil, err
@@ -94,7 +95,9 @@ func module(fsys fs.FS, hash string) (*cuda.Module, error) {
 	if m := modules[ctx][hash]; m != nil {
 		return m, nil
 	}
+	prev := t.enter(workFiles)
 	image, err := inject.ReadModule(fsys, hash)
+	t.enter(prev)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoBinary, err)
 	}

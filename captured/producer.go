@@ -23,10 +23,11 @@ func (k *Kernel) newProducer(p *inject.Producer, fsys fs.FS, s *cuda.Stream) (*K
 		// only warms the cache.
 		return nil, fmt.Errorf("its producer %s: %w", p.Launch.Name, err)
 	}
-	pk, err := New(p.Launch, fsys, Options{}, s)
+	pk, err := New(p.Launch, fsys, Options{Timing: k.timing}, s)
 	if err != nil {
 		return nil, fmt.Errorf("its producer %s: %w", p.Launch.Name, err)
 	}
+	defer k.timing.enter(k.timing.enter(workMemory))
 	blob := pk.paramBlob(0)
 	for _, a := range p.Alias {
 		at, ok := k.addrAt(int(a[1]), a[2])

@@ -33,6 +33,7 @@ type restore struct {
 // restored before every launch, from a pristine copy; set 0 is restored
 // now.
 func (k *Kernel) findRestores(fsys fs.FS, s *cuda.Stream) error {
+	defer k.timing.enter(k.timing.enter(workLaunches))
 	if err := k.Launch(s, 0); err != nil {
 		return err
 	}
@@ -54,7 +55,9 @@ func (k *Kernel) findRestores(fsys fs.FS, s *cuda.Stream) error {
 }
 
 func (k *Kernel) restoreSpan(fsys fs.FS, g *group, p inject.Pointer, s *cuda.Stream) error {
+	prev := k.timing.enter(workFiles)
 	want, err := inject.ReadSnapshot(fsys, p.Snap)
+	k.timing.enter(prev)
 	if err != nil {
 		return err
 	}
@@ -74,6 +77,7 @@ func (k *Kernel) restoreSpan(fsys fs.FS, g *group, p inject.Pointer, s *cuda.Str
 		return nil
 	}
 	lo, hi = lo&^15, min(len(want), (hi+15)&^15)
+	defer k.timing.enter(k.timing.enter(workMemory))
 	r := &restore{g: g, off: start + int64(lo), n: hi - lo}
 	if r.pristine, err = cuda.MemAlloc(r.n); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreplay/kreplay/captured"
 	"github.com/kreplay/kreplay/internal/launch"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -18,7 +19,7 @@ import (
 func TestDevicePrepareCollectivePointsToGroup(t *testing.T) {
 	sig := &signatures.Signature{ID: "c", Class: signatures.ClassCollective, Tier: signatures.TierLibrary,
 		Collective: &signatures.Collective{Op: "allreduce", Nelems: 8, DType: "f16", Ranks: 2}}
-	_, _, err := (&Device{}).build(sig, launch.Options{}, nil, false)
+	_, _, err := (&Device{}).build(sig, launch.Options{}, captured.Options{})
 	if !errors.Is(err, ErrNotImplemented) {
 		t.Fatalf("err = %v, want ErrNotImplemented", err)
 	}

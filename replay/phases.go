@@ -2,7 +2,10 @@ package replay
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/kreplay/kreplay/captured"
 )
 
 // Phases is the host time one signature's replay took: preparing it
@@ -12,6 +15,37 @@ type Phases struct {
 	PrepareNS int64 `json:"prepare_ns"`
 	MeasureNS int64 `json:"measure_ns"`
 	CloseNS   int64 `json:"close_ns"`
+	// The parts of PrepareNS spent making a captured binary launchable,
+	// its producers' included (captured.Timing): reading and decoding the
+	// bundle's files, loading modules, allocating and writing buffers,
+	// the kernels' first launches. The rest of PrepareNS is other work.
+	// PrepareKernels is how many captured kernels were made, producers
+	// and rebuilds included.
+	PrepareFilesNS    int64 `json:"prepare_files_ns,omitempty"`
+	PrepareModulesNS  int64 `json:"prepare_modules_ns,omitempty"`
+	PrepareMemoryNS   int64 `json:"prepare_memory_ns,omitempty"`
+	PrepareLaunchesNS int64 `json:"prepare_launches_ns,omitempty"`
+	PrepareKernels    int   `json:"prepare_kernels,omitempty"`
+}
+
+// setPrepare sets the preparing time, total and (from t) by part.
+func (p *Phases) setPrepare(total time.Duration, t *captured.Timing) {
+	p.PrepareNS = total.Nanoseconds()
+	p.PrepareFilesNS, p.PrepareModulesNS = t.Files.Nanoseconds(), t.Modules.Nanoseconds()
+	p.PrepareMemoryNS, p.PrepareLaunchesNS = t.Memory.Nanoseconds(), t.Launches.Nanoseconds()
+	p.PrepareKernels = t.Kernels
+}
+
+// add adds q's times into p.
+func (p *Phases) add(q *Phases) {
+	p.PrepareNS += q.PrepareNS
+	p.MeasureNS += q.MeasureNS
+	p.CloseNS += q.CloseNS
+	p.PrepareFilesNS += q.PrepareFilesNS
+	p.PrepareModulesNS += q.PrepareModulesNS
+	p.PrepareMemoryNS += q.PrepareMemoryNS
+	p.PrepareLaunchesNS += q.PrepareLaunchesNS
+	p.PrepareKernels += q.PrepareKernels
 }
 
 // reportPhases prints phaseLine of out to o.Progress, when there is one.
@@ -33,9 +67,7 @@ func phaseLine(out []Entry) string {
 			continue
 		}
 		n++
-		sum.PrepareNS += e.Phases.PrepareNS
-		sum.MeasureNS += e.Phases.MeasureNS
-		sum.CloseNS += e.Phases.CloseNS
+		sum.add(e.Phases)
 		if e.Result != nil {
 			energy += e.Result.EnergyHostNS
 		}
@@ -43,8 +75,31 @@ func phaseLine(out []Entry) string {
 	if n == 0 {
 		return ""
 	}
-	d := func(ns int64) time.Duration { return time.Duration(ns).Round(10 * time.Millisecond) }
 	per := (sum.PrepareNS + sum.MeasureNS + sum.CloseNS) / int64(n)
-	return fmt.Sprintf("time over the signatures replayed here (%d): %s each; preparing %s, measuring %s (%s of it energy), releasing %s",
-		n, d(per), d(sum.PrepareNS), d(sum.MeasureNS), d(energy), d(sum.CloseNS))
+	return fmt.Sprintf("time over the signatures replayed here (%d): %s each; preparing %s%s, measuring %s (%s of it energy), releasing %s",
+		n, roundNS(per), roundNS(sum.PrepareNS), prepareParts(sum), roundNS(sum.MeasureNS), roundNS(energy), roundNS(sum.CloseNS))
 }
+
+// prepareParts is " (files ..., modules ..., memory ..., first launches
+// ..., other ...; captured kernels built N)" for the parts of sum's preparing
+// time, "" when no captured kernel was made.
+func prepareParts(sum Phases) string {
+	if sum.PrepareKernels == 0 {
+		return ""
+	}
+	parts := []struct {
+		name string
+		ns   int64
+	}{{"files", sum.PrepareFilesNS}, {"modules", sum.PrepareModulesNS}, {"memory", sum.PrepareMemoryNS}, {"first launches", sum.PrepareLaunchesNS}}
+	var b strings.Builder
+	rest := sum.PrepareNS
+	for _, p := range parts {
+		fmt.Fprintf(&b, "%s %s, ", p.name, roundNS(p.ns))
+		rest -= p.ns
+	}
+	fmt.Fprintf(&b, "other %s; captured kernels built %d", roundNS(max(rest, 0)), sum.PrepareKernels)
+	return " (" + b.String() + ")"
+}
+
+// roundNS is ns as a duration to 10 ms.
+func roundNS(ns int64) time.Duration { return time.Duration(ns).Round(10 * time.Millisecond) }

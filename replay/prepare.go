@@ -69,6 +69,12 @@ func (d *Device) Prepare(sig *signatures.Signature) (*Prepared, error) {
 // signature that cannot be replayed, or does not fit in device memory,
 // gets a *SignatureError naming it.
 func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepared, error) {
+	return d.prepareFor(sig, cache, nil)
+}
+
+// prepareFor is PrepareFor, charging a captured binary's host time to t
+// (when not nil) by kind of work.
+func (d *Device) prepareFor(sig *signatures.Signature, cache CacheMode, t *captured.Timing) (*Prepared, error) {
 	switch {
 	case sig.Unreplayable != "":
 		return nil, sigErr(sig, "prepare", fmt.Errorf("%w: %s", ErrUnreplayable, sig.Unreplayable))
@@ -95,7 +101,7 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 		}
 	}
 	return d.prepare(sig, cache, func(opt launch.Options) (launch.Kernel, string, error) {
-		return d.build(sig, opt, prods, energySets)
+		return d.build(sig, opt, captured.Options{Producers: prods, EnergySets: energySets, Timing: t})
 	})
 }
 
@@ -176,16 +182,15 @@ func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, build func(
 // binary (package captured).
 const PathCaptured = "captured"
 
-// build dispatches: a signature with a captured binary replays it (after
-// prods, its primers in the primed cache mode; with energySets, with
-// opt.Sets buffer sets for its energy windows), the others by tier. Call
-// inside Do.
-func (d *Device) build(sig *signatures.Signature, opt launch.Options, prods []*inject.Producer, energySets bool) (launch.Kernel, string, error) {
+// build dispatches: a signature with a captured binary replays it with co
+// (its primers in the primed cache mode, energy sets, timing) and opt, the
+// others by tier. Call inside Do.
+func (d *Device) build(sig *signatures.Signature, opt launch.Options, co captured.Options) (launch.Kernel, string, error) {
 	if b := sig.Binary; b != nil {
 		if b.FS == nil {
 			return nil, "", fmt.Errorf("captured binary of %s: the set was read without its kernels directory", sig.ID)
 		}
-		co := captured.Options{Options: opt, Work: d.work(sig), Producers: prods, EnergySets: energySets}
+		co.Options, co.Work = opt, d.work(sig)
 		k, err := captured.New(b.Launch, b.FS, co, d.stream)
 		if err != nil {
 			return nil, "", err

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kreplay/kreplay/captured"
 	"github.com/kreplay/kreplay/signatures"
 	"github.com/kreplay/kreplay/tier2"
 )
@@ -259,12 +260,14 @@ func measureRecovered(measure measureFunc, s *signatures.Signature, o SuiteOptio
 // runOne measures s into e; on failure it sets e's error and returns it.
 func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) error {
 	start := time.Now()
-	p, err := d.PrepareFor(s, o.Cache)
+	var t captured.Timing
+	p, err := d.prepareFor(s, o.Cache, &t)
 	if err != nil {
 		e.Err = errText(err)
 		return err
 	}
-	ph := &Phases{PrepareNS: time.Since(start).Nanoseconds()}
+	ph := &Phases{}
+	ph.setPrepare(time.Since(start), &t)
 	e.Phases = ph
 	defer func() {
 		start := time.Now()
