@@ -8,13 +8,33 @@ import (
 	"github.com/kreplay/kreplay/internal/inject"
 )
 
-// fill writes a group's buffer: zeros, then each view's snapshot tiled
-// from its pointer to the next view's (the first one also backwards to
-// the buffer's start, in phase); a sampled snapshot is first scrambled
+// bufWriter is fill's device side: it writes one buffer.
+type bufWriter struct {
+	// zero sets the buffer's first n bytes to 0; upload writes b at
+	// offset at; dup copies n bytes from offset src to offset dst.
+	zero   func(n int64) error
+	upload func(at int64, b []byte) error
+	dup    func(dst, src, n int64) error
+}
+
+// deviceBuf writes buf, in order on s.
+func deviceBuf(buf cuda.DevicePtr, s *cuda.Stream) bufWriter {
+	return bufWriter{
+		zero:   func(n int64) error { return cuda.MemsetD8Async(buf, 0, int(n), s) },
+		upload: func(at int64, b []byte) error { return cuda.CopyHtoD(buf.Add(int(at)), b, s) },
+		dup: func(dst, src, n int64) error {
+			return cuda.MemcpyDtoDAsync(buf.Add(int(dst)), buf.Add(int(src)), int(n), s)
+		},
+	}
+}
+
+// fill writes a group's buffer with w: zeros, then each view's snapshot
+// tiled from its pointer to the next view's (the first one also backwards
+// to the buffer's start, in phase); a sampled snapshot is first scrambled
 // into a longer period (see scramble). It reports whether any snapshot was
 // written.
-func fill(fsys fs.FS, g *group, views []view, buf cuda.DevicePtr, s *cuda.Stream, t *Timing) (bool, error) {
-	if err := cuda.MemsetD8Async(buf, 0, int(g.size), s); err != nil {
+func fill(fsys fs.FS, g *group, views []view, w bufWriter, t *Timing) (bool, error) {
+	if err := w.zero(g.size); err != nil {
 		return false, err
 	}
 	wrote := false
@@ -50,7 +70,7 @@ func fill(fsys fs.FS, g *group, views []view, buf cuda.DevicePtr, s *cuda.Stream
 		if end <= from {
 			continue
 		}
-		if err := tile(buf, from, end, data, start, s); err != nil {
+		if err := tileWith(from, end, data, start, w.upload, w.dup); err != nil {
 			return wrote, err
 		}
 		wrote = true
@@ -58,19 +78,11 @@ func fill(fsys fs.FS, g *group, views []view, buf cuda.DevicePtr, s *cuda.Stream
 	return wrote, nil
 }
 
-// tile fills [from, to) of buf with pattern repeated so that pattern[0]
-// lies at offset phase: byte x gets pattern[(x-phase) mod len(pattern)].
-// It uploads one period and doubles it with device copies.
-func tile(buf cuda.DevicePtr, from, to int64, pattern []byte, phase int64, s *cuda.Stream) error {
-	return tileWith(from, to, pattern, phase,
-		func(at int64, b []byte) error { return cuda.CopyHtoD(buf.Add(int(at)), b, s) },
-		func(dst, src, n int64) error {
-			return cuda.MemcpyDtoDAsync(buf.Add(int(dst)), buf.Add(int(src)), int(n), s)
-		})
-}
-
-// tileWith is tile's plan, with its two copies given: upload writes b at
-// offset at, dup copies n bytes from offset src to offset dst.
+// tileWith fills [from, to) of a buffer with pattern repeated so that
+// pattern[0] lies at offset phase: byte x gets pattern[(x-phase) mod
+// len(pattern)]. It uploads one period (upload writes b at offset at) and
+// doubles it with device copies (dup copies n bytes from offset src to
+// offset dst).
 func tileWith(from, to int64, pattern []byte, phase int64, upload func(at int64, b []byte) error, dup func(dst, src, n int64) error) error {
 	n := to - from
 	first := rotated(pattern, from, min(int64(len(pattern)), n), phase)

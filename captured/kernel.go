@@ -278,7 +278,7 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 				return fmt.Errorf("%s: allocating %d bytes: %w", k.l.Name, g.size, err)
 			}
 			g.bufs = append(g.bufs, buf)
-			filled, err := fill(fsys, g, k.views(g), buf, s, k.timing)
+			filled, err := fill(fsys, g, k.views(g), deviceBuf(buf, s), k.timing)
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.l.Name, err)
 			}

@@ -55,19 +55,11 @@ func (k *Kernel) findRestores(fsys fs.FS, s *cuda.Stream) error {
 }
 
 func (k *Kernel) restoreSpan(fsys fs.FS, g *group, p inject.Pointer, s *cuda.Stream) error {
-	prev := k.timing.enter(workFiles)
-	want, err := inject.ReadSnapshot(fsys, p.Snap)
-	k.timing.enter(prev)
+	want, err := k.pristine(fsys, g, p)
 	if err != nil {
 		return err
 	}
 	start := int64(p.Value - g.base)
-	want = want[:min(int64(len(want)), g.size-start)]
-	for _, q := range g.patches { // the buffer holds them re-pointed
-		if at := q.off - start; at >= 0 && at+8 <= int64(len(want)) {
-			binary.LittleEndian.PutUint64(want[at:], q.address(0))
-		}
-	}
 	got := make([]byte, len(want))
 	if err := cuda.CopyDtoH(got, g.bufs[0].Add(int(start)), s); err != nil {
 		return err
@@ -87,6 +79,25 @@ func (k *Kernel) restoreSpan(fsys fs.FS, g *group, p inject.Pointer, s *cuda.Str
 		return err
 	}
 	return cuda.CopyHtoD(g.bufs[0].Add(int(r.off)), want[lo:hi], s)
+}
+
+// pristine is what pointer p's snapshot says buffer set 0 of g holds
+// from p on: the snapshot, up to the buffer's end, with the inner
+// pointers re-pointed as the buffer holds them.
+func (k *Kernel) pristine(fsys fs.FS, g *group, p inject.Pointer) ([]byte, error) {
+	defer k.timing.enter(k.timing.enter(workFiles))
+	want, err := inject.ReadSnapshot(fsys, p.Snap)
+	if err != nil {
+		return nil, err
+	}
+	start := int64(p.Value - g.base)
+	want = want[:min(int64(len(want)), g.size-start)]
+	for _, q := range g.patches {
+		if at := q.off - start; at >= 0 && at+8 <= int64(len(want)) {
+			binary.LittleEndian.PutUint64(want[at:], q.address(0))
+		}
+	}
+	return want, nil
 }
 
 // changed returns the span [lo, hi) where a and b differ; hi is 0 when
