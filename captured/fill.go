@@ -104,8 +104,13 @@ func tileWith(from, to int64, pattern []byte, phase int64, upload func(at int64,
 func rotated(pattern []byte, from, n, phase int64) []byte {
 	period := int64(len(pattern))
 	out := make([]byte, n)
-	for j := range out {
-		out[j] = pattern[((from+int64(j)-phase)%period+period)%period]
+	if period == 0 {
+		return out
+	}
+	at := ((from-phase)%period + period) % period
+	for j := int64(0); j < n; {
+		c := copy(out[j:], pattern[at:])
+		j, at = j+int64(c), 0
 	}
 	return out
 }

@@ -83,3 +83,40 @@ func TestScramble(t *testing.T) {
 		t.Errorf("a one-word sample is kept as it is, got %d bytes", len(got))
 	}
 }
+
+// rotatedByByte is rotated as its contract says, byte by byte.
+func rotatedByByte(pattern []byte, from, n, phase int64) []byte {
+	period := int64(len(pattern))
+	out := make([]byte, n)
+	for j := range out {
+		out[j] = pattern[((from+int64(j)-phase)%period+period)%period]
+	}
+	return out
+}
+
+// rotated gives the bytes of the repeated pattern that start at from,
+// however from, n and phase lie against the period.
+func TestRotated(t *testing.T) {
+	pattern := []byte("0123456789abcdefghijklmnopqrstuvwxyz")
+	for _, tc := range []struct{ from, n, phase int64 }{
+		{0, 36, 0}, {0, 10, 0}, {5, 36, 0}, {0, 36, 5}, {100, 36, 7}, {3, 100, 50},
+		{7, 0, 2}, {0, 1, 35}, {36, 36, 0}, {1 << 40, 50, 12345}, {0, 80, 1 << 33},
+	} {
+		got, want := rotated(pattern, tc.from, tc.n, tc.phase), rotatedByByte(pattern, tc.from, tc.n, tc.phase)
+		if !bytes.Equal(got, want) {
+			t.Errorf("from %d n %d phase %d: got %q, want %q", tc.from, tc.n, tc.phase, got, want)
+		}
+	}
+}
+
+func FuzzRotated(f *testing.F) {
+	f.Add([]byte("abcdefg"), int64(3), int64(20), int64(5))
+	f.Fuzz(func(t *testing.T, pattern []byte, from, n, phase int64) {
+		if len(pattern) == 0 || n < 0 || n > 1<<12 || from < 0 || phase < 0 {
+			return
+		}
+		if got, want := rotated(pattern, from, n, phase), rotatedByByte(pattern, from, n, phase); !bytes.Equal(got, want) {
+			t.Errorf("from %d n %d phase %d: got %x, want %x", from, n, phase, got, want)
+		}
+	})
+}
