@@ -5,7 +5,6 @@ import (
 	"io/fs"
 
 	"github.com/kreplay/kreplay/internal/cuda"
-	"github.com/kreplay/kreplay/internal/inject"
 )
 
 // bufWriter is fill's device side: it writes one buffer.
@@ -33,7 +32,7 @@ func deviceBuf(buf cuda.DevicePtr, s *cuda.Stream) bufWriter {
 // to the buffer's start, in phase); a sampled snapshot is first scrambled
 // into a longer period (see scramble). It reports whether any snapshot was
 // written.
-func fill(fsys fs.FS, g *group, views []view, w bufWriter, t *Timing) (bool, error) {
+func fill(fsys fs.FS, g *group, views []view, w bufWriter, c *Snapshots, t *Timing) (bool, error) {
 	if err := w.zero(g.size); err != nil {
 		return false, err
 	}
@@ -43,19 +42,11 @@ func fill(fsys fs.FS, g *group, views []view, w bufWriter, t *Timing) (bool, err
 			continue
 		}
 		prev := t.enter(workFiles)
-		data, err := inject.ReadSnapshot(fsys, v.Snap)
+		data, err := c.pattern(fsys, v.Snapshot)
+		t.enter(prev)
 		if err != nil {
-			t.enter(prev)
 			return wrote, fmt.Errorf("snapshot of %s: %w", v.what, err)
 		}
-		if len(data) != v.SnapLen || len(data) == 0 {
-			t.enter(prev)
-			return wrote, fmt.Errorf("snapshot %s has %d bytes, the launch recorded %d", v.Snap, len(data), v.SnapLen)
-		}
-		if !v.Whole {
-			data = scramble(data, scramblePeriod)
-		}
-		t.enter(prev)
 		start := int64(v.value - g.base)
 		end := g.size
 		if i+1 < len(views) {

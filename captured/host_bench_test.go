@@ -88,7 +88,7 @@ func kernelsOf(s *signatures.Signature) []*inject.Launch {
 // buffer from its snapshots, read what the first launch is compared
 // with. It returns the bytes it would upload.
 func hostPrepare(tb testing.TB, l *inject.Launch, fsys fstest.MapFS, o Options) int64 {
-	k := &Kernel{l: l, timing: o.Timing}
+	k := &Kernel{l: l, timing: o.Timing, snaps: o.Snapshots}
 	k.keepSuspects()
 	k.groupPointers()
 	k.groupInner()
@@ -100,7 +100,7 @@ func hostPrepare(tb testing.TB, l *inject.Launch, fsys fstest.MapFS, o Options) 
 	}
 	for i, g := range k.groups {
 		g.bufs = []cuda.DevicePtr{cuda.DevicePtr(1+i) << 40}
-		if _, err := fill(fsys, g, k.views(g), w, o.Timing); err != nil {
+		if _, err := fill(fsys, g, k.views(g), w, o.Snapshots, o.Timing); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -118,20 +118,32 @@ func hostPrepare(tb testing.TB, l *inject.Launch, fsys fstest.MapFS, o Options) 
 
 // BenchmarkHostPrepare is the host side of preparing every signature of
 // the compiled Llama prefill by its captured binary in the context cache
-// mode, one buffer set each (a GEMM's energy sets repeat its own fills).
+// mode, one buffer set each (a GEMM's energy sets repeat its own fills):
+// with no Snapshots, and with a fresh one per run over the signatures,
+// as a replay.Device keeps one, of two bounds.
 func BenchmarkHostPrepare(b *testing.B) {
 	cb := readCapturedBundle(b)
-	b.ResetTimer()
-	var kernels, up int64
-	for i := 0; i < b.N; i++ {
-		for _, s := range cb.sigs {
-			for _, l := range kernelsOf(s) {
-				up += hostPrepare(b, l, cb.snaps, Options{})
-				kernels++
+	for _, bc := range []struct {
+		name  string
+		bound int64
+	}{{"no snapshots kept", 0}, {"snapshots kept up to 1GiB", 1 << 30}, {"snapshots kept up to 64MiB", 64 << 20}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var kernels, up int64
+			for i := 0; i < b.N; i++ {
+				var o Options
+				if bc.bound > 0 {
+					o.Snapshots = NewSnapshots(bc.bound)
+				}
+				for _, s := range cb.sigs {
+					for _, l := range kernelsOf(s) {
+						up += hostPrepare(b, l, cb.snaps, o)
+						kernels++
+					}
+				}
 			}
-		}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(cb.sigs))/1e6, "ms/signature")
+			b.ReportMetric(float64(kernels)/float64(b.N*len(cb.sigs)), "kernels/signature")
+			b.ReportMetric(float64(up)/float64(b.N*len(cb.sigs))/1e6, "MB-uploaded/signature")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(cb.sigs))/1e6, "ms/signature")
-	b.ReportMetric(float64(kernels)/float64(b.N*len(cb.sigs)), "kernels/signature")
-	b.ReportMetric(float64(up)/float64(b.N*len(cb.sigs))/1e6, "MB-uploaded/signature")
 }

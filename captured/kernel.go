@@ -59,6 +59,7 @@ type Kernel struct {
 	suspect map[int]bool
 	kept    []string
 	timing  *Timing
+	snaps   *Snapshots
 }
 
 // Options are what New needs besides the launch.
@@ -78,6 +79,9 @@ type Options struct {
 	// Timing, when set, gets the host time New spends, by kind of work,
 	// its producers' included.
 	Timing *Timing
+	// Snapshots, when set, keeps the snapshots New reads (and what it
+	// makes of them) for the kernels made after it.
+	Snapshots *Snapshots
 }
 
 // New loads l's function from the module images in fsys (a bundle's
@@ -99,7 +103,7 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{l: l, fn: fns[0], work: o.Work, timing: o.Timing}
+	k := &Kernel{l: l, fn: fns[0], work: o.Work, timing: o.Timing, snaps: o.Snapshots}
 	if err := k.configure(); err != nil {
 		return nil, err
 	}
@@ -278,7 +282,7 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 				return fmt.Errorf("%s: allocating %d bytes: %w", k.l.Name, g.size, err)
 			}
 			g.bufs = append(g.bufs, buf)
-			filled, err := fill(fsys, g, k.views(g), deviceBuf(buf, s), k.timing)
+			filled, err := fill(fsys, g, k.views(g), deviceBuf(buf, s), k.snaps, k.timing)
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.l.Name, err)
 			}

@@ -23,7 +23,7 @@ func (k *Kernel) newProducer(p *inject.Producer, fsys fs.FS, s *cuda.Stream) (*K
 		// only warms the cache.
 		return nil, fmt.Errorf("its producer %s: %w", p.Launch.Name, err)
 	}
-	pk, err := New(p.Launch, fsys, Options{Timing: k.timing}, s)
+	pk, err := New(p.Launch, fsys, Options{Timing: k.timing, Snapshots: k.snaps}, s)
 	if err != nil {
 		return nil, fmt.Errorf("its producer %s: %w", p.Launch.Name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/inject"
@@ -86,12 +87,12 @@ func (k *Kernel) restoreSpan(fsys fs.FS, g *group, p inject.Pointer, s *cuda.Str
 // pointers re-pointed as the buffer holds them.
 func (k *Kernel) pristine(fsys fs.FS, g *group, p inject.Pointer) ([]byte, error) {
 	defer k.timing.enter(k.timing.enter(workFiles))
-	want, err := inject.ReadSnapshot(fsys, p.Snap)
+	data, err := k.snaps.read(fsys, p.Snapshot)
 	if err != nil {
 		return nil, err
 	}
 	start := int64(p.Value - g.base)
-	want = want[:min(int64(len(want)), g.size-start)]
+	want := slices.Clone(data[:min(int64(len(data)), g.size-start)])
 	for _, q := range g.patches {
 		if at := q.off - start; at >= 0 && at+8 <= int64(len(want)) {
 			binary.LittleEndian.PutUint64(want[at:], q.address(0))

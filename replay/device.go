@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/kreplay/kreplay/captured"
 	"github.com/kreplay/kreplay/energy"
 	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/cuda"
@@ -49,6 +50,7 @@ type Device struct {
 	compErr error
 	flush   cuda.DevicePtr // L2 flush buffer, allocated on first use
 	flushN  int
+	snaps   *captured.Snapshots // captured binaries' snapshots, made on first use
 	// fallback is why the last build (prepare, inside Do) replayed a
 	// signature planned for cuDNN SDPA with tier 3's kernel; "" if it did
 	// not fall back.

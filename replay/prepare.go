@@ -23,6 +23,12 @@ const memoryReserve = 1 << 30
 // maxSets caps rotating buffer sets for tiny signatures.
 const maxSets = 64
 
+// snapshotsKept bounds the host memory a Device keeps captured binaries'
+// snapshots in, and the periods made of them (captured.Snapshots): a
+// compiled Llama prefill's 164 recorded launches name 308 snapshots,
+// whose 265 samples scramble into 1 MiB periods each.
+const snapshotsKept = 1 << 30
+
 // Prepared is a signature made launchable on a device.
 type Prepared struct {
 	Sig *signatures.Signature
@@ -190,7 +196,10 @@ func (d *Device) build(sig *signatures.Signature, opt launch.Options, co capture
 		if b.FS == nil {
 			return nil, "", fmt.Errorf("captured binary of %s: the set was read without its kernels directory", sig.ID)
 		}
-		co.Options, co.Work = opt, d.work(sig)
+		if d.snaps == nil {
+			d.snaps = captured.NewSnapshots(snapshotsKept)
+		}
+		co.Options, co.Work, co.Snapshots = opt, d.work(sig), d.snaps
 		k, err := captured.New(b.Launch, b.FS, co, d.stream)
 		if err != nil {
 			return nil, "", err

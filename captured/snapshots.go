@@ -1,0 +1,122 @@
+package captured
+
+import (
+	"container/list"
+	"fmt"
+	"io/fs"
+	"sync"
+
+	"github.com/kreplay/kreplay/internal/inject"
+)
+
+// Snapshots keeps what New reads and makes of a bundle's snapshots, by
+// snapshot: its bytes, and the scrambled period a sampled one is tiled
+// with, the least recently used dropped beyond a bound. The kernels of a
+// run share most of their snapshots (a layer's weights, the context
+// launches of one signature and the next), which New then reads,
+// decompresses and scrambles once. A snapshot is known by its name, the
+// hash of its bytes, whichever kernels directory it came from. Safe for
+// concurrent use; New's callers must not change what it returns.
+type Snapshots struct {
+	mu      sync.Mutex
+	max     int64
+	bytes   int64
+	entries map[snapKey]*list.Element
+	lru     list.List // of *snapEntry, the most recently used first
+}
+
+// snapKey names what a Snapshots entry holds: a snapshot's bytes, or its
+// scrambled period.
+type snapKey struct {
+	hash      string
+	n         int
+	scrambled bool
+}
+
+type snapEntry struct {
+	key  snapKey
+	data []byte
+}
+
+// NewSnapshots returns an empty Snapshots that holds at most maxBytes.
+func NewSnapshots(maxBytes int64) *Snapshots {
+	return &Snapshots{max: maxBytes, entries: map[snapKey]*list.Element{}}
+}
+
+// Bytes is how many bytes c holds.
+func (c *Snapshots) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// read returns sn's bytes from fsys, or from c when it has them; a nil c
+// reads them every time.
+func (c *Snapshots) read(fsys fs.FS, sn inject.Snapshot) ([]byte, error) {
+	k := snapKey{hash: sn.Snap, n: sn.SnapLen}
+	if data, ok := c.get(k); ok {
+		return data, nil
+	}
+	data, err := inject.ReadSnapshot(fsys, sn.Snap)
+	if err != nil {
+		return nil, err
+	}
+	c.put(k, data)
+	return data, nil
+}
+
+// pattern is what fill tiles sn with: its bytes when kept whole, else
+// their scrambled period (scramble).
+func (c *Snapshots) pattern(fsys fs.FS, sn inject.Snapshot) ([]byte, error) {
+	data, err := c.read(fsys, sn)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(data) != sn.SnapLen || len(data) == 0:
+		return nil, fmt.Errorf("snapshot %s has %d bytes, the launch recorded %d", sn.Snap, len(data), sn.SnapLen)
+	case sn.Whole:
+		return data, nil
+	}
+	k := snapKey{hash: sn.Snap, n: sn.SnapLen, scrambled: true}
+	if p, ok := c.get(k); ok {
+		return p, nil
+	}
+	p := scramble(data, scramblePeriod)
+	c.put(k, p)
+	return p, nil
+}
+
+func (c *Snapshots) get(k snapKey) ([]byte, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok {
+		return nil, false
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*snapEntry).data, true
+}
+
+// put keeps data under k, dropping the least recently used entries
+// beyond the bound; data larger than the bound is not kept.
+func (c *Snapshots) put(k snapKey, data []byte) {
+	if c == nil || int64(len(data)) > c.max {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[k]; ok {
+		return
+	}
+	c.entries[k] = c.lru.PushFront(&snapEntry{key: k, data: data})
+	c.bytes += int64(len(data))
+	for c.bytes > c.max {
+		e := c.lru.Back()
+		old := c.lru.Remove(e).(*snapEntry)
+		delete(c.entries, old.key)
+		c.bytes -= int64(len(old.data))
+	}
+}
