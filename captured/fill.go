@@ -91,14 +91,18 @@ func tileWith(from, to int64, pattern []byte, phase int64, upload func(at int64,
 }
 
 // rotated returns the n bytes of pattern, repeated with pattern[0] at
-// offset phase, that start at offset from.
+// offset phase, that start at offset from: a part of pattern itself where
+// they lie in one piece there.
 func rotated(pattern []byte, from, n, phase int64) []byte {
 	period := int64(len(pattern))
-	out := make([]byte, n)
 	if period == 0 {
-		return out
+		return make([]byte, n)
 	}
 	at := ((from-phase)%period + period) % period
+	if at+n <= period {
+		return pattern[at : at+n]
+	}
+	out := make([]byte, n)
 	for j := int64(0); j < n; {
 		c := copy(out[j:], pattern[at:])
 		j, at = j+int64(c), 0
