@@ -89,9 +89,7 @@ func kernelsOf(s *signatures.Signature) []*inject.Launch {
 // with. It returns the bytes it would upload.
 func hostPrepare(tb testing.TB, l *inject.Launch, fsys fstest.MapFS, o Options) int64 {
 	k := &Kernel{l: l, timing: o.Timing, snaps: o.Snapshots}
-	k.keepSuspects()
-	k.groupPointers()
-	k.groupInner()
+	k.layout()
 	var up int64
 	w := bufWriter{
 		zero:   func(int64) error { return nil },

@@ -107,12 +107,7 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if err := k.configure(); err != nil {
 		return nil, err
 	}
-	k.keepSuspects()
-	k.groupPointers()
-	k.groupInner()
-	for _, g := range k.groups {
-		k.fp += g.size
-	}
+	k.layout()
 	if o.FreeBytes > 0 && k.fp*int64(max(1, o.Sets)) > o.FreeBytes {
 		return nil, fmt.Errorf("captured %s: %d buffer sets of %d bytes do not fit in %d bytes of free device memory",
 			l.Name, max(1, o.Sets), k.fp, o.FreeBytes)
@@ -166,6 +161,28 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		k.producers = append(k.producers, pk)
 	}
 	return k, nil
+}
+
+// layout groups the launch's pointers into the allocations its buffers
+// stand for and sums their sizes into the footprint.
+func (k *Kernel) layout() {
+	k.keepSuspects()
+	k.groupPointers()
+	k.groupInner()
+	for _, g := range k.groups {
+		k.fp += g.size
+	}
+}
+
+// Footprint is the Footprint of the kernel New makes of l, its producers
+// left out, known before New: the sizes of the allocations it points
+// into, those its suspect words would point to left out. A caller
+// choosing how many buffer sets to ask New for needs no kernel built
+// first.
+func Footprint(l *inject.Launch) int64 {
+	k := &Kernel{l: l}
+	k.layout()
+	return k.fp
 }
 
 // producerFatal tells whether a producer's error is the signature's: out

@@ -106,7 +106,13 @@ func (d *Device) prepareFor(sig *signatures.Signature, cache CacheMode, t *captu
 			prods = sig.Binary.Producers
 		}
 	}
-	return d.prepare(sig, cache, func(opt launch.Options) (launch.Kernel, string, error) {
+	var sets func(budget int64) int
+	if sig.Binary != nil && sig.Binary.Launch != nil {
+		sets = func(budget int64) int {
+			return setsFor(sig, captured.Footprint(sig.Binary.Launch), true, d.L2Bytes, budget)
+		}
+	}
+	return d.prepare(sig, cache, sets, func(opt launch.Options) (launch.Kernel, string, error) {
 		return d.build(sig, opt, captured.Options{Producers: prods, EnergySets: energySets, Timing: t})
 	})
 }
@@ -127,7 +133,7 @@ func (d *Device) PrepareWith(sig *signatures.Signature, cache CacheMode, b tier3
 		return nil, sigErr(sig, "prepare", errors.New("no builder"))
 	}
 	cache = cache.For(sig)
-	return d.prepare(sig, cache, func(opt launch.Options) (launch.Kernel, string, error) {
+	return d.prepare(sig, cache, nil, func(opt launch.Options) (launch.Kernel, string, error) {
 		comp, err := d.compiler()
 		if err != nil {
 			return nil, "", err
@@ -141,8 +147,11 @@ func (d *Device) PrepareWith(sig *signatures.Signature, cache CacheMode, b tier3
 }
 
 // prepare builds sig's kernel with build, with as many buffer sets as the
-// cache mode needs. Call outside Do.
-func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, build func(launch.Options) (launch.Kernel, string, error)) (*Prepared, error) {
+// cache mode needs: those sets gives for a budget of bytes, where it is
+// not nil (a captured binary's footprint is known before it is built),
+// else as rotationSets counts them on a kernel built with one set, built
+// again with them. Call outside Do.
+func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, sets func(budget int64) int, build func(launch.Options) (launch.Kernel, string, error)) (*Prepared, error) {
 	p := &Prepared{Sig: sig, Cache: cache, dev: d}
 	err := d.Do(func() error {
 		d.fallback = ""
@@ -151,11 +160,15 @@ func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, build func(
 			return err
 		}
 		opt := launch.Options{Sets: 1, Seed: seedOf(sig.ID), FreeBytes: int64(free) - memoryReserve}
+		rotates := cache == Rotating || cache == Primed
+		if rotates && sets != nil {
+			opt.Sets = sets(opt.FreeBytes / 2)
+		}
 		k, path, err := build(opt)
 		if err != nil {
 			return err
 		}
-		if cache == Rotating || cache == Primed {
+		if rotates && sets == nil {
 			if n := rotationSets(sig, k, d.L2Bytes, opt.FreeBytes/2); n > 1 {
 				if err := k.Close(); err != nil {
 					return err
