@@ -34,12 +34,12 @@ say "capture $SPEC exit $? in $(( $(date +%s) - t )) s"
 timed() {
   local name=$1 t
   shift
-  t=$(date +%s.%N)
+  t=$(date +%s%N)
   # shellcheck disable=SC2068
   timeout "${PREDICT_TIMEOUT:-200}" "$K" predict $@ -model none -o "$L/$name.bench" -progress "$L/$name.progress.jsonl" "$b" \
     >"$L/$name.txt" 2>"$L/$name.err"
   local rc=$?
-  say "predict ($name: $*) exit $rc in $(echo "$(date +%s.%N) - $t" | bc | cut -c1-6) s; $(grep -c '"entry"' "$L/$name.progress.jsonl") signatures"
+  say "predict ($name: $*) exit $rc in $(( ($(date +%s%N) - t) / 1000000 )) ms; $(grep -c '"entry"' "$L/$name.progress.jsonl") signatures"
   grep -E '^time over|^energy:' "$L/$name.err" | tee -a "$S"
   grep -E '^(predicted GPU time|inference wall|inference energy)' "$L/$name.txt" | tee -a "$S"
 }
