@@ -171,12 +171,7 @@ var groupDocTmpl = template.Must(template.New(DocFile).Funcs(funcs).Parse(`// Co
 // BenchmarkTimeline/workload={{.Workload}}_rankN/timeline does not run:
 // package replay has no multi-GPU timeline, and a line
 // "kreplay BenchmarkTimeline/...: no group timeline: REASON" says so.
-// Set KREPLAY_REQUIRE_GPU=1 to fail instead of skipping when no GPU
-// is usable, KREPLAY_ENERGY=1 to measure J/op and W too (about 11 s per
-// signature; KREPLAY_ENERGY_TICKS sets the energy window's NVML counter
-// ticks, default 101), KREPLAY_CACHE to choose the L2 cache mode
-// (default {{.DefaultCache}}), KREPLAY_MODEL_TICKS the model run's energy
-// window (default 20 ticks).
+` + envDoc + `
 //
 // Regenerate with go generate.
 package {{.Package}}

@@ -23,7 +23,8 @@
 // is usable, KREPLAY_ENERGY=1 to measure J/op and W too (about 11 s per
 // signature; KREPLAY_ENERGY_TICKS sets the energy window's NVML counter
 // ticks, default 101), KREPLAY_CACHE to choose the L2 cache mode
-// (default context).
+// (default context), KREPLAY_MODEL_TICKS the model run's energy
+// window (default 20 ticks).
 //
 // Regenerate with go generate.
 package bloom_560m_generate
