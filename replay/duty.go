@@ -66,6 +66,7 @@ func powerCapped(s energy.Summary) bool {
 // two windows do not give a positive energy and a gap power between zero
 // and the burst window's power.
 func (d *Device) measureDuty(t *timer, per float64, batch, ticks int, o Options) (*Energy, error) {
+	defer t.tm.enter(t.tm.enter(partEnergyDuty))
 	n := max(batch, 2)
 	if t.graph != nil && n != batch {
 		if err := t.capture(n); err != nil {
@@ -91,6 +92,7 @@ func (d *Device) measureDuty(t *timer, per float64, batch, ticks int, o Options)
 	for _, duty := range dutyPlans {
 		gap := time.Duration(per * float64(n) * (1 - duty) / duty)
 		mo := energy.MeasureOptions{MinTicks: ticks, Warmup: o.EnergyWarmup}
+		t.tm.dutyWindow()
 		ra, err := d.Meter.Measure(context.Background(), withGap(burst(n), gap), mo)
 		if err != nil {
 			return nil, err
@@ -99,6 +101,7 @@ func (d *Device) measureDuty(t *timer, per float64, batch, ticks int, o Options)
 			last = fmt.Errorf("duty-cycled energy: still power-capped at duty %.2f (%s)", duty, ra.States.ThrottleReasons)
 			continue
 		}
+		t.tm.dutyWindow()
 		rb, err := d.Meter.Measure(context.Background(), withGap(burst(1), gap), mo)
 		if err != nil {
 			return nil, err

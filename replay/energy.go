@@ -125,7 +125,7 @@ func (d *Device) measureEnergy(t *timer, r *Result, per float64, o Options) (*En
 		}
 		return s.Synchronize()
 	}
-	rd, err := d.energyWindow(work, o)
+	rd, err := t.tm.meterWindow(o.EnergyWarmup, func() (energy.Reading, error) { return d.energyWindow(work, o) })
 	if err != nil {
 		return nil, err
 	}

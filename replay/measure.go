@@ -419,9 +419,18 @@ func (r *Result) TFLOPs() float64 {
 // Measure times a prepared signature (see the package documentation for
 // the method) and returns per-invocation statistics.
 func (d *Device) Measure(p *Prepared, o Options) (*Result, error) {
+	return d.measureTimed(p, o, nil)
+}
+
+// measureTimed is Measure, charging its host time to tm (when not nil) by
+// part.
+func (d *Device) measureTimed(p *Prepared, o Options, tm *measureTiming) (*Result, error) {
 	o.defaults()
 	r := &Result{ID: p.Sig.ID, Label: p.Sig.Label, Path: p.Path, Approximate: p.Approximate, Fallback: p.Fallback, Note: p.Note, Cache: p.Cache.String(), Confidence: o.Confidence}
-	err := d.Do(func() error { return d.measure(p, o, r) })
+	err := d.Do(func() error {
+		defer tm.enter(tm.enter(measureUntimed))
+		return d.measure(p, o, r, tm)
+	})
 	if err != nil {
 		return nil, sigErr(p.Sig, "measure", err)
 	}
@@ -446,9 +455,14 @@ type timer struct {
 	// (gpu.Paced). Only Streamed kernels are paced, and those are
 	// never captured in a graph; it is 0 again before the energy windows.
 	pace time.Duration
+	// tm times the measurement; graphPart is the part its graphs'
+	// captures and destruction are charged to.
+	tm        *measureTiming
+	graphPart measurePart
 }
 
 func (t *timer) close() {
+	defer t.tm.enter(t.tm.enter(t.graphPart))
 	if t.graph != nil {
 		t.graph.Destroy()
 	}
@@ -493,6 +507,7 @@ func spin(d time.Duration) {
 
 // capture builds a graph of n launches, rotating buffer sets.
 func (t *timer) capture(n int) error {
+	defer t.tm.enter(t.tm.enter(t.graphPart))
 	if t.graph != nil {
 		t.graph.Destroy()
 		t.graph = nil
@@ -556,9 +571,9 @@ func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
 	return t.ev.around(s, func() error { return t.enqueue(batch) }, nil)
 }
 
-func (d *Device) measure(p *Prepared, o Options, r *Result) error {
+func (d *Device) measure(p *Prepared, o Options, r *Result, tm *measureTiming) error {
 	k := p.Kernel
-	t := &timer{d: d, k: k, sets: k.Sets()}
+	t := &timer{d: d, k: k, sets: k.Sets(), tm: tm, graphPart: partGraphs}
 	if p.Cache == Warm {
 		t.sets = 1
 	}
@@ -571,7 +586,10 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	var rec *recorder
 	if !o.NoKernelTime {
 		var err error
-		if rec, err = startRecording(d); err != nil {
+		prev := tm.enter(partCUPTI)
+		rec, err = startRecording(d)
+		tm.enter(prev)
+		if err != nil {
 			r.KernelErr = err.Error()
 		} else {
 			if pr, ok := k.(launch.Primer); ok && p.Cache == Primed {
@@ -586,7 +604,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			}
 			defer func() {
 				if rec != nil {
-					rec.stop()
+					tm.in(partCUPTI, rec.stop)
 				}
 			}()
 		}
@@ -616,7 +634,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 	// primed signature that fell back to rotating samples batches.
 	cold := p.Cache == Cold || t.prime != nil
 	if o.Pause > 0 {
-		time.Sleep(o.Pause)
+		tm.in(partPause, func() { time.Sleep(o.Pause) })
 	}
 	if rec != nil && !cold {
 		// Timed one by one by CUPTI, a paced kernel's batch times only
@@ -624,28 +642,33 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 		t.pace = launch.PaceOf(k)
 		r.PaceNS = t.pace.Nanoseconds()
 	}
+	prev := tm.enter(partWarmup)
 	batch, err := t.warmUp(o, cold)
+	tm.enter(prev)
 	if err != nil {
 		return err
 	}
 	r.Batch, r.Graph = batch, t.graph != nil
 
 	if rec != nil {
-		if err := rec.discard(); err != nil {
+		prev := tm.enter(partCUPTI)
+		err := rec.discard()
+		tm.enter(prev)
+		if err != nil {
 			return err
 		}
 	}
 	err = d.sampleTimed(t, rec, batch, cold, o, r)
 	t.pace = 0 // the clock probe and the energy windows run unpaced
 	if rec != nil {
-		rec.stop()
+		tm.in(partCUPTI, rec.stop)
 		rec = nil
 	}
 	if err != nil {
 		return err
 	}
 	if o.ClockProbe {
-		d.probeReplayClock(t, batch, cold, r)
+		tm.in(partProbe, func() { d.probeReplayClock(t, batch, cold, r) })
 	}
 	if o.Energy {
 		per := energyOpNS(r, t.prime != nil)
@@ -654,7 +677,9 @@ func (d *Device) measure(p *Prepared, o Options, r *Result) error {
 			t.sets, t.next = k.Sets(), 0
 		}
 		start := time.Now()
+		t.graphPart = partEnergyGraphs
 		e, err := d.measureEnergy(t, r, per, o)
+		t.graphPart = partGraphs
 		if err != nil {
 			r.EnergyErr = err.Error()
 		}
@@ -705,11 +730,15 @@ func (t *timer) warmUp(o Options, cold bool) (int, error) {
 // NVML sampling the GPU's state, and fills r's statistics: the checks
 // and the result judge the value r reports (see reported).
 func (d *Device) sampleTimed(t *timer, rec *recorder, batch int, cold bool, o Options, r *Result) error {
-	rp := &reported{rec: rec, kt: kernelTimes{batch: batch}, minKeep: o.MinSamples}
+	tm := t.tm
+	defer tm.enter(tm.enter(partSampling))
+	rp := &reported{rec: rec, kt: kernelTimes{batch: batch}, minKeep: o.MinSamples, tm: tm}
 	var sampler *energy.Sampler
 	var startErr string
 	if d.Meter != nil && !o.NoNVML {
+		prev := tm.enter(partNVML)
 		sampler, startErr = startSampler(d.Meter)
+		tm.enter(prev)
 		if sampler != nil {
 			rp.nvml = func() []energy.State { return energy.DeviceStates(sampler.Samples(), d.Meter.Index()) }
 		}
@@ -718,7 +747,10 @@ func (d *Device) sampleTimed(t *timer, rec *recorder, batch int, cold bool, o Op
 		el, err := t.sample(batch, cold)
 		return float64(el.Nanoseconds()) / float64(batch), err
 	}, rp.judge)
+	tm.sampled(s.values, batch)
+	prev := tm.enter(partNVML)
 	states, stopErr := stopSampler(sampler, d.Meter)
+	tm.enter(prev)
 	if err != nil {
 		return err
 	}
@@ -760,6 +792,8 @@ type reported struct {
 	// nvml returns the NVML states read so far; nil without NVML.
 	nvml    func() []energy.State
 	minKeep int
+	// tm times the flushes (nil times nothing).
+	tm *measureTiming
 }
 
 // flush hands kt the records of the samples up to n.
@@ -767,6 +801,8 @@ func (p *reported) flush(n int) {
 	if p.rec == nil || n == p.flushed {
 		return
 	}
+	defer p.tm.enter(p.tm.enter(partCUPTI))
+	p.tm.flushed()
 	if err := p.rec.flush(&p.kt, n-p.flushed); err != nil {
 		p.rec, p.kernelErr = nil, err
 		return

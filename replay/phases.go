@@ -26,6 +26,43 @@ type Phases struct {
 	PrepareMemoryNS   int64 `json:"prepare_memory_ns,omitempty"`
 	PrepareLaunchesNS int64 `json:"prepare_launches_ns,omitempty"`
 	PrepareKernels    int   `json:"prepare_kernels,omitempty"`
+	// The parts of MeasureNS outside the energy measurement
+	// (measureTiming), each moment charged to the innermost: the idle
+	// pause before the warm-up; the warm-up's launches; the CUDA graphs
+	// of the timed batches (capture, instantiation, destruction); the
+	// timed samples and their statistics, less the CUPTI and NVML work
+	// among them; the CUPTI
+	// activity API (enable, MeasureFlushes flushes of the records,
+	// disable); the NVML sampler's start and stop; the clock probe.
+	// MeasureSamples counts the timed samples, MeasureTimedNS sums their
+	// event times (the GPU's part of sampling). The rest of MeasureNS,
+	// less Result.EnergyHostNS, is other work.
+	MeasurePauseNS    int64 `json:"measure_pause_ns,omitempty"`
+	MeasureWarmupNS   int64 `json:"measure_warmup_ns,omitempty"`
+	MeasureGraphsNS   int64 `json:"measure_graphs_ns,omitempty"`
+	MeasureSamplingNS int64 `json:"measure_sampling_ns,omitempty"`
+	MeasureTimedNS    int64 `json:"measure_timed_ns,omitempty"`
+	MeasureSamples    int   `json:"measure_samples,omitempty"`
+	MeasureCUPTINS    int64 `json:"measure_cupti_ns,omitempty"`
+	MeasureFlushes    int   `json:"measure_cupti_flushes,omitempty"`
+	MeasureNVMLNS     int64 `json:"measure_nvml_ns,omitempty"`
+	MeasureProbeNS    int64 `json:"measure_clock_probe_ns,omitempty"`
+	// The parts of the energy measurement (Result.EnergyHostNS): the
+	// graphs of its batches; of each of its EnergyWindows back-to-back
+	// windows, the warm-up asked, the wait from its end to the counter
+	// tick that opened the window, the window between its ticks, and what
+	// followed its closing tick (the call in progress, stopping the
+	// poller); the duty-cycled measurement again of a capped window,
+	// EnergyDutyWindows windows with all their parts. The rest is other
+	// work.
+	EnergyGraphsNS    int64 `json:"energy_graphs_ns,omitempty"`
+	EnergyWarmupNS    int64 `json:"energy_warmup_ns,omitempty"`
+	EnergyFirstTickNS int64 `json:"energy_first_tick_ns,omitempty"`
+	EnergyWindowNS    int64 `json:"energy_window_ns,omitempty"`
+	EnergyAfterNS     int64 `json:"energy_after_ns,omitempty"`
+	EnergyWindows     int   `json:"energy_windows,omitempty"`
+	EnergyDutyNS      int64 `json:"energy_duty_ns,omitempty"`
+	EnergyDutyWindows int   `json:"energy_duty_windows,omitempty"`
 }
 
 // setPrepare sets the preparing time, total and (from t) by part.
@@ -34,6 +71,19 @@ func (p *Phases) setPrepare(total time.Duration, t *captured.Timing) {
 	p.PrepareFilesNS, p.PrepareModulesNS = t.Files.Nanoseconds(), t.Modules.Nanoseconds()
 	p.PrepareMemoryNS, p.PrepareLaunchesNS = t.Memory.Nanoseconds(), t.Launches.Nanoseconds()
 	p.PrepareKernels = t.Kernels
+}
+
+// setMeasure sets the measuring time, total and (from m) by part.
+func (p *Phases) setMeasure(total time.Duration, m *measureTiming) {
+	p.MeasureNS = total.Nanoseconds()
+	p.MeasurePauseNS, p.MeasureWarmupNS, p.MeasureGraphsNS = m.pause.Nanoseconds(), m.warmup.Nanoseconds(), m.graphs.Nanoseconds()
+	p.MeasureSamplingNS, p.MeasureTimedNS, p.MeasureSamples = m.sampling.Nanoseconds(), m.timed.Nanoseconds(), m.samples
+	p.MeasureCUPTINS, p.MeasureFlushes = m.cupti.Nanoseconds(), m.flushes
+	p.MeasureNVMLNS, p.MeasureProbeNS = m.nvml.Nanoseconds(), m.probe.Nanoseconds()
+	e := &m.energy
+	p.EnergyGraphsNS, p.EnergyWarmupNS, p.EnergyFirstTickNS = e.graphs.Nanoseconds(), e.warmup.Nanoseconds(), e.firstTick.Nanoseconds()
+	p.EnergyWindowNS, p.EnergyAfterNS, p.EnergyWindows = e.window.Nanoseconds(), e.after.Nanoseconds(), e.windows
+	p.EnergyDutyNS, p.EnergyDutyWindows = e.duty.Nanoseconds(), e.dutyWindows
 }
 
 // add adds q's times into p.
@@ -46,6 +96,24 @@ func (p *Phases) add(q *Phases) {
 	p.PrepareMemoryNS += q.PrepareMemoryNS
 	p.PrepareLaunchesNS += q.PrepareLaunchesNS
 	p.PrepareKernels += q.PrepareKernels
+	p.MeasurePauseNS += q.MeasurePauseNS
+	p.MeasureWarmupNS += q.MeasureWarmupNS
+	p.MeasureGraphsNS += q.MeasureGraphsNS
+	p.MeasureSamplingNS += q.MeasureSamplingNS
+	p.MeasureTimedNS += q.MeasureTimedNS
+	p.MeasureSamples += q.MeasureSamples
+	p.MeasureCUPTINS += q.MeasureCUPTINS
+	p.MeasureFlushes += q.MeasureFlushes
+	p.MeasureNVMLNS += q.MeasureNVMLNS
+	p.MeasureProbeNS += q.MeasureProbeNS
+	p.EnergyGraphsNS += q.EnergyGraphsNS
+	p.EnergyWarmupNS += q.EnergyWarmupNS
+	p.EnergyFirstTickNS += q.EnergyFirstTickNS
+	p.EnergyWindowNS += q.EnergyWindowNS
+	p.EnergyAfterNS += q.EnergyAfterNS
+	p.EnergyWindows += q.EnergyWindows
+	p.EnergyDutyNS += q.EnergyDutyNS
+	p.EnergyDutyWindows += q.EnergyDutyWindows
 }
 
 // reportPhases prints phaseLine of out to o.Progress, when there is one.
@@ -76,8 +144,71 @@ func phaseLine(out []Entry) string {
 		return ""
 	}
 	per := (sum.PrepareNS + sum.MeasureNS + sum.CloseNS) / int64(n)
-	return fmt.Sprintf("time over the signatures replayed here (%d): %s each; preparing %s%s, measuring %s (%s of it energy), releasing %s",
-		n, roundNS(per), roundNS(sum.PrepareNS), prepareParts(sum), roundNS(sum.MeasureNS), roundNS(energy), roundNS(sum.CloseNS))
+	return fmt.Sprintf("time over the signatures replayed here (%d): %s each; preparing %s%s, measuring %s (%s), releasing %s",
+		n, roundNS(per), roundNS(sum.PrepareNS), prepareParts(sum), roundNS(sum.MeasureNS), measureParts(sum, energy), roundNS(sum.CloseNS))
+}
+
+// measureParts is what the phases line says in brackets after the
+// measuring time, sum's, of which energy went to energy measurements:
+// "X of it energy", after the timed side's parts ("pause ..., warm-up
+// ..., graphs ..., sampling ... (... timed on the GPU over N samples),
+// CUPTI ... (N flushes), NVML sampler ..., clock probe ..., other ...; ")
+// when there are any, and followed by the energy's parts (": graphs ...,
+// N windows (warm-up ..., first tick ..., between ticks ..., after the
+// last tick ...), duty-cycled again ... (N windows), other ...") when
+// there are.
+func measureParts(sum Phases, energy int64) string {
+	var b strings.Builder
+	timed := []part{{"pause", sum.MeasurePauseNS}, {"warm-up", sum.MeasureWarmupNS}, {"graphs", sum.MeasureGraphsNS},
+		{"sampling", sum.MeasureSamplingNS}, {"CUPTI", sum.MeasureCUPTINS}, {"NVML sampler", sum.MeasureNVMLNS}, {"clock probe", sum.MeasureProbeNS}}
+	if anyPart(timed) {
+		rest := sum.MeasureNS - energy
+		for _, p := range timed {
+			fmt.Fprintf(&b, "%s %s", p.name, roundNS(p.ns))
+			switch p.name {
+			case "sampling":
+				fmt.Fprintf(&b, " (%s timed on the GPU over %d samples)", roundNS(sum.MeasureTimedNS), sum.MeasureSamples)
+			case "CUPTI":
+				fmt.Fprintf(&b, " (%d flushes)", sum.MeasureFlushes)
+			}
+			b.WriteString(", ")
+			rest -= p.ns
+		}
+		fmt.Fprintf(&b, "other %s; ", roundNS(max(rest, 0)))
+	}
+	fmt.Fprintf(&b, "%s of it energy", roundNS(energy))
+	windows := []part{{"warm-up", sum.EnergyWarmupNS}, {"first tick", sum.EnergyFirstTickNS},
+		{"between ticks", sum.EnergyWindowNS}, {"after the last tick", sum.EnergyAfterNS}}
+	if sum.EnergyWindows == 0 && sum.EnergyDutyWindows == 0 && sum.EnergyGraphsNS == 0 {
+		return b.String()
+	}
+	fmt.Fprintf(&b, ": graphs %s, %d windows (", roundNS(sum.EnergyGraphsNS), sum.EnergyWindows)
+	rest := energy - sum.EnergyGraphsNS - sum.EnergyDutyNS
+	for i, p := range windows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s", p.name, roundNS(p.ns))
+		rest -= p.ns
+	}
+	fmt.Fprintf(&b, "), duty-cycled again %s (%d windows), other %s", roundNS(sum.EnergyDutyNS), sum.EnergyDutyWindows, roundNS(max(rest, 0)))
+	return b.String()
+}
+
+// part is one named part of a phase's time, in ns.
+type part struct {
+	name string
+	ns   int64
+}
+
+// anyPart reports whether any of ps has time.
+func anyPart(ps []part) bool {
+	for _, p := range ps {
+		if p.ns != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // prepareParts is " (files ..., modules ..., memory ..., first launches
@@ -87,10 +218,7 @@ func prepareParts(sum Phases) string {
 	if sum.PrepareKernels == 0 {
 		return ""
 	}
-	parts := []struct {
-		name string
-		ns   int64
-	}{{"files", sum.PrepareFilesNS}, {"modules", sum.PrepareModulesNS}, {"memory", sum.PrepareMemoryNS}, {"first launches", sum.PrepareLaunchesNS}}
+	parts := []part{{"files", sum.PrepareFilesNS}, {"modules", sum.PrepareModulesNS}, {"memory", sum.PrepareMemoryNS}, {"first launches", sum.PrepareLaunchesNS}}
 	var b strings.Builder
 	rest := sum.PrepareNS
 	for _, p := range parts {

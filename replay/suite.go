@@ -275,8 +275,9 @@ func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) error
 		ph.CloseNS = time.Since(start).Nanoseconds()
 	}()
 	start = time.Now()
-	r, err := d.Measure(p, o.Measure)
-	ph.MeasureNS = time.Since(start).Nanoseconds()
+	var mt measureTiming
+	r, err := d.measureTimed(p, o.Measure, &mt)
+	ph.setMeasure(time.Since(start), &mt)
 	if err != nil {
 		e.Err = errText(err)
 		return err
