@@ -788,6 +788,7 @@ type reported struct {
 	rec       *recorder
 	kt        kernelTimes
 	flushed   int // samples handed to kt
+	taken     int // samples taken at the latest check
 	kernelErr error
 	// nvml returns the NVML states read so far; nil without NVML.
 	nvml    func() []energy.State
@@ -798,7 +799,7 @@ type reported struct {
 
 // flush hands kt the records of the samples up to n.
 func (p *reported) flush(n int) {
-	if p.rec == nil || n == p.flushed {
+	if p.rec == nil || n <= p.flushed {
 		return
 	}
 	defer p.tm.enter(p.tm.enter(partCUPTI))
@@ -819,17 +820,28 @@ func (p *reported) kernel() []float64 {
 	return p.kt.values
 }
 
-// judge is sampleToTarget's judgeFunc.
-func (p *reported) judge(values []float64, spans []span) []float64 {
-	p.flush(len(values))
-	judged := values
-	if k := p.kernel(); k != nil {
-		judged = k
-	}
+// judge is sampleToTarget's judgeFunc. It reads the NVML states of the
+// moment; its judging hands kt the records of every sample taken by then
+// (the latest check's), so that checks judged together take one flush, and
+// judges the first len(values).
+func (p *reported) judge(values []float64, spans []span) func() []float64 {
+	n := len(values)
+	p.taken = n
+	var states []energy.State
 	if p.nvml != nil {
-		judged, _, _ = dropThrottled(judged, throttledSamples(spans, p.nvml()), p.minKeep)
+		states = p.nvml()
 	}
-	return judged
+	return func() []float64 {
+		p.flush(p.taken)
+		judged := values
+		if k := p.kernel(); len(k) >= n {
+			judged = k[:n]
+		}
+		if p.nvml != nil {
+			judged, _, _ = dropThrottled(judged, throttledSamples(spans, states), p.minKeep)
+		}
+		return judged
+	}
 }
 
 func clampBatch(target, per time.Duration, maxBatch int) int {

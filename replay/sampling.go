@@ -25,12 +25,46 @@ type sampling struct {
 	converged bool
 }
 
-// judgeFunc returns, for the samples taken so far (event times and
-// wall-clock spans), the values a check judges: those of the value the
-// result will report (the CUPTI kernel time where it is recorded, the
-// event time otherwise), less the samples the throttle policy would
-// discard (dropThrottled). A nil judge judges the event times.
-type judgeFunc func(values []float64, spans []span) []float64
+// judgeFunc is called at each check with the samples taken so far (event
+// times and wall-clock spans) and returns the check's judging: a function
+// that gives the values the check judges, those of the value the result
+// will report (the CUPTI kernel time where it is recorded, the event time
+// otherwise), less the samples the throttle policy would discard
+// (dropThrottled). What belongs to the moment of the check (the NVML
+// states read so far) is read at the call; the judging may run later, at
+// a later check and before that check's own (see sampleToTarget), and
+// must give what it would have given at once. A nil judge judges the
+// event times.
+type judgeFunc func(values []float64, spans []span) func() []float64
+
+// pendingCheck is a check whose judging has not run yet: it runs with the
+// elapsed time of the moment the check was made.
+type pendingCheck struct {
+	judging func() []float64
+	elapsed time.Duration
+}
+
+// checkOf is the check of the samples so far, made elapsed after sampling
+// began.
+func checkOf(judge judgeFunc, values []float64, spans []span, elapsed time.Duration) pendingCheck {
+	if judge == nil {
+		return pendingCheck{func() []float64 { return values }, elapsed}
+	}
+	return pendingCheck{judge(values, spans), elapsed}
+}
+
+// settle runs the judging of checks, in order, and tells the rule each
+// one's interval (kept in s.rel); it reports whether the rule stopped
+// sampling at one of them.
+func (s *sampling) settle(rule *stopRule, checks []pendingCheck, confidence float64) bool {
+	for _, c := range checks {
+		s.rel = relCI(summarize(c.judging(), confidence))
+		if rule.check(s.rel, c.elapsed) {
+			return true
+		}
+	}
+	return false
+}
 
 // confirmChecks is how many checks in a row, 5 samples apart, must find
 // the interval within its target before sampling stops: one check could
@@ -64,11 +98,20 @@ func (s *stopRule) check(rel float64, elapsed time.Duration) bool {
 // (stopRule) told their interval. Sampling ends when the rule says so
 // (converged), the budget (at least o.MinTime) ends or o.MaxSamples are
 // taken. On an error from sample it returns the samples taken before.
+//
+// A check that cannot end sampling whatever its interval (the rule needs
+// more checks in a row than it and the checks waiting before it could
+// give) waits: its judging (for a CUPTI judge, a flush of the records)
+// runs at the next check that can, just before that check's own, so that
+// one flush serves both. The rule is told the same intervals, made of the
+// same samples at the same elapsed times, in the same order, and stops at
+// the same check as if each had been judged at once.
 func sampleToTarget(o Options, sample func() (float64, error), judge judgeFunc) (*sampling, error) {
 	s := &sampling{}
 	began := time.Now()
 	deadline := began.Add(max(o.Budget, o.MinTime))
 	rule := stopRule{target: o.TargetRelCI, minTime: o.MinTime}
+	var waiting []pendingCheck
 	for len(s.values) < o.MaxSamples {
 		if o.Cooldown > 0 {
 			time.Sleep(o.Cooldown)
@@ -84,20 +127,22 @@ func sampleToTarget(o Options, sample func() (float64, error), judge judgeFunc) 
 			continue
 		}
 		if len(s.values)%5 == 0 || time.Now().After(deadline) {
-			judged := s.values
-			if judge != nil {
-				judged = judge(s.values, s.spans)
-			}
-			s.rel = relCI(summarize(judged, o.Confidence))
-			if rule.check(s.rel, time.Since(began)) {
-				s.converged = true
-				return s, nil
+			waiting = append(waiting, checkOf(judge, s.values, s.spans, time.Since(began)))
+			if rule.held+len(waiting) >= confirmChecks {
+				if s.settle(&rule, waiting, o.Confidence) {
+					s.converged = true
+					return s, nil
+				}
+				waiting = waiting[:0]
 			}
 			if time.Now().After(deadline) {
 				break
 			}
 		}
 	}
+	// Checks still waiting could not have ended sampling: their intervals
+	// only complete s.rel.
+	s.settle(&rule, waiting, o.Confidence)
 	return s, nil
 }
 

@@ -64,15 +64,17 @@ func TestSampleToTarget(t *testing.T) {
 			i := 0
 			var judge judgeFunc
 			if tc.judged != nil {
-				judge = func(values []float64, spans []span) []float64 {
+				judge = func(values []float64, spans []span) func() []float64 {
 					if len(spans) != len(values) {
 						t.Fatalf("%d spans for %d values", len(spans), len(values))
 					}
-					out := make([]float64, len(values))
-					for j := range out {
-						out[j] = tc.judged(j)
+					return func() []float64 {
+						out := make([]float64, len(values))
+						for j := range out {
+							out[j] = tc.judged(j)
+						}
+						return out
 					}
-					return out
 				}
 			}
 			s, err := sampleToTarget(base, func() (float64, error) {
@@ -362,7 +364,7 @@ func TestReportedJudge(t *testing.T) {
 			if tc.nvml {
 				p.nvml = func() []energy.State { return states }
 			}
-			if got := p.judge(events, spans); !slices.Equal(got, tc.want) {
+			if got := p.judge(events, spans)(); !slices.Equal(got, tc.want) {
 				t.Errorf("judged %v, want %v", got, tc.want)
 			}
 		})
