@@ -586,7 +586,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result, tm *measureTiming) e
 	var rec *recorder
 	if !o.NoKernelTime {
 		var err error
-		prev := tm.enter(partCUPTI)
+		prev := tm.enter(partCUPTISwitch)
 		rec, err = startRecording(d)
 		tm.enter(prev)
 		if err != nil {
@@ -604,7 +604,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result, tm *measureTiming) e
 			}
 			defer func() {
 				if rec != nil {
-					tm.in(partCUPTI, rec.stop)
+					tm.in(partCUPTISwitch, rec.stop)
 				}
 			}()
 		}
@@ -652,6 +652,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result, tm *measureTiming) e
 
 	if rec != nil {
 		prev := tm.enter(partCUPTI)
+		tm.flushed()
 		err := rec.discard()
 		tm.enter(prev)
 		if err != nil {
@@ -661,7 +662,7 @@ func (d *Device) measure(p *Prepared, o Options, r *Result, tm *measureTiming) e
 	err = d.sampleTimed(t, rec, batch, cold, o, r)
 	t.pace = 0 // the clock probe and the energy windows run unpaced
 	if rec != nil {
-		tm.in(partCUPTI, rec.stop)
+		tm.in(partCUPTISwitch, rec.stop)
 		rec = nil
 	}
 	if err != nil {

@@ -14,10 +14,10 @@ type measureTiming struct {
 	// The timed samples' side: the idle pause; the warm-up launches; CUDA
 	// graphs captured, instantiated and destroyed for the samples; the
 	// timed samples and their statistics (less the CUPTI and NVML work
-	// done among them); the
-	// CUPTI activity API (enable, flushes of the records, disable); the
-	// NVML sampler's start and stop; the clock probe.
-	pause, warmup, graphs, sampling, cupti, nvml, probe time.Duration
+	// done among them); the CUPTI activity API's flushes of the records
+	// (the warm-up's, dropped, and the samples'), and its enabling and
+	// disabling; the NVML sampler's start and stop; the clock probe.
+	pause, warmup, graphs, sampling, cupti, cuptiSwitch, nvml, probe time.Duration
 	// samples is how many timed samples were taken, timed their event
 	// times summed (GPU time inside sampling); flushes counts the CUPTI
 	// flushes.
@@ -54,6 +54,7 @@ const (
 	partGraphs
 	partSampling
 	partCUPTI
+	partCUPTISwitch
 	partNVML
 	partProbe
 	partEnergyGraphs
@@ -106,6 +107,8 @@ func (m *measureTiming) field(p measurePart) *time.Duration {
 		return &m.sampling
 	case partCUPTI:
 		return &m.cupti
+	case partCUPTISwitch:
+		return &m.cuptiSwitch
 	case partNVML:
 		return &m.nvml
 	case partProbe:

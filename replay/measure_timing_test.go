@@ -22,7 +22,7 @@ func msOf(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // timedTotal and energyTotal sum a timing's parts.
 func timedTotal(m *measureTiming) time.Duration {
-	return m.pause + m.warmup + m.graphs + m.sampling + m.cupti + m.nvml + m.probe
+	return m.pause + m.warmup + m.graphs + m.sampling + m.cupti + m.cuptiSwitch + m.nvml + m.probe
 }
 
 func energyTotal(e *energyTiming) time.Duration {
@@ -45,6 +45,7 @@ func TestMeasureTimingInnermost(t *testing.T) {
 	m.in(partSampling, func() {
 		c.advance(30)
 		m.in(partCUPTI, func() { c.advance(2) })
+		m.in(partCUPTISwitch, func() { c.advance(3) })
 		c.advance(10)
 		m.in(partNVML, func() { c.advance(1) })
 	})
@@ -54,16 +55,16 @@ func TestMeasureTimingInnermost(t *testing.T) {
 	})
 	c.advance(5) // untimed
 	m.enter(outer)
-	want := measureTiming{pause: msOf(50), warmup: msOf(21), graphs: msOf(4), sampling: msOf(40), cupti: msOf(2), nvml: msOf(1),
+	want := measureTiming{pause: msOf(50), warmup: msOf(21), graphs: msOf(4), sampling: msOf(40), cupti: msOf(2), cuptiSwitch: msOf(3), nvml: msOf(1),
 		energy: energyTiming{graphs: msOf(7), duty: msOf(900)}}
 	got := *m
 	got.clock, got.since, got.cur = nil, time.Time{}, measureUntimed
 	if got.pause != want.pause || got.warmup != want.warmup || got.graphs != want.graphs || got.sampling != want.sampling ||
-		got.cupti != want.cupti || got.nvml != want.nvml || got.probe != want.probe || got.energy != want.energy {
+		got.cupti != want.cupti || got.cuptiSwitch != want.cuptiSwitch || got.nvml != want.nvml || got.probe != want.probe || got.energy != want.energy {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
-	if got := timedTotal(m) + energyTotal(&m.energy); got != msOf(1033-8) {
-		t.Errorf("parts sum to %v, want %v (all but the 8 ms untimed)", got, msOf(1025))
+	if got := timedTotal(m) + energyTotal(&m.energy); got != msOf(1036-8) {
+		t.Errorf("parts sum to %v, want %v (all but the 8 ms untimed)", got, msOf(1028))
 	}
 }
 

@@ -31,22 +31,23 @@ type Phases struct {
 	// pause before the warm-up; the warm-up's launches; the CUDA graphs
 	// of the timed batches (capture, instantiation, destruction); the
 	// timed samples and their statistics, less the CUPTI and NVML work
-	// among them; the CUPTI
-	// activity API (enable, MeasureFlushes flushes of the records,
-	// disable); the NVML sampler's start and stop; the clock probe.
+	// among them; the CUPTI activity API's MeasureFlushes flushes of the
+	// records (the warm-up's, dropped, and the samples'), and its enabling
+	// and disabling; the NVML sampler's start and stop; the clock probe.
 	// MeasureSamples counts the timed samples, MeasureTimedNS sums their
 	// event times (the GPU's part of sampling). The rest of MeasureNS,
 	// less Result.EnergyHostNS, is other work.
-	MeasurePauseNS    int64 `json:"measure_pause_ns,omitempty"`
-	MeasureWarmupNS   int64 `json:"measure_warmup_ns,omitempty"`
-	MeasureGraphsNS   int64 `json:"measure_graphs_ns,omitempty"`
-	MeasureSamplingNS int64 `json:"measure_sampling_ns,omitempty"`
-	MeasureTimedNS    int64 `json:"measure_timed_ns,omitempty"`
-	MeasureSamples    int   `json:"measure_samples,omitempty"`
-	MeasureCUPTINS    int64 `json:"measure_cupti_ns,omitempty"`
-	MeasureFlushes    int   `json:"measure_cupti_flushes,omitempty"`
-	MeasureNVMLNS     int64 `json:"measure_nvml_ns,omitempty"`
-	MeasureProbeNS    int64 `json:"measure_clock_probe_ns,omitempty"`
+	MeasurePauseNS       int64 `json:"measure_pause_ns,omitempty"`
+	MeasureWarmupNS      int64 `json:"measure_warmup_ns,omitempty"`
+	MeasureGraphsNS      int64 `json:"measure_graphs_ns,omitempty"`
+	MeasureSamplingNS    int64 `json:"measure_sampling_ns,omitempty"`
+	MeasureTimedNS       int64 `json:"measure_timed_ns,omitempty"`
+	MeasureSamples       int   `json:"measure_samples,omitempty"`
+	MeasureCUPTINS       int64 `json:"measure_cupti_ns,omitempty"`
+	MeasureFlushes       int   `json:"measure_cupti_flushes,omitempty"`
+	MeasureCUPTISwitchNS int64 `json:"measure_cupti_switch_ns,omitempty"`
+	MeasureNVMLNS        int64 `json:"measure_nvml_ns,omitempty"`
+	MeasureProbeNS       int64 `json:"measure_clock_probe_ns,omitempty"`
 	// The parts of the energy measurement (Result.EnergyHostNS): the
 	// graphs of its batches; of each of its EnergyWindows back-to-back
 	// windows, the warm-up asked, the wait from its end to the counter
@@ -78,7 +79,7 @@ func (p *Phases) setMeasure(total time.Duration, m *measureTiming) {
 	p.MeasureNS = total.Nanoseconds()
 	p.MeasurePauseNS, p.MeasureWarmupNS, p.MeasureGraphsNS = m.pause.Nanoseconds(), m.warmup.Nanoseconds(), m.graphs.Nanoseconds()
 	p.MeasureSamplingNS, p.MeasureTimedNS, p.MeasureSamples = m.sampling.Nanoseconds(), m.timed.Nanoseconds(), m.samples
-	p.MeasureCUPTINS, p.MeasureFlushes = m.cupti.Nanoseconds(), m.flushes
+	p.MeasureCUPTINS, p.MeasureFlushes, p.MeasureCUPTISwitchNS = m.cupti.Nanoseconds(), m.flushes, m.cuptiSwitch.Nanoseconds()
 	p.MeasureNVMLNS, p.MeasureProbeNS = m.nvml.Nanoseconds(), m.probe.Nanoseconds()
 	e := &m.energy
 	p.EnergyGraphsNS, p.EnergyWarmupNS, p.EnergyFirstTickNS = e.graphs.Nanoseconds(), e.warmup.Nanoseconds(), e.firstTick.Nanoseconds()
@@ -104,6 +105,7 @@ func (p *Phases) add(q *Phases) {
 	p.MeasureSamples += q.MeasureSamples
 	p.MeasureCUPTINS += q.MeasureCUPTINS
 	p.MeasureFlushes += q.MeasureFlushes
+	p.MeasureCUPTISwitchNS += q.MeasureCUPTISwitchNS
 	p.MeasureNVMLNS += q.MeasureNVMLNS
 	p.MeasureProbeNS += q.MeasureProbeNS
 	p.EnergyGraphsNS += q.EnergyGraphsNS
@@ -152,7 +154,8 @@ func phaseLine(out []Entry) string {
 // measuring time, sum's, of which energy went to energy measurements:
 // "X of it energy", after the timed side's parts ("pause ..., warm-up
 // ..., graphs ..., sampling ... (... timed on the GPU over N samples),
-// CUPTI ... (N flushes), NVML sampler ..., clock probe ..., other ...; ")
+// CUPTI flushes ... (N), CUPTI on and off ..., NVML sampler ..., clock
+// probe ..., other ...; ")
 // when there are any, and followed by the energy's parts (": graphs ...,
 // N windows (warm-up ..., first tick ..., between ticks ..., after the
 // last tick ...), duty-cycled again ... (N windows), other ...") when
@@ -160,7 +163,8 @@ func phaseLine(out []Entry) string {
 func measureParts(sum Phases, energy int64) string {
 	var b strings.Builder
 	timed := []part{{"pause", sum.MeasurePauseNS}, {"warm-up", sum.MeasureWarmupNS}, {"graphs", sum.MeasureGraphsNS},
-		{"sampling", sum.MeasureSamplingNS}, {"CUPTI", sum.MeasureCUPTINS}, {"NVML sampler", sum.MeasureNVMLNS}, {"clock probe", sum.MeasureProbeNS}}
+		{"sampling", sum.MeasureSamplingNS}, {"CUPTI flushes", sum.MeasureCUPTINS}, {"CUPTI on and off", sum.MeasureCUPTISwitchNS},
+		{"NVML sampler", sum.MeasureNVMLNS}, {"clock probe", sum.MeasureProbeNS}}
 	if anyPart(timed) {
 		rest := sum.MeasureNS - energy
 		for _, p := range timed {
@@ -168,8 +172,8 @@ func measureParts(sum Phases, energy int64) string {
 			switch p.name {
 			case "sampling":
 				fmt.Fprintf(&b, " (%s timed on the GPU over %d samples)", roundNS(sum.MeasureTimedNS), sum.MeasureSamples)
-			case "CUPTI":
-				fmt.Fprintf(&b, " (%d flushes)", sum.MeasureFlushes)
+			case "CUPTI flushes":
+				fmt.Fprintf(&b, " (%d)", sum.MeasureFlushes)
 			}
 			b.WriteString(", ")
 			rest -= p.ns

@@ -31,6 +31,10 @@ func TestPhaseLine(t *testing.T) {
 		p.MeasureSamples, p.MeasureTimedNS, p.MeasureFlushes = 40, 10*ms, 9
 		return e
 	}
+	withSwitch := func(e Entry, switchMS int64) Entry {
+		e.Phases.MeasureCUPTISwitchNS = switchMS * ms
+		return e
+	}
 	// energyOne is timedOne(50, 20, 0, 60, 10, 0) measured 1 s more for
 	// its energy: graphs 20 ms, one window of warm-up 300 ms, first tick
 	// 50, 600 between its ticks and 10 after.
@@ -66,17 +70,17 @@ func TestPhaseLine(t *testing.T) {
 			"time over the signatures replayed here (2): 310ms each; preparing 500ms (files 100ms, modules 50ms, memory 100ms, first launches 40ms, other 210ms; captured kernels built 1), measuring 100ms (50ms of it energy), releasing 10ms"},
 		{"parts over the total (clock skew) leave no negative other", []Entry{capturedOne(200, 0, 150, 0, 2)},
 			"time over the signatures replayed here (1): 410ms each; preparing 300ms (files 200ms, modules 0s, memory 150ms, first launches 0s, other 0s; captured kernels built 2), measuring 100ms (50ms of it energy), releasing 10ms"},
-		{"timed parts add up, the rest is other", []Entry{timedOne(50, 20, 10, 100, 20, 0), timedOne(50, 30, 0, 90, 10, 0)},
-			"time over the signatures replayed here (2): 220ms each; preparing 40ms, measuring 400ms (pause 100ms, warm-up 50ms, graphs 10ms, sampling 190ms (20ms timed on the GPU over 80 samples), CUPTI 30ms (18 flushes), NVML sampler 0s, clock probe 0s, other 20ms; 0s of it energy), releasing 0s"},
+		{"timed parts add up, the rest is other", []Entry{withSwitch(timedOne(50, 20, 10, 100, 20, 0), 10), timedOne(50, 30, 0, 90, 10, 0)},
+			"time over the signatures replayed here (2): 220ms each; preparing 40ms, measuring 400ms (pause 100ms, warm-up 50ms, graphs 10ms, sampling 190ms (20ms timed on the GPU over 80 samples), CUPTI flushes 30ms (18), CUPTI on and off 10ms, NVML sampler 0s, clock probe 0s, other 10ms; 0s of it energy), releasing 0s"},
 		{"the parts are rounded to 10 ms, the other left from the unrounded", []Entry{timedOne(50, 20, 4, 100, 16, 4)},
-			"time over the signatures replayed here (1): 220ms each; preparing 20ms, measuring 200ms (pause 50ms, warm-up 20ms, graphs 0s, sampling 100ms (10ms timed on the GPU over 40 samples), CUPTI 20ms (9 flushes), NVML sampler 0s, clock probe 0s, other 10ms; 0s of it energy), releasing 0s"},
+			"time over the signatures replayed here (1): 220ms each; preparing 20ms, measuring 200ms (pause 50ms, warm-up 20ms, graphs 0s, sampling 100ms (10ms timed on the GPU over 40 samples), CUPTI flushes 20ms (9), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 10ms; 0s of it energy), releasing 0s"},
 		{"timed parts over the total leave no negative other", []Entry{timedOne(50, 50, 0, 100, 30, 0)},
-			"time over the signatures replayed here (1): 220ms each; preparing 20ms, measuring 200ms (pause 50ms, warm-up 50ms, graphs 0s, sampling 100ms (10ms timed on the GPU over 40 samples), CUPTI 30ms (9 flushes), NVML sampler 0s, clock probe 0s, other 0s; 0s of it energy), releasing 0s"},
+			"time over the signatures replayed here (1): 220ms each; preparing 20ms, measuring 200ms (pause 50ms, warm-up 50ms, graphs 0s, sampling 100ms (10ms timed on the GPU over 40 samples), CUPTI flushes 30ms (9), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 0s; 0s of it energy), releasing 0s"},
 		{"energy windows beside a timed-only one", []Entry{energyOne(), timedOne(50, 20, 0, 60, 10, 0)},
-			"time over the signatures replayed here (2): 720ms each; preparing 40ms, measuring 1.4s (pause 100ms, warm-up 40ms, graphs 0s, sampling 120ms (20ms timed on the GPU over 80 samples), CUPTI 20ms (18 flushes), NVML sampler 0s, clock probe 0s, other 120ms; " +
+			"time over the signatures replayed here (2): 720ms each; preparing 40ms, measuring 1.4s (pause 100ms, warm-up 40ms, graphs 0s, sampling 120ms (20ms timed on the GPU over 80 samples), CUPTI flushes 20ms (18), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 120ms; " +
 				"1s of it energy: graphs 20ms, 1 windows (warm-up 300ms, first tick 50ms, between ticks 600ms, after the last tick 10ms), duty-cycled again 0s (0 windows), other 20ms), releasing 0s"},
 		{"a capped window measured again duty-cycled", []Entry{dutyOne()},
-			"time over the signatures replayed here (1): 4.22s each; preparing 20ms, measuring 4.2s (pause 50ms, warm-up 20ms, graphs 0s, sampling 60ms (10ms timed on the GPU over 40 samples), CUPTI 10ms (9 flushes), NVML sampler 0s, clock probe 0s, other 60ms; " +
+			"time over the signatures replayed here (1): 4.22s each; preparing 20ms, measuring 4.2s (pause 50ms, warm-up 20ms, graphs 0s, sampling 60ms (10ms timed on the GPU over 40 samples), CUPTI flushes 10ms (9), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 60ms; " +
 				"4s of it energy: graphs 20ms, 1 windows (warm-up 300ms, first tick 50ms, between ticks 600ms, after the last tick 10ms), duty-cycled again 2.99s (3 windows), other 30ms), releasing 0s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,12 +114,12 @@ func TestPhasesSetPrepare(t *testing.T) {
 // setMeasure takes the parts from a measureTiming; the JSON leaves them
 // out for a measurement that has none.
 func TestPhasesSetMeasure(t *testing.T) {
-	m := measureTiming{pause: 1, warmup: 2, graphs: 3, sampling: 4, cupti: 5, nvml: 6, probe: 7, samples: 8, flushes: 9, timed: 10,
+	m := measureTiming{pause: 1, warmup: 2, graphs: 3, sampling: 4, cupti: 5, nvml: 6, probe: 7, samples: 8, flushes: 9, timed: 10, cuptiSwitch: 19,
 		energy: energyTiming{graphs: 11, warmup: 12, firstTick: 13, window: 14, after: 15, duty: 16, windows: 17, dutyWindows: 18}}
 	var p Phases
 	p.setMeasure(time.Second, &m)
 	want := Phases{MeasureNS: 1e9, MeasurePauseNS: 1, MeasureWarmupNS: 2, MeasureGraphsNS: 3, MeasureSamplingNS: 4, MeasureCUPTINS: 5,
-		MeasureNVMLNS: 6, MeasureProbeNS: 7, MeasureSamples: 8, MeasureFlushes: 9, MeasureTimedNS: 10,
+		MeasureNVMLNS: 6, MeasureProbeNS: 7, MeasureSamples: 8, MeasureFlushes: 9, MeasureTimedNS: 10, MeasureCUPTISwitchNS: 19,
 		EnergyGraphsNS: 11, EnergyWarmupNS: 12, EnergyFirstTickNS: 13, EnergyWindowNS: 14, EnergyAfterNS: 15, EnergyDutyNS: 16,
 		EnergyWindows: 17, EnergyDutyWindows: 18}
 	if p != want {
@@ -124,7 +128,7 @@ func TestPhasesSetMeasure(t *testing.T) {
 	var sum Phases
 	sum.add(&p)
 	sum.add(&p)
-	if sum.MeasureNS != 2e9 || sum.MeasureFlushes != 18 || sum.EnergyDutyWindows != 36 || sum.EnergyAfterNS != 30 {
+	if sum.MeasureNS != 2e9 || sum.MeasureFlushes != 18 || sum.MeasureCUPTISwitchNS != 38 || sum.EnergyDutyWindows != 36 || sum.EnergyAfterNS != 30 {
 		t.Errorf("add twice: %+v", sum)
 	}
 	var plain Phases
