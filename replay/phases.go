@@ -152,57 +152,70 @@ func phaseLine(out []Entry) string {
 
 // measureParts is what the phases line says in brackets after the
 // measuring time, sum's, of which energy went to energy measurements:
-// "X of it energy", after the timed side's parts ("pause ..., warm-up
-// ..., graphs ..., sampling ... (... timed on the GPU over N samples),
-// CUPTI flushes ... (N), CUPTI on and off ..., NVML sampler ..., clock
-// probe ..., other ...; ")
-// when there are any, and followed by the energy's parts (": graphs ...,
-// N windows (warm-up ..., first tick ..., between ticks ..., after the
-// last tick ...), duty-cycled again ... (N windows), other ...") when
-// there are.
+// timedParts, then "X of it energy" and energyParts.
 func measureParts(sum Phases, energy int64) string {
-	var b strings.Builder
-	timed := []part{{"pause", sum.MeasurePauseNS}, {"warm-up", sum.MeasureWarmupNS}, {"graphs", sum.MeasureGraphsNS},
-		{"sampling", sum.MeasureSamplingNS}, {"CUPTI flushes", sum.MeasureCUPTINS}, {"CUPTI on and off", sum.MeasureCUPTISwitchNS},
-		{"NVML sampler", sum.MeasureNVMLNS}, {"clock probe", sum.MeasureProbeNS}}
-	if anyPart(timed) {
-		rest := sum.MeasureNS - energy
-		for _, p := range timed {
-			fmt.Fprintf(&b, "%s %s", p.name, roundNS(p.ns))
-			switch p.name {
-			case "sampling":
-				fmt.Fprintf(&b, " (%s timed on the GPU over %d samples)", roundNS(sum.MeasureTimedNS), sum.MeasureSamples)
-			case "CUPTI flushes":
-				fmt.Fprintf(&b, " (%d)", sum.MeasureFlushes)
-			}
-			b.WriteString(", ")
-			rest -= p.ns
-		}
-		fmt.Fprintf(&b, "other %s; ", roundNS(max(rest, 0)))
+	return timedParts(sum, energy) + fmt.Sprintf("%s of it energy", roundNS(energy)) + energyParts(sum, energy)
+}
+
+// timedParts is "pause ..., warm-up ..., graphs ..., sampling ... (...
+// timed on the GPU over N samples), CUPTI flushes ... (N), CUPTI on and
+// off ..., NVML sampler ..., clock probe ..., other ...; " for the parts
+// of sum's measuring outside energy measurements, "" when it has none.
+func timedParts(sum Phases, energy int64) string {
+	parts := []part{{"pause", sum.MeasurePauseNS, ""}, {"warm-up", sum.MeasureWarmupNS, ""}, {"graphs", sum.MeasureGraphsNS, ""},
+		{"sampling", sum.MeasureSamplingNS, fmt.Sprintf(" (%s timed on the GPU over %d samples)", roundNS(sum.MeasureTimedNS), sum.MeasureSamples)},
+		{"CUPTI flushes", sum.MeasureCUPTINS, fmt.Sprintf(" (%d)", sum.MeasureFlushes)}, {"CUPTI on and off", sum.MeasureCUPTISwitchNS, ""},
+		{"NVML sampler", sum.MeasureNVMLNS, ""}, {"clock probe", sum.MeasureProbeNS, ""}}
+	if !anyPart(parts) {
+		return ""
 	}
-	fmt.Fprintf(&b, "%s of it energy", roundNS(energy))
-	windows := []part{{"warm-up", sum.EnergyWarmupNS}, {"first tick", sum.EnergyFirstTickNS},
-		{"between ticks", sum.EnergyWindowNS}, {"after the last tick", sum.EnergyAfterNS}}
+	return listParts(parts, sum.MeasureNS-energy) + "; "
+}
+
+// energyParts is ": graphs ..., windows ... (N: warm-up ..., first tick
+// ..., between ticks ..., after the last tick ...), duty-cycled again ...
+// (N windows), other ..." for the parts of sum's energy measurements (energy
+// in all), "" when it has none.
+func energyParts(sum Phases, energy int64) string {
 	if sum.EnergyWindows == 0 && sum.EnergyDutyWindows == 0 && sum.EnergyGraphsNS == 0 {
-		return b.String()
+		return ""
 	}
-	fmt.Fprintf(&b, ": graphs %s, %d windows (", roundNS(sum.EnergyGraphsNS), sum.EnergyWindows)
-	rest := energy - sum.EnergyGraphsNS - sum.EnergyDutyNS
-	for i, p := range windows {
+	windows := []part{{"warm-up", sum.EnergyWarmupNS, ""}, {"first tick", sum.EnergyFirstTickNS, ""},
+		{"between ticks", sum.EnergyWindowNS, ""}, {"after the last tick", sum.EnergyAfterNS, ""}}
+	var inWindows int64
+	for _, p := range windows {
+		inWindows += p.ns
+	}
+	parts := []part{{"graphs", sum.EnergyGraphsNS, ""},
+		{"windows", inWindows, fmt.Sprintf(" (%d: %s)", sum.EnergyWindows, listParts(windows, -1))},
+		{"duty-cycled again", sum.EnergyDutyNS, fmt.Sprintf(" (%d windows)", sum.EnergyDutyWindows)}}
+	return ": " + listParts(parts, energy)
+}
+
+// listParts is "name time note, ..." for parts, and ", other ..." for what
+// of total they leave (none below 0) unless total is negative.
+func listParts(parts []part, total int64) string {
+	var b strings.Builder
+	rest := total
+	for i, p := range parts {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s %s", p.name, roundNS(p.ns))
+		fmt.Fprintf(&b, "%s %s%s", p.name, roundNS(p.ns), p.note)
 		rest -= p.ns
 	}
-	fmt.Fprintf(&b, "), duty-cycled again %s (%d windows), other %s", roundNS(sum.EnergyDutyNS), sum.EnergyDutyWindows, roundNS(max(rest, 0)))
+	if total >= 0 {
+		fmt.Fprintf(&b, ", other %s", roundNS(max(rest, 0)))
+	}
 	return b.String()
 }
 
-// part is one named part of a phase's time, in ns.
+// part is one named part of a phase's time, in ns, and what follows its
+// time in the line.
 type part struct {
 	name string
 	ns   int64
+	note string
 }
 
 // anyPart reports whether any of ps has time.
@@ -222,7 +235,8 @@ func prepareParts(sum Phases) string {
 	if sum.PrepareKernels == 0 {
 		return ""
 	}
-	parts := []part{{"files", sum.PrepareFilesNS}, {"modules", sum.PrepareModulesNS}, {"memory", sum.PrepareMemoryNS}, {"first launches", sum.PrepareLaunchesNS}}
+	parts := []part{{"files", sum.PrepareFilesNS, ""}, {"modules", sum.PrepareModulesNS, ""}, {"memory", sum.PrepareMemoryNS, ""},
+		{"first launches", sum.PrepareLaunchesNS, ""}}
 	var b strings.Builder
 	rest := sum.PrepareNS
 	for _, p := range parts {

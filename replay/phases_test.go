@@ -78,10 +78,10 @@ func TestPhaseLine(t *testing.T) {
 			"time over the signatures replayed here (1): 220ms each; preparing 20ms, measuring 200ms (pause 50ms, warm-up 50ms, graphs 0s, sampling 100ms (10ms timed on the GPU over 40 samples), CUPTI flushes 30ms (9), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 0s; 0s of it energy), releasing 0s"},
 		{"energy windows beside a timed-only one", []Entry{energyOne(), timedOne(50, 20, 0, 60, 10, 0)},
 			"time over the signatures replayed here (2): 720ms each; preparing 40ms, measuring 1.4s (pause 100ms, warm-up 40ms, graphs 0s, sampling 120ms (20ms timed on the GPU over 80 samples), CUPTI flushes 20ms (18), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 120ms; " +
-				"1s of it energy: graphs 20ms, 1 windows (warm-up 300ms, first tick 50ms, between ticks 600ms, after the last tick 10ms), duty-cycled again 0s (0 windows), other 20ms), releasing 0s"},
+				"1s of it energy: graphs 20ms, windows 960ms (1: warm-up 300ms, first tick 50ms, between ticks 600ms, after the last tick 10ms), duty-cycled again 0s (0 windows), other 20ms), releasing 0s"},
 		{"a capped window measured again duty-cycled", []Entry{dutyOne()},
 			"time over the signatures replayed here (1): 4.22s each; preparing 20ms, measuring 4.2s (pause 50ms, warm-up 20ms, graphs 0s, sampling 60ms (10ms timed on the GPU over 40 samples), CUPTI flushes 10ms (9), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 60ms; " +
-				"4s of it energy: graphs 20ms, 1 windows (warm-up 300ms, first tick 50ms, between ticks 600ms, after the last tick 10ms), duty-cycled again 2.99s (3 windows), other 30ms), releasing 0s"},
+				"4s of it energy: graphs 20ms, windows 960ms (1: warm-up 300ms, first tick 50ms, between ticks 600ms, after the last tick 10ms), duty-cycled again 2.99s (3 windows), other 30ms), releasing 0s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := phaseLine(c.out); got != c.want {
