@@ -197,9 +197,9 @@ type Options struct {
 	MaxBatch     int
 	// Budget ends sampling once spent, converged or not (default 2 s).
 	Budget time.Duration
-	// Pause is an idle time before the warm-up (default 50 ms), so that
-	// the power and heat of what ran before do not carry over into this
-	// measurement through the power limiter.
+	// Pause is an idle time before the warm-up (default 50 ms; negative:
+	// none), so that the power and heat of what ran before do not carry
+	// over into this measurement through the power limiter.
 	Pause time.Duration
 	// Warmup is how long launches run before timing (default 20 ms).
 	Warmup time.Duration

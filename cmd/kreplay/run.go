@@ -74,7 +74,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	budget := fs.Duration("budget", 2*time.Second, "time `BUDGET` per signature")
 	warmup := fs.Duration("warmup", 20*time.Millisecond, "launch for `DURATION` before timing each signature")
 	minTime := fs.Duration("mintime", 0, "sample each signature for at least `DURATION`")
-	pause := fs.Duration("pause", 50*time.Millisecond, "idle `PAUSE` before each signature, so the power state of the last does not carry over")
+	pause := fs.Duration("pause", 50*time.Millisecond, pauseUsage)
 	cooldown := fs.Duration("cooldown", 0, "idle `PAUSE` between samples (keeps heavy kernels off the power cap)")
 	target := fs.Float64("ci", 0.01, "stop sampling at this relative confidence-interval half-width of the replay time's median")
 	graph := fs.Bool("graph", true, "time batches captured in a CUDA graph (false: direct launches)")
@@ -109,7 +109,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	f := &runFlags{ids: *ids, skip: *skip, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
 		energy: *withEnergy, binaries: *binaries, families: *families, eachRank: *eachRank, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
-			NoGraph: !*graph, Cooldown: *cooldown, Pause: *pause, Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
+			NoGraph: !*graph, Cooldown: *cooldown, Pause: pauseOption(*pause), Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
 			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}, tier3: tier3Config(fs)}
 	for _, x := range strings.Split(*tiersFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(x))
