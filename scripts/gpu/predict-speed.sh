@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Issue 45's speed check, on one GPU: kreplay capture writes a bundle of
-# SPEC (scripts/gpu/specs/SPEC.json; default a decode of about 450
-# signatures, batch 8, 32 new tokens), then kreplay predict predicts it
-# from the bundle alone (-model none), timed: with energy (ENERGY_FLAGS,
-# default the issue's own: windows of 6 ticks after 300 ms over the
-# signatures that make 95% of the traced time, 100 ms of sampling each)
-# and times only (TIME_FLAGS). Then the TOP (default 8) signatures of the
-# largest traced time are measured again with kreplay predict's default
-# energy windows (31 ticks after 1 s), so that the short windows' energies
-# can be held against them. Writes OUT/summary.txt and OUT/logs/.
+# Issue 45's speed check, on one GPU, with issue 43's energy-window check:
+# kreplay capture writes a bundle of SPEC (scripts/gpu/specs/SPEC.json;
+# default a decode of about 450 signatures, batch 8, 32 new tokens), then
+# kreplay predict predicts it from the bundle alone (-model none), timed:
+# times only (TIME_FLAGS), the same without the pause before each
+# signature (-pause 0: whether the pause moves a figure), and with energy
+# (ENERGY_FLAGS, default the issue's own: windows of 6 ticks after 300 ms
+# over the signatures that make 95% of the traced time, 100 ms of sampling
+# each). Before the energy prediction, the TOP (default 8) signatures of
+# the largest traced time get their energy measured twice by kreplay run,
+# with the short windows (SHORT_FLAGS) and with kreplay's default ones (31
+# ticks after 1 s), so that the two can be held against each other. Writes
+# OUT/summary.txt and OUT/logs/.
 #
 # Run from the project root on the GPU machine:
 #   KREPLAY=path/to/kreplay OUT=dir bash scripts/gpu/predict-speed.sh [SPEC]
@@ -22,6 +25,7 @@ source "$(dirname "$0")/common.sh"
 SPEC=${1:-pythia14b-sdpa-decode-b8-t32}
 ENERGY_FLAGS=${ENERGY_FLAGS:--energy-share 0.95 -ticks 6 -energywarmup 300ms -budget 100ms}
 TIME_FLAGS=${TIME_FLAGS:--energy=false -budget 60ms}
+SHORT_FLAGS=${SHORT_FLAGS:--ticks 6 -energywarmup 300ms -budget 100ms}
 TOP=${TOP:-8}
 b="$OUT/bundle" L="$OUT/logs"
 
@@ -43,41 +47,51 @@ timed() {
   grep -E '^time over|^energy:' "$L/$name.err" | tee -a "$S"
   grep -E '^(predicted GPU time|inference wall|inference energy)' "$L/$name.txt" | tee -a "$S"
 }
-late || timed energy $ENERGY_FLAGS
 late || timed times $TIME_FLAGS
+late || timed nopause $TIME_FLAGS -pause 0
 
-# The TOP signatures by traced time, measured again with the default
-# energy windows.
-ids=$(python3 - "$L/energy.progress.jsonl" "$TOP" <<'EOF'
+# energyrun NAME FLAGS...: the TOP signatures' energy by kreplay run.
+energyrun() {
+  local name=$1 t
+  shift
+  t=$(date +%s)
+  # shellcheck disable=SC2068
+  timeout "${RUN_TIMEOUT:-150}" "$K" run -ids "$ids" -energy $@ -json "$L/$name.json" "$b" >"$L/$name.txt" 2>"$L/$name.err"
+  say "run -ids (top $TOP) -energy $* exit $? in $(( $(date +%s) - t )) s"
+}
+ids=$(python3 - "$L/times.progress.jsonl" "$TOP" <<'EOF'
 import json, sys
 es = [json.loads(l)["entry"] for l in open(sys.argv[1]) if l.strip()]
-es = list({e["id"]: e for e in es if e.get("result", {}).get("energy")}.values())
+es = list({e["id"]: e for e in es if e.get("result")}.values())
 es.sort(key=lambda e: -e.get("traced_total_ns", 0))
 print(",".join(e["id"] for e in es[: int(sys.argv[2])]))
 EOF
 )
 if [ -n "$ids" ] && ! late; then
-  t=$(date +%s)
-  timeout "${RUN_TIMEOUT:-150}" "$K" run -ids "$ids" -energy -json "$L/long.json" "$b" >"$L/long.txt" 2>"$L/long.err"
-  say "run -ids (top $TOP) -energy (default windows) exit $? in $(( $(date +%s) - t )) s"
-  python3 - "$L/energy.progress.jsonl" "$L/long.json" <<'EOF' | tee -a "$S"
+  # shellcheck disable=SC2086
+  energyrun short $SHORT_FLAGS
+  late || energyrun long
+  python3 - "$L/short.json" "$L/long.json" <<'EOF' | tee -a "$S"
 import json, sys
-short = {}
-for l in open(sys.argv[1]):
-    if l.strip():
-        e = json.loads(l)["entry"]
-        if e.get("result", {}).get("energy"):
-            short[e["id"]] = e
-doc = json.load(open(sys.argv[2]))
-outs = doc if isinstance(doc, list) else doc.get("sets", [])
-entries = [e for o in outs for e in o.get("entries") or []]
-print("id label | short-window J/op W ticks | default-window J/op W ticks | long/short")
-for e in entries:
-    r, s = e.get("result") or {}, short.get(e.get("id"))
-    le, se = r.get("energy"), s and s["result"]["energy"]
-    if le and se:
-        print(f'{e["id"]} {e.get("label", "")[:40]} | {se["joules_per_op"]:.4g} {se["watts"]:.0f} {se["ticks"]} | '
+
+
+def entries(path):
+    try:
+        doc = json.load(open(path))
+    except (OSError, ValueError):
+        return {}
+    outs = doc if isinstance(doc, list) else doc.get("sets", [])
+    return {e["id"]: e for o in outs for e in o.get("entries") or [] if (e.get("result") or {}).get("energy")}
+
+
+short, long = entries(sys.argv[1]), entries(sys.argv[2])
+print("id label | short windows: J/op W ticks | default windows: J/op W ticks | default/short")
+for i, s in short.items():
+    if i in long:
+        se, le = s["result"]["energy"], long[i]["result"]["energy"]
+        print(f'{i} {s.get("label", "")[:40]} | {se["joules_per_op"]:.4g} {se["watts"]:.0f} {se["ticks"]} | '
               f'{le["joules_per_op"]:.4g} {le["watts"]:.0f} {le["ticks"]} | {le["joules_per_op"] / se["joules_per_op"]:.3f}')
 EOF
 fi
+late || timed energy $ENERGY_FLAGS
 rm -rf "$b/kernels"
