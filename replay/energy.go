@@ -25,7 +25,9 @@ type Energy struct {
 	// of one tick over the window's (the measurement's granularity).
 	Ticks     int     `json:"ticks"`
 	TickShare float64 `json:"tick_share"`
-	// Method is "energy-counter" or, on GPUs without one, "power-integral".
+	// Method is "energy-counter" or, on GPUs without one, "power-integral"
+	// (SharedMethod, EstimatedMethod, InterpolatedMethod or a duty-cycled
+	// one otherwise).
 	Method string `json:"method"`
 	// GPU summarises the NVML samples taken during the window (of a sum
 	// over GPUs: the first GPU's).
@@ -47,6 +49,10 @@ type Energy struct {
 	// Ops and Ticks the fewest, TickShare the largest; Throttled is set
 	// when any GPU was.
 	GPUs int `json:"gpus,omitempty"`
+	// Shared, set for an energy measured in a window shared with other
+	// signatures (Method SharedMethod), says with which and how the
+	// window's energy was split (SuiteOptions.SharedEnergy).
+	Shared *SharedWindow `json:"shared,omitempty"`
 }
 
 // energyOf converts a reading of calls of batch invocations each.

@@ -50,6 +50,17 @@ type SuiteOptions struct {
 	// first member; entries, Done calls and progress lines still come in
 	// the set's order. Off by default; Group.RunSet ignores it.
 	Families bool
+	// SharedEnergy, when 2 or more (at most MaxSharedEnergy), measures the
+	// energy of the signatures chosen for a window (EnergyShare) whose
+	// traced and replay times are under SharedEnergyMaxNS in windows shared
+	// by up to that many: grouped by class, then in the set's order, each
+	// group's members are timed one by one and kept prepared, then one
+	// window launches them all in turn, each in proportion to its traced
+	// invocations, and its energy is split among them (Energy.Shared,
+	// Method SharedMethod). A group is measured when the run reaches its
+	// first member; entries, Done calls and progress lines still come in
+	// the set's order. 0 (the default) gives every signature its own window.
+	SharedEnergy int
 }
 
 // energyFor returns the IDs of the signatures of todo that get an
@@ -179,23 +190,35 @@ func (o SuiteOptions) split(set *signatures.Set) (parts map[string][]*signatures
 // measured gets an error that names the signature that faulted and how to
 // go on (a new run with the results so far and that signature left out).
 func (d *Device) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
-	return d.runSet(set, o, d.runOne)
+	return d.runSetShared(set, o, d.runOne, d.sharedDevice())
 }
 
 // measureFunc measures signature s into its entry, or sets the entry's
 // error and returns it (Device.runOne; tests fake it).
 type measureFunc func(s *signatures.Signature, o SuiteOptions, e *Entry) error
 
-// runSet is RunSet with its measurement given.
+// runSet is RunSet with its measurement given, and no shared energy
+// windows.
 func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc) []Entry {
+	o.SharedEnergy = 0
+	return d.runSetShared(set, o, measure, sharedFuncs{})
+}
+
+// runSetShared is RunSet with its measurements given: measure for a
+// signature alone, sh for a shared energy window's group.
+func (d *Device) runSetShared(set *signatures.Set, o SuiteOptions, measure measureFunc, sh sharedFuncs) []Entry {
 	parts, todo := o.split(set)
 	withEnergy := o.energyFor(todo)
 	fams, resolved := o.families(set, todo), map[string]Entry{}
+	shared := o.sharedGroups(todo, parts, withEnergy, fams)
 	var out []Entry
 	start := time.Now()
 	for i, s := range todo {
 		if f := fams[s.ID]; f != nil && !f.done {
 			d.runFamily(f, o, measure, resolved)
+		}
+		if g := shared[s.ID]; g != nil && !g.done {
+			d.runShared(g, parts, o, sh, out, resolved)
 		}
 		e, ok := resolved[s.ID]
 		if !ok {
@@ -259,28 +282,33 @@ func measureRecovered(measure measureFunc, s *signatures.Signature, o SuiteOptio
 
 // runOne measures s into e; on failure it sets e's error and returns it.
 func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) error {
+	p, err := d.runKept(s, o, e)
+	if p != nil {
+		d.release(p, e.Phases)
+	}
+	return err
+}
+
+// runKept is runOne but for releasing what it prepared: it returns it
+// (nil when preparing failed) for the caller to release.
+func (d *Device) runKept(s *signatures.Signature, o SuiteOptions, e *Entry) (*Prepared, error) {
 	start := time.Now()
 	var t captured.Timing
 	p, err := d.prepareFor(s, o.Cache, &t)
 	if err != nil {
 		e.Err = errText(err)
-		return err
+		return nil, err
 	}
 	ph := &Phases{}
 	ph.setPrepare(time.Since(start), &t)
 	e.Phases = ph
-	defer func() {
-		start := time.Now()
-		p.Close()
-		ph.CloseNS = time.Since(start).Nanoseconds()
-	}()
 	start = time.Now()
 	var mt measureTiming
 	r, err := d.measureTimed(p, o.Measure, &mt)
 	ph.setMeasure(time.Since(start), &mt)
 	if err != nil {
 		e.Err = errText(err)
-		return err
+		return p, err
 	}
 	e.Result = r
 	// Tier 3 runs kreplay's own kernels in place of PyTorch's: the traced
@@ -290,7 +318,14 @@ func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) error
 		same := sameActivity(s, r.Ran)
 		e.SameKernel = &same
 	}
-	return nil
+	return p, nil
+}
+
+// release closes p, charging the time to ph.
+func (d *Device) release(p *Prepared, ph *Phases) {
+	start := time.Now()
+	p.Close()
+	ph.CloseNS = time.Since(start).Nanoseconds()
 }
 
 // errText drops the SignatureError wrapper, whose ID the entry already has.
@@ -336,6 +371,9 @@ func (e *Entry) line() string {
 	}
 	if en := e.Result.Energy; en != nil {
 		s += fmt.Sprintf(", %.4g J (%.0f W)", en.JoulesPerOp, en.Watts)
+		if l := en.sharedLabel(); l != "" {
+			s += " (" + l + ")"
+		}
 		for i, r := range e.Result.RankEnergy {
 			s += fmt.Sprintf(" rank %d %.4g J (%.0f W)", i, r.JoulesPerOp, r.Watts)
 		}
