@@ -66,9 +66,10 @@ type sharedGroup struct {
 // window under o: those with energy (withEnergy, energyFor's: nil for
 // all), not part of another, not in a family of Families, not left out or
 // reused, and with a traced median (with their parts) under
-// SharedEnergyMaxNS. They are ordered by class (in the order the classes
-// first come in todo), then by their order in todo, and cut into groups of
-// o.SharedEnergy (at most MaxSharedEnergy). It returns each member's group
+// SharedEnergyMaxNS. Each class's (in the order the classes first come in
+// todo) are cut, in todo's order, into groups of o.SharedEnergy (at most
+// MaxSharedEnergy); what is left of each class is grouped so too, in the
+// classes' order. It returns each member's group
 // by ID; nil when o shares no window.
 func (o SuiteOptions) sharedGroups(todo []*signatures.Signature, parts map[string][]*signatures.Signature, withEnergy map[string]bool, fams map[string]*familyRun) map[string]*sharedGroup {
 	n := min(o.SharedEnergy, MaxSharedEnergy)
@@ -85,9 +86,26 @@ func (o SuiteOptions) sharedGroups(todo []*signatures.Signature, parts map[strin
 			cands = append(cands, s)
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b *signatures.Signature) int { return cmp.Compare(classRank[a.Class], classRank[b.Class]) })
+	byClass := make([][]*signatures.Signature, len(classRank))
+	for _, s := range cands {
+		byClass[classRank[s.Class]] = append(byClass[classRank[s.Class]], s)
+	}
+	var chunks, rest [][]*signatures.Signature
+	for _, c := range byClass {
+		for g := range slices.Chunk(c, n) {
+			if len(g) == n {
+				chunks = append(chunks, g)
+			} else {
+				rest = append(rest, g)
+			}
+		}
+	}
+	// What is left of each class, in the classes' order.
+	for g := range slices.Chunk(slices.Concat(rest...), n) {
+		chunks = append(chunks, g)
+	}
 	groups := map[string]*sharedGroup{}
-	for c := range slices.Chunk(cands, n) {
+	for _, c := range chunks {
 		g := &sharedGroup{sigs: c}
 		for _, s := range c {
 			groups[s.ID] = g
