@@ -43,6 +43,9 @@ type FlowOptions struct {
 	// EnergyShare limits the energy windows to the largest signatures
 	// (replay.SuiteOptions.EnergyShare).
 	EnergyShare float64
+	// SharedEnergy measures short signatures' energy in shared windows
+	// (replay.SuiteOptions.SharedEnergy; one GPU only).
+	SharedEnergy int
 	// Families measures some members of each signature family and
 	// interpolates the rest (replay.SuiteOptions.Families).
 	Families bool
@@ -333,5 +336,5 @@ func (fr *FlowResult) timelineGap(measured *runner.Result) time.Duration {
 // energy share, progress and the entries to keep or skip.
 func (o FlowOptions) suiteOptions(progress io.Writer) replay.SuiteOptions {
 	return replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
-		Previous: o.Previous, Done: o.Done, Skip: o.Skip, Families: o.Families}
+		Previous: o.Previous, Done: o.Done, Skip: o.Skip, Families: o.Families, SharedEnergy: o.SharedEnergy}
 }

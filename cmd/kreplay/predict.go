@@ -54,6 +54,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	resume := flags.Bool("resume", false, "reuse the signature results already in the progress file and measure only the rest")
 	skipFlag := flags.String("skip", "", skipFlagUsage)
 	families := familiesFlag(flags)
+	sharedEnergy := sharedEnergyFlag(flags)
 	pos, err := parseArgs(flags, args, 1, 1, defaultInput)
 	if err != nil {
 		return err
@@ -81,6 +82,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return usagef("-ticks %d, -model-ticks %d: want 2 or more", *ticks, *modelTicks)
 	case *budget <= 0 || *energyWarmup < 0:
 		return usagef("-budget %v, -energywarmup %v: want a positive budget and a warm-up of 0 or more", *budget, *energyWarmup)
+	case checkSharedEnergy(*sharedEnergy) != nil:
+		return checkSharedEnergy(*sharedEnergy)
 	case *devIndex < 0:
 		return usagef("-device %d: want a device index, 0 or more", *devIndex)
 	case *top < 0:
@@ -150,6 +153,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
 			EnergyWarmup: *energyWarmup, Pause: pauseOption(*pause)},
 		EnergyShare:  *energyShare,
+		SharedEnergy: *sharedEnergy,
 		Families:     *families,
 		NoBinaries:   !*binaries,
 		NoTimeline:   *noTimeline,

@@ -17,7 +17,7 @@ var rankRunFlags = []string{"budget", "pause", "cache", "energy-share", "energyw
 
 // rankIgnoredFlags are predict's flags that a multi-rank bundle's
 // prediction does not have yet: given, they are named in a warning.
-var rankIgnoredFlags = []string{"o", "model", "model-ticks", "no-model", "no-timeline", "inference", "plots", "top", "memset-arrival", "device"}
+var rankIgnoredFlags = []string{"o", "model", "model-ticks", "no-model", "no-timeline", "inference", "plots", "top", "memset-arrival", "device", "shared-energy"}
 
 // predictRanks predicts a bundle of several ranks (a tensor-parallel
 // capture) as kreplay run -devices does: each rank's signatures on its

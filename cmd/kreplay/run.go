@@ -55,6 +55,7 @@ type runFlags struct {
 	// eachRank measures every rank's signatures, not once per group.
 	eachRank               bool
 	tolerance, energyShare float64
+	sharedEnergy           int
 	idle                   time.Duration
 	// roofline asks for the roofline table; peaks are the GPU's, once
 	// had.
@@ -94,6 +95,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	binaries := fs.Bool("binaries", true, "replay a bundle's signatures by their captured kernel binaries where recorded (false: as for a plain trace)")
 	idleWin := fs.Duration("idle", time.Second, "with -energy: measure each GPU's idle power over `DURATION` before the run (the idle term of the energy prediction)")
 	families := familiesFlag(fs)
+	sharedEnergy := sharedEnergyFlag(fs)
 	eachRank := fs.Bool("each-rank", false, "with a tensor-parallel bundle: measure every rank's signatures (default: a signature the same as an earlier rank's,\nby ID: kernel, launch, op and tensors, takes that rank's result, marked \"measured for rank N\")")
 	rooflineFlag := fs.Bool("roofline", false, "place each replayed signature on the roofline of the GPU's peaks (cached per device, measured on first use;\n"+roofline.EnvPeaks+"=refresh measures them again), and its hardware roof at the SM clock probed on the GPU during its replay; one device only")
 	pos, err := parseInterspersed(fs, args)
@@ -103,11 +105,15 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	if *energyShare < 0 || *energyShare > 1 {
 		return nil, nil, usagef("-energy-share %g: want a share from 0 to 1", *energyShare)
 	}
+	if err := checkSharedEnergy(*sharedEnergy); err != nil {
+		return nil, nil, err
+	}
 	if err := checkRunValues(*resume, *progOut, *ticks, *budget, *target, *tol, *devIndex); err != nil {
 		return nil, nil, err
 	}
 	f := &runFlags{ids: *ids, skip: *skip, jsonOut: *jsonOut, progOut: *progOut, measuredFile: *measuredFlag, resume: *resume,
 		energy: *withEnergy, binaries: *binaries, families: *families, eachRank: *eachRank, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
+		sharedEnergy: *sharedEnergy,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
 			NoGraph: !*graph, Cooldown: *cooldown, Pause: pauseOption(*pause), Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
 			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}, tier3: tier3Config(fs)}
@@ -185,6 +191,22 @@ func familiesFlag(fs *flag.FlagSet) *bool {
 	return fs.Bool("families", familiesDefault, "measure 5 members of each family of signatures that differ only in one size (a KV cache's length) and 2 more held out,\n"+
 		"and interpolate the others' time and energy when the held-out ones agree with the fit (docs/families.md);\n"+
 		"opt-in until validated on a GPU")
+}
+
+// sharedEnergyFlag is -shared-energy, which kreplay run and predict take
+// (replay.SuiteOptions.SharedEnergy).
+func sharedEnergyFlag(fs *flag.FlagSet) *int {
+	return fs.Int("shared-energy", 0, fmt.Sprintf("with energy: measure the energy of the signatures under %d µs in windows shared by up to `N` of them (2 to %d;\n"+
+		"0: a window each), split by their time, launches and class's power (docs/predict.md); one GPU only; opt-in until validated on a GPU",
+		replay.SharedEnergyMaxNS/1000, replay.MaxSharedEnergy))
+}
+
+// checkSharedEnergy checks -shared-energy's value.
+func checkSharedEnergy(n int) error {
+	if n < 0 || n == 1 || n > replay.MaxSharedEnergy {
+		return usagef("-shared-energy %d: want 0 (off) or 2 to %d", n, replay.MaxSharedEnergy)
+	}
+	return nil
 }
 
 // setRunner replays a set: one device, or a group of them.
@@ -347,7 +369,7 @@ func runOneSet(f *runFlags, runner setRunner, dev *replay.Device, set *signature
 	src := set.Source
 	entries := runner.RunSet(set, replay.SuiteOptions{
 		Tiers: f.tiers, Cache: f.cache, Progress: stderr, Previous: prev, Measure: f.measure, EnergyShare: f.energyShare, Skip: f.skipped,
-		Families: f.families,
+		Families: f.families, SharedEnergy: f.sharedEnergy,
 		Done: func(e replay.Entry) {
 			if prog != nil && e.Result != nil && prev[e.ID].Result != e.Result {
 				if err := prog.add(src, e); err != nil {

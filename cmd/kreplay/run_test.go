@@ -98,6 +98,22 @@ func TestRunRooflineProbesClock(t *testing.T) {
 	}
 }
 
+// -shared-energy N is the suite's SharedEnergy, off by default.
+func TestRunSharedEnergyFlag(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{{[]string{"-shared-energy", "8"}, 8}, {nil, 0}} {
+		f, _, err := parseRunFlags(tt.args, &strings.Builder{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.sharedEnergy != tt.want {
+			t.Errorf("%q: shared energy %d, want %d", tt.args, f.sharedEnergy, tt.want)
+		}
+	}
+}
+
 // -roofline places signatures on one GPU's peaks: with several devices it
 // stops before any GPU is opened, saying so.
 func TestRunRooflineOneDevice(t *testing.T) {
