@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kreplay/kreplay/replay"
@@ -15,7 +16,9 @@ import (
 // its J/op is the energy of a launch at the capped clock. EnergyDuty
 // says the energy was measured again duty-cycled under the cap
 // (replay.DutyEnergy); EnergyEstimated that it was not measured but
-// estimated from its class's power (replay.EstimateEnergy). Kernel is the
+// estimated from its class's power (replay.EstimateEnergy); EnergyShared
+// that it was measured in a window shared by that many signatures
+// (replay.SharedWindow), 0 otherwise. Kernel is the
 // kernel that ran when a vendor library chose another kernel than the
 // traced one (replay.FidelityOther): the one of the longest time per
 // invocation among the replay's CUPTI records ("" otherwise, and in lines
@@ -35,6 +38,7 @@ type Fidelity struct {
 	EnergyThrottled  bool   `json:"energy_throttled,omitempty"`
 	EnergyDuty       bool   `json:"energy_duty,omitempty"`
 	EnergyEstimated  bool   `json:"energy_estimated,omitempty"`
+	EnergyShared     int    `json:"energy_shared,omitempty"`
 	// ThrottleUnchecked: NVML's sampler read no GPU state during the
 	// samples (replay.Result.SamplerErr), so throttled samples were
 	// neither flagged nor left out.
@@ -57,6 +61,9 @@ func FidelityOf(r *replay.Result) Fidelity {
 		EnergyDuty:        r.Energy != nil && r.Energy.Duty != nil,
 		EnergyEstimated:   r.Energy != nil && r.Energy.Method == replay.EstimatedMethod,
 		ThrottleUnchecked: r.SamplerErr != ""}
+	if r.Energy != nil && r.Energy.Shared != nil {
+		f.EnergyShared = len(r.Energy.Shared.Members)
+	}
 	if kind == replay.FidelityOther {
 		f.Kernel = mainKernel(r.Ran)
 	}
@@ -86,7 +93,7 @@ const fidelityTag = ": fidelity: "
 // "kreplay BenchmarkReplay/workload=W/sig=ID: fidelity: same kernel; path
 // captured; ran KERNEL; throttled; 3 of 40 samples throttled, discarded;
 // unconverged; energy throttled; energy duty-cycled; energy estimated;
-// throttling unchecked; interpolated"
+// energy shared by 4; throttling unchecked; interpolated"
 // (the kernel and the flags only when set; "kept" instead of "discarded"
 // when too few samples were left to discard the throttled ones; a ";" in
 // the path or the kernel's name is written as ",").
@@ -112,6 +119,9 @@ func FidelityLine(name string, f Fidelity) string {
 	}
 	if f.EnergyEstimated {
 		s += "; energy estimated"
+	}
+	if f.EnergyShared > 0 {
+		s += fmt.Sprintf("; energy shared by %d", f.EnergyShared)
 	}
 	if f.ThrottleUnchecked {
 		s += "; throttling unchecked"
@@ -162,6 +172,8 @@ func ParseFidelityLine(line string) (workload, sig string, f Fidelity, ok bool) 
 			f.EnergyDuty = true
 		case p == "energy estimated":
 			f.EnergyEstimated = true
+		case strings.HasPrefix(p, "energy shared by "):
+			f.EnergyShared, _ = strconv.Atoi(strings.TrimPrefix(p, "energy shared by "))
 		case p == "throttling unchecked":
 			f.ThrottleUnchecked = true
 		case p == "interpolated":

@@ -32,7 +32,7 @@ func TestFidelityLine(t *testing.T) {
 	}
 }
 
-// The energy flags of a duty-cycled and an estimated energy are written
+// The energy flags of a duty-cycled, an estimated and a shared energy are written
 // and read back.
 func TestFidelityEnergyFlags(t *testing.T) {
 	tests := []struct {
@@ -42,6 +42,7 @@ func TestFidelityEnergyFlags(t *testing.T) {
 		{&replay.Energy{Duty: &replay.DutyEnergy{Duty: 0.6}}, "; energy duty-cycled"},
 		{&replay.Energy{Method: replay.EstimatedMethod}, "; energy estimated"},
 		{&replay.Energy{Throttled: true, DutyErr: "still capped"}, "; energy throttled"},
+		{&replay.Energy{Method: replay.SharedMethod, Shared: &replay.SharedWindow{Members: []string{"a", "b", "c"}}}, "; energy shared by 3"},
 	}
 	for _, tt := range tests {
 		f := FidelityOf(&replay.Result{Fidelity: replay.FidelityOwn, Path: "p", Converged: true, Energy: tt.e})
