@@ -59,7 +59,8 @@ type SuiteOptions struct {
 	// invocations, and its energy is split among them (Energy.Shared,
 	// Method SharedMethod). A group is measured when the run reaches its
 	// first member; entries, Done calls and progress lines still come in
-	// the set's order. 0 (the default) gives every signature its own window.
+	// the set's order. 0 (the default) gives every signature its own
+	// window; Group.RunSet ignores it.
 	SharedEnergy int
 }
 
