@@ -194,9 +194,7 @@ func (d *Device) runShared(g *sharedGroup, parts map[string][]*signatures.Signat
 		}
 		ms = append(ms, m)
 	}
-	if d.Lost() == nil {
-		d.sharedEnergy(ms, o, sh, classPower(done))
-	}
+	d.sharedEnergy(ms, o, sh, classPower(done))
 	for _, m := range ms {
 		if m.release != nil {
 			m.release()
@@ -207,8 +205,13 @@ func (d *Device) runShared(g *sharedGroup, parts map[string][]*signatures.Signat
 
 // sharedEnergy measures the energy of ms: the short ones in one window,
 // the rest (and all of them, when that window fails but for a lost
-// context) in their own.
+// context) in their own. Once d's context is lost, the energies not yet
+// measured get its error.
 func (d *Device) sharedEnergy(ms []*sharedMember, so SuiteOptions, sh sharedFuncs, power map[signatures.Class]float64) {
+	defer d.lostEnergy(ms)
+	if d.Lost() != nil {
+		return
+	}
 	o := so.Measure
 	o.defaults()
 	var short, long []*sharedMember
@@ -235,9 +238,7 @@ func (d *Device) sharedEnergy(ms []*sharedMember, so SuiteOptions, sh sharedFunc
 			}
 			short[0].chargeEnergy(host, &tm)
 		case d.lostBy(short[0].sig, err, so):
-			for _, m := range short {
-				m.entry.Result.EnergyErr = "shared window: " + err.Error()
-			}
+			return
 		default:
 			if so.Progress != nil {
 				fmt.Fprintf(so.Progress, "energy: the shared window of %s failed (%v); measuring each in a window of its own\n", memberIDs(short), err)
@@ -259,6 +260,20 @@ func (d *Device) sharedEnergy(ms []*sharedMember, so SuiteOptions, sh sharedFunc
 			d.lostBy(m.sig, err, so)
 		}
 		m.chargeEnergy(time.Since(start), &tm)
+	}
+}
+
+// lostEnergy gives the members without an energy or its error the lost
+// context's, when d's context is lost.
+func (d *Device) lostEnergy(ms []*sharedMember) {
+	lost := d.Lost()
+	if lost == nil {
+		return
+	}
+	for _, m := range ms {
+		if r := m.entry.Result; r.Energy == nil && r.EnergyErr == "" {
+			r.EnergyErr = "not measured: " + lost.Error()
+		}
 	}
 }
 

@@ -309,6 +309,14 @@ func TestRunSetShared(t *testing.T) {
 			t.Errorf("%s: lost %v", tt.name, d.Lost())
 		}
 		if tt.lost {
+			// e1, timed before e2 faulted, gets the lost context as its
+			// energy's error; e3, after it, is not measured.
+			if e1 := entries[1]; e1.Result == nil || !strings.HasPrefix(e1.Result.EnergyErr, "not measured: the CUDA context was lost when signature e2") {
+				t.Errorf("%s: e1 %+v", tt.name, e1.Result)
+			}
+			if e3 := entries[4]; e3.Result != nil || !strings.Contains(e3.Err, "not measured") {
+				t.Errorf("%s: e3 %+v, %q", tt.name, e3.Result, e3.Err)
+			}
 			continue
 		}
 		if fmt.Sprint(measured) != "[g]" {

@@ -303,6 +303,12 @@ func (d *Device) runKept(s *signatures.Signature, o SuiteOptions, e *Entry) (*Pr
 	ph := &Phases{}
 	ph.setPrepare(time.Since(start), &t)
 	e.Phases = ph
+	defer func() {
+		if v := recover(); v != nil {
+			d.release(p, ph) // a panic returns nothing to release
+			panic(v)
+		}
+	}()
 	start = time.Now()
 	var mt measureTiming
 	r, err := d.measureTimed(p, o.Measure, &mt)
