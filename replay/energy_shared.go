@@ -230,13 +230,12 @@ func (d *Device) sharedEnergy(ms []*sharedMember, so SuiteOptions, sh sharedFunc
 		var tm measureTiming
 		start := time.Now()
 		rd, err := sh.window(short, o, &tm)
-		host := time.Since(start)
+		short[0].chargeEnergy(time.Since(start), &tm) // the window's host time, failed or not
 		switch {
 		case err == nil:
 			for i, e := range splitShared(rd, short, power) {
 				short[i].entry.Result.Energy = &e
 			}
-			short[0].chargeEnergy(host, &tm)
 		case d.lostBy(short[0].sig, err, so):
 			return
 		default:
