@@ -160,18 +160,20 @@ func TestGPUAttentionTraced(t *testing.T) {
 	sub := gputest.NewSubtests(t)
 	for _, lse := range []bool{false, true} {
 		sub.Run(fmt.Sprintf("lse%v", lse), func(t *testing.T) {
-			sig := tracedAttention(t, "h100_llama-7b_prefill.trace.json.gz", "aten::_cudnn_attention_forward")
-			if lse {
-				cp := *sig
-				cp.Inputs = slices.Clone(sig.Inputs)
-				cp.Inputs[8].Value = "True"
-				sig = &cp
-			}
-			p, err := parseAttention(sig)
-			if err != nil {
-				t.Fatal(err)
-			}
+			// The trace is read inside gpuEnv: without a GPU the test
+			// skips before it (TestAttentionTracedSignatures parses it on the CPU).
 			gpuEnv(t, func(dev Device, s *cuda.Stream) {
+				sig := tracedAttention(t, "h100_llama-7b_prefill.trace.json.gz", "aten::_cudnn_attention_forward")
+				if lse {
+					cp := *sig
+					cp.Inputs = slices.Clone(sig.Inputs)
+					cp.Inputs[8].Value = "True"
+					sig = &cp
+				}
+				p, err := parseAttention(sig)
+				if err != nil {
+					t.Fatal(err)
+				}
 				k, err := New(sig, dev, launch.Options{Sets: 1, Seed: 7}, s)
 				if err != nil {
 					t.Fatal(err)
