@@ -21,7 +21,8 @@
 # one predicting process). Writes OUT/summary.txt, OUT/logs/ and
 # OUT/bundles/ (without their kernels directories; a spec whose replay
 # faulted keeps its own as OUT/kernels-SPEC.tar.xz.partNN, keep_faulted
-# says how); with ARCHIVE=1 the
+# says how, and each signature that faulted is replayed alone again in
+# three cache modes, probe_faulted); with ARCHIVE=1 the
 # logs and bundles go into OUT/raw.tar.xz.partNN instead, pieces of 15 MiB
 # (the device tool brings back at most 8 files of 16 MiB; join them with
 # cat before unpacking).
@@ -48,8 +49,26 @@ predict_one() {
     grep -E '^(paced timeline)' "$log.predict.err"
     grep -E '^(predicted GPU time|trace GPU busy|model wall|model energy|inference|time per output|energy per output|paced timeline|against the acceptance)' "$log.predict.txt"
   } >"$log.summary"
+  probe_faulted "$s"
   keep_faulted "$s"
   rm -rf "$b/kernels"
+}
+# probe_faulted SPEC replays each signature whose replay lost the CUDA
+# context in SPEC's prediction alone again, in three cache modes: context
+# (the default: the launches recorded before it run before each sample),
+# primed (its producers only) and rotating (no launch but its own), each
+# in a process of its own, and says which fault, so that a fault of the
+# launches run before it is told from one of its own launch.
+probe_faulted() {
+  local s=$1 b="$OUT/bundles/$1" log="$OUT/logs/$1" id mode rc
+  for id in $(grep -o 'context was lost when signature [0-9a-f]*' "$log.predict.err" 2>/dev/null | awk '{print $NF}' | sort -u); do
+    for mode in context primed rotating; do
+      timeout "${PROBE_TIMEOUT:-60}" "$K" run -ids "$id" -cache "$mode" -budget 30ms -device "${PREDICT_DEVICE:-0}" "$b" \
+        >"$log.fault-$id-$mode.txt" 2>&1
+      rc=$?
+      say "$s: signature $id replayed alone, cache $mode: exit $rc$(grep -m1 -o -E 'CUDA_ERROR_[A-Z_]+|device-side assert[^;]*' "$log.fault-$id-$mode.txt" | sed 's/^/, /')"
+    done
+  done
 }
 # keep_faulted SPEC keeps SPEC's kernels directory, when a replay faulted
 # on the GPU (a lost CUDA context), as OUT/kernels-SPEC.tar.xz.partNN (at
