@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"go/ast"
 	"go/format"
 	"go/parser"
 	"go/token"
@@ -112,16 +111,7 @@ func TestGenerateGroup(t *testing.T) {
 	if !bytes.Contains(files[DocFile], []byte("\n//go:generate go run github.com/kreplay/kreplay/cmd/kreplay gen -o . embedded:2xh200_llama-7b-tp2_prefill\n")) {
 		t.Errorf("no go:generate directive:\n%s", files[DocFile])
 	}
-	f, err := parser.ParseFile(fset, ReplayFile, files[ReplayFile], parser.ParseComments)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var funcs []string
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok {
-			funcs = append(funcs, fd.Name.Name)
-		}
-	}
+	funcs := declaredFuncs(t, fset, ReplayFile, files[ReplayFile])
 	if !slices.Equal(funcs, []string{"sets", "BenchmarkReplay", "BenchmarkTimeline", "BenchmarkModel", "TestGenerated"}) {
 		t.Errorf("functions %v", funcs)
 	}
