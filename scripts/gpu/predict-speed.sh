@@ -40,7 +40,7 @@ timed() {
   shift
   t=$(date +%s%N)
   # shellcheck disable=SC2068
-  timeout "${PREDICT_TIMEOUT:-200}" "$K" predict $@ -model none -o "$L/$name.bench" -progress "$L/$name.progress.jsonl" "$b" \
+  timeout "$(left "${PREDICT_TIMEOUT:-200}")" "$K" predict $@ -model none -o "$L/$name.bench" -progress "$L/$name.progress.jsonl" "$b" \
     >"$L/$name.txt" 2>"$L/$name.err"
   local rc=$?
   say "predict ($name: $*) exit $rc in $(( ($(date +%s%N) - t) / 1000000 )) ms; $(grep -c '"entry"' "$L/$name.progress.jsonl") signatures"
@@ -56,7 +56,7 @@ energyrun() {
   shift
   t=$(date +%s)
   # shellcheck disable=SC2068
-  timeout "${RUN_TIMEOUT:-150}" "$K" run -ids "$ids" -energy $@ -json "$L/$name.json" "$b" >"$L/$name.txt" 2>"$L/$name.err"
+  timeout "$(left "${RUN_TIMEOUT:-150}")" "$K" run -ids "$ids" -energy $@ -json "$L/$name.json" "$b" >"$L/$name.txt" 2>"$L/$name.err"
   say "run -ids (top $TOP) -energy $* exit $? in $(( $(date +%s) - t )) s"
 }
 ids=$(python3 - "$L/times.progress.jsonl" "$TOP" <<'EOF'
