@@ -282,6 +282,9 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 		if err := write(bench.InferenceName+"/"+InferenceBenchName(workload), fr.Inference.Metrics()); err != nil {
 			return err
 		}
+		if fr.Inference.EnergyDesign == EnergyIsolated {
+			skips = append(skips, notInPlaceLine(workload, fr.Inference.NotInPlace))
+		}
 	}
 	if fr.Paced != nil {
 		if err := write(bench.PacedName+"/workload="+workload+"/paced", pacedMetrics(fr.Paced)); err != nil {

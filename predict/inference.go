@@ -98,15 +98,28 @@ type Inference struct {
 	PeerWaitNS float64 `json:"peer_wait_ns,omitempty"`
 	// Tokens per inference, the time to the first token and per output
 	// token (median and 90th percentile); zero for a prefill.
-	Tokens      float64 `json:"tokens,omitempty"`
-	TTFTNS      float64 `json:"ttft_ns,omitempty"`
-	TPOTNS      float64 `json:"tpot_ns,omitempty"`
-	TPOTP90NS   float64 `json:"tpot_p90_ns,omitempty"`
-	KernelJ     float64 `json:"kernel_j"`
-	WaitJ       float64 `json:"wait_j"`
-	EnergyJ     float64 `json:"energy_j"`
-	JPerToken   float64 `json:"j_per_token,omitempty"`
-	PowerCapped bool    `json:"power_capped,omitempty"`
+	Tokens    float64 `json:"tokens,omitempty"`
+	TTFTNS    float64 `json:"ttft_ns,omitempty"`
+	TPOTNS    float64 `json:"tpot_ns,omitempty"`
+	TPOTP90NS float64 `json:"tpot_p90_ns,omitempty"`
+	// KernelJ and WaitJ are the isolated design's terms: the replays'
+	// energies summed, and the waiting power over the wall less busy.
+	// EnergyJ (and JPerToken) is the judged energy, of the design
+	// EnergyDesign names: EnergyInPlace (PacedEnergy: the paced timeline's
+	// PacedJ per pass, its window's wall per pass PacedWallNS) or
+	// EnergyIsolated (KernelJ + WaitJ; NotInPlace says why). IsolatedJ
+	// keeps the isolated total beside, not judged. The what-ifs' energies
+	// are the isolated design's.
+	KernelJ      float64 `json:"kernel_j"`
+	WaitJ        float64 `json:"wait_j"`
+	EnergyJ      float64 `json:"energy_j"`
+	JPerToken    float64 `json:"j_per_token,omitempty"`
+	EnergyDesign string  `json:"energy_design"`
+	IsolatedJ    float64 `json:"isolated_j,omitempty"`
+	PacedJ       float64 `json:"paced_j,omitempty"`
+	PacedWallNS  float64 `json:"paced_wall_ns,omitempty"`
+	NotInPlace   string  `json:"not_in_place,omitempty"`
+	PowerCapped  bool    `json:"power_capped,omitempty"`
 	// NoPowerBound says why the GPU's power limit was not applied to the
 	// wall (FlowOptions' energy windows too short); "" where it was, or
 	// where there is none.
@@ -291,6 +304,7 @@ func (b *boundInput) inference(in InferenceInput, res schedule.Result) (*Inferen
 	if p := s.Process; p != nil {
 		inf.OverheadNS = p.OverheadNSPerInference
 	}
+	inf.isolatedEnergy("no paced timeline measured")
 	return inf, nil
 }
 

@@ -43,6 +43,14 @@ const (
 	// the replays (Inference.TracedWallNS and TracedMedianWallNS).
 	UnitTracedWallNS       = "traced-wall-ns"
 	UnitTracedMedianWallNS = "traced-median-wall-ns"
+	// UnitIsolatedJ, UnitPacedJ and UnitPacedWallNS are, where the energy
+	// is in place (Inference.EnergyDesign EnergyInPlace; J/op is then
+	// its), the isolated design's total (Inference.IsolatedJ), the paced
+	// timeline's energy per pass (PacedJ) and its window's wall per pass
+	// (PacedWallNS); absent otherwise.
+	UnitIsolatedJ   = "isolated-J/op"
+	UnitPacedJ      = "paced-J/op"
+	UnitPacedWallNS = "paced-wall-ns"
 )
 
 // InferenceBenchName is the inference benchmark's name below
@@ -72,6 +80,11 @@ func (inf *Inference) Metrics() []benchfmt.Value {
 	}
 	if inf.TracedMedianWallNS > 0 {
 		v = append(v, benchfmt.Value{Value: inf.TracedMedianWallNS, Unit: UnitTracedMedianWallNS})
+	}
+	if inf.EnergyDesign == EnergyInPlace {
+		v = append(v, benchfmt.Value{Value: inf.IsolatedJ, Unit: UnitIsolatedJ},
+			benchfmt.Value{Value: inf.PacedJ, Unit: UnitPacedJ},
+			benchfmt.Value{Value: inf.PacedWallNS, Unit: UnitPacedWallNS})
 	}
 	if inf.Tokens > 0 {
 		v = append(v, benchfmt.Value{Value: inf.Tokens, Unit: bench.UnitTokens},

@@ -56,6 +56,7 @@ func PredictGroup(ins []InferenceInput) (*GroupInference, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
+		inf.isolatedEnergy("a rank of a group: no paced timeline of its own")
 		g.Ranks = append(g.Ranks, inf)
 		g.WallNS = max(g.WallNS, inf.WallNS)
 		g.MedianWallNS = max(g.MedianWallNS, inf.MedianWallNS)

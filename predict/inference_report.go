@@ -33,6 +33,20 @@ type InferenceReport struct {
 	TPOTNS       float64 `json:"tpot_ns,omitempty"`
 	TPOTP90NS    float64 `json:"tpot_p90_ns,omitempty"`
 	JPerToken    float64 `json:"j_per_token,omitempty"`
+	// EnergyDesign is the predicted energy's design: EnergyInPlace where
+	// the output has the paced pass's energy (paced-J/op), EnergyIsolated
+	// where it says why not (NotInPlace), "" in an output from before the
+	// designs were told apart (the isolated one). IsolatedJ (isolated-J/op),
+	// PassJ (paced-J/op) and PassWallNS (paced-wall-ns) are the in-place
+	// design's inputs and the isolated total beside it, 0 otherwise;
+	// ErrIsolated is IsolatedJ against the model's energy, shown, not
+	// judged.
+	EnergyDesign string   `json:"energy_design,omitempty"`
+	IsolatedJ    float64  `json:"isolated_j,omitempty"`
+	PassJ        float64  `json:"paced_pass_j,omitempty"`
+	PassWallNS   float64  `json:"paced_pass_wall_ns,omitempty"`
+	NotInPlace   string   `json:"not_in_place,omitempty"`
+	ErrIsolated  *float64 `json:"err_isolated,omitempty"`
 
 	// ErrWall is the predicted wall against the model's median inference
 	// (ns/op), ErrTPOT the time per output token against the model's
@@ -165,6 +179,7 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 		TracedWallNS: med(s.Of(UnitTracedWallNS)), MedianWallNS: med(s.Of(UnitMedianWallNS)),
 		TracedMedianWallNS: med(s.Of(UnitTracedMedianWallNS)),
 	}
+	ir.readDesign(w, med)
 	wp.Inference = ir
 	if p := w.Paced; p != nil && p.Runs() > 0 {
 		ir.PacedNS, ir.PacedJ = med(p.NS), med(p.Joules)
@@ -198,6 +213,9 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 	}
 	if j := med(m.Joules); j > 0 {
 		ir.ErrEnergy = relErr(ir.EnergyJ, j)
+		if ir.IsolatedJ > 0 {
+			ir.ErrIsolated = relErr(ir.IsolatedJ, j)
+		}
 	}
 	if j := med(m.Of(bench.UnitFirstsJoules)); j > 0 {
 		ir.ErrEnergyWithFirsts = relErr(ir.EnergyJ, j)
@@ -238,8 +256,7 @@ func (ir *InferenceReport) writeText(w io.Writer) {
 		fmt.Fprintf(w, "time per output token\t%s\tp90 %s, %.0f tokens, time to first token %s%s\n",
 			textfmt.NS(ir.TPOTNS), textfmt.NS(ir.TPOTP90NS), ir.Tokens, textfmt.NS(ir.TTFTNS), vsModel(ir.ErrTPOT))
 	}
-	fmt.Fprintf(w, "inference energy (predicted)\t%.4g J\tkernels %.4g J + waiting %.4g J (%.1f W x (wall - busy))%s\n",
-		ir.EnergyJ, ir.KernelJ, ir.WaitJ, ir.WaitW, vsModel(ir.ErrEnergy)+withFirsts(ir.ErrEnergyWithFirsts))
+	ir.writeEnergy(w)
 	if ir.Tokens > 0 {
 		fmt.Fprintf(w, "energy per output token\t%.4g J\t\n", ir.JPerToken)
 	}
@@ -293,4 +310,38 @@ func withFirsts(e *float64) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%+.1f%% against it with each measured block's first inference)", 100**e)
+}
+
+// readDesign reads the energy design of w's inference benchmark
+// (EnergyDesign and its figures), med taking a figure's runs' center.
+func (ir *InferenceReport) readDesign(w *WorkloadResults, med func([]float64) float64) {
+	s := w.Inference
+	switch {
+	case med(s.Of(UnitPacedJ)) > 0:
+		ir.EnergyDesign = EnergyInPlace
+		ir.IsolatedJ, ir.PassJ, ir.PassWallNS = med(s.Of(UnitIsolatedJ)), med(s.Of(UnitPacedJ)), med(s.Of(UnitPacedWallNS))
+	case w.EnergyNotInPlace != "":
+		ir.EnergyDesign, ir.NotInPlace = EnergyIsolated, w.EnergyNotInPlace
+	}
+}
+
+// writeEnergy prints the inference's energy line: the design in place
+// with its terms and the isolated total beside, not judged; else the
+// isolated design's terms, with why it was taken where the output says.
+func (ir *InferenceReport) writeEnergy(w io.Writer) {
+	if ir.EnergyDesign == EnergyInPlace {
+		isolated := ""
+		if ir.ErrIsolated != nil {
+			isolated = fmt.Sprintf(" (%+.1f%% vs the model)", 100**ir.ErrIsolated)
+		}
+		fmt.Fprintf(w, "inference energy (predicted)\t%.4g J\tin place: the paced timeline's %.4g J per pass + waiting %.1f W x (wall - the paced pass's %s)%s; the isolated replays' sum %.4g J%s, not judged\n",
+			ir.EnergyJ, ir.PassJ, ir.WaitW, textfmt.NS(ir.PassWallNS), vsModel(ir.ErrEnergy)+withFirsts(ir.ErrEnergyWithFirsts), ir.IsolatedJ, isolated)
+		return
+	}
+	why := ""
+	if ir.NotInPlace != "" {
+		why = " (isolated replays: no paced energy: " + ir.NotInPlace + ")"
+	}
+	fmt.Fprintf(w, "inference energy (predicted)\t%.4g J\tkernels %.4g J + waiting %.4g J (%.1f W x (wall - busy))%s%s\n",
+		ir.EnergyJ, ir.KernelJ, ir.WaitJ, ir.WaitW, vsModel(ir.ErrEnergy)+withFirsts(ir.ErrEnergyWithFirsts), why)
 }

@@ -107,6 +107,7 @@ func (fr *FlowResult) timelines(d *replay.Device, o FlowOptions, progress io.Wri
 	if err != nil {
 		fr.TimelineErr = err
 		fmt.Fprintf(progress, "timeline: %v\n", err)
+		fr.energyNotInPlace("no timeline: "+err.Error(), progress)
 		return
 	}
 	defer tl.Close()
@@ -116,6 +117,7 @@ func (fr *FlowResult) timelines(d *replay.Device, o FlowOptions, progress io.Wri
 		fmt.Fprintf(progress, "timeline: %s\n", fr.Timeline)
 	}
 	if o.Schedule == nil || o.Schedule.Source != schedule.SourceRecorder {
+		fr.energyNotInPlace("no recorded host schedule to pace a timeline with", progress)
 		return
 	}
 	fr.PacedInference = PacedInference(o.Schedule)
@@ -125,9 +127,24 @@ func (fr *FlowResult) timelines(d *replay.Device, o FlowOptions, progress io.Wri
 	}
 	if fr.PacedErr = err; err != nil {
 		fmt.Fprintf(progress, "paced timeline: %v\n", err)
+		fr.energyNotInPlace("paced timeline: "+err.Error(), progress)
 		return
 	}
 	fmt.Fprintf(progress, "paced timeline: %s\n", fr.pacedText())
+	if fr.Inference != nil {
+		PacedEnergy(fr.Inference, fr.Paced)
+		fmt.Fprintf(progress, "inference energy: %s\n", fr.Inference.EnergyText())
+	}
+}
+
+// energyNotInPlace keeps the predicted inference's isolated energy design
+// for reason why, and says so; nothing without an inference.
+func (fr *FlowResult) energyNotInPlace(why string, progress io.Writer) {
+	if fr.Inference == nil {
+		return
+	}
+	fr.Inference.isolatedEnergy(why)
+	fmt.Fprintf(progress, "inference energy: %s\n", fr.Inference.EnergyText())
 }
 
 // pacedText is the paced timeline in one line, with the predicted

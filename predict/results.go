@@ -124,6 +124,11 @@ type WorkloadResults struct {
 	// NoModel is why the model benchmark did not run, from its
 	// bench.NoModelLine ("" when none was printed).
 	NoModel string
+	// EnergyNotInPlace is why the predicted inference's energy is the
+	// isolated replays' (Inference.NotInPlace), from the line WriteBench
+	// writes for it; "" where the output has none (the energy in place,
+	// or an output from before the design).
+	EnergyNotInPlace string
 	// Fidelity is each signature's, from its bench.FidelityLine (the last
 	// one read; absent in outputs made before they were written).
 	Fidelity map[string]bench.Fidelity
@@ -416,6 +421,9 @@ func ReadResults(inputs []Input) (*Results, error) {
 		for _, line := range strings.Split(string(data), "\n") {
 			if w, sig, f, ok := bench.ParseFidelityLine(line); ok {
 				get(w).Fidelity[sig] = f
+			}
+			if w, why, ok := parseNotInPlaceLine(line); ok {
+				get(w).EnergyNotInPlace = why
 			}
 		}
 		sks := skips(data)

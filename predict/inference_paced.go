@@ -1,0 +1,140 @@
+package predict
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/replay"
+)
+
+// The energy designs of a predicted inference (Inference.EnergyDesign;
+// docs/whole-inference.md, section 4).
+const (
+	// EnergyInPlace is the kernels' energy in place: the paced timeline's
+	// energy per pass (the replays launched at the recorded host pacing,
+	// the host's gaps spent for real) plus the host probe's waiting power
+	// over the predicted wall less the paced window's wall per pass.
+	EnergyInPlace = "paced"
+	// EnergyIsolated is the isolated replays' energies summed plus the
+	// waiting power over the wall less the GPU's busy time (KernelJ +
+	// WaitJ), the design where no paced energy exists.
+	EnergyIsolated = "isolated"
+)
+
+// PacedEnergy sets inf's energy from the paced timeline r where r holds a
+// measured energy (JoulesPerOp, Seconds and Ops all positive):
+//
+//	EnergyJ = r.Energy.JoulesPerOp + WaitPowerW x (WallNS - windowWallNS)/1e9
+//
+// with windowWallNS = r.Energy.Seconds/r.Energy.Ops x 1e9, the energy
+// window's wall per pass; JPerToken = EnergyJ/Tokens where Tokens > 0.
+// The design becomes EnergyInPlace and PacedJ, PacedWallNS record its
+// inputs; IsolatedJ keeps the isolated design's total. Where the power
+// limit raised the wall (PowerCapped), the raised wall is the one taken:
+// the paced window ran under the limit, so its energy is physical, and the
+// difference term charges waiting power for the wall beyond it (or takes
+// it back for a wall shorter than the pass).
+//
+// Otherwise (r nil, no energy, a window without passes or length, or an
+// in-place energy not positive) inf keeps the isolated design,
+// EnergyDesign is EnergyIsolated, and NotInPlace says why; false. A nil
+// inf is left alone.
+func PacedEnergy(inf *Inference, r *replay.PacedResult) bool {
+	if inf == nil {
+		return false
+	}
+	inf.IsolatedJ = inf.KernelJ + inf.WaitJ
+	why := notInPlace(r)
+	var j, windowNS float64
+	if why == "" {
+		windowNS = r.Energy.Seconds / r.Energy.Ops * 1e9
+		j = r.Energy.JoulesPerOp + inf.Constants.WaitPowerW*(inf.WallNS-windowNS)/1e9
+		if !(j > 0) {
+			why = fmt.Sprintf("the in-place energy %.4g J is not positive (the paced pass's %.4g ms against the wall %.4g ms)", j, windowNS/1e6, inf.WallNS/1e6)
+		}
+	}
+	if why != "" {
+		inf.isolatedEnergy(why)
+		return false
+	}
+	inf.EnergyDesign, inf.NotInPlace = EnergyInPlace, ""
+	inf.PacedJ, inf.PacedWallNS = r.Energy.JoulesPerOp, windowNS
+	inf.EnergyJ = j
+	inf.JPerToken = 0
+	if inf.Tokens > 0 {
+		inf.JPerToken = j / inf.Tokens
+	}
+	return true
+}
+
+// notInPlace says why r holds no paced energy to put the kernels' energy
+// in place with; "" where it holds one.
+func notInPlace(r *replay.PacedResult) string {
+	switch {
+	case r == nil:
+		return "no paced timeline"
+	case r.Energy == nil && r.EnergyErr != "":
+		return "the paced timeline's energy: " + r.EnergyErr
+	case r.Energy == nil:
+		return "the paced timeline measured no energy window"
+	case !(r.Energy.JoulesPerOp > 0):
+		return fmt.Sprintf("the paced timeline's energy per pass is %g J", r.Energy.JoulesPerOp)
+	case !(r.Energy.Ops > 0) || !(r.Energy.Seconds > 0):
+		return fmt.Sprintf("the paced energy window has %g passes over %g s", r.Energy.Ops, r.Energy.Seconds)
+	}
+	return ""
+}
+
+// isolatedEnergy gives inf the isolated design, KernelJ + WaitJ (and its
+// J/token), why naming the reason no paced energy was taken.
+func (inf *Inference) isolatedEnergy(why string) {
+	inf.IsolatedJ = inf.KernelJ + inf.WaitJ
+	inf.EnergyDesign, inf.NotInPlace = EnergyIsolated, why
+	inf.PacedJ, inf.PacedWallNS = 0, 0
+	inf.EnergyJ = inf.IsolatedJ
+	inf.JPerToken = 0
+	if inf.Tokens > 0 {
+		inf.JPerToken = inf.EnergyJ / inf.Tokens
+	}
+}
+
+// EnergyText is the inference's energy design in one line: in place, its
+// terms and the isolated total beside; isolated, the reason.
+func (inf *Inference) EnergyText() string {
+	if inf.EnergyDesign != EnergyInPlace {
+		return fmt.Sprintf("%.4g J from the isolated replays (kernels %.4g J + waiting %.4g J): no paced energy: %s",
+			inf.EnergyJ, inf.KernelJ, inf.WaitJ, inf.NotInPlace)
+	}
+	return fmt.Sprintf("%.4g J in place: the paced timeline's %.4g J per pass + waiting %.1f W x (wall %.4g ms - the paced pass's %.4g ms); the isolated replays' sum %.4g J (%+.1f%%), not judged",
+		inf.EnergyJ, inf.PacedJ, inf.Constants.WaitPowerW, inf.WallNS/1e6, inf.PacedWallNS/1e6, inf.IsolatedJ, 100*(inf.IsolatedJ/inf.EnergyJ-1))
+}
+
+// notInPlacePrefix and notInPlaceTag frame the line WriteBench writes for
+// an inference of the isolated design, which ReadResults reads back as
+// WorkloadResults.EnergyNotInPlace: "kreplay BenchmarkInference/...:
+// energy of the isolated replays: REASON".
+const (
+	notInPlacePrefix = "kreplay Benchmark"
+	notInPlaceTag    = ": energy of the isolated replays: "
+)
+
+// notInPlaceLine is the line for workload's inference benchmark, whose
+// inference kept the isolated design for reason why.
+func notInPlaceLine(workload, why string) string {
+	return notInPlacePrefix + bench.InferenceName + "/" + InferenceBenchName(workload) + notInPlaceTag + strings.ReplaceAll(why, "\n", " ") + "\n"
+}
+
+// parseNotInPlaceLine reads a notInPlaceLine: its workload and reason.
+func parseNotInPlaceLine(line string) (workload, why string, ok bool) {
+	rest, ok := strings.CutPrefix(line, notInPlacePrefix+bench.InferenceName+"/workload=")
+	if !ok {
+		return "", "", false
+	}
+	name, why, ok := strings.Cut(rest, notInPlaceTag)
+	if !ok {
+		return "", "", false
+	}
+	w, ok := strings.CutSuffix(name, "/inference")
+	return w, why, ok && w != ""
+}
