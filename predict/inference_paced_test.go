@@ -208,3 +208,21 @@ func TestNotInPlaceLine(t *testing.T) {
 		}
 	}
 }
+
+// The flow keeps the isolated design where no paced energy exists, and
+// says so in its progress; without an inference it does nothing.
+func TestEnergyNotInPlace(t *testing.T) {
+	var progress bytes.Buffer
+	(&FlowResult{}).energyNotInPlace("no recorded host schedule", &progress)
+	if progress.Len() != 0 {
+		t.Errorf("without an inference: %q", progress.String())
+	}
+	inf := pacedTestInference(120e6, 0)
+	PacedEnergy(inf, pacedWindow(9, 2, 20))
+	fr := &FlowResult{Inference: inf}
+	fr.energyNotInPlace("no recorded host schedule", &progress)
+	want := "inference energy: 12 J from the isolated replays (kernels 10 J + waiting 2 J): no paced energy: no recorded host schedule\n"
+	if inf.EnergyDesign != EnergyIsolated || inf.EnergyJ != 12 || progress.String() != want {
+		t.Errorf("design %q, %g J, progress %q; want isolated, 12 J, %q", inf.EnergyDesign, inf.EnergyJ, progress.String(), want)
+	}
+}
