@@ -110,7 +110,7 @@ for s in "$@"; do
   say "== $s: capture exit $rc in $(( $(date +%s) - t )) s"
   grep -E 'schedule|overhead|per inference|spread|warning|error|blocks' "$log.capture.err" | tail -12 | tee -a "$S"
   [ $rc -eq 0 ] || continue
-  if late; then say "predict: not started (deadline)"; continue; fi
+  if late; then say "predict: not started (deadline)"; rm -rf "$b/kernels"; continue; fi
   if [ -n "$PREDICT_DEVICE" ]; then
     [ -n "$pid" ] && wait "$pid"
     predict_one "$s" &
