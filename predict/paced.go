@@ -38,14 +38,17 @@ func PacedInference(s *schedule.Schedule) int {
 }
 
 // Pacing is the host's pacing of inference inf of s for a timeline whose
-// launches replay the set's invocations invs (replay.Timeline.Invocations):
-// before each launch, the host time since the previous GPU op's call
-// returned (the captured gaps, less the recorder's cost per call, and the
-// own time of the calls between that are neither GPU ops nor waits); a
-// sync after the launch a host wait follows (its time is the GPU's). The
-// GPU ops are bound to the set's invocations as the model binds them
-// (schedule.Bind); one whose invocation the timeline does not launch
-// gives its time to the next.
+// launches replay the set's invocations invs (replay.Timeline.Invocations).
+// At: each launch's recorded call time since the host's last wait returned
+// (or since the inference's start), less the recorder's cost per call
+// recorded in between; a sync after the launch a host wait follows, at the
+// wait's recorded time since the same point (WaitAt; its time is the
+// GPU's). Gap, the older pacing kept beside: the host time since the
+// previous GPU op's call returned (the captured gaps, less the recorder's
+// cost per call, and the own time of the calls between that are neither
+// GPU ops nor waits). The GPU ops are bound to the set's invocations as
+// the model binds them (schedule.Bind); one whose invocation the timeline
+// does not launch gives its time to the next.
 func Pacing(s *schedule.Schedule, inf int, set *signatures.Set, rt *signatures.Runtime, invs []int) (replay.Pacing, error) {
 	if s == nil || inf < 0 || inf >= len(s.Inferences) {
 		return replay.Pacing{}, errors.New("pacing: no such inference")
@@ -60,19 +63,25 @@ func Pacing(s *schedule.Schedule, inf int, set *signatures.Set, rt *signatures.R
 			pos[v] = k
 		}
 	}
-	p := replay.Pacing{Gap: make([]time.Duration, len(invs)), Sync: make([]bool, len(invs))}
+	n := len(invs)
+	p := replay.Pacing{At: make([]time.Duration, n), WaitAt: make([]time.Duration, n), Gap: make([]time.Duration, n), Sync: make([]bool, n)}
 	var perCall int64
 	if s.Process != nil {
 		perCall = s.Process.CallOverheadNS
 	}
 	calls := s.Inferences[inf].Calls
 	var acc int64 // host time since the last launch's call returned
-	last, j := -1, 0
+	// base is the last wait's return (the inference's start at first), and
+	// since the calls recorded after it, each with the recorder's cost.
+	var base, since int64
+	last, j, launched := -1, 0, false
 	for k := range calls {
 		c := &calls[k]
 		if k > 0 {
 			acc += max(c.Enter-calls[k-1].Exit-perCall, 0)
 		}
+		rel := time.Duration(max(c.Enter-base-perCall*since, 0))
+		since++
 		switch {
 		case c.Kind.GPU():
 			b := bound[j]
@@ -82,13 +91,18 @@ func Pacing(s *schedule.Schedule, inf int, set *signatures.Set, rt *signatures.R
 				acc += c.Exit - c.Enter // not launched: its call is host time
 				continue
 			}
-			p.Gap[at], acc, last = time.Duration(acc), 0, at
+			p.Gap[at], p.At[at], acc, last, launched = time.Duration(acc), rel, 0, at, true
 			if c.IsWait() {
-				p.Sync[at] = true
+				p.Sync[at], p.WaitAt[at] = true, rel
+				base, since, launched = c.Exit, 0, false
 			}
 		case c.IsWait():
-			if last >= 0 {
-				p.Sync[last] = true
+			switch {
+			case last < 0: // the previous inference's tail: the pass starts after it
+				base, since = c.Exit, 0
+			case launched:
+				p.Sync[last], p.WaitAt[last] = true, rel
+				base, since, launched = c.Exit, 0, false
 			}
 			acc = 0
 		default:

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kreplay/kreplay/internal/kname"
 	"github.com/kreplay/kreplay/schedule"
 )
 
@@ -82,5 +83,73 @@ func TestPacingRecorded(t *testing.T) {
 	}
 	if PacedInference(&schedule.Schedule{}) != -1 {
 		t.Error("no inference, yet one is paced")
+	}
+}
+
+// The absolute pacing of the same inference: each launch's time since the
+// host's last wait (or the start) is the previous launch's, plus its
+// recorded call, plus the gap after it that the older pacing spins; at
+// each sync the host's wait starts at its recorded time, and what follows
+// counts from the wait's return.
+func TestPacingAt(t *testing.T) {
+	in, _, _ := recordedInput(t, filepath.Join("testdata", "inference", "inf-gpt2m-eager-decode-b1"))
+	s := in.Schedule
+	inf := PacedInference(s)
+	invs := make([]int, len(in.Set.Timeline))
+	for i := range invs {
+		invs[i] = i
+	}
+	p, err := Pacing(s, inf, in.Set, in.Runtime, invs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.At) != len(invs) || len(p.WaitAt) != len(invs) {
+		t.Fatalf("%d launch times, %d wait times for %d launches", len(p.At), len(p.WaitAt), len(invs))
+	}
+	// own[k] is the recorded call time of the GPU op launch k replays.
+	bound, err := schedule.Bind(s, inf, in.Set, in.Runtime, schedule.Memo(kname.SameKernel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := s.Inferences[inf].Calls
+	own := make([]time.Duration, len(invs))
+	for _, b := range bound {
+		c := &calls[b.Call]
+		own[b.Timeline[0]] = time.Duration(c.Exit - c.Enter)
+	}
+	// Exact where no recorded gap was shorter than the recorder's cost per
+	// call (the older pacing clamps those at 0).
+	const tol = time.Nanosecond
+	checked, off := 0, 0
+	for k := 1; k < len(invs); k++ {
+		if p.At[k] < 0 || p.WaitAt[k] < 0 {
+			t.Fatalf("launch %d: a negative time %v, %v", k, p.At[k], p.WaitAt[k])
+		}
+		if p.Sync[k-1] || p.Gap[k] == 0 {
+			continue // a new segment, or a clamped gap
+		}
+		checked++
+		if d := p.At[k] - p.At[k-1] - own[k-1] - p.Gap[k]; d < -tol || d > tol {
+			off++
+			if off <= 3 {
+				t.Logf("launch %d at %v after %v: %v more than the call %v and the gap %v", k, p.At[k], p.At[k-1], d, own[k-1], p.Gap[k])
+			}
+		}
+	}
+	syncs := 0
+	for k, y := range p.Sync {
+		if y {
+			syncs++
+			if p.WaitAt[k] < p.At[k] {
+				t.Errorf("launch %d: its wait at %v, before its launch at %v", k, p.WaitAt[k], p.At[k])
+			}
+		}
+	}
+	t.Logf("%d launches, %d syncs; %d launch-to-launch steps checked, %d off", len(invs), syncs, checked, off)
+	if off > checked/100 {
+		t.Errorf("%d of %d steps off", off, checked)
+	}
+	if checked < len(invs)/2 {
+		t.Errorf("only %d of %d steps checked", checked, len(invs))
 	}
 }

@@ -7,14 +7,20 @@ import (
 )
 
 // Pacing says how the host paces a timeline's launches, as a recorded
-// host schedule did: before launch k of the timeline (in the order
-// Invocations gives), the host spins for Gap[k] after the previous
-// launch's call returned, and with Sync[k] it synchronizes the stream
-// after launch k (a host wait). Launches past the slices' ends go at
-// once, without a sync.
+// host schedule did, in the order Invocations gives. With At, launch k
+// goes no earlier than At[k] after the pass's start or after the return
+// of the last synchronize before it (the recorded time of its call since
+// the host's last wait), so that a launch path slower or faster than the
+// recorded one does not add up over the pass; with Sync[k] the host
+// synchronizes the stream after launch k, no earlier than WaitAt[k] after
+// that same point (where the host entered its wait). Without At, the host
+// spins for Gap[k] after the previous launch's call returned, then
+// launches k. Launches past the slices' ends go at once, without a sync.
 type Pacing struct {
-	Gap  []time.Duration
-	Sync []bool
+	At     []time.Duration
+	WaitAt []time.Duration
+	Gap    []time.Duration
+	Sync   []bool
 }
 
 // PacedResult is a timeline launched from the host at a pacing: each pass
@@ -95,21 +101,35 @@ func (t *Timeline) MeasurePaced(p Pacing, o Options) (*PacedResult, error) {
 func (t *Timeline) pass(p Pacing) (time.Duration, error) {
 	s := t.dev.stream
 	start := time.Now()
+	base := start // the pass's start, then the last synchronize's return
 	for k, q := range t.order {
-		if k < len(p.Gap) {
+		switch {
+		case k < len(p.At):
+			spinUntil(base.Add(p.At[k]))
+		case k < len(p.Gap):
 			spin(p.Gap[k])
 		}
 		if err := q.Kernel.Launch(s, 0); err != nil {
 			return 0, sigErr(q.Sig, "paced launch", err)
 		}
 		if k < len(p.Sync) && p.Sync[k] {
+			if k < len(p.WaitAt) {
+				spinUntil(base.Add(p.WaitAt[k]))
+			}
 			if err := s.Synchronize(); err != nil {
 				return 0, err
 			}
+			base = time.Now()
 		}
 	}
 	if err := s.Synchronize(); err != nil {
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+// spinUntil spins until t.
+func spinUntil(t time.Time) {
+	for time.Now().Before(t) {
+	}
 }
