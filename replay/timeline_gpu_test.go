@@ -317,4 +317,27 @@ func TestGPUTimelinePaced(t *testing.T) {
 	if o.Energy && (r.Energy == nil || r.Energy.JoulesPerOp <= 0) {
 		t.Errorf("no energy: %s", r.EnergyErr)
 	}
+	// The same launches at times since the last sync (Pacing.At): the
+	// launch path's own cost does not add up, so a pass lasts its
+	// schedule, within the last kernel's time and the sync's return.
+	const step = 50 * time.Microsecond
+	at := Pacing{At: make([]time.Duration, len(invs)), WaitAt: make([]time.Duration, len(invs)), Sync: make([]bool, len(invs))}
+	mid := len(invs) / 2
+	for k := range at.At {
+		at.At[k] = time.Duration(k) * step
+		if k > mid {
+			at.At[k] = time.Duration(k-mid-1) * step
+		}
+	}
+	at.Sync[mid], at.WaitAt[mid] = true, time.Duration(mid)*step+step/2
+	o.Energy = false
+	ra, err := tl.MeasurePaced(at, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := at.WaitAt[mid] + at.At[len(invs)-1]
+	t.Logf("%d launches at recorded times %v apart, a sync after launch %d: wall %+v (the schedule %v)", len(invs), step, mid, ra.Wall, sched)
+	if ra.Wall.MedianNS < float64(sched.Nanoseconds()) || ra.Wall.MedianNS > 1.05*float64(sched.Nanoseconds())+float64(time.Millisecond) {
+		t.Errorf("paced at times since the last sync: wall %.0f ns, want the schedule's %v to 5%% + 1 ms over it", ra.Wall.MedianNS, sched)
+	}
 }
