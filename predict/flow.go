@@ -282,7 +282,10 @@ func (fr *FlowResult) WriteBench(w io.Writer, pkg string) error {
 		if err := write(bench.InferenceName+"/"+InferenceBenchName(workload), fr.Inference.Metrics()); err != nil {
 			return err
 		}
-		if fr.Inference.EnergyDesign == EnergyIsolated {
+		switch {
+		case fr.Inference.NoEnergy != "":
+			skips = append(skips, noEnergyLine(workload, fr.Inference.NoEnergy))
+		case fr.Inference.EnergyDesign == EnergyIsolated:
 			skips = append(skips, notInPlaceLine(workload, fr.Inference.NotInPlace))
 		}
 	}

@@ -109,7 +109,9 @@ type Inference struct {
 	// PacedJ per pass, its window's wall per pass PacedWallNS) or
 	// EnergyIsolated (KernelJ + WaitJ; NotInPlace says why). IsolatedJ
 	// keeps the isolated total beside, not judged. The what-ifs' energies
-	// are the isolated design's.
+	// are the isolated design's. Where no replay measured an energy
+	// (NoEnergy says so), every one of them is 0 and EnergyDesign is
+	// EnergyNone: a wait alone is no prediction of the energy.
 	KernelJ      float64 `json:"kernel_j"`
 	WaitJ        float64 `json:"wait_j"`
 	EnergyJ      float64 `json:"energy_j"`
@@ -119,6 +121,7 @@ type Inference struct {
 	PacedJ       float64 `json:"paced_j,omitempty"`
 	PacedWallNS  float64 `json:"paced_wall_ns,omitempty"`
 	NotInPlace   string  `json:"not_in_place,omitempty"`
+	NoEnergy     string  `json:"no_energy,omitempty"`
 	PowerCapped  bool    `json:"power_capped,omitempty"`
 	// NoPowerBound says why the GPU's power limit was not applied to the
 	// wall (FlowOptions' energy windows too short); "" where it was, or
@@ -185,6 +188,11 @@ func PredictInference(in InferenceInput) (*Inference, error) {
 		}
 		if ok {
 			inf.WhatIfs = append(inf.WhatIfs, w)
+		}
+	}
+	if inf.NoEnergy != "" {
+		for i := range inf.WhatIfs {
+			inf.WhatIfs[i].EnergyJ = 0
 		}
 	}
 	return inf, nil
@@ -305,7 +313,24 @@ func (b *boundInput) inference(in InferenceInput, res schedule.Result) (*Inferen
 		inf.OverheadNS = p.OverheadNSPerInference
 	}
 	inf.isolatedEnergy("no paced timeline measured")
+	if !anyEnergy(in.Entries) {
+		inf.noEnergy(NoEnergyMeasured)
+	}
 	return inf, nil
+}
+
+// NoEnergyMeasured is Inference.NoEnergy where none of the replays
+// measured an energy.
+const NoEnergyMeasured = "no signature's energy was measured (-energy=false)"
+
+// anyEnergy says whether a replay among entries measured an energy.
+func anyEnergy(entries []replay.Entry) bool {
+	for _, e := range entries {
+		if e.Result != nil && e.Result.Energy != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // fasterHost predicts the inference with the host f times faster.

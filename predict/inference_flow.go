@@ -57,21 +57,26 @@ const (
 // bench.InferenceName: workload=W/inference.
 func InferenceBenchName(workload string) string { return "workload=" + workload + "/inference" }
 
-// Metrics are the inference's figures as benchmark values.
+// Metrics are the inference's figures as benchmark values; an inference
+// without an energy (NoEnergy) has no J/op, kernel-J, wait-J or J/token.
 func (inf *Inference) Metrics() []benchfmt.Value {
 	v := []benchfmt.Value{
 		{Value: inf.WallNS, Unit: "ns/op"},
 		{Value: inf.BusyNS, Unit: UnitBusyNS},
 		{Value: inf.GPUIdleNS, Unit: UnitGPUIdleNS},
 		{Value: inf.HostWaitNS, Unit: UnitHostWaitNS},
-		{Value: inf.EnergyJ, Unit: "J/op"},
-		{Value: inf.KernelJ, Unit: UnitKernelJ},
-		{Value: inf.WaitJ, Unit: UnitWaitJ},
+	}
+	if inf.NoEnergy == "" {
+		v = append(v, benchfmt.Value{Value: inf.EnergyJ, Unit: "J/op"},
+			benchfmt.Value{Value: inf.KernelJ, Unit: UnitKernelJ},
+			benchfmt.Value{Value: inf.WaitJ, Unit: UnitWaitJ})
+	}
+	v = append(v, []benchfmt.Value{
 		{Value: inf.Constants.WaitPowerW, Unit: UnitWaitW},
 		{Value: float64(inf.Constants.SubmitNS), Unit: UnitSubmitNS},
 		{Value: float64(inf.Constants.QueueGapNS), Unit: UnitQueueGapNS},
 		{Value: float64(inf.Constants.WakeNS), Unit: UnitWakeNS},
-	}
+	}...)
 	if inf.MedianWallNS > 0 {
 		v = append(v, benchfmt.Value{Value: inf.MedianWallNS, Unit: UnitMedianWallNS})
 	}
@@ -90,8 +95,10 @@ func (inf *Inference) Metrics() []benchfmt.Value {
 		v = append(v, benchfmt.Value{Value: inf.Tokens, Unit: bench.UnitTokens},
 			benchfmt.Value{Value: inf.TTFTNS, Unit: UnitTTFTNS},
 			benchfmt.Value{Value: inf.TPOTNS, Unit: bench.UnitTPOTNS},
-			benchfmt.Value{Value: inf.TPOTP90NS, Unit: bench.UnitTPOTP90NS},
-			benchfmt.Value{Value: inf.JPerToken, Unit: UnitJPerToken})
+			benchfmt.Value{Value: inf.TPOTP90NS, Unit: bench.UnitTPOTP90NS})
+		if inf.NoEnergy == "" {
+			v = append(v, benchfmt.Value{Value: inf.JPerToken, Unit: UnitJPerToken})
+		}
 	}
 	return v
 }
@@ -148,18 +155,31 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.Summary())
 	fmt.Fprintf(progress, "inference: %s\n", fr.Inference.HostText(5))
 	for _, w := range fr.Inference.WhatIfs {
-		fmt.Fprintf(progress, "inference what-if, %s: wall %.4g ms (%+.1f%%, %s-bound), %.4g J (%+.1f%%)\n", w.Name, w.WallNS/1e6,
-			100*(w.WallNS/fr.Inference.WallNS-1), w.Bound, w.EnergyJ, 100*(w.EnergyJ/fr.Inference.EnergyJ-1))
+		fmt.Fprintf(progress, "inference what-if, %s\n", fr.Inference.whatIfText(w))
 	}
+}
+
+// whatIfText is a what-if against the inference in one line: its name,
+// wall and, where the inference has an energy, its energy.
+func (inf *Inference) whatIfText(w WhatIf) string {
+	s := fmt.Sprintf("%s: wall %.4g ms (%+.1f%%, %s-bound)", w.Name, w.WallNS/1e6, 100*(w.WallNS/inf.WallNS-1), w.Bound)
+	if inf.NoEnergy != "" {
+		return s + ", energy not measured"
+	}
+	return s + fmt.Sprintf(", %.4g J (%+.1f%%)", w.EnergyJ, 100*(w.EnergyJ/inf.EnergyJ-1))
 }
 
 // Summary is the prediction in one line.
 func (inf *Inference) Summary() string {
-	s := fmt.Sprintf("wall median %.4g ms, mean %.4g ms (GPU busy %.4g ms, %s-bound), %.4g J",
-		inf.MedianWallNS/1e6, inf.WallNS/1e6, inf.BusyNS/1e6, inf.Bound, inf.EnergyJ)
+	energy, perToken := fmt.Sprintf("%.4g J", inf.EnergyJ), fmt.Sprintf(", %.4g J/token", inf.JPerToken)
+	if inf.NoEnergy != "" {
+		energy, perToken = "energy not measured", ""
+	}
+	s := fmt.Sprintf("wall median %.4g ms, mean %.4g ms (GPU busy %.4g ms, %s-bound), %s",
+		inf.MedianWallNS/1e6, inf.WallNS/1e6, inf.BusyNS/1e6, inf.Bound, energy)
 	if inf.Tokens > 0 {
-		s += fmt.Sprintf(", %.0f tokens: TTFT %.4g ms, TPOT %.4g ms (p90 %.4g), %.4g J/token",
-			inf.Tokens, inf.TTFTNS/1e6, inf.TPOTNS/1e6, inf.TPOTP90NS/1e6, inf.JPerToken)
+		s += fmt.Sprintf(", %.0f tokens: TTFT %.4g ms, TPOT %.4g ms (p90 %.4g)%s",
+			inf.Tokens, inf.TTFTNS/1e6, inf.TPOTNS/1e6, inf.TPOTP90NS/1e6, perToken)
 	}
 	return s + "; host schedule from the " + inf.Source
 }

@@ -23,6 +23,9 @@ type GroupInference struct {
 	WallNS       float64 `json:"wall_ns"`
 	MedianWallNS float64 `json:"median_wall_ns,omitempty"`
 	EnergyJ      float64 `json:"energy_j"`
+	// NoEnergy says why the group has no energy (EnergyJ 0): a rank's
+	// replays measured none (Inference.NoEnergy).
+	NoEnergy string `json:"no_energy,omitempty"`
 }
 
 // PredictGroup predicts a group's whole inference: ins[r] is rank r's
@@ -61,16 +64,28 @@ func PredictGroup(ins []InferenceInput) (*GroupInference, error) {
 		g.WallNS = max(g.WallNS, inf.WallNS)
 		g.MedianWallNS = max(g.MedianWallNS, inf.MedianWallNS)
 		g.EnergyJ += inf.EnergyJ
+		if inf.NoEnergy != "" && g.NoEnergy == "" {
+			g.NoEnergy = fmt.Sprintf("rank %d: %s", r, inf.NoEnergy)
+		}
+	}
+	if g.NoEnergy != "" {
+		g.EnergyJ = 0
 	}
 	return g, nil
 }
 
 // Summary is the group's prediction in one line.
 func (g *GroupInference) Summary() string {
-	s := fmt.Sprintf("group of %d ranks: wall median %.4g ms, mean %.4g ms, %.4g J over its GPUs", len(g.Ranks), g.MedianWallNS/1e6, g.WallNS/1e6, g.EnergyJ)
+	joules := func(j float64) string { return fmt.Sprintf("%.4g J", j) }
+	energy := joules(g.EnergyJ) + " over its GPUs"
+	if g.NoEnergy != "" {
+		joules = func(float64) string { return "energy not measured" }
+		energy = "energy not measured (" + g.NoEnergy + ")"
+	}
+	s := fmt.Sprintf("group of %d ranks: wall median %.4g ms, mean %.4g ms, %s", len(g.Ranks), g.MedianWallNS/1e6, g.WallNS/1e6, energy)
 	for r, inf := range g.Ranks {
-		s += fmt.Sprintf("; rank %d: busy %.4g ms, waiting for peers %.4g ms, for the host %.4g ms, %.4g J", r,
-			inf.BusyNS/1e6, inf.PeerWaitNS/1e6, inf.GPUIdleNS/1e6, inf.EnergyJ)
+		s += fmt.Sprintf("; rank %d: busy %.4g ms, waiting for peers %.4g ms, for the host %.4g ms, %s", r,
+			inf.BusyNS/1e6, inf.PeerWaitNS/1e6, inf.GPUIdleNS/1e6, joules(inf.EnergyJ))
 	}
 	return s
 }

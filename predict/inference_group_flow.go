@@ -61,14 +61,14 @@ func PredictGroupFlow(input string, b *workload.Bundle, sets []*signatures.Set, 
 }
 
 // againstMeasured compares the group's wall with the measured run
-// (wallAgainst) and its energy with the ranks' measured energies summed;
-// "" where measured lacks a rank.
+// (wallAgainst) and its energy, where it has one, with the ranks'
+// measured energies summed; "" where measured lacks a rank.
 func (g *GroupInference) againstMeasured(sets []*signatures.Set, measured *workload.Measured) string {
 	s := g.wallAgainst(sets, measured)
 	if s == "" {
 		return ""
 	}
-	if m, _ := measuredGroup(sets, measured); m.joules > 0 {
+	if m, _ := measuredGroup(sets, measured); m.joules > 0 && g.NoEnergy == "" {
 		s += fmt.Sprintf(", energy %.4g J against %.4g J (%+.1f%%)", g.EnergyJ, m.joules, 100*(g.EnergyJ/m.joules-1))
 	}
 	return s

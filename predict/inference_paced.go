@@ -20,6 +20,10 @@ const (
 	// waiting power over the wall less the GPU's busy time (KernelJ +
 	// WaitJ), the design where no paced energy exists.
 	EnergyIsolated = "isolated"
+	// EnergyNone is no energy at all: no replay measured one
+	// (Inference.NoEnergy says so), and the inference's energy figures
+	// are 0.
+	EnergyNone = "none"
 )
 
 // PacedEnergy sets inf's energy from the paced timeline r where r holds a
@@ -39,9 +43,9 @@ const (
 // Otherwise (r nil, no energy, a window without passes or length, or an
 // in-place energy not positive) inf keeps the isolated design,
 // EnergyDesign is EnergyIsolated, and NotInPlace says why; false. A nil
-// inf is left alone.
+// inf, and one without an energy (NoEnergy), are left alone: false.
 func PacedEnergy(inf *Inference, r *replay.PacedResult) bool {
-	if inf == nil {
+	if inf == nil || inf.NoEnergy != "" {
 		return false
 	}
 	inf.IsolatedJ = inf.KernelJ + inf.WaitJ
@@ -87,8 +91,12 @@ func notInPlace(r *replay.PacedResult) string {
 }
 
 // isolatedEnergy gives inf the isolated design, KernelJ + WaitJ (and its
-// J/token), why naming the reason no paced energy was taken.
+// J/token), why naming the reason no paced energy was taken; an
+// inference without an energy (NoEnergy) keeps none.
 func (inf *Inference) isolatedEnergy(why string) {
+	if inf.NoEnergy != "" {
+		return
+	}
 	inf.IsolatedJ = inf.KernelJ + inf.WaitJ
 	inf.EnergyDesign, inf.NotInPlace = EnergyIsolated, why
 	inf.PacedJ, inf.PacedWallNS = 0, 0
@@ -99,9 +107,21 @@ func (inf *Inference) isolatedEnergy(why string) {
 	}
 }
 
+// noEnergy leaves inf without an energy, why saying so: every energy
+// figure 0, the design EnergyNone.
+func (inf *Inference) noEnergy(why string) {
+	inf.NoEnergy, inf.EnergyDesign, inf.NotInPlace = why, EnergyNone, ""
+	inf.KernelJ, inf.WaitJ, inf.EnergyJ, inf.JPerToken = 0, 0, 0, 0
+	inf.IsolatedJ, inf.PacedJ, inf.PacedWallNS = 0, 0, 0
+}
+
 // EnergyText is the inference's energy design in one line: in place, its
-// terms and the isolated total beside; isolated, the reason.
+// terms and the isolated total beside; isolated, the reason; none, "not
+// measured" and why.
 func (inf *Inference) EnergyText() string {
+	if inf.NoEnergy != "" {
+		return "not measured: " + inf.NoEnergy
+	}
 	if inf.EnergyDesign != EnergyInPlace {
 		return fmt.Sprintf("%.4g J from the isolated replays (kernels %.4g J + waiting %.4g J): no paced energy: %s",
 			inf.EnergyJ, inf.KernelJ, inf.WaitJ, inf.NotInPlace)
@@ -113,25 +133,47 @@ func (inf *Inference) EnergyText() string {
 // notInPlacePrefix and notInPlaceTag frame the line WriteBench writes for
 // an inference of the isolated design, which ReadResults reads back as
 // WorkloadResults.EnergyNotInPlace: "kreplay BenchmarkInference/...:
-// energy of the isolated replays: REASON".
+// energy of the isolated replays: REASON"; noEnergyTag the one for an
+// inference without an energy (Inference.NoEnergy), read back as
+// WorkloadResults.NoEnergy: "kreplay BenchmarkInference/...: no energy:
+// REASON".
 const (
 	notInPlacePrefix = "kreplay Benchmark"
 	notInPlaceTag    = ": energy of the isolated replays: "
+	noEnergyTag      = ": no energy: "
 )
 
 // notInPlaceLine is the line for workload's inference benchmark, whose
 // inference kept the isolated design for reason why.
-func notInPlaceLine(workload, why string) string {
-	return notInPlacePrefix + bench.InferenceName + "/" + InferenceBenchName(workload) + notInPlaceTag + strings.ReplaceAll(why, "\n", " ") + "\n"
-}
+func notInPlaceLine(workload, why string) string { return energyLine(workload, notInPlaceTag, why) }
 
 // parseNotInPlaceLine reads a notInPlaceLine: its workload and reason.
 func parseNotInPlaceLine(line string) (workload, why string, ok bool) {
+	return parseEnergyLine(line, notInPlaceTag)
+}
+
+// noEnergyLine is the line for workload's inference benchmark, whose
+// inference has no energy for reason why.
+func noEnergyLine(workload, why string) string { return energyLine(workload, noEnergyTag, why) }
+
+// parseNoEnergyLine reads a noEnergyLine: its workload and reason.
+func parseNoEnergyLine(line string) (workload, why string, ok bool) {
+	return parseEnergyLine(line, noEnergyTag)
+}
+
+// energyLine is the line, tagged tag, that says why of workload's
+// inference benchmark's energy, on one line.
+func energyLine(workload, tag, why string) string {
+	return notInPlacePrefix + bench.InferenceName + "/" + InferenceBenchName(workload) + tag + strings.ReplaceAll(why, "\n", " ") + "\n"
+}
+
+// parseEnergyLine reads an energyLine tagged tag: its workload and reason.
+func parseEnergyLine(line, tag string) (workload, why string, ok bool) {
 	rest, ok := strings.CutPrefix(line, notInPlacePrefix+bench.InferenceName+"/workload=")
 	if !ok {
 		return "", "", false
 	}
-	name, why, ok := strings.Cut(rest, notInPlaceTag)
+	name, why, ok := strings.Cut(rest, tag)
 	if !ok {
 		return "", "", false
 	}

@@ -36,7 +36,8 @@ type InferenceReport struct {
 	// EnergyDesign is the predicted energy's design: EnergyInPlace where
 	// the output has the paced pass's energy (paced-J/op), EnergyIsolated
 	// where it says why not (NotInPlace), "" in an output from before the
-	// designs were told apart (the isolated one). IsolatedJ (isolated-J/op),
+	// designs were told apart (the isolated one), EnergyNone without an
+	// energy (NoEnergy). IsolatedJ (isolated-J/op),
 	// PassJ (paced-J/op) and PassWallNS (paced-wall-ns) are the in-place
 	// design's inputs and the isolated total beside it, 0 otherwise;
 	// ErrIsolated is IsolatedJ against the model's energy, shown, not
@@ -47,6 +48,11 @@ type InferenceReport struct {
 	PassWallNS   float64  `json:"paced_pass_wall_ns,omitempty"`
 	NotInPlace   string   `json:"not_in_place,omitempty"`
 	ErrIsolated  *float64 `json:"err_isolated,omitempty"`
+	// NoEnergy says why the inference has no energy, where its benchmark
+	// has no J/op (Inference.NoEnergy, from the output's line, or that
+	// the output has none): its energy figures are 0, shown as not
+	// measured and not judged.
+	NoEnergy string `json:"no_energy,omitempty"`
 
 	// ErrWall is the predicted wall against the model's median inference
 	// (ns/op), ErrTPOT the time per output token against the model's
@@ -128,7 +134,8 @@ const AcceptBound = 0.05
 // verdict holds the prediction to the acceptance: the wall within
 // AcceptBound of the measured median where the processes agree within it
 // (or where one process ran), else inside the run's 10-90% spread; the
-// time per output token and the energy within AcceptBound. "" without a
+// time per output token and the energy within AcceptBound; an inference
+// without an energy (NoEnergy) is said to have none measured. "" without a
 // measured run.
 func (ir *InferenceReport) verdict() string {
 	if ir.ErrWall == nil {
@@ -153,6 +160,9 @@ func (ir *InferenceReport) verdict() string {
 	}
 	if ir.ErrEnergy != nil {
 		mark(math.Abs(*ir.ErrEnergy) <= AcceptBound, "energy")
+	}
+	if ir.NoEnergy != "" {
+		parts = append(parts, "energy not measured")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -180,6 +190,12 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 		TracedMedianWallNS: med(s.Of(UnitTracedMedianWallNS)),
 	}
 	ir.readDesign(w, med)
+	if len(s.Joules) == 0 {
+		ir.EnergyDesign, ir.NoEnergy = EnergyNone, w.NoEnergy
+		if ir.NoEnergy == "" {
+			ir.NoEnergy = "the output has no J/op for it"
+		}
+	}
 	wp.Inference = ir
 	if p := w.Paced; p != nil && p.Runs() > 0 {
 		ir.PacedNS, ir.PacedJ = med(p.NS), med(p.Joules)
@@ -211,13 +227,13 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 		ir.ModelTPOTNS = t
 		ir.ErrTPOT = relErr(ir.TPOTNS, t)
 	}
-	if j := med(m.Joules); j > 0 {
+	if j := med(m.Joules); j > 0 && ir.NoEnergy == "" {
 		ir.ErrEnergy = relErr(ir.EnergyJ, j)
 		if ir.IsolatedJ > 0 {
 			ir.ErrIsolated = relErr(ir.IsolatedJ, j)
 		}
 	}
-	if j := med(m.Of(bench.UnitFirstsJoules)); j > 0 {
+	if j := med(m.Of(bench.UnitFirstsJoules)); j > 0 && ir.NoEnergy == "" {
 		ir.ErrEnergyWithFirsts = relErr(ir.EnergyJ, j)
 	}
 	if v := m.Of(bench.UnitProcSpread); len(v) > 0 {
@@ -257,7 +273,7 @@ func (ir *InferenceReport) writeText(w io.Writer) {
 			textfmt.NS(ir.TPOTNS), textfmt.NS(ir.TPOTP90NS), ir.Tokens, textfmt.NS(ir.TTFTNS), vsModel(ir.ErrTPOT))
 	}
 	ir.writeEnergy(w)
-	if ir.Tokens > 0 {
+	if ir.Tokens > 0 && ir.NoEnergy == "" {
 		fmt.Fprintf(w, "energy per output token\t%.4g J\t\n", ir.JPerToken)
 	}
 	if ir.PacedNS > 0 {
@@ -327,8 +343,13 @@ func (ir *InferenceReport) readDesign(w *WorkloadResults, med func([]float64) fl
 
 // writeEnergy prints the inference's energy line: the design in place
 // with its terms and the isolated total beside, not judged; else the
-// isolated design's terms, with why it was taken where the output says.
+// isolated design's terms, with why it was taken where the output says;
+// without an energy, that it was not measured and why.
 func (ir *InferenceReport) writeEnergy(w io.Writer) {
+	if ir.NoEnergy != "" {
+		fmt.Fprintf(w, "inference energy (predicted)\tnot measured\t%s\n", ir.NoEnergy)
+		return
+	}
 	if ir.EnergyDesign == EnergyInPlace {
 		isolated := ""
 		if ir.ErrIsolated != nil {

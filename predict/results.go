@@ -129,6 +129,10 @@ type WorkloadResults struct {
 	// writes for it; "" where the output has none (the energy in place,
 	// or an output from before the design).
 	EnergyNotInPlace string
+	// NoEnergy is why the predicted inference has no energy
+	// (Inference.NoEnergy), from the line WriteBench writes for it; ""
+	// where the output has none.
+	NoEnergy string
 	// Fidelity is each signature's, from its bench.FidelityLine (the last
 	// one read; absent in outputs made before they were written).
 	Fidelity map[string]bench.Fidelity
@@ -424,6 +428,9 @@ func ReadResults(inputs []Input) (*Results, error) {
 			}
 			if w, why, ok := parseNotInPlaceLine(line); ok {
 				get(w).EnergyNotInPlace = why
+			}
+			if w, why, ok := parseNoEnergyLine(line); ok {
+				get(w).NoEnergy = why
 			}
 		}
 		sks := skips(data)
