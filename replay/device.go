@@ -61,6 +61,10 @@ type Device struct {
 	cleanN   int
 	// The clock probe (probeClock), set up on first use.
 	probe *clockProbe
+	// after is what the last signature measured here left for the next
+	// one's pause (pauseFirst); nil when nothing is known. Used only on
+	// the device's goroutine (inside do).
+	after *powerAfter
 	// lost is set when a replay hit a sticky CUDA error (Lost).
 	lostMu sync.Mutex
 	lost   *ContextLostError
@@ -171,7 +175,20 @@ func (d *Device) loop(started chan<- error) {
 // returns its error. A panic in fn is returned as a *PanicError rather
 // than ending the process; RunSet then treats the device's context as
 // lost (ContextLostError), since the panic may have left it capturing.
+// Whatever fn runs may draw power, so the next signature measured on the
+// device takes its pause (Options.PauseAbove).
 func (d *Device) Do(fn func() error) error {
+	return d.do(func() error {
+		d.after = nil
+		return fn()
+	})
+}
+
+// do is Do without forgetting the last measurement's power: for
+// measuring a signature, and for preparing and releasing one, which the
+// pause rule does not count (allocating and writing buffers, a captured
+// kernel's first launches: brief beside a measurement).
+func (d *Device) do(fn func() error) error {
 	errc := make(chan error, 1)
 	d.jobs <- func() {
 		defer func() {

@@ -199,8 +199,21 @@ type Options struct {
 	Budget time.Duration
 	// Pause is an idle time before the warm-up (default 50 ms; negative:
 	// none), so that the power and heat of what ran before do not carry
-	// over into this measurement through the power limiter.
+	// over into this measurement through the power limiter. It is taken
+	// only where they could (PauseAbove); Result.Paused says whether it
+	// was. The collectives' and the timeline's measurements take it
+	// always.
 	Pause time.Duration
+	// PauseAbove is the share of the GPU's power limit (NVML's enforced
+	// limit) from which a signature's sampled power makes the next
+	// signature measured on the same device take the pause (default
+	// DefaultPauseAbove; negative: every signature takes it). The pause
+	// is taken too after a throttled sample, after energy windows, and
+	// wherever the previous signature's power is not known: the device's
+	// first, after a failed measurement or other work on the device
+	// (anything run through Device.Do), without NVML's sampler or power
+	// limit.
+	PauseAbove float64
 	// Warmup is how long launches run before timing (default 20 ms).
 	Warmup time.Duration
 	// MinTime is the least time spent sampling (default none: MinSamples
@@ -274,6 +287,9 @@ func (o *Options) defaults() {
 	if o.Pause == 0 {
 		o.Pause = 50 * time.Millisecond
 	}
+	if o.PauseAbove == 0 {
+		o.PauseAbove = DefaultPauseAbove
+	}
 	if o.EnergyWarmup == 0 {
 		o.EnergyWarmup = time.Second
 	}
@@ -308,6 +324,10 @@ type Result struct {
 	// Samples is how many timed samples the statistics are over (see
 	// ThrottledSamples for those left out).
 	Samples int `json:"samples"`
+	// Paused is true when the idle pause (Options.Pause) came before the
+	// warm-up: the previous signature on the device could have left power
+	// or heat behind, or nothing was known of it (Options.PauseAbove).
+	Paused bool `json:"paused,omitempty"`
 
 	// Stats are of the CUDA event time per invocation, which includes the
 	// gaps between launches, with the given confidence; except RelCI,
@@ -427,9 +447,13 @@ func (d *Device) Measure(p *Prepared, o Options) (*Result, error) {
 func (d *Device) measureTimed(p *Prepared, o Options, tm *measureTiming) (*Result, error) {
 	o.defaults()
 	r := &Result{ID: p.Sig.ID, Label: p.Sig.Label, Path: p.Path, Approximate: p.Approximate, Fallback: p.Fallback, Note: p.Note, Cache: p.Cache.String(), Confidence: o.Confidence}
-	err := d.Do(func() error {
+	err := d.do(func() error {
 		defer tm.enter(tm.enter(measureUntimed))
-		return d.measure(p, o, r, tm)
+		if err := d.measure(p, o, d.pauseFirst(o, d.powerLimit), r, tm); err != nil {
+			return err
+		}
+		d.rememberPower(r, o)
+		return nil
 	})
 	if err != nil {
 		return nil, sigErr(p.Sig, "measure", err)
@@ -571,7 +595,8 @@ func (t *timer) sample(batch int, flush bool) (time.Duration, error) {
 	return t.ev.around(s, func() error { return t.enqueue(batch) }, nil)
 }
 
-func (d *Device) measure(p *Prepared, o Options, r *Result, tm *measureTiming) error {
+// measure measures p into r, taking the pause first when pause is set.
+func (d *Device) measure(p *Prepared, o Options, pause bool, r *Result, tm *measureTiming) error {
 	k := p.Kernel
 	t := &timer{d: d, k: k, sets: k.Sets(), tm: tm, graphPart: partGraphs}
 	if p.Cache == Warm {
@@ -633,8 +658,10 @@ func (d *Device) measure(p *Prepared, o Options, r *Result, tm *measureTiming) e
 	// Cold and primed samples are single launches after an L2 flush; a
 	// primed signature that fell back to rotating samples batches.
 	cold := p.Cache == Cold || t.prime != nil
-	if o.Pause > 0 {
+	if pause {
 		tm.in(partPause, func() { time.Sleep(o.Pause) })
+		tm.paused()
+		r.Paused = true
 	}
 	if rec != nil && !cold {
 		// Timed one by one by CUPTI, a paced kernel's batch times only

@@ -20,9 +20,9 @@ type measureTiming struct {
 	pause, warmup, graphs, sampling, cupti, cuptiSwitch, nvml, probe time.Duration
 	// samples is how many timed samples were taken, timed their event
 	// times summed (GPU time inside sampling); flushes counts the CUPTI
-	// flushes.
-	samples, flushes int
-	timed            time.Duration
+	// flushes; pauses the pauses taken (0 or 1 per Measure).
+	samples, flushes, pauses int
+	timed                    time.Duration
 	// energy is the energy measurement's side.
 	energy energyTiming
 
@@ -125,6 +125,13 @@ func (m *measureTiming) field(p measurePart) *time.Duration {
 func (m *measureTiming) flushed() {
 	if m != nil {
 		m.flushes++
+	}
+}
+
+// paused counts one pause taken.
+func (m *measureTiming) paused() {
+	if m != nil {
+		m.pauses++
 	}
 }
 

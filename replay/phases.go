@@ -35,9 +35,11 @@ type Phases struct {
 	// records (the warm-up's, dropped, and the samples'), and its enabling
 	// and disabling; the NVML sampler's start and stop; the clock probe.
 	// MeasureSamples counts the timed samples, MeasureTimedNS sums their
-	// event times (the GPU's part of sampling). The rest of MeasureNS,
-	// less Result.EnergyHostNS, is other work.
+	// event times (the GPU's part of sampling); MeasurePauses counts the
+	// pauses taken (Result.Paused). The rest of MeasureNS, less
+	// Result.EnergyHostNS, is other work.
 	MeasurePauseNS       int64 `json:"measure_pause_ns,omitempty"`
+	MeasurePauses        int   `json:"measure_pauses,omitempty"`
 	MeasureWarmupNS      int64 `json:"measure_warmup_ns,omitempty"`
 	MeasureGraphsNS      int64 `json:"measure_graphs_ns,omitempty"`
 	MeasureSamplingNS    int64 `json:"measure_sampling_ns,omitempty"`
@@ -78,6 +80,7 @@ func (p *Phases) setPrepare(total time.Duration, t *captured.Timing) {
 func (p *Phases) setMeasure(total time.Duration, m *measureTiming) {
 	p.MeasureNS = total.Nanoseconds()
 	p.MeasurePauseNS, p.MeasureWarmupNS, p.MeasureGraphsNS = m.pause.Nanoseconds(), m.warmup.Nanoseconds(), m.graphs.Nanoseconds()
+	p.MeasurePauses = m.pauses
 	p.MeasureSamplingNS, p.MeasureTimedNS, p.MeasureSamples = m.sampling.Nanoseconds(), m.timed.Nanoseconds(), m.samples
 	p.MeasureCUPTINS, p.MeasureFlushes, p.MeasureCUPTISwitchNS = m.cupti.Nanoseconds(), m.flushes, m.cuptiSwitch.Nanoseconds()
 	p.MeasureNVMLNS, p.MeasureProbeNS = m.nvml.Nanoseconds(), m.probe.Nanoseconds()
@@ -98,6 +101,7 @@ func (p *Phases) add(q *Phases) {
 	p.PrepareLaunchesNS += q.PrepareLaunchesNS
 	p.PrepareKernels += q.PrepareKernels
 	p.MeasurePauseNS += q.MeasurePauseNS
+	p.MeasurePauses += q.MeasurePauses
 	p.MeasureWarmupNS += q.MeasureWarmupNS
 	p.MeasureGraphsNS += q.MeasureGraphsNS
 	p.MeasureSamplingNS += q.MeasureSamplingNS
@@ -147,22 +151,28 @@ func phaseLine(out []Entry) string {
 	}
 	per := (sum.PrepareNS + sum.MeasureNS + sum.CloseNS) / int64(n)
 	return fmt.Sprintf("time over the signatures replayed here (%d): %s each; preparing %s%s, measuring %s (%s), releasing %s",
-		n, roundNS(per), roundNS(sum.PrepareNS), prepareParts(sum), roundNS(sum.MeasureNS), measureParts(sum, energy), roundNS(sum.CloseNS))
+		n, roundNS(per), roundNS(sum.PrepareNS), prepareParts(sum), roundNS(sum.MeasureNS), measureParts(sum, energy, n), roundNS(sum.CloseNS))
 }
 
 // measureParts is what the phases line says in brackets after the
-// measuring time, sum's, of which energy went to energy measurements:
-// timedParts, then "X of it energy" and energyParts.
-func measureParts(sum Phases, energy int64) string {
-	return timedParts(sum, energy) + fmt.Sprintf("%s of it energy", roundNS(energy)) + energyParts(sum, energy)
+// measuring time, sum's over n signatures, of which energy went to energy
+// measurements: timedParts, then "X of it energy" and energyParts.
+func measureParts(sum Phases, energy int64, n int) string {
+	return timedParts(sum, energy, n) + fmt.Sprintf("%s of it energy", roundNS(energy)) + energyParts(sum, energy)
 }
 
-// timedParts is "pause ..., warm-up ..., graphs ..., sampling ... (...
-// timed on the GPU over N samples), CUPTI flushes ... (N), CUPTI on and
-// off ..., NVML sampler ..., clock probe ..., other ...; " for the parts
-// of sum's measuring outside energy measurements, "" when it has none.
-func timedParts(sum Phases, energy int64) string {
-	parts := []part{{"pause", sum.MeasurePauseNS, ""}, {"warm-up", sum.MeasureWarmupNS, ""}, {"graphs", sum.MeasureGraphsNS, ""},
+// timedParts is "pause ... (P of N), warm-up ..., graphs ..., sampling
+// ... (... timed on the GPU over N samples), CUPTI flushes ... (N), CUPTI
+// on and off ..., NVML sampler ..., clock probe ..., other ...; " for the
+// parts of sum's measuring outside energy measurements, over n
+// signatures, "" when it has none. "(P of N)", the pauses taken of n, is
+// left out when none was counted (as in results written before they were).
+func timedParts(sum Phases, energy int64, n int) string {
+	pauses := ""
+	if sum.MeasurePauses > 0 {
+		pauses = fmt.Sprintf(" (%d of %d)", sum.MeasurePauses, n)
+	}
+	parts := []part{{"pause", sum.MeasurePauseNS, pauses}, {"warm-up", sum.MeasureWarmupNS, ""}, {"graphs", sum.MeasureGraphsNS, ""},
 		{"sampling", sum.MeasureSamplingNS, fmt.Sprintf(" (%s timed on the GPU over %d samples)", roundNS(sum.MeasureTimedNS), sum.MeasureSamples)},
 		{"CUPTI flushes", sum.MeasureCUPTINS, fmt.Sprintf(" (%d)", sum.MeasureFlushes)}, {"CUPTI on and off", sum.MeasureCUPTISwitchNS, ""},
 		{"NVML sampler", sum.MeasureNVMLNS, ""}, {"clock probe", sum.MeasureProbeNS, ""}}

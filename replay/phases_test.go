@@ -31,6 +31,10 @@ func TestPhaseLine(t *testing.T) {
 		p.MeasureSamples, p.MeasureTimedNS, p.MeasureFlushes = 40, 10*ms, 9
 		return e
 	}
+	paused := func(e Entry) Entry {
+		e.Phases.MeasurePauses = 1
+		return e
+	}
 	withSwitch := func(e Entry, switchMS int64) Entry {
 		e.Phases.MeasureCUPTISwitchNS = switchMS * ms
 		return e
@@ -76,6 +80,8 @@ func TestPhaseLine(t *testing.T) {
 			"time over the signatures replayed here (1): 220ms each; preparing 20ms, measuring 200ms (pause 50ms, warm-up 20ms, graphs 0s, sampling 100ms (10ms timed on the GPU over 40 samples), CUPTI flushes 20ms (9), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 10ms; 0s of it energy), releasing 0s"},
 		{"timed parts over the total leave no negative other", []Entry{timedOne(50, 50, 0, 100, 30, 0)},
 			"time over the signatures replayed here (1): 220ms each; preparing 20ms, measuring 200ms (pause 50ms, warm-up 50ms, graphs 0s, sampling 100ms (10ms timed on the GPU over 40 samples), CUPTI flushes 30ms (9), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 0s; 0s of it energy), releasing 0s"},
+		{"pauses counted: those taken of the signatures", []Entry{paused(timedOne(50, 20, 0, 100, 20, 0)), timedOne(0, 20, 0, 110, 10, 0), paused(timedOne(50, 20, 0, 100, 20, 0))},
+			"time over the signatures replayed here (3): 220ms each; preparing 60ms, measuring 600ms (pause 100ms (2 of 3), warm-up 60ms, graphs 0s, sampling 310ms (30ms timed on the GPU over 120 samples), CUPTI flushes 50ms (27), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 80ms; 0s of it energy), releasing 0s"},
 		{"energy windows beside a timed-only one", []Entry{energyOne(), timedOne(50, 20, 0, 60, 10, 0)},
 			"time over the signatures replayed here (2): 720ms each; preparing 40ms, measuring 1.4s (pause 100ms, warm-up 40ms, graphs 0s, sampling 120ms (20ms timed on the GPU over 80 samples), CUPTI flushes 20ms (18), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 120ms; " +
 				"1s of it energy: graphs 20ms, windows 960ms (1: warm-up 300ms, first tick 50ms, between ticks 600ms, after the last tick 10ms), duty-cycled again 0s (0 windows), other 20ms), releasing 0s"},
@@ -114,12 +120,12 @@ func TestPhasesSetPrepare(t *testing.T) {
 // setMeasure takes the parts from a measureTiming; the JSON leaves them
 // out for a measurement that has none.
 func TestPhasesSetMeasure(t *testing.T) {
-	m := measureTiming{pause: 1, warmup: 2, graphs: 3, sampling: 4, cupti: 5, nvml: 6, probe: 7, samples: 8, flushes: 9, timed: 10, cuptiSwitch: 19,
+	m := measureTiming{pause: 1, warmup: 2, graphs: 3, sampling: 4, cupti: 5, nvml: 6, probe: 7, samples: 8, flushes: 9, timed: 10, cuptiSwitch: 19, pauses: 1,
 		energy: energyTiming{graphs: 11, warmup: 12, firstTick: 13, window: 14, after: 15, duty: 16, windows: 17, dutyWindows: 18}}
 	var p Phases
 	p.setMeasure(time.Second, &m)
 	want := Phases{MeasureNS: 1e9, MeasurePauseNS: 1, MeasureWarmupNS: 2, MeasureGraphsNS: 3, MeasureSamplingNS: 4, MeasureCUPTINS: 5,
-		MeasureNVMLNS: 6, MeasureProbeNS: 7, MeasureSamples: 8, MeasureFlushes: 9, MeasureTimedNS: 10, MeasureCUPTISwitchNS: 19,
+		MeasureNVMLNS: 6, MeasureProbeNS: 7, MeasureSamples: 8, MeasureFlushes: 9, MeasureTimedNS: 10, MeasureCUPTISwitchNS: 19, MeasurePauses: 1,
 		EnergyGraphsNS: 11, EnergyWarmupNS: 12, EnergyFirstTickNS: 13, EnergyWindowNS: 14, EnergyAfterNS: 15, EnergyDutyNS: 16,
 		EnergyWindows: 17, EnergyDutyWindows: 18}
 	if p != want {
@@ -128,7 +134,7 @@ func TestPhasesSetMeasure(t *testing.T) {
 	var sum Phases
 	sum.add(&p)
 	sum.add(&p)
-	if sum.MeasureNS != 2e9 || sum.MeasureFlushes != 18 || sum.MeasureCUPTISwitchNS != 38 || sum.EnergyDutyWindows != 36 || sum.EnergyAfterNS != 30 {
+	if sum.MeasureNS != 2e9 || sum.MeasureFlushes != 18 || sum.MeasurePauses != 2 || sum.MeasureCUPTISwitchNS != 38 || sum.EnergyDutyWindows != 36 || sum.EnergyAfterNS != 30 {
 		t.Errorf("add twice: %+v", sum)
 	}
 	var plain Phases

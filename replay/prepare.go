@@ -56,7 +56,7 @@ func (p *Prepared) Close() error {
 	if p.Kernel == nil {
 		return nil
 	}
-	err := p.dev.Do(p.Kernel.Close)
+	err := p.dev.do(p.Kernel.Close)
 	p.Kernel = nil
 	return err
 }
@@ -153,7 +153,7 @@ func (d *Device) PrepareWith(sig *signatures.Signature, cache CacheMode, b tier3
 // again with them. Call outside Do.
 func (d *Device) prepare(sig *signatures.Signature, cache CacheMode, sets func(budget int64) int, build func(launch.Options) (launch.Kernel, string, error)) (*Prepared, error) {
 	p := &Prepared{Sig: sig, Cache: cache, dev: d}
-	err := d.Do(func() error {
+	err := d.do(func() error {
 		d.fallback = ""
 		free, _, err := cuda.MemGetInfo()
 		if err != nil {
