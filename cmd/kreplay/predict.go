@@ -38,6 +38,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
 	budget := flags.Duration("budget", 2*time.Second, "time `BUDGET` per signature (sampling stops earlier once converged)")
 	pause := flags.Duration("pause", 50*time.Millisecond, pauseUsage)
+	pauseAbove := pauseAboveFlag(flags)
 	energyShare := flags.Float64("energy-share", 1, "measure the energy of the largest signatures that make up this `SHARE` of the traced time (0 to 1),\nand estimate the rest's from their class's measured power")
 	energyWarmup := flags.Duration("energywarmup", time.Second, "launch for `DURATION` before each energy window opens (steady-state power and clocks)")
 	energyDuty := flags.Bool("energy-duty", true, "measure a signature whose energy window ran power-capped again, in bursts with idle gaps under the cap")
@@ -151,7 +152,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		Cache:   cache,
 		Tier3:   tier3Config(flags),
 		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
-			EnergyWarmup: *energyWarmup, Pause: pauseOption(*pause)},
+			EnergyWarmup: *energyWarmup, Pause: pauseOption(*pause), PauseAbove: pauseAboveOption(*pauseAbove)},
 		EnergyShare:  *energyShare,
 		SharedEnergy: *sharedEnergy,
 		Families:     *families,

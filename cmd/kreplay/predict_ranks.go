@@ -13,7 +13,7 @@ import (
 
 // rankRunFlags are predict's flags that kreplay run takes too, with the
 // same meaning: a multi-rank bundle's prediction passes them on.
-var rankRunFlags = []string{"budget", "pause", "cache", "energy-share", "energywarmup", "energy-duty", "binaries", "resume", "skip", "families", causalFlag}
+var rankRunFlags = []string{"budget", "pause", "pause-above", "cache", "energy-share", "energywarmup", "energy-duty", "binaries", "resume", "skip", "families", causalFlag}
 
 // rankIgnoredFlags are predict's flags that a multi-rank bundle's
 // prediction does not have yet: given, they are named in a warning.

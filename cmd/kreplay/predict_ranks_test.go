@@ -19,8 +19,8 @@ func TestPredictRanks(t *testing.T) {
 		{[]string{"-devices", "998,999", "-budget", "50ms", "-model", "none", "-top", "3"},
 			[]string{"holds 2 ranks: kreplay run -devices 998,999 -energy=true -ticks 31 -out llama-7b-tp2_prefill.progress.jsonl -budget=50ms",
 				"-model, -top: not used for a bundle of 2 ranks"}, nil},
-		{[]string{"-devices", "998,999", "-energy=false", "-ticks", "5", "-progress", prog, "-cache", "warm", "-families"},
-			[]string{"kreplay run -devices 998,999 -energy=false -ticks 5 -out " + prog + " -cache=warm -families=true"}, []string{"not used"}},
+		{[]string{"-devices", "998,999", "-energy=false", "-ticks", "5", "-progress", prog, "-cache", "warm", "-families", "-pause-above", "0.7"},
+			[]string{"kreplay run -devices 998,999 -energy=false -ticks 5 -out " + prog + " -cache=warm -families=true -pause-above=0.7"}, []string{"not used"}},
 	} {
 		args := append([]string{"predict"}, tc.args...)
 		code, _, errOut := runCmd(t, append(args, "embedded:2xh200_llama-7b-tp2_prefill")...)

@@ -76,6 +76,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	warmup := fs.Duration("warmup", 20*time.Millisecond, "launch for `DURATION` before timing each signature")
 	minTime := fs.Duration("mintime", 0, "sample each signature for at least `DURATION`")
 	pause := fs.Duration("pause", 50*time.Millisecond, pauseUsage)
+	pauseAbove := pauseAboveFlag(fs)
 	cooldown := fs.Duration("cooldown", 0, "idle `PAUSE` between samples (keeps heavy kernels off the power cap)")
 	target := fs.Float64("ci", 0.01, "stop sampling at this relative confidence-interval half-width of the replay time's median")
 	graph := fs.Bool("graph", true, "time batches captured in a CUDA graph (false: direct launches)")
@@ -115,7 +116,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 		energy: *withEnergy, binaries: *binaries, families: *families, eachRank: *eachRank, tolerance: *tol, idle: *idleWin, energyShare: *energyShare, roofline: *rooflineFlag,
 		sharedEnergy: *sharedEnergy,
 		measure: replay.Options{Budget: *budget, TargetRelCI: *target, NoKernelTime: !*kernels, Warmup: *warmup, MinTime: *minTime,
-			NoGraph: !*graph, Cooldown: *cooldown, Pause: pauseOption(*pause), Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
+			NoGraph: !*graph, Cooldown: *cooldown, Pause: pauseOption(*pause), PauseAbove: pauseAboveOption(*pauseAbove), Energy: *withEnergy, EnergyTicks: *ticks, EnergyWarmup: *energyWarmup,
 			NoEnergyDuty: !*energyDuty, ClockProbe: *rooflineFlag}, tier3: tier3Config(fs)}
 	for _, x := range strings.Split(*tiersFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(x))
