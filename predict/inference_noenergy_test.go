@@ -192,13 +192,7 @@ func reportNoEnergy(t *testing.T, set *signatures.Set, inf *Inference, noEnergy 
 func TestInferenceReportNoJoules(t *testing.T) {
 	const out = "BenchmarkInference/workload=w/inference-16 1 4.8e+08 ns/op 4e+07 busy-ns 4.4e+08 gpu-idle-ns 0 host-wait-ns 120 wait-W\n" +
 		"BenchmarkModel/workload=w/model-16 1 4e+08 ns/op 55 J/op\n"
-	rs, err := ReadResults([]Input{{Name: "x", Reader: strings.NewReader(out)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wp := &WorkloadPrediction{}
-	wp.inference(rs.Workloads[0], ReportOptions{})
-	ir := wp.Inference
+	ir := reportedInference(t, out)
 	if ir.NoEnergy != "the output has no J/op for it" || ir.ErrEnergy != nil || ir.Verdict != "wall (within 5%) MISSED; energy not measured" {
 		t.Errorf("no energy %q, energy error %v, verdict %q", ir.NoEnergy, ir.ErrEnergy, ir.Verdict)
 	}
@@ -221,19 +215,11 @@ func TestNoEnergyLine(t *testing.T) {
 
 // A group whose ranks measured no energy has none, and says so.
 func TestPredictGroupNoEnergy(t *testing.T) {
-	b, sets := tp2Bundle(t)
-	var ins []InferenceInput
-	for _, set := range sets {
-		s, rt, err := HostScheduleFor("embedded:"+tp2Name, b, set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: medianEntries(set)}
-		in.Constants = generateInput(t).Constants
+	b, sets, ins := tp2Inputs(t, generateInput(t).Constants)
+	for _, in := range ins {
 		for i := range in.Entries {
 			in.Entries[i].Result.Energy = nil
 		}
-		ins = append(ins, in)
 	}
 	g, err := PredictGroup(ins)
 	if err != nil {

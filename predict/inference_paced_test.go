@@ -178,13 +178,7 @@ func TestPacedEnergyReport(t *testing.T) {
 // as it did: no design, no reason.
 func TestPacedEnergyReportOlder(t *testing.T) {
 	const out = "BenchmarkInference/workload=w/inference-16 1 4.8e+08 ns/op 4e+07 busy-ns 4.4e+08 gpu-idle-ns 0 host-wait-ns 63 J/op 9 kernel-J 54 wait-J 120 wait-W\n"
-	rs, err := ReadResults([]Input{{Name: "x", Reader: strings.NewReader(out)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wp := &WorkloadPrediction{}
-	wp.inference(rs.Workloads[0], ReportOptions{})
-	ir := wp.Inference
+	ir := reportedInference(t, out)
 	if ir.EnergyDesign != "" || ir.NotInPlace != "" || ir.IsolatedJ != 0 {
 		t.Errorf("design %q (%q), isolated %g J; want none", ir.EnergyDesign, ir.NotInPlace, ir.IsolatedJ)
 	}

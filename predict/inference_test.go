@@ -129,13 +129,7 @@ func TestInferenceReportTokens(t *testing.T) {
 BenchmarkModel/workload=w/model-16 1 4e+08 ns/op 4.4e+08 mean-ns 55 J/op 57 firsts-J/op 126 W 120 idle-W 3.4e+08 p10-ns 5.5e+08 p90-ns 16 tokens 2.5e+07 tpot-ns 3.6e+07 tpot-p90-ns 0.03 proc-spread
 BenchmarkPaced/workload=w/paced-16 1 4.5e+08 ns/op 60 J/op
 `
-	rs, err := ReadResults([]Input{{Name: "x", Reader: strings.NewReader(out)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wp := &WorkloadPrediction{}
-	wp.inference(rs.Workloads[0], ReportOptions{})
-	ir := wp.Inference
+	ir := reportedInference(t, out)
 	if ir == nil || ir.Tokens != 16 || ir.TPOTNS != 2.75e7 || ir.TPOTP90NS != 3.9e7 || ir.TTFTNS != 3e7 || ir.JPerToken != 3.9 || ir.KernelJ != 9 {
 		t.Fatalf("read %+v", ir)
 	}
@@ -290,16 +284,7 @@ func TestOtherMachine(t *testing.T) {
 // collectives pair with the other's, one rank's collectives wait for the
 // other's, and the group is no faster than either rank alone.
 func TestPredictGroupTP2(t *testing.T) {
-	b, sets := tp2Bundle(t)
-	var ins []InferenceInput
-	for _, set := range sets {
-		s, rt, err := HostScheduleFor("embedded:"+tp2Name, b, set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins = append(ins, InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: medianEntries(set),
-			Constants: schedule.Constants{SubmitNS: 4000, QueueGapNS: 1000, WakeNS: 3000, MaxCallNS: DefaultMaxCallNS, WaitPowerW: 100}})
-	}
+	b, sets, ins := tp2Inputs(t, schedule.Constants{SubmitNS: 4000, QueueGapNS: 1000, WakeNS: 3000, MaxCallNS: DefaultMaxCallNS, WaitPowerW: 100})
 	g, err := PredictGroup(ins)
 	if err != nil {
 		t.Fatal(err)
@@ -418,4 +403,34 @@ func TestQueueTries(t *testing.T) {
 			t.Errorf("queueTries(%+v) = %q, want %q", c.q, got, c.want)
 		}
 	}
+}
+
+// reportedInference is the report's whole inference of the first workload
+// of the benchmark output out.
+func reportedInference(t *testing.T, out string) *InferenceReport {
+	t.Helper()
+	rs, err := ReadResults([]Input{{Name: "x", Reader: strings.NewReader(out)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp := &WorkloadPrediction{}
+	wp.inference(rs.Workloads[0], ReportOptions{})
+	return wp.Inference
+}
+
+// tp2Inputs are the embedded TP2 prefill's bundle, its ranks' sets, and
+// the ranks as inference inputs: each rank's host gaps from its trace,
+// every signature at its traced median, and constants c.
+func tp2Inputs(t *testing.T, c schedule.Constants) (*workload.Bundle, []*signatures.Set, []InferenceInput) {
+	t.Helper()
+	b, sets := tp2Bundle(t)
+	var ins []InferenceInput
+	for _, set := range sets {
+		s, rt, err := HostScheduleFor("embedded:"+tp2Name, b, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, InferenceInput{Set: set, Runtime: rt, Schedule: s, Entries: medianEntries(set), Constants: c})
+	}
+	return b, sets, ins
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kreplay/kreplay/internal/kname"
+	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
 )
 
@@ -15,20 +16,8 @@ import (
 // waits' own time they make up the inference's span, less the recorder's
 // cost per call.
 func TestPacingRecorded(t *testing.T) {
-	in, _, _ := recordedInput(t, filepath.Join("testdata", "inference", "inf-gpt2m-eager-decode-b1"))
+	in, inf, invs, p := recordedPacing(t)
 	s := in.Schedule
-	inf := PacedInference(s)
-	if inf < 1 || s.Inferences[inf].Fresh {
-		t.Fatalf("paced inference %d", inf)
-	}
-	invs := make([]int, len(in.Set.Timeline))
-	for i := range invs {
-		invs[i] = i
-	}
-	p, err := Pacing(s, inf, in.Set, in.Runtime, invs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(p.Gap) != len(invs) || len(p.Sync) != len(invs) {
 		t.Fatalf("%d gaps, %d syncs for %d launches", len(p.Gap), len(p.Sync), len(invs))
 	}
@@ -92,17 +81,8 @@ func TestPacingRecorded(t *testing.T) {
 // each sync the host's wait starts at its recorded time, and what follows
 // counts from the wait's return.
 func TestPacingAt(t *testing.T) {
-	in, _, _ := recordedInput(t, filepath.Join("testdata", "inference", "inf-gpt2m-eager-decode-b1"))
+	in, inf, invs, p := recordedPacing(t)
 	s := in.Schedule
-	inf := PacedInference(s)
-	invs := make([]int, len(in.Set.Timeline))
-	for i := range invs {
-		invs[i] = i
-	}
-	p, err := Pacing(s, inf, in.Set, in.Runtime, invs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(p.At) != len(invs) || len(p.WaitAt) != len(invs) {
 		t.Fatalf("%d launch times, %d wait times for %d launches", len(p.At), len(p.WaitAt), len(invs))
 	}
@@ -152,4 +132,26 @@ func TestPacingAt(t *testing.T) {
 	if checked < len(invs)/2 {
 		t.Errorf("only %d of %d steps checked", checked, len(invs))
 	}
+}
+
+// recordedPacing is the pacing of a recorded decode's paced inference
+// (PacedInference, a steady one) for a timeline launching every
+// invocation in order: the input, the inference, the invocations and the
+// pacing.
+func recordedPacing(t *testing.T) (InferenceInput, int, []int, replay.Pacing) {
+	t.Helper()
+	in, _, _ := recordedInput(t, filepath.Join("testdata", "inference", "inf-gpt2m-eager-decode-b1"))
+	inf := PacedInference(in.Schedule)
+	if inf < 1 || in.Schedule.Inferences[inf].Fresh {
+		t.Fatalf("paced inference %d", inf)
+	}
+	invs := make([]int, len(in.Set.Timeline))
+	for i := range invs {
+		invs[i] = i
+	}
+	p, err := Pacing(in.Schedule, inf, in.Set, in.Runtime, invs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, inf, invs, p
 }
