@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Issue 45's speed check, on one GPU, with issue 43's energy-window check:
-# kreplay capture writes a bundle of SPEC (scripts/gpu/specs/SPEC.json;
-# default a decode of about 450 signatures, batch 8, 32 new tokens), then
-# kreplay predict predicts it from the bundle alone (-model none), timed:
-# times only (TIME_FLAGS), the same without the pause before each
-# signature (-pause 0: whether the pause moves a figure), and with energy
-# (ENERGY_FLAGS, default the issue's own: windows of 6 ticks after 300 ms
-# over the signatures that make 95% of the traced time, 100 ms of sampling
-# each). Before the energy prediction, the TOP (default 8) signatures of
-# the largest traced time get their energy measured twice by kreplay run,
-# with the short windows (SHORT_FLAGS) and with kreplay's default ones (31
-# ticks after 1 s), so that the two can be held against each other. Writes
-# OUT/summary.txt and OUT/logs/.
+# Issue 45's speed check, on one GPU: kreplay capture writes a bundle of
+# SPEC (scripts/gpu/specs/SPEC.json; default a decode of about 450
+# signatures, batch 8, 32 new tokens), then kreplay predict predicts it
+# from the bundle alone (-model none), timed: times only (TIME_FLAGS; with
+# NOPAUSE=1 the same again without the pause before each signature, -pause
+# 0) and with energy (ENERGY_FLAGS, default the issue's own: windows of 6
+# ticks after 300 ms over the signatures that make 95% of the traced time,
+# 100 ms of sampling each). With TOP=N (default 0: none), before the
+# energy prediction, the N signatures of the largest traced time get their
+# energy measured twice by kreplay run, with the short windows
+# (SHORT_FLAGS) and with kreplay's default ones (31 ticks after 1 s), so
+# that the two can be held against each other. Writes OUT/summary.txt and
+# OUT/logs/.
 #
 # Run from the project root on the GPU machine:
 #   KREPLAY=path/to/kreplay OUT=dir bash scripts/gpu/predict-speed.sh [SPEC]
@@ -26,7 +26,7 @@ SPEC=${1:-pythia14b-sdpa-decode-b8-t32}
 ENERGY_FLAGS=${ENERGY_FLAGS:--energy-share 0.95 -ticks 6 -energywarmup 300ms -budget 100ms}
 TIME_FLAGS=${TIME_FLAGS:--energy=false -budget 60ms}
 SHORT_FLAGS=${SHORT_FLAGS:--ticks 6 -energywarmup 300ms -budget 100ms}
-TOP=${TOP:-8}
+TOP=${TOP:-0}
 b="$OUT/bundle" L="$OUT/logs"
 
 t=$(date +%s)
@@ -48,7 +48,7 @@ timed() {
   grep -E '^(predicted GPU time|inference wall|inference energy)' "$L/$name.txt" | tee -a "$S"
 }
 late || timed times $TIME_FLAGS
-late || timed nopause $TIME_FLAGS -pause 0
+[ -z "${NOPAUSE:-}" ] || late || timed nopause $TIME_FLAGS -pause 0
 
 # energyrun NAME FLAGS...: the TOP signatures' energy by kreplay run.
 energyrun() {
