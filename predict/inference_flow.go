@@ -117,16 +117,21 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 	if line := otherMachine(o.Schedule.CPU, fr.Set.Source.GPU(), HostCPU(), fr.GPU); line != "" {
 		fmt.Fprintf(progress, "inference: %s\n", line)
 	}
-	fmt.Fprintf(progress, "host probe: the launch path, the wake from a wait and the GPU's power while it waits, on %s\n", fr.GPU)
-	p, err := replay.MeasureHost(context.Background(), d, o.HostProbe)
+	hp := o.hostProbe()
+	if hp.NoPower {
+		fmt.Fprintf(progress, "host probe: the launch path and the wake from a wait, on %s (no energy measured: not the GPU's power while it waits)\n", fr.GPU)
+	} else {
+		fmt.Fprintf(progress, "host probe: the launch path, the wake from a wait and the GPU's power while it waits, on %s\n", fr.GPU)
+	}
+	p, err := replay.MeasureHost(context.Background(), d, hp)
 	if err != nil {
 		fr.InferenceErr = fmt.Errorf("host probe: %w", err)
 		fmt.Fprintf(progress, "inference: %v\n", fr.InferenceErr)
 		return
 	}
 	fr.Host = &p
-	fmt.Fprintf(progress, "host probe: submit %.2f µs, queue gap %.2f µs, wake %.2f µs, power while waiting %.1f W (idle %.1f W)%s\n",
-		p.SubmitNS/1e3, p.QueueGapNS/1e3, p.WakeNS/1e3, p.WaitPowerW, p.IdleW, queueTries(p.Queue))
+	fmt.Fprintf(progress, "host probe: submit %.2f µs, queue gap %.2f µs, wake %.2f µs, %s%s\n",
+		p.SubmitNS/1e3, p.QueueGapNS/1e3, p.WakeNS/1e3, waitPower(p, hp.NoPower), queueTries(p.Queue))
 	limit, short := p.PowerLimitW, o.shortEnergyWindows()
 	if short != "" {
 		limit = 0
@@ -309,4 +314,24 @@ func queueTries(q replay.QueueProbe) string {
 		return ""
 	}
 	return fmt.Sprintf("; the queue probe ran %d times, the host not queueing ahead of shorter blockers, the last %.0f µs", q.Tries, q.BlockerNS/1e3)
+}
+
+// hostProbe is the host probe's options for the flow: without energy
+// measured (Measure.Energy off) the inference has no energy, and the
+// probe skips its power windows, most of its time.
+func (o FlowOptions) hostProbe() replay.HostProbeOptions {
+	hp := o.HostProbe
+	if !o.Measure.Energy {
+		hp.NoPower = true
+	}
+	return hp
+}
+
+// waitPower is the host probe's power while the GPU waits, for its
+// progress line.
+func waitPower(p replay.HostProbe, noPower bool) string {
+	if noPower {
+		return "power while waiting not measured"
+	}
+	return fmt.Sprintf("power while waiting %.1f W (idle %.1f W)", p.WaitPowerW, p.IdleW)
 }

@@ -434,3 +434,27 @@ func tp2Inputs(t *testing.T, c schedule.Constants) (*workload.Bundle, []*signatu
 	}
 	return b, sets, ins
 }
+
+// Without energy measured the host probe skips its power windows, and
+// its line says the waiting power was not measured.
+func TestFlowHostProbePower(t *testing.T) {
+	for _, tc := range []struct {
+		energy, noPower, want bool
+	}{
+		{energy: true, want: false},
+		{energy: true, noPower: true, want: true},
+		{energy: false, want: true},
+	} {
+		o := FlowOptions{Measure: replay.Options{Energy: tc.energy}, HostProbe: replay.HostProbeOptions{NoPower: tc.noPower}}
+		if got := o.hostProbe().NoPower; got != tc.want {
+			t.Errorf("energy %v, NoPower %v: the probe's NoPower %v, want %v", tc.energy, tc.noPower, got, tc.want)
+		}
+	}
+	p := replay.HostProbe{WaitPowerW: 119.06, IdleW: 85}
+	if got, want := waitPower(p, false), "power while waiting 119.1 W (idle 85.0 W)"; got != want {
+		t.Errorf("waitPower = %q, want %q", got, want)
+	}
+	if got := waitPower(p, true); !strings.Contains(got, "not measured") {
+		t.Errorf("without power windows: %q", got)
+	}
+}
