@@ -281,7 +281,7 @@ func (ir *InferenceReport) writeText(w io.Writer) {
 		if ir.PacedJ > 0 {
 			j = fmt.Sprintf(", %.4g J", ir.PacedJ)
 		}
-		fmt.Fprintf(w, "paced timeline (measured)\t%s\tthe replays launched at the recorded host gaps, one inference%s; the predicted wall %+.1f%% from it\n",
+		fmt.Fprintf(w, "paced timeline (measured)\t%s\tthe replays launched at the recorded host pacing, one inference a pass%s; the predicted wall %+.1f%% from it\n",
 			textfmt.NS(ir.PacedNS), j, 100**ir.ErrVsPaced)
 	}
 	if ir.Verdict != "" {
