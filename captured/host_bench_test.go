@@ -3,6 +3,7 @@ package captured
 import (
 	"bytes"
 	"compress/gzip"
+	"io/fs"
 	"math/rand"
 	"os"
 	"testing"
@@ -87,7 +88,7 @@ func kernelsOf(s *signatures.Signature) []*inject.Launch {
 // the device's work left out: group its pointers, fill each group's
 // buffer from its snapshots, read what the first launch is compared
 // with. It returns the bytes it would upload.
-func hostPrepare(tb testing.TB, l *inject.Launch, fsys fstest.MapFS, o Options) int64 {
+func hostPrepare(tb testing.TB, l *inject.Launch, fsys fs.FS, o Options) int64 {
 	k := &Kernel{l: l, timing: o.Timing, snaps: o.Snapshots}
 	k.layout()
 	var up int64

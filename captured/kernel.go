@@ -11,7 +11,6 @@ import (
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/inject"
-	"github.com/kreplay/kreplay/internal/kname"
 	"github.com/kreplay/kreplay/internal/launch"
 )
 
@@ -88,18 +87,13 @@ type Options struct {
 // kernels directory) and allocates and fills its buffers. Call it inside
 // the device's context (Context.Do).
 func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, error) {
-	if l.Module == "" {
-		return nil, fmt.Errorf("%w: no recorded module defines %s", ErrNoBinary, l.Name)
-	}
-	if err := l.InnerOverflow(); err != nil {
-		// Launched, it would fault on an illegal address and lose the
-		// CUDA context for every signature after it.
-		return nil, fmt.Errorf("%s: %w", l.Name, err)
+	if err := checkLaunch(l); err != nil {
+		return nil, err
 	}
 	if o.Timing != nil {
 		o.Timing.Kernels++
 	}
-	fns, err := functions(fsys, l, o.Timing)
+	fns, err := functions(fsys, l, o.Snapshots, o.Timing)
 	if err != nil {
 		return nil, err
 	}
@@ -131,14 +125,6 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		}
 	}
 	for _, p := range o.Producers {
-		if p.Launch != nil && kname.Collective(p.Launch.Name) {
-			// An NCCL kernel runs only with its communicator and its
-			// peers: launched alone it waits on flags no peer sets, or
-			// faults (a tensor-parallel bundle's elementwise kernels
-			// after an all-reduce lost the context so).
-			k.dropped = append(k.dropped, "its producer "+p.Launch.Name+": a collective, which runs only with its peers")
-			continue
-		}
 		pk, err := k.newProducer(p, fsys, s)
 		if producerFatal(err) {
 			k.Close()
@@ -161,6 +147,36 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		k.producers = append(k.producers, pk)
 	}
 	return k, nil
+}
+
+// checkLaunch is nil when New may build l: l names its module, and its
+// inner pointers lie inside their buffers.
+func checkLaunch(l *inject.Launch) error {
+	if l.Module == "" {
+		return fmt.Errorf("%w: no recorded module defines %s", ErrNoBinary, l.Name)
+	}
+	if err := l.InnerOverflow(); err != nil {
+		// Launched, it would fault on an illegal address and lose the
+		// CUDA context for every signature after it.
+		return fmt.Errorf("%s: %w", l.Name, err)
+	}
+	return nil
+}
+
+// snapshots are the snapshots New fills l's buffers with (fill), in the
+// order it reads them; the restores (pristine) read some of them again.
+func snapshots(l *inject.Launch) []inject.Snapshot {
+	k := &Kernel{l: l}
+	k.layout()
+	var out []inject.Snapshot
+	for _, g := range k.groups {
+		for _, v := range k.views(g) {
+			if v.Snap != "" {
+				out = append(out, v.Snapshot)
+			}
+		}
+	}
+	return out
 }
 
 // layout groups the launch's pointers into the allocations its buffers

@@ -21,13 +21,14 @@ var (
 // of the name) are tried in turn.
 //
 // It returns every function that passes, in that order: the replay
-// launches the first the driver accepts (Kernel.launchable).
-func functions(fsys fs.FS, l *inject.Launch, t *Timing) ([]*cuda.Function, error) {
+// launches the first the driver accepts (Kernel.launchable). The images
+// are read from fsys, or taken from c where Prefetch left them.
+func functions(fsys fs.FS, l *inject.Launch, c *Snapshots, t *Timing) ([]*cuda.Function, error) {
 	defer t.enter(t.enter(workModules))
 	var first error
 	var fns []*cuda.Function
-	for _, hash := range append([]string{l.Module}, l.Alternatives...) {
-		fn, err := checkedFunction(fsys, l, hash, t)
+	for _, hash := range moduleHashes(l) {
+		fn, err := checkedFunction(fsys, l, hash, c, t)
 		if err == nil {
 			fns = append(fns, fn)
 		} else if first == nil {
@@ -43,11 +44,30 @@ func functions(fsys fs.FS, l *inject.Launch, t *Timing) ([]*cuda.Function, error
 	return nil, first
 }
 
+// moduleHashes are the modules functions tries for l, in order: its own,
+// then the alternatives.
+func moduleHashes(l *inject.Launch) []string {
+	return append([]string{l.Module}, l.Alternatives...)
+}
+
+// loaded reports whether module hash is loaded in some context: then
+// functions reads its image no more, in that context.
+func loaded(hash string) bool {
+	modMu.Lock()
+	defer modMu.Unlock()
+	for _, mods := range modules {
+		if mods[hash] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // checkedFunction loads hash's function for l and checks it against l.
 // An image built for another block shape (Triton's .reqntid) passes: the
 // driver refuses its launch, and Kernel.launchable moves on.
-func checkedFunction(fsys fs.FS, l *inject.Launch, hash string, t *Timing) (*cuda.Function, error) {
-	mod, err := module(fsys, hash, t)
+func checkedFunction(fsys fs.FS, l *inject.Launch, hash string, c *Snapshots, t *Timing) (*cuda.Function, error) {
+	mod, err := module(fsys, hash, c, t)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +105,9 @@ func checkedFunction(fsys fs.FS, l *inject.Launch, hash string, t *Timing) (*cud
 	return fn, nil
 }
 
-func module(fsys fs.FS, hash string, t *Timing) (*cuda.Module, error) {
+// module loads module hash into the current context, once, its image
+// read from fsys or taken from c (Snapshots.image).
+func module(fsys fs.FS, hash string, c *Snapshots, t *Timing) (*cuda.Module, error) {
 	ctx, err := cuda.CurrentContextKey()
 	if err != nil {
 		return nil, err
@@ -96,7 +118,7 @@ func module(fsys fs.FS, hash string, t *Timing) (*cuda.Module, error) {
 		return m, nil
 	}
 	prev := t.enter(workFiles)
-	image, err := inject.ReadModule(fsys, hash)
+	image, err := c.image(fsys, hash)
 	t.enter(prev)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoBinary, err)

@@ -2,26 +2,21 @@ package captured
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
 
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/inject"
+	"github.com/kreplay/kreplay/internal/kname"
 )
 
 // newProducer makes p launchable with its own buffers for the memory it
 // does not share with k, and k's set-0 buffers for the memory it does.
 func (k *Kernel) newProducer(p *inject.Producer, fsys fs.FS, s *cuda.Stream) (*Kernel, error) {
-	if err := p.Check(k.l); err != nil {
+	if err := checkPrimer(k.l, p); err != nil {
 		return nil, err
-	}
-	if err := checkProducer(p.Launch); err != nil {
-		// Kept as recorded, such a word could still be a pointer into the
-		// capturing process's memory; re-pointed, it could be a dtype a
-		// kernel asserts on. Either loses the context, for a producer that
-		// only warms the cache.
-		return nil, fmt.Errorf("its producer %s: %w", p.Launch.Name, err)
 	}
 	pk, err := New(p.Launch, fsys, Options{Timing: k.timing, Snapshots: k.snaps}, s)
 	if err != nil {
@@ -48,6 +43,29 @@ func (k *Kernel) newProducer(p *inject.Producer, fsys fs.FS, s *cuda.Stream) (*K
 	pk.blocks[0].Free()
 	pk.blocks[0] = pb
 	return pk, nil
+}
+
+// checkPrimer is nil when New may build p to prime l, else why it leaves
+// p out.
+func checkPrimer(l *inject.Launch, p *inject.Producer) error {
+	if p.Launch != nil && kname.Collective(p.Launch.Name) {
+		// An NCCL kernel runs only with its communicator and its
+		// peers: launched alone it waits on flags no peer sets, or
+		// faults (a tensor-parallel bundle's elementwise kernels
+		// after an all-reduce lost the context so).
+		return errors.New("its producer " + p.Launch.Name + ": a collective, which runs only with its peers")
+	}
+	if err := p.Check(l); err != nil {
+		return err
+	}
+	if err := checkProducer(p.Launch); err != nil {
+		// Kept as recorded, such a word could still be a pointer into the
+		// capturing process's memory; re-pointed, it could be a dtype a
+		// kernel asserts on. Either loses the context, for a producer that
+		// only warms the cache.
+		return fmt.Errorf("its producer %s: %w", p.Launch.Name, err)
+	}
+	return nil
 }
 
 // addrAt is where pointer i of k's launch points in buffer set 0, moved

@@ -5,20 +5,25 @@ import (
 	"compress/gzip"
 	"io/fs"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
 	"github.com/kreplay/kreplay/internal/inject"
 )
 
-// countingFS counts the files opened from its MapFS.
+// countingFS counts the files opened from its MapFS (those missing too).
+// Safe for concurrent use; read opened when no Open runs.
 type countingFS struct {
 	fstest.MapFS
+	mu     sync.Mutex
 	opened map[string]int
 }
 
 func (c *countingFS) Open(name string) (fs.File, error) {
+	c.mu.Lock()
 	c.opened[name]++
+	c.mu.Unlock()
 	return c.MapFS.Open(name)
 }
 

@@ -7,7 +7,11 @@ import "time"
 // *Timing times nothing; the zero Timing is ready.
 type Timing struct {
 	// Files is reading and decoding the bundle's files: module images and
-	// snapshots (gunzip), and the data made of a sampled snapshot.
+	// snapshots (gunzip), and the data made of a sampled snapshot. What a
+	// Prefetch left in Options.Snapshots is not read again, and what
+	// Prefetch reads is not timed: a replay that prefetches the next
+	// signature's files while measuring one charges here only what the
+	// prefetch left.
 	Files time.Duration
 	// Modules is loading module images into the context and finding and
 	// checking their functions.
