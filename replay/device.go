@@ -50,7 +50,7 @@ type Device struct {
 	compErr error
 	flush   cuda.DevicePtr // L2 flush buffer, allocated on first use
 	flushN  int
-	snaps   *captured.Snapshots // captured binaries' snapshots, made on first use
+	snaps   *captured.Snapshots // captured binaries' snapshots, made by Open
 	// fallback is why the last build (prepare, inside Do) replayed a
 	// signature planned for cuDNN SDPA with tier 3's kernel; "" if it did
 	// not fall back.
@@ -88,7 +88,7 @@ func Open(index int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{Index: index, jobs: make(chan func())}
+	d := &Device{Index: index, jobs: make(chan func()), snaps: captured.NewSnapshots(snapshotsKept)}
 	if d.Name, err = dev.Name(); err != nil {
 		return nil, err
 	}

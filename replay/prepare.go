@@ -26,7 +26,12 @@ const maxSets = 64
 // snapshotsKept bounds the host memory a Device keeps captured binaries'
 // snapshots in, and the periods made of them (captured.Snapshots): a
 // compiled Llama prefill's 164 recorded launches name 308 snapshots,
-// whose 265 samples scramble into 1 MiB periods each.
+// whose 265 samples scramble into 1 MiB periods each. A run's prefetch
+// of the next signature's files (captured.Snapshots.Prefetch) takes at
+// most half of it, and evicts nothing the signature before used as long
+// as that fits in the other half, as one signature's snapshots, periods
+// and module images are expected to (the periods of all the compiled
+// Llama prefill's signatures take about 270 MiB).
 const snapshotsKept = 1 << 30
 
 // Prepared is a signature made launchable on a device.
@@ -81,31 +86,10 @@ func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepar
 // prepareFor is PrepareFor, charging a captured binary's host time to t
 // (when not nil) by kind of work.
 func (d *Device) prepareFor(sig *signatures.Signature, cache CacheMode, t *captured.Timing) (*Prepared, error) {
-	switch {
-	case sig.Unreplayable != "":
-		return nil, sigErr(sig, "prepare", fmt.Errorf("%w: %s", ErrUnreplayable, sig.Unreplayable))
-	case sig.PartOf != "":
-		return nil, sigErr(sig, "prepare", fmt.Errorf("%w %s", ErrPartOf, sig.PartOf))
+	if err := unpreparable(sig); err != nil {
+		return nil, sigErr(sig, "prepare", err)
 	}
-	cache = cache.Resolve()
-	var prods []*inject.Producer // what primes a captured binary
-	energySets := false          // rotating sets for its energy windows
-	switch c := cache.For(sig); {
-	case cache == Context && c == Primed && sig.Binary != nil:
-		prods, cache = sig.Binary.Context, Primed // the launches recorded just before it
-		// A memory-bound GEMM reads its weights once per inference: its
-		// energy windows rotate buffer sets, so that they stream them from
-		// device memory as the real run does, not from the L2, where one
-		// set would charge them far too little energy.
-		energySets = sig.Class == signatures.ClassGEMM
-	case (cache == Auto || cache == Context) && sig.Binary != nil && c != Rotating:
-		prods, cache = sig.Binary.Producers, Primed // its producer, if any, primes it
-	default:
-		cache = c
-		if cache == Primed && sig.Binary != nil {
-			prods = sig.Binary.Producers
-		}
-	}
+	prods, cache, energySets := primers(sig, cache.Resolve())
 	var sets func(budget int64) int
 	if sig.Binary != nil && sig.Binary.Launch != nil {
 		sets = func(budget int64) int {
@@ -115,6 +99,41 @@ func (d *Device) prepareFor(sig *signatures.Signature, cache CacheMode, t *captu
 	return d.prepare(sig, cache, sets, func(opt launch.Options) (launch.Kernel, string, error) {
 		return d.build(sig, opt, captured.Options{Producers: prods, EnergySets: energySets, Timing: t})
 	})
+}
+
+// unpreparable is why PrepareFor refuses sig; nil when it does not.
+func unpreparable(sig *signatures.Signature) error {
+	switch {
+	case sig.Unreplayable != "":
+		return fmt.Errorf("%w: %s", ErrUnreplayable, sig.Unreplayable)
+	case sig.PartOf != "":
+		return fmt.Errorf("%w %s", ErrPartOf, sig.PartOf)
+	}
+	return nil
+}
+
+// primers is what PrepareFor makes of a resolved cache mode for sig: the
+// launches that prime its captured binary (nil for another signature),
+// the cache mode it is prepared for, and whether a captured binary's
+// energy windows rotate buffer sets (captured.Options.EnergySets).
+func primers(sig *signatures.Signature, cache CacheMode) (prods []*inject.Producer, _ CacheMode, energySets bool) {
+	c := cache.For(sig)
+	switch {
+	case sig.Binary == nil:
+		return nil, c, false
+	case cache == Context && c == Primed:
+		// The launches recorded just before it. A memory-bound GEMM
+		// reads its weights once per inference: its energy windows
+		// rotate buffer sets, so that they stream them from device
+		// memory as the real run does, not from the L2, where one set
+		// would charge them far too little energy.
+		return sig.Binary.Context, Primed, sig.Class == signatures.ClassGEMM
+	case (cache == Auto || cache == Context) && c != Rotating:
+		return sig.Binary.Producers, Primed, false // its producer, if any, primes it
+	case c == Primed:
+		return sig.Binary.Producers, c, false
+	}
+	return nil, c, false
 }
 
 // PathWith prefixes the Path of a signature prepared with a kernel given
@@ -208,9 +227,6 @@ func (d *Device) build(sig *signatures.Signature, opt launch.Options, co capture
 	if b := sig.Binary; b != nil {
 		if b.FS == nil {
 			return nil, "", fmt.Errorf("captured binary of %s: the set was read without its kernels directory", sig.ID)
-		}
-		if d.snaps == nil {
-			d.snaps = captured.NewSnapshots(snapshotsKept)
 		}
 		co.Options, co.Work, co.Snapshots = opt, d.work(sig), d.snaps
 		k, err := captured.New(b.Launch, b.FS, co, d.stream)

@@ -62,6 +62,10 @@ type SuiteOptions struct {
 	// the set's order. 0 (the default) gives every signature its own
 	// window; Group.RunSet ignores it.
 	SharedEnergy int
+	// prepared, when set, is called by the measurement of a signature
+	// alone (runKept) once it is prepared, before it is measured: RunSet
+	// starts the next signature's prefetch there.
+	prepared func()
 }
 
 // energyFor returns the IDs of the signatures of todo that get an
@@ -98,6 +102,13 @@ func (o *SuiteOptions) skip(e *Entry) bool {
 	}
 	e.Err = cmp.Or(reason, "left out")
 	return true
+}
+
+// settled gives e its outcome where s is not measured: it is a part of
+// another signature, left out (skip) or reused (reuse). It reports
+// whether it did.
+func (o *SuiteOptions) settled(s *signatures.Signature, e *Entry) bool {
+	return s.PartOf != "" || o.skip(e) || o.reuse(e)
 }
 
 // reuse copies a previous run's result into e, reporting whether there
@@ -206,7 +217,11 @@ func (d *Device) runSet(set *signatures.Set, o SuiteOptions, measure measureFunc
 }
 
 // runSetShared is RunSet with its measurements given: measure for a
-// signature alone, sh for a shared energy window's group.
+// signature alone, sh for a shared energy window's group. While a
+// signature measured alone is measured (after SuiteOptions.prepared), the
+// files of the next one's captured binary are read into d's snapshots
+// (prefetcher); its preparing's files phase (Phases.PrepareFilesNS) is
+// what that left to read.
 func (d *Device) runSetShared(set *signatures.Set, o SuiteOptions, measure measureFunc, sh sharedFuncs) []Entry {
 	parts, todo := o.split(set)
 	withEnergy := o.energyFor(todo)
@@ -214,7 +229,10 @@ func (d *Device) runSetShared(set *signatures.Set, o SuiteOptions, measure measu
 	shared := o.sharedGroups(todo, parts, withEnergy, fams)
 	var out []Entry
 	start := time.Now()
+	pf := &prefetcher{snaps: d.snaps}
+	defer pf.wait()
 	for i, s := range todo {
+		pf.wait() // done before anything is prepared
 		if f := fams[s.ID]; f != nil && !f.done {
 			d.runFamily(f, o, measure, resolved)
 		}
@@ -223,7 +241,11 @@ func (d *Device) runSetShared(set *signatures.Set, o SuiteOptions, measure measu
 		}
 		e, ok := resolved[s.ID]
 		if !ok {
-			e = d.measureEntry(s, parts[s.ID], o.withEnergyOf(withEnergy, s.ID), measure)
+			so := o.withEnergyOf(withEnergy, s.ID)
+			if next := o.nextPrepared(todo[i+1:], resolved, fams, shared); next != nil && d.Lost() == nil {
+				so.prepared = func() { pf.start(next, o.Cache) }
+			}
+			e = d.measureEntry(s, parts[s.ID], so, measure)
 		}
 		out = append(out, e)
 		if o.Done != nil {
@@ -262,7 +284,7 @@ func (o SuiteOptions) estimateRest(out []Entry, withEnergy map[string]bool) {
 // measured with o.
 func (d *Device) measureEntry(s *signatures.Signature, parts []*signatures.Signature, o SuiteOptions, measure measureFunc) Entry {
 	e := newEntry(s, parts)
-	if s.PartOf == "" && !o.skip(&e) && !o.reuse(&e) && !d.notMeasured(&e) {
+	if !o.settled(s, &e) && !d.notMeasured(&e) {
 		d.checkLost(s, measureRecovered(measure, s, o, &e), o)
 	}
 	return e
@@ -303,6 +325,9 @@ func (d *Device) runKept(s *signatures.Signature, o SuiteOptions, e *Entry) (*Pr
 	ph := &Phases{}
 	ph.setPrepare(time.Since(start), &t)
 	e.Phases = ph
+	if o.prepared != nil {
+		o.prepared()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			d.release(p, ph) // a panic returns nothing to release
