@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/gztest"
 	"github.com/kreplay/kreplay/internal/inject"
 )
 
@@ -72,10 +73,10 @@ func prefetchFiles(tb testing.TB) fstest.MapFS {
 	}
 	files := fstest.MapFS{}
 	for _, m := range []string{"m1", "m2", "mp", "mc", "mx"} {
-		files["modules/"+m+".cubin.gz"] = gzipped(tb, random(2048))
+		files["modules/"+m+".cubin.gz"] = gztest.MapFile(tb, random(2048))
 	}
 	for name, n := range map[string]int{"s1": 4096, "s2": 64, "s3": 1024, "sp": 1024, "sc": 1024, "sx": 1024} {
-		files["snaps/"+name+".bin.gz"] = gzipped(tb, random(n))
+		files["snaps/"+name+".bin.gz"] = gztest.MapFile(tb, random(n))
 	}
 	return files
 }
@@ -142,22 +143,22 @@ func TestPrefetch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fakeLoaded(t, tc.loaded...)
-			fsys := &countingFS{MapFS: prefetchFiles(t), opened: map[string]int{}}
+			fsys := gztest.NewCountingFS(prefetchFiles(t))
 			c := NewSnapshots(1 << 30)
 			err := c.Prefetch(tc.l, tc.prods, fsys)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Prefetch: %v, want an error: %v", err, tc.wantErr)
 			}
-			if diff := cmp.Diff(tc.want, slices.Sorted(maps.Keys(fsys.opened))); diff != "" {
+			if diff := cmp.Diff(tc.want, slices.Sorted(maps.Keys(fsys.Opened()))); diff != "" {
 				t.Errorf("files opened (-want +got):\n%s", diff)
 			}
 			if tc.wantErr {
 				return
 			}
-			clear(fsys.opened)
+			fsys.Reset()
 			newFiles(t, tc.l, tc.prods, fsys, c)
-			if len(fsys.opened) > 0 {
-				t.Errorf("New's reads opened %v after Prefetch", fsys.opened)
+			if len(fsys.Opened()) > 0 {
+				t.Errorf("New's reads opened %v after Prefetch", fsys.Opened())
 			}
 			for _, h := range append(moduleHashes(tc.l), "mp") {
 				if _, ok := c.get(snapKey{hash: h, kind: moduleImage}); ok {
@@ -190,7 +191,7 @@ func TestPrefetchBound(t *testing.T) {
 				v := uint64(0x7f0000000000 + i<<32)
 				l.Ptrs = append(l.Ptrs, inject.Pointer{Off: 8 * i, Value: v, Base: v, Range: 1 << 16, Group: i, Snapshot: sampled(h, 1024)})
 			}
-			fsys := &countingFS{MapFS: files, opened: map[string]int{}}
+			fsys := gztest.NewCountingFS(files)
 			c := NewSnapshots(tc.max)
 			cur := inject.Snapshot{Snap: "s1", SnapLen: 4096, Whole: true}
 			if _, err := c.pattern(fsys, cur); err != nil { // what the last New used
@@ -205,13 +206,13 @@ func TestPrefetchBound(t *testing.T) {
 			}
 			opened := 0
 			for _, h := range []string{"s3", "sp", "sc", "sx"} {
-				opened += fsys.opened["snaps/"+h+".bin.gz"]
+				opened += fsys.Count("snaps/" + h + ".bin.gz")
 			}
 			if opened != tc.opened {
 				t.Errorf("opened %d samples, want %d", opened, tc.opened)
 			}
-			if _, err := c.read(fsys, cur); err != nil || fsys.opened["snaps/s1.bin.gz"] != 1 {
-				t.Errorf("the last New's snapshot opened %d times, %v: evicted by the prefetch", fsys.opened["snaps/s1.bin.gz"], err)
+			if _, err := c.read(fsys, cur); err != nil || fsys.Count("snaps/s1.bin.gz") != 1 {
+				t.Errorf("the last New's snapshot opened %d times, %v: evicted by the prefetch", fsys.Count("snaps/s1.bin.gz"), err)
 			}
 		})
 	}
@@ -220,7 +221,7 @@ func TestPrefetchBound(t *testing.T) {
 // Prefetches and New's reads of the same files, at once, share one
 // Snapshots safely (go test -race) and read the same bytes.
 func TestPrefetchConcurrent(t *testing.T) {
-	fsys := &countingFS{MapFS: prefetchFiles(t), opened: map[string]int{}}
+	fsys := gztest.NewCountingFS(prefetchFiles(t))
 	l := prefetchLaunch()
 	prods := []*inject.Producer{producer("elementwise", "mp", "sp", true)}
 	c := NewSnapshots(1 << 30)
@@ -261,11 +262,11 @@ func TestPrefetchBundle(t *testing.T) {
 	for _, s := range cb.sigs {
 		for _, l := range kernelsOf(s) {
 			for _, h := range moduleHashes(l) {
-				files["modules/"+h+".cubin.gz"] = gzipped(t, []byte("image of "+h))
+				files["modules/"+h+".cubin.gz"] = gztest.MapFile(t, []byte("image of "+h))
 			}
 		}
 	}
-	fsys := &countingFS{MapFS: files, opened: map[string]int{}}
+	fsys := gztest.NewCountingFS(files)
 	c := NewSnapshots(1 << 30)
 	for _, s := range cb.sigs {
 		l, prods := s.Binary.Launch, s.Binary.Context
@@ -275,10 +276,10 @@ func TestPrefetchBundle(t *testing.T) {
 		if err := c.Prefetch(l, prods, fsys); err != nil {
 			t.Fatalf("%s: Prefetch: %v", s.ID, err)
 		}
-		clear(fsys.opened)
+		fsys.Reset()
 		newFiles(t, l, prods, fsys, c)
-		if len(fsys.opened) > 0 {
-			t.Errorf("%s: New's reads opened %v after Prefetch", s.ID, fsys.opened)
+		if len(fsys.Opened()) > 0 {
+			t.Errorf("%s: New's reads opened %v after Prefetch", s.ID, fsys.Opened())
 		}
 	}
 }

@@ -2,47 +2,20 @@ package captured
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io/fs"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 
+	"github.com/kreplay/kreplay/internal/gztest"
 	"github.com/kreplay/kreplay/internal/inject"
 )
-
-// countingFS counts the files opened from its MapFS (those missing too).
-// Safe for concurrent use; read opened when no Open runs.
-type countingFS struct {
-	fstest.MapFS
-	mu     sync.Mutex
-	opened map[string]int
-}
-
-func (c *countingFS) Open(name string) (fs.File, error) {
-	c.mu.Lock()
-	c.opened[name]++
-	c.mu.Unlock()
-	return c.MapFS.Open(name)
-}
-
-func gzipped(tb testing.TB, data []byte) *fstest.MapFile {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return &fstest.MapFile{Data: b.Bytes()}
-}
 
 // A kept snapshot is read once, and gives the bytes and the scrambled
 // period a read without Snapshots gives; one dropped beyond the bound is
 // read again; a missing or short one is an error each time.
 func TestSnapshots(t *testing.T) {
 	a, b := bytes.Repeat([]byte("abcdefgh"), 512), bytes.Repeat([]byte("01234567"), 256)
-	fsys := &countingFS{MapFS: fstest.MapFS{"snaps/a.bin.gz": gzipped(t, a), "snaps/b.bin.gz": gzipped(t, b)}, opened: map[string]int{}}
+	fsys := gztest.NewCountingFS(fstest.MapFS{"snaps/a.bin.gz": gztest.MapFile(t, a), "snaps/b.bin.gz": gztest.MapFile(t, b)})
 	sa := inject.Snapshot{Snap: "a", SnapLen: len(a)}
 	sb := inject.Snapshot{Snap: "b", SnapLen: len(b), Whole: true}
 	// a's bytes and period (4 KiB + 1 MiB) fit; b's (2 KiB) then drops
@@ -59,7 +32,7 @@ func TestSnapshots(t *testing.T) {
 			}
 		}
 	}
-	if n := fsys.opened["snaps/a.bin.gz"]; n != 6+1 {
+	if n := fsys.Count("snaps/a.bin.gz"); n != 6+1 {
 		t.Errorf("a opened %d times, want 6 without Snapshots and 1 with", n)
 	}
 	if got, err := c.pattern(fsys, sb); err != nil || !bytes.Equal(got, b) {
@@ -69,7 +42,7 @@ func TestSnapshots(t *testing.T) {
 		t.Errorf("holds %d bytes, want a's period and b's bytes", c.Bytes())
 	}
 	c.pattern(fsys, sa) // its period still there, its bytes read again
-	if n := fsys.opened["snaps/a.bin.gz"]; n != 8 {
+	if n := fsys.Count("snaps/a.bin.gz"); n != 8 {
 		t.Errorf("a opened %d times after its bytes were dropped, want 8", n)
 	}
 	if c.Bytes() > c.max {

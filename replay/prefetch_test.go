@@ -2,47 +2,16 @@ package replay
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io/fs"
-	"sync"
 	"testing"
 	"testing/fstest"
 
 	"github.com/kreplay/kreplay/captured"
+	"github.com/kreplay/kreplay/internal/gztest"
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/signatures"
 )
-
-// openCounter counts the files opened from its MapFS (those missing too).
-type openCounter struct {
-	fstest.MapFS
-	mu     sync.Mutex
-	opened map[string]int
-}
-
-func (c *openCounter) Open(name string) (fs.File, error) {
-	c.mu.Lock()
-	c.opened[name]++
-	c.mu.Unlock()
-	return c.MapFS.Open(name)
-}
-
-func (c *openCounter) count(name string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.opened[name]
-}
-
-func gzipFile(tb testing.TB, data []byte) *fstest.MapFile {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return &fstest.MapFile{Data: b.Bytes()}
-}
 
 // capturedSig is a signature replayed by its captured binary from fsys:
 // a launch of module m<id> with one pointer, whose snapshot is s<id>.
@@ -64,10 +33,10 @@ func capturedSig(id string, fsys fs.FS) *signatures.Signature {
 func TestRunSetPrefetch(t *testing.T) {
 	files := fstest.MapFS{}
 	for _, id := range []string{"a", "b", "d", "e"} {
-		files["modules/m"+id+".cubin.gz"] = gzipFile(t, []byte("image "+id))
-		files["snaps/s"+id+".bin.gz"] = gzipFile(t, bytes.Repeat([]byte(id), 64))
+		files["modules/m"+id+".cubin.gz"] = gztest.MapFile(t, []byte("image "+id))
+		files["snaps/s"+id+".bin.gz"] = gztest.MapFile(t, bytes.Repeat([]byte(id), 64))
 	}
-	fsys := &openCounter{MapFS: files, opened: map[string]int{}}
+	fsys := gztest.NewCountingFS(files)
 	plain := &signatures.Signature{ID: "c", Label: "label c", Tier: signatures.TierKernel, Count: 1}
 	set := &signatures.Set{Signatures: []*signatures.Signature{
 		capturedSig("a", fsys), capturedSig("b", fsys), plain, capturedSig("d", fsys),
@@ -77,7 +46,7 @@ func TestRunSetPrefetch(t *testing.T) {
 	var log []string
 	measure := func(s *signatures.Signature, o SuiteOptions, e *Entry) error {
 		// What preparing s would find read: its snapshot, its module.
-		log = append(log, fmt.Sprintf("%s:%d%d", s.ID, fsys.count("snaps/s"+s.ID+".bin.gz"), fsys.count("modules/m"+s.ID+".cubin.gz")))
+		log = append(log, fmt.Sprintf("%s:%d%d", s.ID, fsys.Count("snaps/s"+s.ID+".bin.gz"), fsys.Count("modules/m"+s.ID+".cubin.gz")))
 		if o.prepared != nil {
 			o.prepared()
 		}
@@ -95,7 +64,7 @@ func TestRunSetPrefetch(t *testing.T) {
 		}
 	}
 	for name, n := range map[string]int{"snaps/sa.bin.gz": 0, "modules/ma.cubin.gz": 0, "snaps/sb.bin.gz": 1, "snaps/sf.bin.gz": 0} {
-		if got := fsys.count(name); got != n {
+		if got := fsys.Count(name); got != n {
 			t.Errorf("%s opened %d times, want %d", name, got, n)
 		}
 	}
