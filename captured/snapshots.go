@@ -125,21 +125,17 @@ func (c *Snapshots) image(fsys fs.FS, hash string) ([]byte, error) {
 }
 
 func (c *Snapshots) get(k snapKey) ([]byte, bool) {
-	if c == nil {
-		return nil, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[k]
-	if !ok {
-		return nil, false
-	}
-	c.lru.MoveToFront(e)
-	return e.Value.(*snapEntry).data, true
+	return c.lookup(k, func(e *list.Element) { c.lru.MoveToFront(e) })
 }
 
 // take is get, dropping the entry.
 func (c *Snapshots) take(k snapKey) ([]byte, bool) {
+	return c.lookup(k, c.remove)
+}
+
+// lookup returns k's bytes, calling then on its entry under c's lock,
+// where c holds it.
+func (c *Snapshots) lookup(k snapKey, then func(*list.Element)) ([]byte, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -149,7 +145,7 @@ func (c *Snapshots) take(k snapKey) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	c.remove(e)
+	then(e)
 	return e.Value.(*snapEntry).data, true
 }
 
