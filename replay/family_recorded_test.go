@@ -39,6 +39,10 @@ func TestFamiliesOnRecordedRuns(t *testing.T) {
 			jsonResults("testdata/families/h200-inf-opt13b-eager-decode-b8.results.json.gz"), 2, -0.00002, -0.070},
 		{"h200 phi-3 decode", traceSet("../predict/testdata/inference/inf-phi3-sdpa-decode-b8/bundle/trace.json.gz"),
 			jsonResults("testdata/families/h200-inf-phi3-sdpa-decode-b8.results.json.gz"), 1, 0.00001, 0.101},
+		// Issue 45's decode of 32 new tokens on an H200 (results/h200/predict-speed/ raw2.tar.xz:
+		// the times-only prediction, every signature measured), its set imported from the bundle's trace.
+		{"h200 pythia-1.4b decode, 32 tokens", gzSet("testdata/families/h200-pythia14b-decode-b8-t32.set.json.gz"),
+			jsonResults("testdata/families/h200-pythia14b-decode-b8-t32.results.json.gz"), 73, -0.00001, -0.056},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set, res := tc.set(t), tc.results(t)
@@ -109,6 +113,17 @@ func benchSet(path string) func(t *testing.T) *signatures.Set {
 		}
 		defer f.Close()
 		set, err := signatures.ReadSet(f, filepath.Base(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+}
+
+// gzSet reads a gzipped signature set.
+func gzSet(path string) func(t *testing.T) *signatures.Set {
+	return func(t *testing.T) *signatures.Set {
+		set, err := signatures.ReadSet(gunzipFile(t, path), filepath.Base(path))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"slices"
+	"strconv"
 )
 
 // MinFamily is the fewest members a Family has.
@@ -33,13 +34,15 @@ type FamilyMember struct {
 //
 //   - everything that is not a size is equal: activity, tier, class, op,
 //     kernel, the launch's block, shared memory and registers, input
-//     dtypes, ranks and non-tensor values, and the tier parameters'
-//     non-size fields (dtypes, transposes, scalars, reduction dims);
+//     dtypes, ranks and non-tensor values but integer scalars, and the
+//     tier parameters' non-size fields (dtypes, transposes, scalars,
+//     reduction dims);
 //   - their tensor inputs' shapes are equal except at most one dimension
 //     per tensor, at the same position in every member, and each such
 //     dimension is n+c with c fixed per tensor (n is the first varying
 //     dimension's value, so its c is 0);
-//   - every stride and size of the tier parameters (GEMM sizes and
+//   - every stride, integer scalar input (an attention's maximum KV
+//     length, say) and size of the tier parameters (GEMM sizes and
 //     leading dimensions, element and byte counts) is a*n+b with integers
 //     a and b fixed across the family;
 //   - the launch's grid may differ: it follows from the sizes.
@@ -105,6 +108,9 @@ func familyKey(s *Signature) string {
 	}
 	c.Inputs = make([]Input, len(s.Inputs))
 	for i, in := range s.Inputs {
+		if _, ok := intScalar(in); ok {
+			in.Value = "(an integer)"
+		}
 		in.Shape, in.Strides = make([]int64, len(in.Shape)), make([]int64, len(in.Strides))
 		list := make([]Tensor, len(in.List))
 		for j, t := range in.List {
@@ -141,8 +147,9 @@ func familyKey(s *Signature) string {
 }
 
 // sizes are a signature's integers that may vary within a family: its
-// tensor inputs' shapes, one slice per tensor, and the rest (strides and
-// the tier parameters' sizes), which must be affine in n.
+// tensor inputs' shapes, one slice per tensor, and the rest (strides,
+// integer scalar inputs and the tier parameters' sizes), which must be
+// affine in n.
 type sizes struct {
 	shapes [][]int64
 	affine []int64
@@ -152,6 +159,9 @@ type sizes struct {
 func sizesOf(s *Signature) sizes {
 	var z sizes
 	for _, in := range s.Inputs {
+		if v, ok := intScalar(in); ok {
+			z.affine = append(z.affine, v)
+		}
 		if len(in.Shape) > 0 {
 			z.shapes = append(z.shapes, in.Shape)
 		}
@@ -174,4 +184,14 @@ func sizesOf(s *Signature) sizes {
 		z.affine = append(append(z.affine, t.Numel, t.Bytes), t.Shape...)
 	}
 	return z
+}
+
+// intScalar is in's value where in is an integer scalar (an attention's
+// maximum KV length, say, which follows the KV cache's size).
+func intScalar(in Input) (int64, bool) {
+	if in.Type != "Scalar" {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(in.Value, 10, 64)
+	return v, err == nil
 }

@@ -83,6 +83,18 @@ func TestFamilies(t *testing.T) {
 				s.Inputs[0].List[1].Shape[2] = 12
 			}
 		}), "[]"},
+		{"an integer scalar that follows n", famSet(4, func(i int, s *Signature) {
+			s.Inputs = append(s.Inputs, Input{Type: "Scalar", Value: fmt.Sprint(10 + i)}) // an attention's maximum KV length
+		}), "[[s0:10 s1:11 s2:12 s3:13]]"},
+		{"an integer scalar not affine in n", famSet(4, func(i int, s *Signature) {
+			s.Inputs = append(s.Inputs, Input{Type: "Scalar", Value: fmt.Sprint(i * i)})
+		}), "[]"},
+		{"another non-integer scalar splits", famSet(5, func(i int, s *Signature) {
+			s.Inputs = append(s.Inputs, Input{Type: "Scalar", Value: "0.125"})
+			if i == 4 {
+				s.Inputs[2].Value = "0.25"
+			}
+		}), "[[s0:10 s1:11 s2:12 s3:13]]"},
 		{"parts and their owners left out", famSet(6, func(i int, s *Signature) {
 			if i == 5 {
 				s.PartOf = "s4"
