@@ -31,11 +31,16 @@ func familyOf(g []*Signature) (Family, bool) {
 	for i, s := range g {
 		zs[i] = sizesOf(s)
 	}
-	pos, ok := varyingDims(zs)
+	pos, varies, ok := varyingDims(zs)
 	if !ok {
 		return Family{}, false
 	}
-	ns, ok := memberNs(zs, pos)
+	var ns []int64
+	if varies {
+		ns, ok = memberNs(zs, pos)
+	} else {
+		ns, ok = affineNs(zs)
+	}
 	if !ok || !affineIn(ns, zs) {
 		return Family{}, false
 	}
@@ -56,23 +61,41 @@ func familyOf(g []*Signature) (Family, bool) {
 }
 
 // varyingDims returns, per tensor, the dimension whose size differs
-// between the members (-1 where none does), and false when a tensor has
-// more than one such dimension or none has any.
-func varyingDims(zs []sizes) ([]int, bool) {
-	pos := make([]int, len(zs[0].shapes))
-	varies := false
+// between the members (-1 where none does) and whether any does; false
+// when a tensor has more than one such dimension.
+func varyingDims(zs []sizes) (pos []int, varies, ok bool) {
+	pos = make([]int, len(zs[0].shapes))
 	for t, shape := range zs[0].shapes {
 		pos[t] = -1
 		for d := range shape {
 			if !sameAt(zs, t, d) {
 				if pos[t] >= 0 {
-					return nil, false
+					return nil, false, false
 				}
 				pos[t], varies = d, true
 			}
 		}
 	}
-	return pos, varies
+	return pos, varies, true
+}
+
+// affineNs returns, for members whose shapes are all equal, each one's
+// n: the first of their affine sizes that differs between them (a view's
+// stride into a buffer the length of the KV cache, an integer scalar);
+// false when none does.
+func affineNs(zs []sizes) ([]int64, bool) {
+	for k := range zs[0].affine {
+		ns := make([]int64, len(zs))
+		varies := false
+		for i, z := range zs {
+			ns[i] = z.affine[k]
+			varies = varies || ns[i] != ns[0]
+		}
+		if varies {
+			return ns, true
+		}
+	}
+	return nil, false
 }
 
 // sameAt reports whether dimension d of tensor t has one size in all zs.
