@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kreplay/kreplay/internal/gputest"
 	"github.com/kreplay/kreplay/signatures"
 )
 
@@ -15,10 +14,7 @@ import (
 // same signatures (the A/B that SuiteOptions.SharedEnergy must pass before
 // it is on by default; the ratios are logged).
 func TestGPUSharedEnergy(t *testing.T) {
-	d := openGPU(t)
-	if d.Meter == nil {
-		gputest.Skipf(t, "no NVML: %v", d.NVMLErr)
-	}
+	d := openMeteredGPU(t)
 	set := embedded(t, "h100_bloom-560m_generate.trace.json.gz")
 	sub := shortSignatures(set, 8)
 	if len(sub.Signatures) < 4 {

@@ -14,10 +14,7 @@ import (
 // a negative Pause never. It logs the power that decided, for the
 // calibration the default share has not had.
 func TestGPUPauseFollowsPower(t *testing.T) {
-	d := openGPU(t)
-	if d.Meter == nil {
-		gputest.Skipf(t, "no NVML: %v", d.NVMLErr)
-	}
+	d := openMeteredGPU(t)
 	limit, err := d.Meter.PowerLimit()
 	if err != nil {
 		gputest.Skipf(t, "no power limit: %v", err)

@@ -29,6 +29,17 @@ func openGPU(t *testing.T) *Device {
 	return d
 }
 
+// openMeteredGPU is openGPU for a test that needs the GPU's NVML meter:
+// it skips (a failure under KREPLAY_REQUIRE_GPU) without one.
+func openMeteredGPU(t *testing.T) *Device {
+	t.Helper()
+	d := openGPU(t)
+	if d.Meter == nil {
+		gputest.Skipf(t, "no NVML: %v", d.NVMLErr)
+	}
+	return d
+}
+
 func embedded(t *testing.T, name string) *signatures.Set {
 	return tracetest.ImportSet(t, name)
 }
@@ -147,10 +158,7 @@ func TestGPUCacheModes(t *testing.T) {
 // Energy per invocation comes from whole NVML counter ticks while the
 // replay runs, and is physically plausible.
 func TestGPUEnergy(t *testing.T) {
-	d := openGPU(t)
-	if d.Meter == nil {
-		gputest.Skipf(t, "no NVML: %v", d.NVMLErr)
-	}
+	d := openMeteredGPU(t)
 	set := embedded(t, "h100_llama-7b_prefill.trace.json.gz")
 	sig := set.Signatures[0] // the largest GEMM
 	r := measureWithEnergy(t, d, sig, Rotating, 10, 200*time.Millisecond)
