@@ -4,7 +4,8 @@
 # signatures, batch 8, 32 new tokens), then kreplay predict predicts it
 # from the bundle alone (-model none), timed: times only (TIME_FLAGS; with
 # NOPAUSE=1 the same again without the pause before each signature, -pause
-# 0) and with energy (ENERGY_FLAGS, default the issue's own: windows of 6
+# 0; with FAMILIES=1 the same again with -families, the signature
+# families interpolated) and with energy (ENERGY_FLAGS, default the issue's own: windows of 6
 # ticks after 300 ms over the signatures that make 95% of the traced time,
 # 100 ms of sampling each). With TOP=N (default 0: none), before the
 # energy prediction, the N signatures of the largest traced time get their
@@ -49,6 +50,7 @@ timed() {
 }
 late || timed times $TIME_FLAGS
 [ -z "${NOPAUSE:-}" ] || late || timed nopause $TIME_FLAGS -pause 0
+[ -z "${FAMILIES:-}" ] || late || timed families $TIME_FLAGS -families
 
 # energyrun NAME FLAGS...: the TOP signatures' energy by kreplay run.
 energyrun() {
