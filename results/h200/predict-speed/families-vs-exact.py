@@ -1,0 +1,49 @@
+"""families-vs-exact.txt from raw3.tar.xz: run in speed/logs after unpacking
+(python3 families-vs-exact.py > families-vs-exact.txt). Compares the kernel
+medians of the times-only prediction with -families against the one without."""
+import json
+import statistics as st
+
+
+def load(p):
+    d = {}
+    for line in open(p):
+        if line.strip():
+            e = json.loads(line)["entry"]
+            d[e["id"]] = e
+    return d
+
+
+def kernel(e):
+    r = e.get("result") or {}
+    return r.get("kernel_median_ns") or r.get("median_ns"), r.get("kernel_lo_ns"), r.get("kernel_hi_ns")
+
+
+def q(v, p):
+    return v[int(p * (len(v) - 1))]
+
+
+a, b = load("times.progress.jsonl"), load("families.progress.jsonl")
+interp, meas = [], []
+for i, eb in b.items():
+    ea = a.get(i)
+    if not ea or not ea.get("result") or not eb.get("result"):
+        continue
+    ma, lo, hi = kernel(ea)
+    mb, _, _ = kernel(eb)
+    if not ma or not mb:
+        continue
+    (interp if eb.get("interpolated") else meas).append(
+        (mb / ma, ea["count"] * ma, i, eb["label"][:60], lo <= mb <= hi, eb.get("interpolated", "")[:90]))
+print("pythia14b-sdpa-decode-b8-t32 on one H200 (call 1 of 2026-11-29): the times-only prediction with -families against the one without (exact), kernel medians")
+for name, xs in (("interpolated", interp), ("measured in both runs", meas)):
+    rs = sorted(x[0] for x in xs)
+    print(f"{name}: {len(xs)} signatures, ratio families/exact min {rs[0]:.3f} p5 {q(rs, .05):.3f} median {st.median(rs):.3f} "
+          f"p95 {q(rs, .95):.3f} max {rs[-1]:.3f}; within ±5%: {sum(abs(r - 1) <= .05 for r in rs)}; "
+          f"inside the exact run's own 95% interval: {sum(x[4] for x in xs)}")
+ta = sum(x[1] for x in interp)
+tb = sum(x[1] * x[0] for x in interp)
+print(f"interpolated members' total (count x kernel median): exact {ta / 1e6:.4f} ms, families {tb / 1e6:.4f} ms ({100 * (tb / ta - 1):+.2f}%)")
+print("largest misses among interpolated:")
+for x in sorted(interp, key=lambda x: -abs(x[0] - 1))[:6]:
+    print(f"  x{x[0]:.3f} {x[2]} {x[3]} ({x[5]})")
