@@ -40,6 +40,14 @@ type FlowOptions struct {
 	// Tier3 is how tier 3 replays where a choice is a guess
 	// (replay.Device.Tier3).
 	Tier3 tier3.Config
+	// SignatureEnergy says whether each signature's replay measures its
+	// own energy window (SignatureEnergyAuto where zero): with Measure.Energy
+	// off none does; with it on, SignatureEnergyOff and an auto that
+	// finds the energy can be in place replay the signatures for times
+	// only, while the host probe's waiting power and the timelines'
+	// energies are still measured, and the inference's energy is in place
+	// or none (Inference.NoIsolated).
+	SignatureEnergy SignatureEnergy
 	// EnergyShare limits the energy windows to the largest signatures
 	// (replay.SuiteOptions.EnergyShare).
 	EnergyShare float64
@@ -164,6 +172,9 @@ func Flow(set *signatures.Set, o FlowOptions) (*FlowResult, error) {
 		}
 	}
 	start := time.Now()
+	if _, line := o.signatureWindows(); line != "" {
+		fmt.Fprintf(progress, "energy: %s\n", line)
+	}
 	fmt.Fprintf(progress, "replay: %d signatures of %s on %s\n", len(set.Signatures), bench.Workload(set.Source), gpusOf(g))
 	fr.Entries, fr.Lost = runFlowSet(g, set, o.suiteOptions(progress))
 	if o.Schedule != nil {
@@ -338,9 +349,13 @@ func (fr *FlowResult) timelineGap(measured *runner.Result) time.Duration {
 }
 
 // suiteOptions are the options of the signature replays: o's cache mode
-// as given (the zero value is replay's default), measurement options,
-// energy share, progress and the entries to keep or skip.
+// as given (the zero value is replay's default), measurement options
+// (energy only where the signatures get their own windows:
+// signatureWindows), energy share, progress and the entries to keep or
+// skip.
 func (o FlowOptions) suiteOptions(progress io.Writer) replay.SuiteOptions {
-	return replay.SuiteOptions{Cache: o.Cache, Measure: o.Measure, EnergyShare: o.EnergyShare, Progress: progress,
+	m := o.Measure
+	m.Energy, _ = o.signatureWindows()
+	return replay.SuiteOptions{Cache: o.Cache, Measure: m, EnergyShare: o.EnergyShare, Progress: progress,
 		Previous: o.Previous, Done: o.Done, Skip: o.Skip, Families: o.Families, SharedEnergy: o.SharedEnergy}
 }

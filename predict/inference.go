@@ -53,6 +53,13 @@ type InferenceInput struct {
 	// what-if of the same inference under CUDA graphs is predicted beside
 	// (schedule.UnderGraphs).
 	GraphLaunch func(n int) int64
+	// NoSignatureEnergy says the signatures' own energy windows were left
+	// out on purpose (FlowOptions.SignatureEnergy) while energy is
+	// measured: the replays' energies, any, are not taken, the inference
+	// has no isolated design (Inference.NoIsolated is
+	// NoSignatureWindows), and its energy is none until PacedEnergy puts
+	// it in place.
+	NoSignatureEnergy bool
 }
 
 // DefaultFasterHost is the host what-if PredictInference predicts unless
@@ -112,6 +119,10 @@ type Inference struct {
 	// are the isolated design's. Where no replay measured an energy
 	// (NoEnergy says so), every one of them is 0 and EnergyDesign is
 	// EnergyNone: a wait alone is no prediction of the energy.
+	// NoIsolated says why the isolated design was not measured
+	// (InferenceInput.NoSignatureEnergy): KernelJ, WaitJ, IsolatedJ and
+	// the what-ifs' energies are then 0, and the energy is in place
+	// (PacedEnergy) or none (NoEnergy naming both reasons).
 	KernelJ      float64 `json:"kernel_j"`
 	WaitJ        float64 `json:"wait_j"`
 	EnergyJ      float64 `json:"energy_j"`
@@ -122,6 +133,7 @@ type Inference struct {
 	PacedWallNS  float64 `json:"paced_wall_ns,omitempty"`
 	NotInPlace   string  `json:"not_in_place,omitempty"`
 	NoEnergy     string  `json:"no_energy,omitempty"`
+	NoIsolated   string  `json:"no_isolated,omitempty"`
 	PowerCapped  bool    `json:"power_capped,omitempty"`
 	// NoPowerBound says why the GPU's power limit was not applied to the
 	// wall (FlowOptions' energy windows too short); "" where it was, or
@@ -190,7 +202,7 @@ func PredictInference(in InferenceInput) (*Inference, error) {
 			inf.WhatIfs = append(inf.WhatIfs, w)
 		}
 	}
-	if inf.NoEnergy != "" {
+	if inf.NoEnergy != "" || inf.NoIsolated != "" {
 		for i := range inf.WhatIfs {
 			inf.WhatIfs[i].EnergyJ = 0
 		}
@@ -262,7 +274,7 @@ func bindInput(in InferenceInput) (*boundInput, error) {
 	if in.Set == nil || in.Schedule == nil {
 		return nil, errors.New("inference: no set or no schedule")
 	}
-	per := replayedOps(in.Set, in.Entries)
+	per := replayedOps(in.Set, in.Entries, !in.NoSignatureEnergy)
 	s := in.Schedule
 	b := &boundInput{ops: make([][]schedule.Op, len(s.Inferences)), joules: make([][]float64, len(s.Inferences))}
 	same := schedule.Memo(kname.SameKernel)
@@ -312,10 +324,13 @@ func (b *boundInput) inference(in InferenceInput, res schedule.Result) (*Inferen
 	if p := s.Process; p != nil {
 		inf.OverheadNS = p.OverheadNSPerInference
 	}
-	inf.isolatedEnergy("no paced timeline measured")
-	if !anyEnergy(in.Entries) {
+	switch {
+	case in.NoSignatureEnergy:
+		inf.NoIsolated = NoSignatureWindows
+	case !anyEnergy(in.Entries):
 		inf.noEnergy(NoEnergyMeasured)
 	}
+	inf.isolatedEnergy("no paced timeline measured")
 	return inf, nil
 }
 
@@ -360,8 +375,9 @@ type opReplay struct {
 // replayedOps gives each signature of set (by index) its replay's time
 // (replay.Entry.ReplayNS) and energy per invocation. A signature that is
 // part of another (a split-K reduce) takes 0: its parent's replay ran it.
-// One without a replay takes its traced median and no energy.
-func replayedOps(set *signatures.Set, entries []replay.Entry) []opReplay {
+// One without a replay takes its traced median and no energy; without
+// energies (false), none takes its replay's energy.
+func replayedOps(set *signatures.Set, entries []replay.Entry, energies bool) []opReplay {
 	byID := make(map[string]*replay.Entry, len(entries))
 	for i := range entries {
 		byID[entries[i].ID] = &entries[i]
@@ -377,7 +393,7 @@ func replayedOps(set *signatures.Set, entries []replay.Entry) []opReplay {
 			continue
 		}
 		out[i].ns = int64(math.Round(e.ReplayNS()))
-		if en := e.Result.Energy; en != nil {
+		if en := e.Result.Energy; en != nil && energies {
 			out[i].joules = en.JoulesPerOp
 		}
 	}

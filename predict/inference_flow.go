@@ -58,7 +58,9 @@ const (
 func InferenceBenchName(workload string) string { return "workload=" + workload + "/inference" }
 
 // Metrics are the inference's figures as benchmark values; an inference
-// without an energy (NoEnergy) has no J/op, kernel-J, wait-J or J/token.
+// without an energy (NoEnergy) has no J/op, kernel-J, wait-J or J/token,
+// and one without the isolated design (NoIsolated) no kernel-J, wait-J or
+// isolated-J/op.
 func (inf *Inference) Metrics() []benchfmt.Value {
 	v := []benchfmt.Value{
 		{Value: inf.WallNS, Unit: "ns/op"},
@@ -67,9 +69,11 @@ func (inf *Inference) Metrics() []benchfmt.Value {
 		{Value: inf.HostWaitNS, Unit: UnitHostWaitNS},
 	}
 	if inf.NoEnergy == "" {
-		v = append(v, benchfmt.Value{Value: inf.EnergyJ, Unit: "J/op"},
-			benchfmt.Value{Value: inf.KernelJ, Unit: UnitKernelJ},
-			benchfmt.Value{Value: inf.WaitJ, Unit: UnitWaitJ})
+		v = append(v, benchfmt.Value{Value: inf.EnergyJ, Unit: "J/op"})
+		if inf.NoIsolated == "" {
+			v = append(v, benchfmt.Value{Value: inf.KernelJ, Unit: UnitKernelJ},
+				benchfmt.Value{Value: inf.WaitJ, Unit: UnitWaitJ})
+		}
 	}
 	v = append(v, []benchfmt.Value{
 		{Value: inf.Constants.WaitPowerW, Unit: UnitWaitW},
@@ -87,8 +91,10 @@ func (inf *Inference) Metrics() []benchfmt.Value {
 		v = append(v, benchfmt.Value{Value: inf.TracedMedianWallNS, Unit: UnitTracedMedianWallNS})
 	}
 	if inf.EnergyDesign == EnergyInPlace {
-		v = append(v, benchfmt.Value{Value: inf.IsolatedJ, Unit: UnitIsolatedJ},
-			benchfmt.Value{Value: inf.PacedJ, Unit: UnitPacedJ},
+		if inf.NoIsolated == "" {
+			v = append(v, benchfmt.Value{Value: inf.IsolatedJ, Unit: UnitIsolatedJ})
+		}
+		v = append(v, benchfmt.Value{Value: inf.PacedJ, Unit: UnitPacedJ},
 			benchfmt.Value{Value: inf.PacedWallNS, Unit: UnitPacedWallNS})
 	}
 	if inf.Tokens > 0 {
@@ -136,9 +142,10 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 	if short != "" {
 		limit = 0
 	}
+	windows, _ := o.signatureWindows()
 	in := InferenceInput{
 		Set: fr.Set, Runtime: o.Runtime, Schedule: o.Schedule, Entries: fr.Entries,
-		Constants: HostConstants(&p), PowerLimitW: limit,
+		Constants: HostConstants(&p), PowerLimitW: limit, NoSignatureEnergy: o.Measure.Energy && !windows,
 	}
 	if len(p.Graph.Spreads) > 0 {
 		in.GraphLaunch = p.Graph.CostNS
@@ -165,10 +172,11 @@ func (fr *FlowResult) inference(d *replay.Device, o FlowOptions, progress io.Wri
 }
 
 // whatIfText is a what-if against the inference in one line: its name,
-// wall and, where the inference has an energy, its energy.
+// wall and, where the inference has an energy and the kernels' energies
+// the what-ifs' are summed from (not NoIsolated), its energy.
 func (inf *Inference) whatIfText(w WhatIf) string {
 	s := fmt.Sprintf("%s: wall %.4g ms (%+.1f%%, %s-bound)", w.Name, w.WallNS/1e6, 100*(w.WallNS/inf.WallNS-1), w.Bound)
-	if inf.NoEnergy != "" {
+	if inf.NoEnergy != "" || inf.NoIsolated != "" {
 		return s + ", energy not measured"
 	}
 	return s + fmt.Sprintf(", %.4g J (%+.1f%%)", w.EnergyJ, 100*(w.EnergyJ/inf.EnergyJ-1))
@@ -258,8 +266,13 @@ const (
 )
 
 // shortEnergyWindows says how o's energy windows fall short of the
-// bound's (BoundEnergyTicks and the rest); "" where they do not.
+// bound's (BoundEnergyTicks and the rest), or that the signatures had
+// none of their own with energy measured (signatureWindows); "" where
+// they do not.
 func (o FlowOptions) shortEnergyWindows() string {
+	if windows, _ := o.signatureWindows(); o.Measure.Energy && !windows {
+		return "no signature's own energy window was measured (-signature-energy on measures them)"
+	}
 	ticks := cmp.Or(o.Measure.EnergyTicks, energy.DefaultMinTicks)
 	var short []string
 	if ticks < BoundEnergyTicks {
@@ -318,7 +331,9 @@ func queueTries(q replay.QueueProbe) string {
 
 // hostProbe is the host probe's options for the flow: without energy
 // measured (Measure.Energy off) the inference has no energy, and the
-// probe skips its power windows, most of its time.
+// probe skips its power windows, most of its time. The signatures' own
+// windows (SignatureEnergy) do not enter: the in-place energy takes the
+// probe's waiting power.
 func (o FlowOptions) hostProbe() replay.HostProbeOptions {
 	hp := o.HostProbe
 	if !o.Measure.Energy {

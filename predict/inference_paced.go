@@ -20,9 +20,10 @@ const (
 	// waiting power over the wall less the GPU's busy time (KernelJ +
 	// WaitJ), the design where no paced energy exists.
 	EnergyIsolated = "isolated"
-	// EnergyNone is no energy at all: no replay measured one
-	// (Inference.NoEnergy says so), and the inference's energy figures
-	// are 0.
+	// EnergyNone is no energy at all: no replay measured one, or the
+	// signatures had no windows of their own and no paced energy exists
+	// either (Inference.NoEnergy says so), and the inference's energy
+	// figures are 0.
 	EnergyNone = "none"
 )
 
@@ -34,7 +35,8 @@ const (
 // with windowWallNS = r.Energy.Seconds/r.Energy.Ops x 1e9, the energy
 // window's wall per pass; JPerToken = EnergyJ/Tokens where Tokens > 0.
 // The design becomes EnergyInPlace and PacedJ, PacedWallNS record its
-// inputs; IsolatedJ keeps the isolated design's total. Where the power
+// inputs; IsolatedJ keeps the isolated design's total (0 where it was not
+// measured: NoIsolated). Where the power
 // limit raised the wall (PowerCapped), the raised wall is the one taken:
 // the paced window ran under the limit, so its energy is physical, and the
 // difference term charges waiting power for the wall beyond it (or takes
@@ -42,13 +44,18 @@ const (
 //
 // Otherwise (r nil, no energy, a window without passes or length, or an
 // in-place energy not positive) inf keeps the isolated design,
-// EnergyDesign is EnergyIsolated, and NotInPlace says why; false. A nil
-// inf, and one without an energy (NoEnergy), are left alone: false.
+// EnergyDesign is EnergyIsolated, and NotInPlace says why; false. An
+// inference without the isolated design (NoIsolated) then has no energy,
+// NoEnergy naming both reasons (isolatedEnergy); one with a paced energy
+// takes it, NoEnergy cleared. A nil inf, and one without an energy for
+// another reason (NoEnergy, NoIsolated ""), are left alone: false.
 func PacedEnergy(inf *Inference, r *replay.PacedResult) bool {
-	if inf == nil || inf.NoEnergy != "" {
+	if inf == nil || (inf.NoEnergy != "" && inf.NoIsolated == "") {
 		return false
 	}
-	inf.IsolatedJ = inf.KernelJ + inf.WaitJ
+	if inf.NoIsolated == "" {
+		inf.IsolatedJ = inf.KernelJ + inf.WaitJ
+	}
 	why := notInPlace(r)
 	var j, windowNS float64
 	if why == "" {
@@ -62,7 +69,7 @@ func PacedEnergy(inf *Inference, r *replay.PacedResult) bool {
 		inf.isolatedEnergy(why)
 		return false
 	}
-	inf.EnergyDesign, inf.NotInPlace = EnergyInPlace, ""
+	inf.EnergyDesign, inf.NotInPlace, inf.NoEnergy = EnergyInPlace, "", ""
 	inf.PacedJ, inf.PacedWallNS = r.Energy.JoulesPerOp, windowNS
 	inf.EnergyJ = j
 	inf.JPerToken = 0
@@ -92,8 +99,14 @@ func notInPlace(r *replay.PacedResult) string {
 
 // isolatedEnergy gives inf the isolated design, KernelJ + WaitJ (and its
 // J/token), why naming the reason no paced energy was taken; an
-// inference without an energy (NoEnergy) keeps none.
+// inference without an energy (NoEnergy) keeps none, and one without the
+// isolated design (NoIsolated) has none, NoEnergy naming why and
+// NoIsolated.
 func (inf *Inference) isolatedEnergy(why string) {
+	if inf.NoIsolated != "" {
+		inf.noEnergy(why + "; " + inf.NoIsolated)
+		return
+	}
 	if inf.NoEnergy != "" {
 		return
 	}
@@ -108,7 +121,7 @@ func (inf *Inference) isolatedEnergy(why string) {
 }
 
 // noEnergy leaves inf without an energy, why saying so: every energy
-// figure 0, the design EnergyNone.
+// figure 0, the design EnergyNone (NoIsolated kept).
 func (inf *Inference) noEnergy(why string) {
 	inf.NoEnergy, inf.EnergyDesign, inf.NotInPlace = why, EnergyNone, ""
 	inf.KernelJ, inf.WaitJ, inf.EnergyJ, inf.JPerToken = 0, 0, 0, 0
@@ -116,8 +129,8 @@ func (inf *Inference) noEnergy(why string) {
 }
 
 // EnergyText is the inference's energy design in one line: in place, its
-// terms and the isolated total beside; isolated, the reason; none, "not
-// measured" and why.
+// terms and the isolated total beside (or that it was not measured:
+// NoIsolated); isolated, the reason; none, "not measured" and why.
 func (inf *Inference) EnergyText() string {
 	if inf.NoEnergy != "" {
 		return "not measured: " + inf.NoEnergy
@@ -126,9 +139,18 @@ func (inf *Inference) EnergyText() string {
 		return fmt.Sprintf("%.4g J from the isolated replays (kernels %.4g J + waiting %.4g J): no paced energy: %s",
 			inf.EnergyJ, inf.KernelJ, inf.WaitJ, inf.NotInPlace)
 	}
-	return fmt.Sprintf("%.4g J in place: the paced timeline's %.4g J per pass + waiting %.1f W x (wall %.4g ms - the paced pass's %.4g ms); the isolated replays' sum %.4g J (%+.1f%%), not judged",
-		inf.EnergyJ, inf.PacedJ, inf.Constants.WaitPowerW, inf.WallNS/1e6, inf.PacedWallNS/1e6, inf.IsolatedJ, 100*(inf.IsolatedJ/inf.EnergyJ-1))
+	isolated := fmt.Sprintf("the isolated replays' sum %.4g J (%+.1f%%), not judged", inf.IsolatedJ, 100*(inf.IsolatedJ/inf.EnergyJ-1))
+	if inf.NoIsolated != "" {
+		isolated = IsolatedNotMeasured
+	}
+	return fmt.Sprintf("%.4g J in place: the paced timeline's %.4g J per pass + waiting %.1f W x (wall %.4g ms - the paced pass's %.4g ms); %s",
+		inf.EnergyJ, inf.PacedJ, inf.Constants.WaitPowerW, inf.WallNS/1e6, inf.PacedWallNS/1e6, isolated)
 }
+
+// IsolatedNotMeasured is what the in-place energy's line says of the
+// isolated replays' sum where it was not measured (Inference.NoIsolated,
+// or an output without isolated-J/op).
+const IsolatedNotMeasured = "the isolated replays' sum not measured (-signature-energy on measures it)"
 
 // notInPlacePrefix and notInPlaceTag frame the line WriteBench writes for
 // an inference of the isolated design, which ReadResults reads back as

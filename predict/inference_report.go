@@ -342,7 +342,8 @@ func (ir *InferenceReport) readDesign(w *WorkloadResults, med func([]float64) fl
 }
 
 // writeEnergy prints the inference's energy line: the design in place
-// with its terms and the isolated total beside, not judged; else the
+// with its terms and the isolated total beside, not judged (or that it
+// was not measured, where the output has no isolated-J/op); else the
 // isolated design's terms, with why it was taken where the output says;
 // without an energy, that it was not measured and why.
 func (ir *InferenceReport) writeEnergy(w io.Writer) {
@@ -351,12 +352,16 @@ func (ir *InferenceReport) writeEnergy(w io.Writer) {
 		return
 	}
 	if ir.EnergyDesign == EnergyInPlace {
-		isolated := ""
-		if ir.ErrIsolated != nil {
-			isolated = fmt.Sprintf(" (%+.1f%% vs the model)", 100**ir.ErrIsolated)
+		isolated := IsolatedNotMeasured
+		if ir.IsolatedJ > 0 {
+			isolated = fmt.Sprintf("the isolated replays' sum %.4g J", ir.IsolatedJ)
+			if ir.ErrIsolated != nil {
+				isolated += fmt.Sprintf(" (%+.1f%% vs the model)", 100**ir.ErrIsolated)
+			}
+			isolated += ", not judged"
 		}
-		fmt.Fprintf(w, "inference energy (predicted)\t%.4g J\tin place: the paced timeline's %.4g J per pass + waiting %.1f W x (wall - the paced pass's %s)%s; the isolated replays' sum %.4g J%s, not judged\n",
-			ir.EnergyJ, ir.PassJ, ir.WaitW, textfmt.NS(ir.PassWallNS), vsModel(ir.ErrEnergy)+withFirsts(ir.ErrEnergyWithFirsts), ir.IsolatedJ, isolated)
+		fmt.Fprintf(w, "inference energy (predicted)\t%.4g J\tin place: the paced timeline's %.4g J per pass + waiting %.1f W x (wall - the paced pass's %s)%s; %s\n",
+			ir.EnergyJ, ir.PassJ, ir.WaitW, textfmt.NS(ir.PassWallNS), vsModel(ir.ErrEnergy)+withFirsts(ir.ErrEnergyWithFirsts), isolated)
 		return
 	}
 	why := ""
