@@ -34,7 +34,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
 	devList := flags.String("devices", "", "spread the signature replays over these CUDA `DEVICES` (comma-separated, of one GPU kind);\nthe timeline and the host probe run on the first (one GPU's energy windows beside another's\nwork: results/h200x2/two-gpus); a bundle of several ranks: its ranks' GPUs (default 0 to ranks-1)")
 	cacheFlag := flags.String("cache", replay.DefaultCacheMode.String(), "L2 cache `MODE` of the signature replays (see kreplay run -h)")
-	withEnergy := flags.Bool("energy", true, "measure each signature's energy per invocation with NVML (-energy=false: times only)")
+	withEnergy := flags.Bool("energy", true, "measure the energy with NVML: the inference's, and each signature's per invocation where -signature-energy says (-energy=false: times only)")
+	sigEnergy := flags.String("signature-energy", string(predict.SignatureEnergyAuto), "`MODE` of each signature's own energy window: on, off (times only; the host probe's waiting power and\nthe paced timeline's energy still measured), or auto (off where the inference's energy is in place:\n-energy, a recorded host schedule and the timeline; else on; docs/whole-inference.md)")
 	ticks := flags.Int("ticks", 31, "NVML energy-counter `TICKS` per signature's energy window (about 0.1 s each; 101 puts one tick under 1%)")
 	budget := flags.Duration("budget", 2*time.Second, "time `BUDGET` per signature (sampling stops earlier once converged)")
 	pause := flags.Duration("pause", 50*time.Millisecond, pauseUsage)
@@ -72,9 +73,12 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		*modelMode = "none"
 	}
 	cache, err := replay.ParseCacheMode(*cacheFlag)
+	sigMode, sigErr := predict.ParseSignatureEnergy(*sigEnergy)
 	switch {
 	case err != nil:
 		return usagef("-cache: %v", err)
+	case sigErr != nil:
+		return usagef("-signature-energy %q: want %s", *sigEnergy, signatureEnergyModes())
 	case !slices.Contains(modelModes, *modelMode):
 		return usagef("-model %q: want %s", *modelMode, strings.Join(modelModes, ", "))
 	case *energyShare < 0 || *energyShare > 1:
@@ -153,20 +157,21 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		Tier3:   tier3Config(flags),
 		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
 			EnergyWarmup: *energyWarmup, Pause: pauseOption(*pause), PauseAbove: pauseAboveOption(*pauseAbove)},
-		EnergyShare:  *energyShare,
-		SharedEnergy: *sharedEnergy,
-		Families:     *families,
-		NoBinaries:   !*binaries,
-		NoTimeline:   *noTimeline,
-		NoModel:      ref.none,
-		ModelTicks:   *modelTicks,
-		Spec:         ref.spec,
-		Measured:     ref.measured,
-		MeasuredFrom: ref.from,
-		Peaks:        peaks,
-		Progress:     stderr,
-		Schedule:     sched,
-		Runtime:      rt,
+		SignatureEnergy: sigMode,
+		EnergyShare:     *energyShare,
+		SharedEnergy:    *sharedEnergy,
+		Families:        *families,
+		NoBinaries:      !*binaries,
+		NoTimeline:      *noTimeline,
+		NoModel:         ref.none,
+		ModelTicks:      *modelTicks,
+		Spec:            ref.spec,
+		Measured:        ref.measured,
+		MeasuredFrom:    ref.from,
+		Peaks:           peaks,
+		Progress:        stderr,
+		Schedule:        sched,
+		Runtime:         rt,
 	})
 	if errors.Is(err, predict.ErrNoGPU) {
 		return cpuPartEnds(stdout, err, "predict", "replay every signature (with its energy),\n"+
@@ -201,6 +206,15 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return lostError([]error{fr.Lost}, true) // a lost CUDA context: the prediction lacks what came after
+}
+
+// signatureEnergyModes names the values of predict's -signature-energy.
+func signatureEnergyModes() string {
+	names := make([]string, len(predict.SignatureEnergyModes))
+	for i, m := range predict.SignatureEnergyModes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
 }
 
 // modelModes are the values of predict's -model.

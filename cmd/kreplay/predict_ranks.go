@@ -16,8 +16,11 @@ import (
 var rankRunFlags = []string{"budget", "pause", "pause-above", "cache", "energy-share", "energywarmup", "energy-duty", "binaries", "resume", "skip", "families", causalFlag}
 
 // rankIgnoredFlags are predict's flags that a multi-rank bundle's
-// prediction does not have yet: given, they are named in a warning.
-var rankIgnoredFlags = []string{"o", "model", "model-ticks", "no-model", "no-timeline", "inference", "plots", "top", "memset-arrival", "device", "shared-energy"}
+// prediction does not have yet: given, they are named in a warning. Its
+// ranks' runs (kreplay run) have no paced timeline to put the energy in
+// place, so each signature's energy window is measured there as with
+// -signature-energy on.
+var rankIgnoredFlags = []string{"o", "model", "model-ticks", "no-model", "no-timeline", "inference", "plots", "top", "memset-arrival", "device", "shared-energy", "signature-energy"}
 
 // predictRanks predicts a bundle of several ranks (a tensor-parallel
 // capture) as kreplay run -devices does: each rank's signatures on its

@@ -21,6 +21,10 @@ func TestPredictRanks(t *testing.T) {
 				"-model, -top: not used for a bundle of 2 ranks"}, nil},
 		{[]string{"-devices", "998,999", "-energy=false", "-ticks", "5", "-progress", prog, "-cache", "warm", "-families", "-pause-above", "0.7"},
 			[]string{"kreplay run -devices 998,999 -energy=false -ticks 5 -out " + prog + " -cache=warm -families=true -pause-above=0.7"}, []string{"not used"}},
+		// The ranks' runs have no paced timeline: each signature's energy
+		// window is measured there, -signature-energy named as unused.
+		{[]string{"-devices", "998,999", "-signature-energy", "off"},
+			[]string{"kreplay run -devices 998,999 -energy=true -ticks 31", "-signature-energy: not used for a bundle of 2 ranks"}, []string{"-signature-energy=off"}},
 	} {
 		args := append([]string{"predict"}, tc.args...)
 		code, _, errOut := runCmd(t, append(args, "embedded:2xh200_llama-7b-tp2_prefill")...)

@@ -38,6 +38,8 @@ func TestPredictErrors(t *testing.T) {
 		{[]string{"predict", "-cache", "tepid"}, 2, "unknown cache mode"},
 		{[]string{"predict", "-budget", "0s"}, 2, "-budget 0s"},
 		{[]string{"predict", "-energy-share", "2"}, 2, "want a share from 0 to 1"},
+		{[]string{"predict", "-signature-energy", "maybe"}, 2, `kreplay predict: -signature-energy "maybe": want auto, on, off`},
+		{[]string{"predict", "-signature-energy", "On"}, 2, `-signature-energy "On": want auto, on, off`},
 		{[]string{"predict", "-shared-energy", "1"}, 2, "-shared-energy 1: want 0 (off) or 2 to 16"},
 		{[]string{"run", "-shared-energy", "17"}, 2, "-shared-energy 17: want 0 (off) or 2 to 16"},
 		{[]string{"run", "-shared-energy", "-1"}, 2, "-shared-energy -1: want 0"},
