@@ -57,8 +57,9 @@ type InferenceInput struct {
 	// out on purpose (FlowOptions.SignatureEnergy) while energy is
 	// measured: the replays' energies, any, are not taken, the inference
 	// has no isolated design (Inference.NoIsolated is
-	// NoSignatureWindows), and its energy is none until PacedEnergy puts
-	// it in place.
+	// NoSignatureWindows), its energy is none until PacedEnergy puts it
+	// in place, and PowerLimitW is not applied (no kernel energies to
+	// bound the wall with).
 	NoSignatureEnergy bool
 }
 
@@ -170,6 +171,9 @@ type Inference struct {
 // back with the replays' times and energies (schedule.Simulate and
 // schedule.Energy) and returns the steady-state figures.
 func PredictInference(in InferenceInput) (*Inference, error) {
+	if in.NoSignatureEnergy {
+		in.PowerLimitW = 0
+	}
 	b, err := bindInput(in)
 	if err != nil {
 		return nil, err
