@@ -5,11 +5,14 @@
 # from the bundle alone (-model none), timed: times only (TIME_FLAGS; with
 # NOPAUSE=1 the same again without the pause before each signature, -pause
 # 0; with FAMILIES=1 the same again with -families, the signature
-# families interpolated) and with energy (ENERGY_FLAGS, default the issue's own: windows of 6
+# families interpolated; TIMES=0 skips the times-only predictions) and
+# with energy (ENERGY_FLAGS, default the issue's own: windows of 6
 # ticks after 300 ms over the signatures that make 95% of the traced time,
-# 100 ms of sampling each). With TOP=N (default 0: none), before the
-# energy prediction, the N signatures of the largest traced time get their
-# energy measured twice by kreplay run, with the short windows
+# 100 ms of sampling each, where -signature-energy on or a bundle without
+# a recorded schedule gives the signatures windows of their own; with
+# FAMILIES=1 again with -families). With TOP=N (default 0: none), before
+# the energy prediction, the N signatures of the largest traced time get
+# their energy measured twice by kreplay run, with the short windows
 # (SHORT_FLAGS) and with kreplay's default ones (31 ticks after 1 s), so
 # that the two can be held against each other. Writes OUT/summary.txt and
 # OUT/logs/.
@@ -48,9 +51,11 @@ timed() {
   grep -E '^time over|^energy:' "$L/$name.err" | tee -a "$S"
   grep -E '^(predicted GPU time|inference wall|inference energy)' "$L/$name.txt" | tee -a "$S"
 }
-late || timed times $TIME_FLAGS
-[ -z "${NOPAUSE:-}" ] || late || timed nopause $TIME_FLAGS -pause 0
-[ -z "${FAMILIES:-}" ] || late || timed families $TIME_FLAGS -families
+if [ "${TIMES:-1}" != 0 ]; then
+  late || timed times $TIME_FLAGS
+  [ -z "${NOPAUSE:-}" ] || late || timed nopause $TIME_FLAGS -pause 0
+  [ -z "${FAMILIES:-}" ] || late || timed families $TIME_FLAGS -families
+fi
 
 # energyrun NAME FLAGS...: the TOP signatures' energy by kreplay run.
 energyrun() {
@@ -61,7 +66,8 @@ energyrun() {
   timeout "$(left "${RUN_TIMEOUT:-150}")" "$K" run -ids "$ids" -energy $@ -json "$L/$name.json" "$b" >"$L/$name.txt" 2>"$L/$name.err"
   say "run -ids (top $TOP) -energy $* exit $? in $(( $(date +%s) - t )) s"
 }
-ids=$(python3 - "$L/times.progress.jsonl" "$TOP" <<'EOF'
+ids=
+[ "$TOP" -le 0 ] || ids=$(python3 - "$L/times.progress.jsonl" "$TOP" <<'EOF'
 import json, sys
 es = [json.loads(l)["entry"] for l in open(sys.argv[1]) if l.strip()]
 es = list({e["id"]: e for e in es if e.get("result")}.values())
@@ -96,4 +102,5 @@ for i, s in short.items():
 EOF
 fi
 late || timed energy $ENERGY_FLAGS
+[ -z "${FAMILIES:-}" ] || late || timed energy-families $ENERGY_FLAGS -families
 rm -rf "$b/kernels"
