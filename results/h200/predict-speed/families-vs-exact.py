@@ -1,8 +1,13 @@
-"""families-vs-exact.txt from raw3.tar.xz: run in speed/logs after unpacking
-(python3 families-vs-exact.py > families-vs-exact.txt). Compares the kernel
-medians of the times-only prediction with -families against the one without."""
+"""Compares the kernel medians of a prediction with -families against the
+same bundle's without. Run in speed/logs after unpacking:
+families-vs-exact.txt from raw3.tar.xz (python3 families-vs-exact.py >
+families-vs-exact.txt: times.progress.jsonl against families.progress.jsonl);
+families-vs-exact-energy.txt from raw4.tar.xz (python3 families-vs-exact.py
+energy.progress.jsonl energy-families.progress.jsonl "call 4 ...").
+"""
 import json
 import statistics as st
+import sys
 
 
 def load(p):
@@ -23,7 +28,10 @@ def q(v, p):
     return v[int(p * (len(v) - 1))]
 
 
-a, b = load("times.progress.jsonl"), load("families.progress.jsonl")
+exact = sys.argv[1] if len(sys.argv) > 1 else "times.progress.jsonl"
+fams = sys.argv[2] if len(sys.argv) > 2 else "families.progress.jsonl"
+title = sys.argv[3] if len(sys.argv) > 3 else "call 1 of 2026-11-29): the times-only prediction"
+a, b = load(exact), load(fams)
 interp, meas = [], []
 for i, eb in b.items():
     ea = a.get(i)
@@ -35,7 +43,7 @@ for i, eb in b.items():
         continue
     (interp if eb.get("interpolated") else meas).append(
         (mb / ma, ea["count"] * ma, i, eb["label"][:60], lo <= mb <= hi, eb.get("interpolated", "")[:90]))
-print("pythia14b-sdpa-decode-b8-t32 on one H200 (call 1 of 2026-11-29): the times-only prediction with -families against the one without (exact), kernel medians")
+print(f"pythia14b-sdpa-decode-b8-t32 on one H200 ({title} with -families against the one without (exact), kernel medians")
 for name, xs in (("interpolated", interp), ("measured in both runs", meas)):
     rs = sorted(x[0] for x in xs)
     print(f"{name}: {len(xs)} signatures, ratio families/exact min {rs[0]:.3f} p5 {q(rs, .05):.3f} median {st.median(rs):.3f} "
@@ -44,6 +52,11 @@ for name, xs in (("interpolated", interp), ("measured in both runs", meas)):
 ta = sum(x[1] for x in interp)
 tb = sum(x[1] * x[0] for x in interp)
 print(f"interpolated members' total (count x kernel median): exact {ta / 1e6:.4f} ms, families {tb / 1e6:.4f} ms ({100 * (tb / ta - 1):+.2f}%)")
+ma_ = sum(x[1] for x in meas)
+mb_ = sum(x[1] * x[0] for x in meas)
+print(f"measured-in-both signatures' total: exact {ma_ / 1e6:.4f} ms, families {mb_ / 1e6:.4f} ms ({(mb_ - ma_) / 1e6:+.4f} ms)")
+top = max(meas, key=lambda x: abs(x[1] * (x[0] - 1)))
+print(f"  the largest of them: {top[2]} {top[3]}: x{top[0]:.3f}, {top[1] * (top[0] - 1) / 1e6:+.4f} ms")
 print("largest misses among interpolated:")
 for x in sorted(interp, key=lambda x: -abs(x[0] - 1))[:6]:
     print(f"  x{x[0]:.3f} {x[2]} {x[3]} ({x[5]})")
