@@ -269,7 +269,10 @@ func (k *Kernel) launchable(fns []*cuda.Function, s *cuda.Stream) error {
 		err := k.configure()
 		if err == nil {
 			if err = k.Launch(s, 0); err == nil {
-				return s.Synchronize() // an error here is the kernel's own
+				if err := s.Synchronize(); err != nil {
+					return &FirstLaunchError{Kernel: k.l.Name, Err: err} // the kernel's own
+				}
+				return nil
 			}
 		}
 		if first == nil {

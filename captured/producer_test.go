@@ -17,7 +17,7 @@ func TestProducerFatal(t *testing.T) {
 		want bool
 	}{
 		{"out of memory", fmt.Errorf("its producer k: %w", &cuda.Error{Call: "cuMemAlloc", Code: cuda.CodeOutOfMemory}), true},
-		{"faulted", fmt.Errorf("its producer k: k: first launch: %w", &cuda.Error{Call: "cuStreamSynchronize", Code: cuda.CodeIllegalAddress}), true},
+		{"faulted", fmt.Errorf("its producer k: %w", &FirstLaunchError{Kernel: "k", Err: &cuda.Error{Call: "cuStreamSynchronize", Code: cuda.CodeIllegalAddress}}), true},
 		{"no binary", fmt.Errorf("its producer k: %w", ErrNoBinary), false},
 		{"refused launch", fmt.Errorf("its producer k: %w", &cuda.Error{Call: "cuLaunchKernelEx", Code: 1}), false},
 		{"other", errors.New("snapshot missing"), false},

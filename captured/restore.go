@@ -2,7 +2,6 @@ package captured
 
 import (
 	"encoding/binary"
-	"fmt"
 	"io/fs"
 	"slices"
 
@@ -39,7 +38,7 @@ func (k *Kernel) findRestores(fsys fs.FS, s *cuda.Stream) error {
 		return err
 	}
 	if err := s.Synchronize(); err != nil {
-		return fmt.Errorf("%s: first launch: %w", k.l.Name, err)
+		return &FirstLaunchError{Kernel: k.l.Name, Err: err}
 	}
 	for _, g := range k.groups {
 		for _, pi := range g.ptrs {
