@@ -66,6 +66,9 @@ type SuiteOptions struct {
 	// alone (runKept) once it is prepared, before it is measured: RunSet
 	// starts the next signature's prefetch there.
 	prepared func()
+	// lostScope, set by RunSet, lets a loss of the context leave out the
+	// signatures that launch the kernel that failed (checkLost).
+	lostScope *lostScope
 }
 
 // energyFor returns the IDs of the signatures of todo that get an
@@ -226,6 +229,7 @@ func (d *Device) runSetShared(set *signatures.Set, o SuiteOptions, measure measu
 	parts, todo := o.split(set)
 	withEnergy := o.energyFor(todo)
 	fams, resolved := o.families(set, todo), map[string]Entry{}
+	o.lostScope = newLostScope(todo, resolved)
 	shared := o.sharedGroups(todo, parts, withEnergy, fams)
 	var out []Entry
 	start := time.Now()
