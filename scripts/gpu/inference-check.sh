@@ -10,9 +10,12 @@
 #   KREPLAY=path/to/kreplay OUT=dir bash scripts/gpu/inference-check.sh NAME...
 # CAPTURE_FLAGS go to kreplay capture; PREDICT_FLAGS to kreplay predict
 # (default: energy windows of 4 ticks over the signatures that make 50% of
-# the traced time, the rest estimated from their class's power, 50 ms of
-# sampling per signature; the timeline runs, and with it the paced
-# timeline, the model's independent check); DEADLINE=SECONDS (default 540)
+# the traced time, the rest estimated from their class's power, where the
+# signatures get windows of their own: predict's -signature-energy auto
+# skips them when the inference's energy is in place, as on a bundle with
+# a recorded schedule; 50 ms of sampling per signature; the timeline runs,
+# and with it the paced timeline, the model's independent check, which
+# measures the in-place energy); DEADLINE=SECONDS (default 540)
 # starts no new step after that; CAPTURE_TIMEOUT and PREDICT_TIMEOUT bound
 # the steps (300 and 400 s). PREDICT_DEVICE=N predicts on CUDA device N
 # (default 0) in the background, one prediction at a time, while the next
