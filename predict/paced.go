@@ -169,6 +169,9 @@ func (fr *FlowResult) pacedText() string {
 		r.Wall.MedianNS/1e6, r.Wall.P10NS/1e6, r.Wall.P90NS/1e6, r.Passes, fr.PacedInference)
 	if r.Energy != nil {
 		s += fmt.Sprintf(", %.4g J", r.Energy.JoulesPerOp)
+		if t := r.Energy.GPU.MaxTemperatureC; t > 0 {
+			s += fmt.Sprintf(" (GPU up to %d C)", t)
+		}
 	} else if r.EnergyErr != "" {
 		s += "; no energy: " + r.EnergyErr
 	}

@@ -47,6 +47,7 @@ request by request:
           "energy_j": ..., "window_s": ..., "ticks": ..., "idle_w": ...,
           "sm_clock_mhz": ..., "sm_clock_min_mhz": ..., "sm_clock_max_mhz": ...,
           "power_capped": ..., "throttled": ..., "clock_samples": ...,
+          "gpu_temp_c": ..., "gpu_temp_max_c": ...,
           "tpot_ms": [p10, p50, p90], "tokens_per_inference": ...}
          (tpot_ms, a generate's time per output token, only where the
          program calls mark_token() at each token; the energy window and
@@ -164,8 +165,9 @@ their time inside. idle_w is the GPU's power just after, from whole ticks.
 The same thread samples the SM clock and NVML's clocks-event reasons every
 10 ms: sm_clock_* summarise the samples inside the window, power_capped is
 the share of them with the software power cap holding the clocks down and
-throttled the share with any power or thermal slowdown (left out where NVML
-does not say).
+throttled the share with any power or thermal slowdown, and gpu_temp_c and
+gpu_temp_max_c the GPU's mean and highest temperature (C) over them (each
+left out where NVML does not say).
 """
 import contextlib
 import ctypes
@@ -257,7 +259,8 @@ _THROTTLE = 0x4 | 0x8 | 0x20 | 0x40 | 0x80  # power cap, thermal and hardware sl
 
 class _Poller(threading.Thread):
     """Records (time, counter) at each counter change and, with states,
-    (time, SM clock MHz, clocks-event reasons) every 10 ms."""
+    (time, SM clock MHz, clocks-event reasons, GPU temperature C or None)
+    every 10 ms."""
 
     def __init__(self, states=False):
         super().__init__(daemon=True)
@@ -274,22 +277,35 @@ class _Poller(threading.Thread):
             if self._want_states and k % 10 == 0:
                 try:
                     clk = pynvml.nvmlDeviceGetClockInfo(_state["nvml"], pynvml.NVML_CLOCK_SM)
-                    self.states.append((time.perf_counter(), clk, _reasons()))
+                    self.states.append((time.perf_counter(), clk, _reasons(), _temperature()))
                 except Exception:  # noqa: BLE001 - NVMLError, or a pynvml without the call
                     self._want_states = False  # not supported: leave the fields out
             k += 1
             time.sleep(0.001)
 
 
+def _temperature():
+    """The GPU's temperature (C), None where NVML does not give it."""
+    try:
+        return pynvml.nvmlDeviceGetTemperature(_state["nvml"], pynvml.NVML_TEMPERATURE_GPU)
+    except Exception:  # noqa: BLE001 - NVMLError, or a pynvml without the call
+        return None
+
+
 def _clock_summary(states, ta, tb):
-    """The SM clock and the throttled shares of the states in [ta, tb]."""
+    """The SM clock, the throttled shares and the GPU temperature (mean and
+    highest, where sampled) of the states in [ta, tb]."""
     st = [s for s in states if ta <= s[0] <= tb]
     if not st:
         return {}
-    return dict(sm_clock_mhz=sum(s[1] for s in st) / len(st), sm_clock_min_mhz=min(s[1] for s in st),
-                sm_clock_max_mhz=max(s[1] for s in st),
-                power_capped=sum(1 for s in st if s[2] & _POWER_CAP) / len(st),
-                throttled=sum(1 for s in st if s[2] & _THROTTLE) / len(st), clock_samples=len(st))
+    d = dict(sm_clock_mhz=sum(s[1] for s in st) / len(st), sm_clock_min_mhz=min(s[1] for s in st),
+             sm_clock_max_mhz=max(s[1] for s in st),
+             power_capped=sum(1 for s in st if s[2] & _POWER_CAP) / len(st),
+             throttled=sum(1 for s in st if s[2] & _THROTTLE) / len(st), clock_samples=len(st))
+    temps = [s[3] for s in st if s[3] is not None]
+    if temps:
+        d.update(gpu_temp_c=sum(temps) / len(temps), gpu_temp_max_c=max(temps))
+    return d
 
 
 def _percentiles(xs, ps):

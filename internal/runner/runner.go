@@ -481,11 +481,20 @@ type Clocks struct {
 	PowerCapped float64 `json:"power_capped"`
 	Throttled   float64 `json:"throttled"`
 	Samples     int     `json:"clock_samples"`
+	// TempC and MaxTempC are the GPU's mean and highest temperature (C)
+	// over the samples; 0 where NVML did not give it.
+	TempC    float64 `json:"gpu_temp_c,omitempty"`
+	MaxTempC float64 `json:"gpu_temp_max_c,omitempty"`
 }
 
-// String is a one-line summary: "SM 1720 MHz (1410-1980), power-capped 35% of the window".
+// String is a one-line summary: "SM 1720 MHz (1410-1980), power-capped
+// 35% of the window", and where sampled ", GPU 41 C (max 44 C)".
 func (c *Clocks) String() string {
-	return fmt.Sprintf("SM %.0f MHz (%.0f-%.0f), power-capped %.0f%% of the window", c.MeanMHz, c.MinMHz, c.MaxMHz, c.PowerCapped*100)
+	s := fmt.Sprintf("SM %.0f MHz (%.0f-%.0f), power-capped %.0f%% of the window", c.MeanMHz, c.MinMHz, c.MaxMHz, c.PowerCapped*100)
+	if c.MaxTempC > 0 {
+		s += fmt.Sprintf(", GPU %.0f C (max %.0f C)", c.TempC, c.MaxTempC)
+	}
+	return s
 }
 
 // Run runs inferences back to back until an energy window of at least

@@ -8,7 +8,8 @@ Each case runs back to back for a window between two changes of NVML's
 energy counter (so that the window holds whole ticks), rounds interleaved
 (A B C A B C ...) so that a drift in temperature falls on every case;
 prints per shape and case the median power, time per GEMM (CUDA events)
-and energy per GEMM, and the ratio to case (b).
+and energy per GEMM, the GPU's temperature at each round's end, and the
+ratio to case (b).
 
 Run on the GPU machine: python3 scripts/gpu/data-power.py [ROUNDS] [TICKS]
 """
@@ -42,6 +43,12 @@ def energy_mj():
     return e.value
 
 
+def temperature_c():
+    t = ctypes.c_uint()
+    rc = nvml.nvmlDeviceGetTemperature(dev, 0, ctypes.byref(t))  # NVML_TEMPERATURE_GPU
+    return t.value if rc == 0 else float("nan")
+
+
 def operands(case, m, k, n, gen):
     def uniform(*shape):
         return (torch.rand(*shape, device="cuda", generator=gen) * 2 - 1).to(torch.bfloat16)
@@ -61,7 +68,8 @@ CASES = ["kreplay uniform", "model N(0,1) x N(0,0.02)", "both N(0,1)"]
 
 def window(a, w, batch=20):
     """GEMMs back to back from one change of the energy counter to the
-    TICKS-th after it: power (W), ms per GEMM (events), ticks."""
+    TICKS-th after it: power (W), ms per GEMM (events), the GPU's
+    temperature (C) at the window's end."""
     out = torch.empty(a.shape[0], w.shape[0], device="cuda", dtype=torch.bfloat16)
     t_end = time.monotonic() + 0.5
     while time.monotonic() < t_end:  # warm-up
@@ -90,7 +98,7 @@ def window(a, w, batch=20):
     ev1.record()
     torch.cuda.synchronize()
     secs = time.monotonic() - start_t
-    return (last - start_e) / 1e3 / secs, ev0.elapsed_time(ev1) / n, ticks
+    return (last - start_e) / 1e3 / secs, ev0.elapsed_time(ev1) / n, temperature_c()
 
 
 def main():
@@ -109,7 +117,8 @@ def main():
             watts = statistics.median(p for p, _, _ in got[c])
             ms = statistics.median(t for _, t, _ in got[c])
             spread = max(p for p, _, _ in got[c]) - min(p for p, _, _ in got[c])
-            print(f"{name} [{m},{k}]x[{k},{n}] {c}: {watts:.0f} W (rounds {spread:.0f} W apart), "
+            temps = "/".join(f"{t:.0f}" for _, _, t in got[c])
+            print(f"{name} [{m},{k}]x[{k},{n}] {c}: {watts:.0f} W (rounds {spread:.0f} W apart, at {temps} C), "
                   f"{ms * 1e3:.1f} us per GEMM, {watts * ms:.4g} mJ per GEMM; x{watts / ref_w:.3f} power, "
                   f"x{ms / ref_ms:.3f} time, x{watts * ms / (ref_w * ref_ms):.3f} energy against the model's data")
         del data
