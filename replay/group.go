@@ -268,11 +268,13 @@ func joinRankErrors(devices []int, errs []error) error {
 func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	parts, todo := o.split(set)
 	out := make([]Entry, len(todo))
+	withEnergy := o.energyFor(todo)
 	var single, colls, now []int
 	for i, s := range todo {
 		out[i] = newEntry(s, parts[s.ID])
+		so := o.withEnergyOf(withEnergy, s.ID)
 		switch {
-		case s.PartOf != "" || o.skip(&out[i]) || o.reuse(&out[i]):
+		case s.PartOf != "" || o.skip(&out[i]) || so.reuse(&out[i]):
 			now = append(now, i)
 		case s.Class == signatures.ClassCollective:
 			colls = append(colls, i)
@@ -316,7 +318,6 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	for i := range ranOn {
 		ranOn[i] = -1
 	}
-	withEnergy := o.energyFor(todo)
 	left := shard(len(live), single, func(worker, i int) bool {
 		d := live[worker]
 		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], so.withEnergyOf(withEnergy, todo[i].ID), &out[i]), o)

@@ -172,6 +172,31 @@ func TestReuse(t *testing.T) {
 	}
 }
 
+// A previous result without an energy is reused where the run measures
+// times only, and measured again where it measures the signature's energy.
+func TestReuseEnergy(t *testing.T) {
+	prev := map[string]Entry{
+		"t": {ID: "t", Result: &Result{Stats: Stats{MedianNS: 42}}},
+		"e": {ID: "e", Result: &Result{Stats: Stats{MedianNS: 7}, Energy: &Energy{JoulesPerOp: 1e-3}}},
+	}
+	for _, tc := range []struct {
+		id     string
+		energy bool
+		want   bool
+	}{
+		{"t", false, true},
+		{"t", true, false},
+		{"e", false, true},
+		{"e", true, true},
+	} {
+		o := SuiteOptions{Previous: prev, Measure: Options{Energy: tc.energy}}
+		e := Entry{ID: tc.id}
+		if got := o.reuse(&e); got != tc.want || (e.Result != nil) != tc.want {
+			t.Errorf("%s with energy %v: reused %v (result %v), want %v", tc.id, tc.energy, got, e.Result != nil, tc.want)
+		}
+	}
+}
+
 // A collective's wait bound is an option: DefaultCollectiveTimeout when
 // unset, the caller's otherwise.
 func TestCollectiveTimeoutDefault(t *testing.T) {

@@ -115,10 +115,16 @@ func (o *SuiteOptions) settled(s *signatures.Signature, e *Entry) bool {
 }
 
 // reuse copies a previous run's result into e, reporting whether there
-// was one to reuse.
+// was one to reuse. A result without an energy is not one where o
+// measures e's energy (Measure.Energy, as withEnergyOf gives it): the
+// earlier run measured its time only (-energy=false, or predict's
+// -signature-energy off), and this one measures it again with its energy.
 func (o *SuiteOptions) reuse(e *Entry) bool {
 	prev, ok := o.Previous[e.ID]
 	if !ok || prev.Result == nil || prev.Interpolated != "" || e.PartOf != "" {
+		return false
+	}
+	if o.Measure.Energy && prev.Result.Energy == nil {
 		return false
 	}
 	e.Result, e.SameKernel, e.SameAs, e.Err = prev.Result, prev.SameKernel, prev.SameAs, ""
