@@ -135,7 +135,16 @@ type Inference struct {
 	NotInPlace   string  `json:"not_in_place,omitempty"`
 	NoEnergy     string  `json:"no_energy,omitempty"`
 	NoIsolated   string  `json:"no_isolated,omitempty"`
-	PowerCapped  bool    `json:"power_capped,omitempty"`
+	// BusyScale is, where ScalePacedEnergy scaled the in-place energy,
+	// the predicted busy time over the timeline's busy time under CUPTI
+	// (the share of the paced pass's kernel energy the real inference's
+	// kernels take), and UnscaledJ the in-place energy before it;
+	// NotScaled says why it was not scaled (0 and "" where the energy is
+	// not in place).
+	BusyScale   float64 `json:"busy_scale,omitempty"`
+	UnscaledJ   float64 `json:"unscaled_j,omitempty"`
+	NotScaled   string  `json:"not_scaled,omitempty"`
+	PowerCapped bool    `json:"power_capped,omitempty"`
 	// NoPowerBound says why the GPU's power limit was not applied to the
 	// wall (FlowOptions' energy windows too short); "" where it was, or
 	// where there is none.

@@ -51,6 +51,11 @@ const (
 	UnitIsolatedJ   = "isolated-J/op"
 	UnitPacedJ      = "paced-J/op"
 	UnitPacedWallNS = "paced-wall-ns"
+	// UnitBusyScale and UnitUnscaledJ are, where the in-place energy was
+	// scaled to the predicted busy time (Inference.BusyScale), the factor
+	// and the energy before it (UnscaledJ); absent otherwise.
+	UnitBusyScale = "busy-scale"
+	UnitUnscaledJ = "unscaled-J/op"
 )
 
 // InferenceBenchName is the inference benchmark's name below
@@ -96,6 +101,10 @@ func (inf *Inference) Metrics() []benchfmt.Value {
 		}
 		v = append(v, benchfmt.Value{Value: inf.PacedJ, Unit: UnitPacedJ},
 			benchfmt.Value{Value: inf.PacedWallNS, Unit: UnitPacedWallNS})
+		if inf.BusyScale > 0 {
+			v = append(v, benchfmt.Value{Value: inf.BusyScale, Unit: UnitBusyScale},
+				benchfmt.Value{Value: inf.UnscaledJ, Unit: UnitUnscaledJ})
+		}
 	}
 	if inf.Tokens > 0 {
 		v = append(v, benchfmt.Value{Value: inf.Tokens, Unit: bench.UnitTokens},

@@ -48,6 +48,13 @@ type InferenceReport struct {
 	PassWallNS   float64  `json:"paced_pass_wall_ns,omitempty"`
 	NotInPlace   string   `json:"not_in_place,omitempty"`
 	ErrIsolated  *float64 `json:"err_isolated,omitempty"`
+	// BusyScale (busy-scale) and UnscaledJ (unscaled-J/op) are, where the
+	// in-place energy was scaled to the predicted busy time
+	// (ScalePacedEnergy), its factor and the energy before it; ErrUnscaled
+	// is UnscaledJ against the model's energy, shown, not judged.
+	BusyScale   float64  `json:"busy_scale,omitempty"`
+	UnscaledJ   float64  `json:"unscaled_j,omitempty"`
+	ErrUnscaled *float64 `json:"err_unscaled,omitempty"`
 	// NoEnergy says why the inference has no energy, where its benchmark
 	// has no J/op (Inference.NoEnergy, from the output's line, or that
 	// the output has none): its energy figures are 0, shown as not
@@ -232,6 +239,9 @@ func (wp *WorkloadPrediction) inference(w *WorkloadResults, opt ReportOptions) {
 		if ir.IsolatedJ > 0 {
 			ir.ErrIsolated = relErr(ir.IsolatedJ, j)
 		}
+		if ir.UnscaledJ > 0 {
+			ir.ErrUnscaled = relErr(ir.UnscaledJ, j)
+		}
 	}
 	if j := med(m.Of(bench.UnitFirstsJoules)); j > 0 && ir.NoEnergy == "" {
 		ir.ErrEnergyWithFirsts = relErr(ir.EnergyJ, j)
@@ -336,6 +346,7 @@ func (ir *InferenceReport) readDesign(w *WorkloadResults, med func([]float64) fl
 	case med(s.Of(UnitPacedJ)) > 0:
 		ir.EnergyDesign = EnergyInPlace
 		ir.IsolatedJ, ir.PassJ, ir.PassWallNS = med(s.Of(UnitIsolatedJ)), med(s.Of(UnitPacedJ)), med(s.Of(UnitPacedWallNS))
+		ir.BusyScale, ir.UnscaledJ = med(s.Of(UnitBusyScale)), med(s.Of(UnitUnscaledJ))
 	case w.EnergyNotInPlace != "":
 		ir.EnergyDesign, ir.NotInPlace = EnergyIsolated, w.EnergyNotInPlace
 	}
@@ -360,8 +371,17 @@ func (ir *InferenceReport) writeEnergy(w io.Writer) {
 			}
 			isolated += ", not judged"
 		}
-		fmt.Fprintf(w, "inference energy (predicted)\t%.4g J\tin place: the paced timeline's %.4g J per pass + waiting %.1f W x (wall - the paced pass's %s)%s; %s\n",
-			ir.EnergyJ, ir.PassJ, ir.WaitW, textfmt.NS(ir.PassWallNS), vsModel(ir.ErrEnergy)+withFirsts(ir.ErrEnergyWithFirsts), isolated)
+		terms := fmt.Sprintf("the paced timeline's %.4g J per pass + waiting %.1f W x (wall - the paced pass's %s)", ir.PassJ, ir.WaitW, textfmt.NS(ir.PassWallNS))
+		if ir.BusyScale > 0 {
+			terms = fmt.Sprintf("the paced timeline's %.4g J per pass less waiting %.1f W x its %s, x%.3f to the predicted busy time, + waiting x the wall", ir.PassJ, ir.WaitW, textfmt.NS(ir.PassWallNS), ir.BusyScale)
+			unscaled := fmt.Sprintf("unscaled %.4g J", ir.UnscaledJ)
+			if ir.ErrUnscaled != nil {
+				unscaled += fmt.Sprintf(" (%+.1f%% vs the model)", 100**ir.ErrUnscaled)
+			}
+			isolated = unscaled + ", not judged; " + isolated
+		}
+		fmt.Fprintf(w, "inference energy (predicted)\t%.4g J\tin place: %s%s; %s\n",
+			ir.EnergyJ, terms, vsModel(ir.ErrEnergy)+withFirsts(ir.ErrEnergyWithFirsts), isolated)
 		return
 	}
 	why := ""

@@ -146,7 +146,13 @@ func (fr *FlowResult) timelines(d *replay.Device, o FlowOptions, progress io.Wri
 	}
 	fmt.Fprintf(progress, "paced timeline: %s\n", fr.pacedText())
 	if fr.Inference != nil {
-		PacedEnergy(fr.Inference, fr.Paced)
+		if PacedEnergy(fr.Inference, fr.Paced) {
+			var gaps *replay.TimelineGaps
+			if fr.Timeline != nil {
+				gaps = fr.Timeline.Gaps
+			}
+			ScalePacedEnergy(fr.Inference, gaps)
+		}
 		fmt.Fprintf(progress, "inference energy: %s\n", fr.Inference.EnergyText())
 	}
 }
