@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kreplay/kreplay/replay"
-	"github.com/kreplay/kreplay/signatures"
 )
 
 // The in-place energy's kernel share scaled to the predicted busy time:
@@ -91,18 +90,8 @@ func TestScalePacedEnergyReport(t *testing.T) {
 	if !strings.Contains(inf.EnergyText(), "x0.800 to the predicted busy time") || !strings.Contains(inf.EnergyText(), "(unscaled 21 J)") {
 		t.Errorf("energy text %q", inf.EnergyText())
 	}
-	fr := &FlowResult{Set: set, GPU: "g", Inference: inf}
-	var buf bytes.Buffer
-	if err := fr.WriteBench(&buf, "p"); err != nil {
-		t.Fatal(err)
-	}
-	buf.WriteString(model)
-	p, err := Report([]Input{{Name: "x.bench", Reader: &buf}}, []*signatures.Set{set}, ReportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ir := p.Workloads[0].Inference
-	if ir == nil || ir.BusyScale != 0.8 || ir.UnscaledJ != 21 || ir.ErrUnscaled == nil || math.Abs(*ir.ErrUnscaled-0.05) > 1e-9 ||
+	_, ir := inferenceRoundTrip(t, set, inf, model)
+	if ir.BusyScale != 0.8 || ir.UnscaledJ != 21 || ir.ErrUnscaled == nil || math.Abs(*ir.ErrUnscaled-0.05) > 1e-9 ||
 		ir.ErrEnergy == nil || math.Abs(*ir.ErrEnergy+0.04) > 1e-9 {
 		t.Fatalf("read back %+v", ir)
 	}

@@ -149,21 +149,8 @@ func metricUnits(inf *Inference) map[string]float64 {
 // judging the energy with one.
 func reportNoEnergy(t *testing.T, set *signatures.Set, inf *Inference, noEnergy bool) {
 	t.Helper()
-	fr := &FlowResult{Set: set, GPU: "g", Inference: inf}
-	var buf bytes.Buffer
-	if err := fr.WriteBench(&buf, "p"); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(&buf, "BenchmarkModel/workload=%s/model 1 %g ns/op %g J/op %g firsts-J/op 16 tokens %g tpot-ns\n",
-		bench.Workload(set.Source), inf.WallNS, 2*max(inf.EnergyJ, 1), 2*max(inf.EnergyJ, 1), inf.TPOTNS)
-	p, err := Report([]Input{{Name: "x.bench", Reader: &buf}}, []*signatures.Set{set}, ReportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Workloads) != 1 || p.Workloads[0].Inference == nil {
-		t.Fatalf("no inference read back (%d workloads)", len(p.Workloads))
-	}
-	ir := p.Workloads[0].Inference
+	_, ir := inferenceRoundTrip(t, set, inf, fmt.Sprintf("BenchmarkModel/workload=%s/model 1 %g ns/op %g J/op %g firsts-J/op 16 tokens %g tpot-ns\n",
+		bench.Workload(set.Source), inf.WallNS, 2*max(inf.EnergyJ, 1), 2*max(inf.EnergyJ, 1), inf.TPOTNS))
 	var text bytes.Buffer
 	ir.writeText(&text)
 	s := text.String()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
-	"github.com/kreplay/kreplay/signatures"
 )
 
 // pacedTestInference is a predicted inference of the isolated design:
@@ -141,20 +140,7 @@ func TestPacedEnergyReport(t *testing.T) {
 			set := prefillSet(t)
 			inf := pacedTestInference(120e6, 0)
 			PacedEnergy(inf, tt.r)
-			fr := &FlowResult{Set: set, GPU: "g", Inference: inf}
-			var buf bytes.Buffer
-			if err := fr.WriteBench(&buf, "p"); err != nil {
-				t.Fatal(err)
-			}
-			buf.WriteString(model)
-			p, err := Report([]Input{{Name: "x.bench", Reader: &buf}}, []*signatures.Set{set}, ReportOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ir := p.Workloads[0].Inference
-			if ir == nil {
-				t.Fatal("no inference read back")
-			}
+			_, ir := inferenceRoundTrip(t, set, inf, model)
 			if ir.EnergyDesign != tt.design || math.Abs(ir.EnergyJ-tt.energyJ) > 1e-9 {
 				t.Errorf("design %q, %g J; want %q, %g J", ir.EnergyDesign, ir.EnergyJ, tt.design, tt.energyJ)
 			}

@@ -418,6 +418,28 @@ func reportedInference(t *testing.T, out string) *InferenceReport {
 	return wp.Inference
 }
 
+// inferenceRoundTrip writes inf's benchmark output for set, then model
+// (benchmark lines, "" for none), reads both back through Report, and
+// returns what it wrote and the workload's inference report.
+func inferenceRoundTrip(t *testing.T, set *signatures.Set, inf *Inference, model string) (string, *InferenceReport) {
+	t.Helper()
+	fr := &FlowResult{Set: set, GPU: "g", Inference: inf}
+	var buf bytes.Buffer
+	if err := fr.WriteBench(&buf, "p"); err != nil {
+		t.Fatal(err)
+	}
+	written := buf.String()
+	buf.WriteString(model)
+	p, err := Report([]Input{{Name: "x.bench", Reader: &buf}}, []*signatures.Set{set}, ReportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Workloads) != 1 || p.Workloads[0].Inference == nil {
+		t.Fatalf("no inference read back (%d workloads)", len(p.Workloads))
+	}
+	return written, p.Workloads[0].Inference
+}
+
 // tp2Inputs are the embedded TP2 prefill's bundle, its ranks' sets, and
 // the ranks as inference inputs: each rank's host gaps from its trace,
 // every signature at its traced median, and constants c.

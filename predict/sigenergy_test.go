@@ -199,24 +199,11 @@ func TestPredictInferenceSignatureEnergyOff(t *testing.T) {
 // measured.
 func reportInPlaceNoIsolated(t *testing.T, set *signatures.Set, inf *Inference) {
 	t.Helper()
-	fr := &FlowResult{Set: set, GPU: "g", Inference: inf}
-	var buf bytes.Buffer
-	if err := fr.WriteBench(&buf, "p"); err != nil {
-		t.Fatal(err)
+	written, ir := inferenceRoundTrip(t, set, inf, fmt.Sprintf("BenchmarkModel/workload=%s/model 1 %g ns/op %g J/op 16 tokens %g tpot-ns\n",
+		bench.Workload(set.Source), inf.WallNS, 2*inf.EnergyJ, inf.TPOTNS))
+	if strings.Contains(written, noEnergyTag) || strings.Contains(written, notInPlaceTag) {
+		t.Errorf("an in-place inference written with a no-energy or isolated line:\n%s", written)
 	}
-	if s := buf.String(); strings.Contains(s, noEnergyTag) || strings.Contains(s, notInPlaceTag) {
-		t.Errorf("an in-place inference written with a no-energy or isolated line:\n%s", s)
-	}
-	fmt.Fprintf(&buf, "BenchmarkModel/workload=%s/model 1 %g ns/op %g J/op 16 tokens %g tpot-ns\n",
-		bench.Workload(set.Source), inf.WallNS, 2*inf.EnergyJ, inf.TPOTNS)
-	p, err := Report([]Input{{Name: "x.bench", Reader: &buf}}, []*signatures.Set{set}, ReportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Workloads) != 1 || p.Workloads[0].Inference == nil {
-		t.Fatalf("no inference read back (%d workloads)", len(p.Workloads))
-	}
-	ir := p.Workloads[0].Inference
 	if ir.EnergyDesign != EnergyInPlace || ir.NoEnergy != "" || math.Abs(ir.EnergyJ-inf.EnergyJ) > 1e-6*inf.EnergyJ || ir.PassJ != 9 ||
 		ir.IsolatedJ != 0 || ir.KernelJ != 0 || ir.ErrIsolated != nil || ir.ErrEnergy == nil || math.Abs(*ir.ErrEnergy+0.5) > 1e-6 {
 		t.Errorf("read back: design %q (%q), %g J (want %g), pass %g J, isolated %g J (%v), kernels %g J, error %v",
@@ -276,16 +263,7 @@ func TestPredictInferenceSignatureEnergyNone(t *testing.T) {
 					t.Errorf("metrics hold %s without an energy", u)
 				}
 			}
-			fr := &FlowResult{Set: in.Set, GPU: "g", Inference: inf}
-			var buf bytes.Buffer
-			if err := fr.WriteBench(&buf, "p"); err != nil {
-				t.Fatal(err)
-			}
-			p, err := Report([]Input{{Name: "x.bench", Reader: &buf}}, []*signatures.Set{in.Set}, ReportOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ir := p.Workloads[0].Inference; ir == nil || ir.NoEnergy != inf.NoEnergy || ir.EnergyDesign != EnergyNone {
+			if _, ir := inferenceRoundTrip(t, in.Set, inf, ""); ir.NoEnergy != inf.NoEnergy || ir.EnergyDesign != EnergyNone {
 				t.Errorf("read back: %+v, want no energy %q", ir, inf.NoEnergy)
 			}
 		})
