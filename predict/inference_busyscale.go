@@ -26,7 +26,7 @@ func ScalePacedEnergy(inf *Inference, gaps *replay.TimelineGaps) bool {
 	if inf == nil || inf.EnergyDesign != EnergyInPlace {
 		return false
 	}
-	inf.BusyScale, inf.UnscaledJ, inf.NotScaled = 0, 0, ""
+	inf.clearScale()
 	waitJ := inf.Constants.WaitPowerW * inf.PacedWallNS / 1e9
 	kernelsJ := inf.PacedJ - waitJ
 	switch {
@@ -49,14 +49,17 @@ func ScalePacedEnergy(inf *Inference, gaps *replay.TimelineGaps) bool {
 	return true
 }
 
-// busyScaleText is what EnergyText adds for the busy scale: the factor
-// and the unscaled energy, or why it was not scaled; "" where neither.
-func (inf *Inference) busyScaleText() string {
-	switch {
-	case inf.BusyScale > 0:
-		return fmt.Sprintf("; the paced pass's kernels x%.3f to the predicted busy time (unscaled %.4g J)", inf.BusyScale, inf.UnscaledJ)
-	case inf.NotScaled != "":
-		return "; not scaled to the predicted busy time: " + inf.NotScaled
+// notScaledText is what EnergyText adds to an unscaled in-place energy:
+// why it was not scaled, "" where nothing says.
+func (inf *Inference) notScaledText() string {
+	if inf.NotScaled == "" {
+		return ""
 	}
-	return ""
+	return "; not scaled to the predicted busy time: " + inf.NotScaled
+}
+
+// clearScale forgets a busy scale (ScalePacedEnergy) when the energy is
+// set anew.
+func (inf *Inference) clearScale() {
+	inf.BusyScale, inf.UnscaledJ, inf.NotScaled = 0, 0, ""
 }

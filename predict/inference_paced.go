@@ -71,7 +71,7 @@ func PacedEnergy(inf *Inference, r *replay.PacedResult) bool {
 	}
 	inf.EnergyDesign, inf.NotInPlace, inf.NoEnergy = EnergyInPlace, "", ""
 	inf.PacedJ, inf.PacedWallNS = r.Energy.JoulesPerOp, windowNS
-	inf.BusyScale, inf.UnscaledJ, inf.NotScaled = 0, 0, ""
+	inf.clearScale()
 	inf.EnergyJ = j
 	inf.JPerToken = 0
 	if inf.Tokens > 0 {
@@ -114,7 +114,7 @@ func (inf *Inference) isolatedEnergy(why string) {
 	inf.IsolatedJ = inf.KernelJ + inf.WaitJ
 	inf.EnergyDesign, inf.NotInPlace = EnergyIsolated, why
 	inf.PacedJ, inf.PacedWallNS = 0, 0
-	inf.BusyScale, inf.UnscaledJ, inf.NotScaled = 0, 0, ""
+	inf.clearScale()
 	inf.EnergyJ = inf.IsolatedJ
 	inf.JPerToken = 0
 	if inf.Tokens > 0 {
@@ -128,7 +128,7 @@ func (inf *Inference) noEnergy(why string) {
 	inf.NoEnergy, inf.EnergyDesign, inf.NotInPlace = why, EnergyNone, ""
 	inf.KernelJ, inf.WaitJ, inf.EnergyJ, inf.JPerToken = 0, 0, 0, 0
 	inf.IsolatedJ, inf.PacedJ, inf.PacedWallNS = 0, 0, 0
-	inf.BusyScale, inf.UnscaledJ, inf.NotScaled = 0, 0, ""
+	inf.clearScale()
 }
 
 // EnergyText is the inference's energy design in one line: in place, its
@@ -151,7 +151,7 @@ func (inf *Inference) EnergyText() string {
 			inf.EnergyJ, inf.PacedJ, inf.Constants.WaitPowerW, inf.PacedWallNS/1e6, inf.BusyScale, inf.WallNS/1e6, inf.UnscaledJ, isolated)
 	}
 	return fmt.Sprintf("%.4g J in place: the paced timeline's %.4g J per pass + waiting %.1f W x (wall %.4g ms - the paced pass's %.4g ms)%s; %s",
-		inf.EnergyJ, inf.PacedJ, inf.Constants.WaitPowerW, inf.WallNS/1e6, inf.PacedWallNS/1e6, inf.busyScaleText(), isolated)
+		inf.EnergyJ, inf.PacedJ, inf.Constants.WaitPowerW, inf.WallNS/1e6, inf.PacedWallNS/1e6, inf.notScaledText(), isolated)
 }
 
 // IsolatedNotMeasured is what the in-place energy's line says of the
