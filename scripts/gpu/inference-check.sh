@@ -25,7 +25,8 @@
 # OUT/bundles/ (without their kernels directories; a spec whose replay
 # faulted keeps its own as OUT/kernels-SPEC.tar.xz.partNN, keep_faulted
 # says how, and each signature that faulted is replayed alone again in
-# three cache modes, probe_faulted); with ARCHIVE=1 the
+# three cache modes, probe_faulted; COLD_SPECS="SPEC ..." replays those
+# specs' signatures with their inputs cold, cold_probe); with ARCHIVE=1 the
 # logs and bundles go into OUT/raw.tar.xz.partNN instead, pieces of 15 MiB
 # (the device tool brings back at most 8 files of 16 MiB; join them with
 # cat before unpacking).
@@ -52,9 +53,25 @@ predict_one() {
     grep -E '^(paced timeline)' "$log.predict.err"
     grep -E '^(predicted GPU time|trace GPU busy|model wall|model energy|inference|time per output|energy per output|paced timeline|against the acceptance)' "$log.predict.txt"
   } >"$log.summary"
+  cold_probe "$s"
   probe_faulted "$s"
   keep_faulted "$s"
   rm -rf "$b/kernels"
+}
+# cold_probe SPEC, for a SPEC named in COLD_SPECS, replays every signature
+# of SPEC's bundle alone again with its inputs cold in L2 (-cache rotating:
+# no launch but its own, its tensors rotated through buffers larger than
+# L2) into OUT/logs/SPEC.rotating.json, to be set against each signature's
+# time in the timeline graph (BenchmarkContext in SPEC.bench): whether the
+# graph's memory-bound kernels run as long as with their inputs cold.
+cold_probe() {
+  local s=$1 b="$OUT/bundles/$1" log="$OUT/logs/$1" t rc
+  case " ${COLD_SPECS:-} " in *" $s "*) ;; *) return 0 ;; esac
+  t=$(date +%s)
+  timeout "${COLD_TIMEOUT:-90}" "$K" run -cache rotating -budget 30ms -device "${PREDICT_DEVICE:-0}" \
+    -json "$log.rotating.json" "$b" >"$log.rotating.txt" 2>&1
+  rc=$?
+  say "$s: every signature replayed with its inputs cold (-cache rotating): exit $rc in $(( $(date +%s) - t )) s"
 }
 # probe_faulted SPEC replays each signature whose replay lost the CUDA
 # context in SPEC's prediction alone again, in three cache modes: context
