@@ -106,23 +106,31 @@ func TestSetsFor(t *testing.T) {
 	// A decode step's down projection: f16[1,8192] x f16[8192,2048].
 	decode := &signatures.Signature{GEMM: &signatures.GEMM{M: 1, N: 2048, K: 8192, AType: "f16", BType: "f16", OutType: "f16"}}
 	unknown := &signatures.Signature{GEMM: &signatures.GEMM{M: 1, N: 2048, K: 8192, AType: "f8e4m3", BType: "x", OutType: "f16"}}
+	// An RMSNorm's mean over f32[8,256,1536] (12.6 MB read, 8 KB written).
+	mean := &signatures.Signature{Tensor: &signatures.TensorParams{Numel: 2048, Bytes: 12591104}}
 	tests := []struct {
 		name     string
 		sig      *signatures.Signature
 		fp       int64
 		captured bool
+		tensors  bool
 		budget   int64
 		want     int
 	}{
-		{"captured weight in a large segment rotates by its operands", decode, 526 << 20, true, 40 << 30, 4},
-		{"the budget bounds the segments", decode, 526 << 20, true, 2 << 30, 3},
-		{"tier 2 buffers are the operands", decode, 526 << 20, false, 40 << 30, 1},
-		{"unknown dtype counts the segments", unknown, 526 << 20, true, 40 << 30, 1},
-		{"operands larger than the segments", decode, 16 << 20, true, 40 << 30, 7},
-		{"no GEMM", &signatures.Signature{}, 8 << 20, true, 40 << 30, 13},
+		{"captured weight in a large segment rotates by its operands", decode, 526 << 20, true, false, 40 << 30, 4},
+		{"the budget bounds the segments", decode, 526 << 20, true, false, 2 << 30, 3},
+		{"tier 2 buffers are the operands", decode, 526 << 20, false, false, 40 << 30, 1},
+		{"unknown dtype counts the segments", unknown, 526 << 20, true, false, 40 << 30, 1},
+		{"operands larger than the segments", decode, 16 << 20, true, false, 40 << 30, 7},
+		{"no GEMM", &signatures.Signature{}, 8 << 20, true, false, 40 << 30, 13},
+		{"captured op in a large segment, rotating, by its tensors", mean, 600 << 20, true, true, 40 << 30, 9},
+		{"captured op, primed, by its segments", mean, 600 << 20, true, false, 40 << 30, 1},
+		{"captured op, rotating, the budget bounds the segments", mean, 600 << 20, true, true, 3 << 30, 5},
+		{"not captured, rotating: its buffers are its tensors", mean, 600 << 20, false, true, 40 << 30, 1},
+		{"rotating, no tensors known: the segments", &signatures.Signature{}, 600 << 20, true, true, 40 << 30, 1},
 	}
 	for _, tt := range tests {
-		if got := setsFor(tt.sig, tt.fp, tt.captured, l2, tt.budget); got != tt.want {
+		if got := setsFor(tt.sig, tt.fp, tt.captured, tt.tensors, l2, tt.budget); got != tt.want {
 			t.Errorf("%s: setsFor = %d, want %d", tt.name, got, tt.want)
 		}
 	}
