@@ -36,6 +36,9 @@ type group struct {
 	// patches are the inner pointers this group's buffer holds.
 	patches []patch
 	bufs    []cuda.DevicePtr
+	// shared is set where bufs[0] is Options.Shared's, not the group's
+	// own: Close leaves it to the Shared.
+	shared bool
 }
 
 // Kernel is a captured launch made launchable. It implements
@@ -59,6 +62,7 @@ type Kernel struct {
 	kept    []string
 	timing  *Timing
 	snaps   *Snapshots
+	shared  *Shared
 }
 
 // Options are what New needs besides the launch.
@@ -81,6 +85,11 @@ type Options struct {
 	// Snapshots, when set, keeps the snapshots New reads (and what it
 	// makes of them) for the kernels made after it.
 	Snapshots *Snapshots
+	// Shared, when set, gives the kernel the buffers of the allocations
+	// it points into that it shares with the other kernels made with it
+	// (see Shared); the kernel then has one buffer set, and no producers
+	// run.
+	Shared *Shared
 }
 
 // New loads l's function from the module images in fsys (a bundle's
@@ -97,7 +106,7 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{l: l, fn: fns[0], work: o.Work, timing: o.Timing, snaps: o.Snapshots}
+	k := &Kernel{l: l, fn: fns[0], work: o.Work, timing: o.Timing, snaps: o.Snapshots, shared: o.Shared}
 	if err := k.configure(); err != nil {
 		return nil, err
 	}
@@ -107,7 +116,7 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 			l.Name, max(1, o.Sets), k.fp, o.FreeBytes)
 	}
 	sets := max(1, o.Sets)
-	if len(o.Producers) > 0 && !o.EnergySets {
+	if (len(o.Producers) > 0 && !o.EnergySets) || o.Shared != nil {
 		sets = 1
 	}
 	if err := k.allocate(fsys, sets, s); err != nil {
@@ -125,6 +134,9 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		}
 	}
 	for _, p := range o.Producers {
+		if o.Shared != nil {
+			break
+		}
 		pk, err := k.newProducer(p, fsys, s)
 		if producerFatal(err) {
 			k.Close()
@@ -313,11 +325,14 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 	}
 	for set := 0; set < sets; set++ {
 		for _, g := range k.groups {
-			buf, err := cuda.MemAlloc(int(max(g.size, 1)))
+			buf, fresh, err := k.buffer(g)
 			if err != nil {
-				return fmt.Errorf("%s: allocating %d bytes: %w", k.l.Name, g.size, err)
+				return err
 			}
 			g.bufs = append(g.bufs, buf)
+			if !fresh {
+				continue
+			}
 			filled, err := fill(fsys, g, k.views(g), deviceBuf(buf, s), k.snaps, k.timing)
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.l.Name, err)
@@ -336,6 +351,24 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 		k.blocks = append(k.blocks, pb)
 	}
 	return s.Synchronize()
+}
+
+// buffer is a buffer for g: the Shared's, where the kernel has one (fresh
+// the first time the Shared gives it), else one of its own (fresh).
+func (k *Kernel) buffer(g *group) (cuda.DevicePtr, bool, error) {
+	if k.shared != nil {
+		buf, fresh, err := k.shared.buffer(g.base, g.size)
+		if err != nil {
+			return 0, false, fmt.Errorf("%s: %w", k.l.Name, err)
+		}
+		g.shared = true
+		return buf, fresh, nil
+	}
+	buf, err := cuda.MemAlloc(int(max(g.size, 1)))
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: allocating %d bytes: %w", k.l.Name, g.size, err)
+	}
+	return buf, true, nil
 }
 
 // paramBlob is the launch's parameter buffer for buffer set set: each
@@ -401,6 +434,9 @@ func (k *Kernel) Close() error {
 	k.blocks = nil
 	for _, g := range k.groups {
 		for _, b := range g.bufs {
+			if g.shared {
+				break // the Shared's to free
+			}
 			if err := b.Free(); err != nil && first == nil {
 				first = err
 			}

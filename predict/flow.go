@@ -60,6 +60,9 @@ type FlowOptions struct {
 	// NoTimeline and NoModel skip the timeline replay and the full-model
 	// run.
 	NoTimeline, NoModel bool
+	// TimelineDataFlow replays the timeline, and the paced pass with it,
+	// on the recorded data flow (replay.TimelineOptions.DataFlow).
+	TimelineDataFlow bool
 	// ModelTicks is the model's energy window in NVML counter ticks
 	// (default 20).
 	ModelTicks int

@@ -117,7 +117,7 @@ func Pacing(s *schedule.Schedule, inf int, set *signatures.Set, rt *signatures.R
 // the host at the pacing of the schedule's median steady inference (Paced:
 // the whole-inference model's independent check), then frees it.
 func (fr *FlowResult) timelines(d *replay.Device, o FlowOptions, progress io.Writer) {
-	tl, err := d.PrepareTimeline(fr.Set, replay.TimelineOptions{Gap: fr.timelineGap(o.Measured), Skip: o.Skip})
+	tl, err := d.PrepareTimeline(fr.Set, replay.TimelineOptions{Gap: fr.timelineGap(o.Measured), Skip: o.Skip, DataFlow: o.TimelineDataFlow})
 	if err != nil {
 		fr.TimelineErr = err
 		fmt.Fprintf(progress, "timeline: %v\n", err)

@@ -80,12 +80,14 @@ func (d *Device) Prepare(sig *signatures.Signature) (*Prepared, error) {
 // signature that cannot be replayed, or does not fit in device memory,
 // gets a *SignatureError naming it.
 func (d *Device) PrepareFor(sig *signatures.Signature, cache CacheMode) (*Prepared, error) {
-	return d.prepareFor(sig, cache, nil)
+	return d.prepareFor(sig, cache, nil, nil)
 }
 
 // prepareFor is PrepareFor, charging a captured binary's host time to t
-// (when not nil) by kind of work.
-func (d *Device) prepareFor(sig *signatures.Signature, cache CacheMode, t *captured.Timing) (*Prepared, error) {
+// (when not nil) by kind of work; with shared (not nil), a captured
+// binary gets the buffers of the allocations it points into from it
+// (captured.Options.Shared: the timeline's recorded data flow).
+func (d *Device) prepareFor(sig *signatures.Signature, cache CacheMode, t *captured.Timing, shared *captured.Shared) (*Prepared, error) {
 	if err := unpreparable(sig); err != nil {
 		return nil, sigErr(sig, "prepare", err)
 	}
@@ -97,7 +99,7 @@ func (d *Device) prepareFor(sig *signatures.Signature, cache CacheMode, t *captu
 		}
 	}
 	return d.prepare(sig, cache, sets, func(opt launch.Options) (launch.Kernel, string, error) {
-		return d.build(sig, opt, captured.Options{Producers: prods, EnergySets: energySets, Timing: t})
+		return d.build(sig, opt, captured.Options{Producers: prods, EnergySets: energySets, Timing: t, Shared: shared})
 	})
 }
 

@@ -327,7 +327,7 @@ func (d *Device) runOne(s *signatures.Signature, o SuiteOptions, e *Entry) error
 func (d *Device) runKept(s *signatures.Signature, o SuiteOptions, e *Entry) (*Prepared, error) {
 	start := time.Now()
 	var t captured.Timing
-	p, err := d.prepareFor(s, o.Cache, &t)
+	p, err := d.prepareFor(s, o.Cache, &t, nil)
 	if err != nil {
 		e.Err = errText(err)
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kreplay/kreplay/captured"
 	"github.com/kreplay/kreplay/energy"
 	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/signatures"
@@ -52,6 +53,15 @@ type TimelineOptions struct {
 	// AgainTimes is how many more times each Again run is launched
 	// right after itself (0: once).
 	AgainTimes int
+	// DataFlow gives the captured binaries the buffers of the
+	// allocations they point into shared among them, one per recorded
+	// allocation (captured.Shared): each kernel reads where its
+	// producer wrote in the capture, the real inference's data flow
+	// through the L2, where by default each signature has buffers of its
+	// own and its memory-bound kernels run longer than in the real run
+	// (results/h200/l2-dirty/). Other signatures keep their own. Opt-in,
+	// not yet validated on a GPU.
+	DataFlow bool
 	// AgainAfter, when set, holds for each Again run the invocation
 	// after which it is launched again (an index into the set's
 	// Timeline, at or after the run's last invocation) instead of right
@@ -114,8 +124,12 @@ type Timeline struct {
 	// Launched too).
 	Again int
 	// BufferBytes is the device memory the prepared signatures' buffers
-	// take (their footprints times their buffer sets).
+	// take (their footprints times their buffer sets; with DataFlow, the
+	// shared buffers once).
 	BufferBytes int64
+	// SharedBuffers is, with DataFlow, the recorded allocations whose
+	// buffers the captured binaries share.
+	SharedBuffers int
 	// TracedNS is the summed duration of all the timeline's invocations;
 	// BusyNS the trace's GPU-busy time (the union of their intervals).
 	TracedNS int64
@@ -130,6 +144,7 @@ type Timeline struct {
 	// launch Again added).
 	orderInv []int
 	subs     []*Prepared // the substitutes, once each (not closed by Close)
+	shared   *captured.Shared
 }
 
 // MeasureTimeline prepares set's timeline (PrepareTimeline), measures it
@@ -159,6 +174,9 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 		o.Reserve = memoryReserve
 	}
 	t := &Timeline{Set: set, dev: d, gap: max(0, o.Gap)}
+	if o.DataFlow {
+		t.shared = captured.NewShared()
+	}
 	for _, s := range set.Summary {
 		t.BusyNS += s.BusyNS
 	}
@@ -325,7 +343,7 @@ func (t *Timeline) prepareAll(count []int, o TimelineOptions, free0, total int) 
 		}
 		reason := skipReason(sig, o)
 		if reason == "" {
-			p, err := d.PrepareFor(sig, Warm)
+			p, err := d.prepareFor(sig, Warm, nil, t.shared)
 			switch {
 			case err != nil && isMemoryError(err):
 				return nil, nil, fmt.Errorf("%w: signature %s (%s) does not fit after %d prepared signatures take %d bytes (%d of %d bytes were free before): %v",
@@ -344,10 +362,16 @@ func (t *Timeline) prepareAll(count []int, o TimelineOptions, free0, total int) 
 			default:
 				byIndex[i] = p
 				t.Prepared = append(t.Prepared, p)
-				t.BufferBytes += p.Kernel.Footprint() * int64(p.Kernel.Sets())
+				if t.shared == nil || p.Path != PathCaptured {
+					t.BufferBytes += p.Kernel.Footprint() * int64(p.Kernel.Sets())
+				}
 			}
 		}
 		reasons[i] = reason
+	}
+	if t.shared != nil {
+		t.BufferBytes += t.shared.Bytes()
+		t.SharedBuffers = t.shared.Buffers()
 	}
 	return byIndex, reasons, nil
 }
@@ -478,6 +502,10 @@ func (t *Timeline) Close() error {
 		errs = append(errs, p.Close())
 	}
 	t.Prepared = nil
+	if sh := t.shared; sh != nil {
+		t.shared = nil
+		errs = append(errs, t.dev.Do(sh.Close))
+	}
 	return errors.Join(errs...)
 }
 
@@ -498,6 +526,10 @@ type TimelineResult struct {
 	// substitutes and their traced time (see Timeline).
 	Substituted   int   `json:"substituted,omitempty"`
 	SubstitutedNS int64 `json:"substituted_ns,omitempty"`
+	// SharedBuffers is, for a timeline of the recorded data flow
+	// (TimelineOptions.DataFlow), the allocations its captured binaries
+	// share; 0 otherwise.
+	SharedBuffers int `json:"shared_buffers,omitempty"`
 	// TracedNS and BusyNS are the trace's summed durations and GPU-busy
 	// time (see Timeline).
 	TracedNS int64 `json:"traced_ns"`
@@ -553,6 +585,9 @@ func (r *TimelineResult) String() string {
 	if r.Substituted > 0 {
 		s += fmt.Sprintf("; %d invocations substituted (%.1fµs traced)", r.Substituted, float64(r.SubstitutedNS)/1e3)
 	}
+	if r.SharedBuffers > 0 {
+		s += fmt.Sprintf("; the recorded data flow: %d allocations shared", r.SharedBuffers)
+	}
 	if r.Throttled {
 		s += " THROTTLED " + r.Reasons
 	}
@@ -584,7 +619,7 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 		Workload: t.Set.Source.Workload, Invocations: t.Launched, Skipped: t.Skipped, SkippedNS: t.SkippedNS,
 		Parts: t.Parts, Skips: slices.Clone(t.Skips), Substituted: t.Substituted, SubstitutedNS: t.SubstitutedNS,
 		TracedNS: t.TracedNS, BusyNS: t.BusyNS, Confidence: o.Confidence,
-		GapNS: t.gap.Nanoseconds(),
+		GapNS: t.gap.Nanoseconds(), SharedBuffers: t.SharedBuffers,
 	}
 	if err := t.dev.Do(func() error { return t.measure(o, r) }); err != nil {
 		return nil, fmt.Errorf("timeline: measure: %w", err)

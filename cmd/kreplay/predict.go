@@ -48,6 +48,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	noModel := flags.Bool("no-model", false, "deprecated: the same as -model none, which replaces it")
 	modelMode := flags.String("model", "auto", "the full-model reference: `MODE` measured (a bundle's measured run), run (run the workload now),\nnone, or auto (measured for a bundle that has one, else run)")
 	noTimeline := flags.Bool("no-timeline", false, "skip the timeline replay")
+	dataFlow := flags.Bool("timeline-dataflow", false, "replay the timeline and the paced pass on the recorded data flow: the captured binaries share the buffers\nof the allocations they point into, so that each reads where its producer wrote (opt-in, not yet validated on a GPU;\ndocs/whole-inference.md section 8)")
 	inference := flags.Bool("inference", true, "predict the whole inference (wall time, time per token, energy) from the bundle's host schedule\n(or the trace's own, a guess) and a host probe on this GPU (docs/whole-inference.md)")
 	plots := flags.String("plots", "", "write the report's plots (SVG and PNG) into `DIR`")
 	top := flags.Int("top", 10, "show the top `N` signatures")
@@ -157,21 +158,22 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		Tier3:   tier3Config(flags),
 		Measure: replay.Options{Energy: *withEnergy, EnergyTicks: *ticks, Budget: *budget, NoEnergyDuty: !*energyDuty,
 			EnergyWarmup: *energyWarmup, Pause: pauseOption(*pause), PauseAbove: pauseAboveOption(*pauseAbove)},
-		SignatureEnergy: sigMode,
-		EnergyShare:     *energyShare,
-		SharedEnergy:    *sharedEnergy,
-		Families:        *families,
-		NoBinaries:      !*binaries,
-		NoTimeline:      *noTimeline,
-		NoModel:         ref.none,
-		ModelTicks:      *modelTicks,
-		Spec:            ref.spec,
-		Measured:        ref.measured,
-		MeasuredFrom:    ref.from,
-		Peaks:           peaks,
-		Progress:        stderr,
-		Schedule:        sched,
-		Runtime:         rt,
+		SignatureEnergy:  sigMode,
+		EnergyShare:      *energyShare,
+		SharedEnergy:     *sharedEnergy,
+		Families:         *families,
+		NoBinaries:       !*binaries,
+		NoTimeline:       *noTimeline,
+		TimelineDataFlow: *dataFlow,
+		NoModel:          ref.none,
+		ModelTicks:       *modelTicks,
+		Spec:             ref.spec,
+		Measured:         ref.measured,
+		MeasuredFrom:     ref.from,
+		Peaks:            peaks,
+		Progress:         stderr,
+		Schedule:         sched,
+		Runtime:          rt,
 	})
 	if errors.Is(err, predict.ErrNoGPU) {
 		return cpuPartEnds(stdout, err, "predict", "replay every signature (with its energy),\n"+

@@ -1,0 +1,66 @@
+package replay
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kreplay/kreplay/internal/inject"
+	"github.com/kreplay/kreplay/signatures"
+)
+
+// capturedSet reads the bundle that KREPLAY_TEST_BUNDLE names (a
+// directory kreplay capture wrote, its kernels directory with it), so
+// that its signatures replay by their captured binaries; the test skips
+// without one (the bundles are too large for testdata).
+func capturedSet(t *testing.T) *signatures.Set {
+	t.Helper()
+	dir := os.Getenv("KREPLAY_TEST_BUNDLE")
+	if dir == "" {
+		t.Skip("KREPLAY_TEST_BUNDLE names no bundle with its kernels directory")
+	}
+	kfs := os.DirFS(filepath.Join(dir, "kernels"))
+	x, err := inject.ReadIndex(kfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := signatures.ImportFile(filepath.Join(dir, "trace.json.gz"), signatures.Options{Kernels: x, KernelsFS: kfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// A timeline on the recorded data flow shares the captured binaries'
+// allocations: it prepares the same launches in fewer bytes, replays
+// them, and frees its shared buffers on Close.
+func TestGPUTimelineDataFlow(t *testing.T) {
+	set := capturedSet(t)
+	d := openGPU(t)
+	var res [2]*TimelineResult
+	var bytes [2]int64
+	for i, flow := range []bool{false, true} {
+		tl, err := d.PrepareTimeline(set, TimelineOptions{DataFlow: flow})
+		if err != nil {
+			t.Fatalf("data flow %v: %v", flow, err)
+		}
+		bytes[i] = tl.BufferBytes
+		res[i], err = tl.Measure(quick)
+		if cerr := tl.Close(); cerr != nil {
+			t.Errorf("data flow %v: close: %v", flow, cerr)
+		}
+		if err != nil {
+			t.Fatalf("data flow %v: %v", flow, err)
+		}
+		t.Logf("data flow %v: %d bytes of buffers; %s", flow, bytes[i], res[i])
+	}
+	if res[0].SharedBuffers != 0 || res[1].SharedBuffers == 0 {
+		t.Errorf("shared allocations %d without the data flow, %d with it; want 0 and some", res[0].SharedBuffers, res[1].SharedBuffers)
+	}
+	if res[1].Invocations != res[0].Invocations {
+		t.Errorf("%d invocations on the data flow, %d without", res[1].Invocations, res[0].Invocations)
+	}
+	if bytes[1] >= bytes[0] {
+		t.Errorf("buffers %d bytes on the data flow, %d without: want fewer", bytes[1], bytes[0])
+	}
+}
