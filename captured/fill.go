@@ -69,6 +69,36 @@ func fill(fsys fs.FS, g *group, views []view, w bufWriter, c *Snapshots, t *Timi
 	return wrote, nil
 }
 
+// writeViews writes each view's snapshot into a group's buffer shared
+// with kernels made before (Shared), at its pointer, its recorded bytes
+// only: the kernel finds its inputs as recorded on its first launch, and
+// what the other kernels left elsewhere in the allocation stays. It
+// reports whether any snapshot was written.
+func writeViews(fsys fs.FS, g *group, views []view, w bufWriter, c *Snapshots, t *Timing) (bool, error) {
+	wrote := false
+	for _, v := range views {
+		if v.Snap == "" {
+			continue
+		}
+		prev := t.enter(workFiles)
+		data, err := c.read(fsys, v.Snapshot)
+		t.enter(prev)
+		if err != nil {
+			return wrote, fmt.Errorf("snapshot of %s: %w", v.what, err)
+		}
+		start := int64(v.value - g.base)
+		n := min(int64(len(data)), g.size-start)
+		if n <= 0 {
+			continue
+		}
+		if err := w.upload(start, data[:n]); err != nil {
+			return wrote, err
+		}
+		wrote = true
+	}
+	return wrote, nil
+}
+
 // tileWith fills [from, to) of a buffer with pattern repeated so that
 // pattern[0] lies at offset phase: byte x gets pattern[(x-phase) mod
 // len(pattern)]. It uploads one period (upload writes b at offset at) and

@@ -2,7 +2,12 @@ package captured
 
 import (
 	"bytes"
+	"compress/gzip"
+	"strings"
 	"testing"
+	"testing/fstest"
+
+	"github.com/kreplay/kreplay/internal/inject"
 )
 
 // tileHost runs tile's plan (tileWith) on a host buffer.
@@ -119,4 +124,47 @@ func FuzzRotated(f *testing.F) {
 			t.Errorf("from %d n %d phase %d: got %x, want %x", from, n, phase, got, want)
 		}
 	})
+}
+
+// gzipped is data gzip-compressed, as a bundle keeps a snapshot.
+func gzipped(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// A kernel that shares a buffer writes its snapshots' recorded bytes at
+// its pointers, cut at the buffer's end, and leaves the rest as it was.
+func TestWriteViews(t *testing.T) {
+	fsys := fstest.MapFS{
+		"snaps/a.bin.gz": {Data: gzipped(t, []byte("AAAAAAAA"))},
+		"snaps/b.bin.gz": {Data: gzipped(t, []byte("BBBBBBBBBBBBBBBBBBBB"))},
+	}
+	g := &group{base: 0x1000, size: 64}
+	views := []view{
+		{value: 0x1008, Snapshot: inject.Snapshot{Snap: "a", SnapLen: 8}, what: "pointer at 0"},
+		{value: 0x1010, what: "pointer at 8"},
+		{value: 0x1030, Snapshot: inject.Snapshot{Snap: "b", SnapLen: 20}, what: "pointer at 16"},
+	}
+	buf := bytes.Repeat([]byte{'.'}, 64)
+	w := bufWriter{upload: func(at int64, b []byte) error { copy(buf[at:], b); return nil }}
+	wrote, err := writeViews(fsys, g, views, w, nil, nil)
+	if err != nil || !wrote {
+		t.Fatalf("writeViews: wrote %v, %v", wrote, err)
+	}
+	want := "........AAAAAAAA................................BBBBBBBBBBBBBBBB"
+	if string(buf) != want {
+		t.Errorf("buffer %q, want %q", buf, want)
+	}
+	missing := []view{{value: 0x1000, Snapshot: inject.Snapshot{Snap: "c", SnapLen: 4}, what: "pointer at 0"}}
+	if _, err := writeViews(fsys, g, missing, w, nil, nil); err == nil || !strings.Contains(err.Error(), "pointer at 0") {
+		t.Errorf("a missing snapshot: %v, want an error naming the pointer", err)
+	}
 }

@@ -330,10 +330,11 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 				return err
 			}
 			g.bufs = append(g.bufs, buf)
+			write := fill
 			if !fresh {
-				continue
+				write = writeViews
 			}
-			filled, err := fill(fsys, g, k.views(g), deviceBuf(buf, s), k.snaps, k.timing)
+			filled, err := write(fsys, g, k.views(g), deviceBuf(buf, s), k.snaps, k.timing)
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.l.Name, err)
 			}

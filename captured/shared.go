@@ -17,9 +17,12 @@ import (
 // runs up to twice as long (results/h200/l2-dirty/).
 //
 // The first kernel made with an allocation fills its buffer as New fills
-// its own; a later one finds it as the kernels before it left it, its own
-// snapshots not written. A Shared is used inside one CUDA context; Close
-// frees its buffers once the kernels that share them are closed.
+// its own; a later one writes its snapshots' recorded bytes at its
+// pointers and finds the rest as the kernels before it left it, so that
+// an input no replayed kernel produces (a token's ids, copied from the
+// host) holds what was recorded. A Shared is used inside one CUDA
+// context; Close frees its buffers once the kernels that share them are
+// closed.
 type Shared struct {
 	bufs  map[sharedKey]cuda.DevicePtr
 	bytes int64
