@@ -125,6 +125,10 @@ func (fr *FlowResult) timelines(d *replay.Device, o FlowOptions, progress io.Wri
 		return
 	}
 	defer tl.Close()
+	if tl.SharedBuffers > 0 {
+		fmt.Fprintf(progress, "timeline: the recorded data flow: %d allocations shared, %d bytes; once prepared they hold %s\n",
+			tl.SharedBuffers, tl.BufferBytes, tl.SharedBefore)
+	}
 	if fr.Timeline, fr.TimelineErr = tl.Measure(o.Measure); fr.TimelineErr != nil {
 		fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
 	} else {

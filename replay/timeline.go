@@ -128,8 +128,11 @@ type Timeline struct {
 	// shared buffers once).
 	BufferBytes int64
 	// SharedBuffers is, with DataFlow, the recorded allocations whose
-	// buffers the captured binaries share.
+	// buffers the captured binaries share; SharedBefore what those
+	// buffers held once prepared (captured.Census), before the graph's
+	// first launch.
 	SharedBuffers int
+	SharedBefore  captured.Census
 	// TracedNS is the summed duration of all the timeline's invocations;
 	// BusyNS the trace's GPU-busy time (the union of their intervals).
 	TracedNS int64
@@ -372,6 +375,13 @@ func (t *Timeline) prepareAll(count []int, o TimelineOptions, free0, total int) 
 	if t.shared != nil {
 		t.BufferBytes += t.shared.Bytes()
 		t.SharedBuffers = t.shared.Buffers()
+		err := d.Do(func() (err error) {
+			t.SharedBefore, err = t.shared.Census(censusLimit, d.stream)
+			return err
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("timeline: the shared buffers' values: %w", err)
+		}
 	}
 	return byIndex, reasons, nil
 }
@@ -530,6 +540,13 @@ type TimelineResult struct {
 	// (TimelineOptions.DataFlow), the allocations its captured binaries
 	// share; 0 otherwise.
 	SharedBuffers int `json:"shared_buffers,omitempty"`
+	// SharedBefore and SharedAfter are, on the recorded data flow, what
+	// the shared buffers held before the graph's first launch and after
+	// the samples (captured.Census): whether the values the replays
+	// compute on drift from real data. SharedErr says why not read.
+	SharedBefore *captured.Census `json:"shared_before,omitempty"`
+	SharedAfter  *captured.Census `json:"shared_after,omitempty"`
+	SharedErr    string           `json:"shared_error,omitempty"`
 	// TracedNS and BusyNS are the trace's summed durations and GPU-busy
 	// time (see Timeline).
 	TracedNS int64 `json:"traced_ns"`
@@ -587,6 +604,12 @@ func (r *TimelineResult) String() string {
 	}
 	if r.SharedBuffers > 0 {
 		s += fmt.Sprintf("; the recorded data flow: %d allocations shared", r.SharedBuffers)
+		if r.SharedBefore != nil && r.SharedAfter != nil {
+			s += fmt.Sprintf(" (before: %s; after: %s)", r.SharedBefore, r.SharedAfter)
+		}
+		if r.SharedErr != "" {
+			s += " (values not read: " + r.SharedErr + ")"
+		}
 	}
 	if r.Throttled {
 		s += " THROTTLED " + r.Reasons
@@ -624,7 +647,29 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 	if err := t.dev.Do(func() error { return t.measure(o, r) }); err != nil {
 		return nil, fmt.Errorf("timeline: measure: %w", err)
 	}
+	if t.shared != nil {
+		t.census(r)
+	}
 	return r, nil
+}
+
+// censusLimit bounds the bytes a census reads of each shared buffer.
+const censusLimit = 256 << 20
+
+// census reads what the shared buffers hold after the samples into r,
+// beside what they held once prepared.
+func (t *Timeline) census(r *TimelineResult) {
+	before := t.SharedBefore
+	err := t.dev.Do(func() error {
+		after, err := t.shared.Census(censusLimit, t.dev.stream)
+		r.SharedAfter = &after
+		return err
+	})
+	if err != nil {
+		r.SharedAfter, r.SharedErr = nil, err.Error()
+		return
+	}
+	r.SharedBefore = &before
 }
 
 func (t *Timeline) measure(o Options, r *TimelineResult) error {

@@ -60,6 +60,9 @@ func TestGPUTimelineDataFlow(t *testing.T) {
 	if res[1].Invocations != res[0].Invocations {
 		t.Errorf("%d invocations on the data flow, %d without", res[1].Invocations, res[0].Invocations)
 	}
+	if res[1].SharedAfter == nil || res[1].SharedAfter.Bytes == 0 {
+		t.Errorf("no census of the shared buffers after the samples: %s", res[1].SharedErr)
+	}
 	if bytes[1] >= bytes[0] {
 		t.Errorf("buffers %d bytes on the data flow, %d without: want fewer", bytes[1], bytes[0])
 	}
