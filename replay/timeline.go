@@ -59,8 +59,11 @@ type TimelineOptions struct {
 	// producer wrote in the capture, the real inference's data flow
 	// through the L2, where by default each signature has buffers of its
 	// own and its memory-bound kernels run longer than in the real run
-	// (results/h200/l2-dirty/). Other signatures keep their own. Opt-in,
-	// not yet validated on a GPU.
+	// (results/h200/l2-dirty/). Other signatures keep their own. An
+	// experiment: the kernels' times come out as traced, but the values
+	// they compute drift to NaN (the census, TimelineResult.SharedAfter),
+	// and with them the energy; decodes crashed the process
+	// (results/h200/timeline-dataflow/).
 	DataFlow bool
 	// AgainAfter, when set, holds for each Again run the invocation
 	// after which it is launched again (an index into the set's
