@@ -2,11 +2,11 @@ package captured
 
 import (
 	"bytes"
-	"compress/gzip"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/kreplay/kreplay/internal/gztest"
 	"github.com/kreplay/kreplay/internal/inject"
 )
 
@@ -126,26 +126,12 @@ func FuzzRotated(f *testing.F) {
 	})
 }
 
-// gzipped is data gzip-compressed, as a bundle keeps a snapshot.
-func gzipped(t *testing.T, data []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 // A kernel that shares a buffer writes its snapshots' recorded bytes at
 // its pointers, cut at the buffer's end, and leaves the rest as it was.
 func TestWriteViews(t *testing.T) {
 	fsys := fstest.MapFS{
-		"snaps/a.bin.gz": {Data: gzipped(t, []byte("AAAAAAAA"))},
-		"snaps/b.bin.gz": {Data: gzipped(t, []byte("BBBBBBBBBBBBBBBBBBBB"))},
+		"snaps/a.bin.gz": gztest.MapFile(t, []byte("AAAAAAAA")),
+		"snaps/b.bin.gz": gztest.MapFile(t, []byte("BBBBBBBBBBBBBBBBBBBB")),
 	}
 	g := &group{base: 0x1000, size: 64}
 	views := []view{
