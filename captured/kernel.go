@@ -338,7 +338,7 @@ func (k *Kernel) allocate(fsys fs.FS, sets int, s *cuda.Stream) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.l.Name, err)
 			}
-			if !filled && set == 0 {
+			if !filled && set == 0 && fresh {
 				k.zeroed++
 			}
 		}

@@ -13,16 +13,20 @@ import (
 // wrote where the capture's did (the recorded data flow), rather than
 // buffers of its own. In the real inference a memory-bound kernel reads
 // its producer's output from the L2; on buffers of its own it reads them
-// from device memory, with the L2 full of other kernels' dirty lines, and
-// runs up to twice as long (results/h200/l2-dirty/).
+// from device memory and runs up to twice as long
+// (results/h200/l2-dirty/).
 //
 // The first kernel made with an allocation fills its buffer as New fills
 // its own; a later one writes its snapshots' recorded bytes at its
 // pointers and finds the rest as the kernels before it left it, so that
 // an input no replayed kernel produces (a token's ids, copied from the
-// host) holds what was recorded. A Shared is used inside one CUDA
-// context; Close frees its buffers once the kernels that share them are
-// closed.
+// host) holds what was recorded. A kernel's restores (steering data of at
+// most 2 KiB that it changes, such as a persistent GEMM's tile counters)
+// are still written before each of its launches, over whatever another
+// kernel wrote there. A buffer stays in the Shared once given, also when
+// the kernel it was made for fails to build. A Shared is used inside one
+// CUDA context; Close frees its buffers once the kernels that share them
+// are closed.
 type Shared struct {
 	bufs  map[sharedKey]cuda.DevicePtr
 	bytes int64
@@ -55,8 +59,13 @@ func (s *Shared) buffer(base uint64, size int64) (buf cuda.DevicePtr, fresh bool
 // Buffers is the number of allocations s holds a buffer for.
 func (s *Shared) Buffers() int { return len(s.bufs) }
 
-// Bytes is the device memory s's buffers take.
-func (s *Shared) Bytes() int64 { return s.bytes }
+// Bytes is the device memory s's buffers take; 0 for a nil Shared.
+func (s *Shared) Bytes() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.bytes
+}
 
 // Close frees s's buffers. Call it inside the context, after closing the
 // kernels made with s.

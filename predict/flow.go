@@ -61,7 +61,8 @@ type FlowOptions struct {
 	// run.
 	NoTimeline, NoModel bool
 	// TimelineDataFlow replays the timeline, and the paced pass with it,
-	// on the recorded data flow (replay.TimelineOptions.DataFlow).
+	// on the recorded data flow (replay.TimelineOptions.DataFlow); the
+	// paced pass's energy is then not used for the inference's.
 	TimelineDataFlow bool
 	// ModelTicks is the model's energy window in NVML counter ticks
 	// (default 20).

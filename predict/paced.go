@@ -127,7 +127,7 @@ func (fr *FlowResult) timelines(d *replay.Device, o FlowOptions, progress io.Wri
 	defer tl.Close()
 	if tl.SharedBuffers > 0 {
 		fmt.Fprintf(progress, "timeline: the recorded data flow: %d allocations shared, %d bytes; once prepared they hold %s\n",
-			tl.SharedBuffers, tl.BufferBytes, tl.SharedBefore)
+			tl.SharedBuffers, tl.SharedBytes, tl.SharedBefore)
 	}
 	if fr.Timeline, fr.TimelineErr = tl.Measure(o.Measure); fr.TimelineErr != nil {
 		fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
@@ -149,6 +149,10 @@ func (fr *FlowResult) timelines(d *replay.Device, o FlowOptions, progress io.Wri
 		return
 	}
 	fmt.Fprintf(progress, "paced timeline: %s\n", fr.pacedText())
+	if o.TimelineDataFlow {
+		fr.energyNotInPlace("the timeline ran on the recorded data flow (-timeline-dataflow), whose computed values drift from real data: its energy is not the inference's", progress)
+		return
+	}
 	if fr.Inference != nil {
 		if PacedEnergy(fr.Inference, fr.Paced) {
 			var gaps *replay.TimelineGaps

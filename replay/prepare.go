@@ -324,11 +324,10 @@ func rotationSets(sig *signatures.Signature, k launch.Kernel, l2, budget int64) 
 // setsFor is rotationSets for a kernel of footprint fp bytes. With
 // tensors (the Rotating cache mode), a captured kernel that is not a GEMM
 // counts its sets by its op's tensors (TensorParams.Bytes, an estimate)
-// as a GEMM does by its operands: an RMSNorm's mean over a 12.6 MB
-// activation in a 600 MB segment got one set and read its input from the
-// L2 at every launch, labelled rotating (4.28 µs, where cold it takes
-// 8.6 µs: results/h200/l2-dirty/). The other modes that rotate (Primed)
-// keep the segments' count.
+// as a GEMM does by its operands: counted by its segments, an RMSNorm's
+// mean over a 12.6 MB activation in a 600 MB segment would get one set
+// and read its input from the L2 at every launch. The other modes that
+// rotate (Primed) keep the segments' count.
 func setsFor(sig *signatures.Signature, fp int64, isCaptured, tensors bool, l2, budget int64) int {
 	if b := touchedBytes(sig, isCaptured, tensors); b > 0 && b < fp {
 		n := launch.SetsFor(b, l2, 0, maxSets)

@@ -61,9 +61,9 @@ type TimelineOptions struct {
 	// own and its memory-bound kernels run longer than in the real run
 	// (results/h200/l2-dirty/). Other signatures keep their own. An
 	// experiment: the kernels' times come out as traced, but the values
-	// they compute drift to NaN (the census, TimelineResult.SharedAfter),
-	// and with them the energy; decodes crashed the process
-	// (results/h200/timeline-dataflow/).
+	// they compute drift from real data (the census,
+	// TimelineResult.SharedAfter), and with them the energy; decodes have
+	// crashed the process (results/h200/timeline-dataflow/).
 	DataFlow bool
 	// AgainAfter, when set, holds for each Again run the invocation
 	// after which it is launched again (an index into the set's
@@ -131,11 +131,14 @@ type Timeline struct {
 	// shared buffers once).
 	BufferBytes int64
 	// SharedBuffers is, with DataFlow, the recorded allocations whose
-	// buffers the captured binaries share; SharedBefore what those
-	// buffers held once prepared (captured.Census), before the graph's
-	// first launch.
+	// buffers the captured binaries share and SharedBytes their bytes;
+	// SharedBefore what those buffers held once prepared
+	// (captured.Census), before the graph's first launch, and
+	// SharedErr why it could not be read.
 	SharedBuffers int
+	SharedBytes   int64
 	SharedBefore  captured.Census
+	SharedErr     string
 	// TracedNS is the summed duration of all the timeline's invocations;
 	// BusyNS the trace's GPU-busy time (the union of their intervals).
 	TracedNS int64
@@ -353,7 +356,7 @@ func (t *Timeline) prepareAll(count []int, o TimelineOptions, free0, total int) 
 			switch {
 			case err != nil && isMemoryError(err):
 				return nil, nil, fmt.Errorf("%w: signature %s (%s) does not fit after %d prepared signatures take %d bytes (%d of %d bytes were free before): %v",
-					ErrTimelineMemory, sig.ID, sig.Label, len(t.Prepared), t.BufferBytes, free0, total, err)
+					ErrTimelineMemory, sig.ID, sig.Label, len(t.Prepared), t.BufferBytes+t.shared.Bytes(), free0, total, err)
 			case err != nil:
 				reason = err.Error()
 				if se := (*SignatureError)(nil); errors.As(err, &se) {
@@ -376,14 +379,14 @@ func (t *Timeline) prepareAll(count []int, o TimelineOptions, free0, total int) 
 		reasons[i] = reason
 	}
 	if t.shared != nil {
-		t.BufferBytes += t.shared.Bytes()
-		t.SharedBuffers = t.shared.Buffers()
+		t.SharedBuffers, t.SharedBytes = t.shared.Buffers(), t.shared.Bytes()
+		t.BufferBytes += t.SharedBytes
 		err := d.Do(func() (err error) {
 			t.SharedBefore, err = t.shared.Census(censusLimit, d.stream)
 			return err
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("timeline: the shared buffers' values: %w", err)
+			t.SharedErr = "once prepared: " + err.Error()
 		}
 	}
 	return byIndex, reasons, nil
@@ -662,6 +665,10 @@ const censusLimit = 256 << 20
 // census reads what the shared buffers hold after the samples into r,
 // beside what they held once prepared.
 func (t *Timeline) census(r *TimelineResult) {
+	if t.SharedErr != "" {
+		r.SharedErr = t.SharedErr
+		return
+	}
 	before := t.SharedBefore
 	err := t.dev.Do(func() error {
 		after, err := t.shared.Census(censusLimit, t.dev.stream)
@@ -669,7 +676,7 @@ func (t *Timeline) census(r *TimelineResult) {
 		return err
 	})
 	if err != nil {
-		r.SharedAfter, r.SharedErr = nil, err.Error()
+		r.SharedAfter, r.SharedErr = nil, "after the samples: "+err.Error()
 		return
 	}
 	r.SharedBefore = &before

@@ -33,7 +33,7 @@ func capturedSet(t *testing.T) *signatures.Set {
 
 // A timeline on the recorded data flow shares the captured binaries'
 // allocations: it prepares the same launches in fewer bytes, replays
-// them, and frees its shared buffers on Close.
+// them, reads its shared buffers' values back, and closes.
 func TestGPUTimelineDataFlow(t *testing.T) {
 	set := capturedSet(t)
 	d := openGPU(t)

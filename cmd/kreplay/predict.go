@@ -48,7 +48,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	noModel := flags.Bool("no-model", false, "deprecated: the same as -model none, which replaces it")
 	modelMode := flags.String("model", "auto", "the full-model reference: `MODE` measured (a bundle's measured run), run (run the workload now),\nnone, or auto (measured for a bundle that has one, else run)")
 	noTimeline := flags.Bool("no-timeline", false, "skip the timeline replay")
-	dataFlow := flags.Bool("timeline-dataflow", false, "replay the timeline and the paced pass on the recorded data flow: the captured binaries share the buffers\nof the allocations they point into, so that each reads where its producer wrote. An experiment: the kernels' times come\nout as traced, but the values they compute drift to NaN and the energy falls (-17% on a prefill), and on decodes the\nprocess crashed (SIGSEGV in cuGraphLaunch); results/h200/timeline-dataflow/")
+	dataFlow := flags.Bool("timeline-dataflow", false, "replay the timeline and the paced pass on the recorded data flow: the captured binaries share the buffers\nof the allocations they point into, so that each reads where its producer wrote. An experiment: the kernels' times come\nout as traced, but the values they compute drift from real data (to NaN), so the paced pass's energy is not used, and\ndecodes have crashed the process; results/h200/timeline-dataflow/")
 	inference := flags.Bool("inference", true, "predict the whole inference (wall time, time per token, energy) from the bundle's host schedule\n(or the trace's own, a guess) and a host probe on this GPU (docs/whole-inference.md)")
 	plots := flags.String("plots", "", "write the report's plots (SVG and PNG) into `DIR`")
 	top := flags.Int("top", 10, "show the top `N` signatures")
@@ -94,6 +94,8 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return usagef("-device %d: want a device index, 0 or more", *devIndex)
 	case *top < 0:
 		return usagef("-top %d: want 0 or more", *top)
+	case *dataFlow && *noTimeline:
+		return usagef("-timeline-dataflow with -no-timeline: the data flow is the timeline's; give one")
 	}
 	peaks, err := roofline.OptionsFromEnv()
 	if err != nil {

@@ -43,6 +43,7 @@ func TestPredictErrors(t *testing.T) {
 		{[]string{"predict", "-shared-energy", "1"}, 2, "-shared-energy 1: want 0 (off) or 2 to 16"},
 		{[]string{"run", "-shared-energy", "17"}, 2, "-shared-energy 17: want 0 (off) or 2 to 16"},
 		{[]string{"run", "-shared-energy", "-1"}, 2, "-shared-energy -1: want 0"},
+		{[]string{"predict", "-timeline-dataflow", "-no-timeline"}, 2, "-timeline-dataflow with -no-timeline"},
 		{[]string{"predict", "embedded:nope"}, 1, "no such embedded bundle or trace"},
 	} {
 		code, _, e := runCmd(t, tc.args...)

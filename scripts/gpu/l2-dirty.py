@@ -4,12 +4,10 @@ the real inference: a probe on one GPU, with PyTorch's own kernels.
 In the real inference a kernel reads what the kernel before it wrote (an
 RMSNorm's mean reads pow's output, still in L2). In the timeline graph each
 signature has buffers of its own: the kernel before it writes its own
-output, and the kernel reads its own input, long evicted from L2. With
--cache rotating (a kernel's inputs rotated through buffers larger than
-L2, no other kernel between) the same kernel runs no slower than in the
-trace, so cold inputs alone do not explain it. The hypothesis measured
-here: the L2 the kernel finds holds the previous kernel's dirty lines,
-whose write-back to memory shares the bandwidth with the kernel's reads.
+output, and the kernel reads its own input, long evicted from L2. The
+cases below separate the input's place (just written, cold) from the L2's
+state (clean, full of the previous kernel's dirty lines, whose write-back
+would share the bandwidth with the kernel's reads).
 
 For two consumers of an f32 [8, 256, 1536] tensor (12.6 MB, the shape of
 a Qwen2.5-1.5B prefill's RMSNorm: its mean over the last dimension, and
@@ -21,8 +19,9 @@ the consumer's kernel times are read from a profiler trace (median,
   cold clean flush L2 clean (read 256 MiB), consumer(w): -cache rotating
   cold dirty flush L2 dirty (write 256 MiB), consumer(w)
   warm       consumer(w), consumer(w): the second one
-If the hypothesis holds, "own input" and "cold dirty" land together, well
-above "cold clean" and "producer".
+"own input" well above "producer" says the graph's own buffers cost the
+time; "own input" with "cold dirty" rather than "cold clean" would say
+the dirty lines are part of it.
 
 Run on the GPU machine: python3 scripts/gpu/l2-dirty.py [REPS] [JSON]
 """
