@@ -5,6 +5,7 @@ import (
 	"io/fs"
 
 	"github.com/kreplay/kreplay/internal/cuda"
+	"github.com/kreplay/kreplay/internal/inject"
 )
 
 // bufWriter is fill's device side: it writes one buffer.
@@ -41,11 +42,9 @@ func fill(fsys fs.FS, g *group, views []view, w bufWriter, c *Snapshots, t *Timi
 		if v.Snap == "" {
 			continue
 		}
-		prev := t.enter(workFiles)
-		data, err := c.pattern(fsys, v.Snapshot)
-		t.enter(prev)
+		data, err := viewData(fsys, v, c.pattern, t)
 		if err != nil {
-			return wrote, fmt.Errorf("snapshot of %s: %w", v.what, err)
+			return wrote, err
 		}
 		start := int64(v.value - g.base)
 		end := g.size
@@ -80,11 +79,9 @@ func writeViews(fsys fs.FS, g *group, views []view, w bufWriter, c *Snapshots, t
 		if v.Snap == "" {
 			continue
 		}
-		prev := t.enter(workFiles)
-		data, err := c.read(fsys, v.Snapshot)
-		t.enter(prev)
+		data, err := viewData(fsys, v, c.read, t)
 		if err != nil {
-			return wrote, fmt.Errorf("snapshot of %s: %w", v.what, err)
+			return wrote, err
 		}
 		start := int64(v.value - g.base)
 		n := min(int64(len(data)), g.size-start)
@@ -97,6 +94,17 @@ func writeViews(fsys fs.FS, g *group, views []view, w bufWriter, c *Snapshots, t
 		wrote = true
 	}
 	return wrote, nil
+}
+
+// viewData reads v's snapshot with read (Snapshots.pattern or
+// Snapshots.read), charging the time to reading files.
+func viewData(fsys fs.FS, v view, read func(fs.FS, inject.Snapshot) ([]byte, error), t *Timing) ([]byte, error) {
+	defer t.enter(t.enter(workFiles))
+	data, err := read(fsys, v.Snapshot)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %s: %w", v.what, err)
+	}
+	return data, nil
 }
 
 // tileWith fills [from, to) of a buffer with pattern repeated so that

@@ -102,6 +102,9 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 	if o.Timing != nil {
 		o.Timing.Kernels++
 	}
+	if o.Shared != nil {
+		o.Producers = nil // a kernel on shared buffers runs without primers
+	}
 	fns, err := functions(fsys, l, o.Snapshots, o.Timing)
 	if err != nil {
 		return nil, err
@@ -134,9 +137,6 @@ func New(l *inject.Launch, fsys fs.FS, o Options, s *cuda.Stream) (*Kernel, erro
 		}
 	}
 	for _, p := range o.Producers {
-		if o.Shared != nil {
-			break
-		}
 		pk, err := k.newProducer(p, fsys, s)
 		if producerFatal(err) {
 			k.Close()
