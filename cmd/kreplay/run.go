@@ -49,6 +49,7 @@ type runFlags struct {
 	skipped                  map[string]string
 	measuredFile             string
 	devices                  []int
+	spread                   bool // neither -device nor -devices: every local GPU of device 0's kind, for one rank's input
 	measure                  replay.Options
 	resume, energy, binaries bool
 	families                 bool
@@ -87,7 +88,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	energyWarmup := fs.Duration("energywarmup", time.Second, "with -energy: launch for `DURATION` before each energy window opens (steady-state power and clocks)")
 	kernels := fs.Bool("kernels", true, "time the kernels and record which ran, with CUPTI")
 	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
-	devList := fs.String("devices", "", "replay on these CUDA `DEVICES` (comma-separated): signatures are spread over them, and the collectives of one trace per rank run across them through NCCL")
+	devList := fs.String("devices", "", "replay on these CUDA `DEVICES` (comma-separated): signatures are spread over them, and the collectives of one trace per rank run across them through NCCL\n(default, for one trace, without -device, -roofline, -families or -shared-energy, which need one GPU:\nevery local GPU of device 0's kind)")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
 	progOut := fs.String("out", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured")
 	resume := fs.Bool("resume", false, "with -out: reuse the results already in the file and measure only the rest")
@@ -133,6 +134,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	}
 	if len(f.devices) == 0 {
 		f.devices = []int{*devIndex}
+		f.spread = !setFlags(fs)["device"] && !f.roofline && !f.families && f.sharedEnergy == 0
 	}
 	if f.roofline && len(f.devices) > 1 {
 		return nil, nil, usagef("-roofline: one device at a time (-devices %s)", *devList)
@@ -265,6 +267,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if f.skipped, err = parseSkip(f.skip, sets, f.binaries); err != nil {
 		return err
+	}
+	if f.spread && len(sets) == 1 {
+		if all := allLocalGPUs("run", stderr); all != nil {
+			f.devices = all
+		}
 	}
 	runner, opened, closeDevices, err := openDevices(f.devices, stderr)
 	if err != nil && (len(f.devices) == 1 || isNoGPU(err)) {

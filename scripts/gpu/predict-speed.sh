@@ -6,7 +6,8 @@
 # NOPAUSE=1 the same again without the pause before each signature, -pause
 # 0; with FAMILIES=1 the same again with -families, the signature
 # families interpolated; TIMES=0 skips the times-only predictions) and
-# with energy (ENERGY_FLAGS, default the issue's own: windows of 6
+# with energy (on every local GPU of device 0's kind, kreplay's default;
+# with ONE=1 again on device 0 alone; ENERGY_FLAGS, default the issue's own: windows of 6
 # ticks after 300 ms over the signatures that make 95% of the traced time,
 # 100 ms of sampling each, where -signature-energy on or a bundle without
 # a recorded schedule gives the signatures windows of their own; with
@@ -102,5 +103,6 @@ for i, s in short.items():
 EOF
 fi
 late || timed energy $ENERGY_FLAGS
+[ -z "${ONE:-}" ] || late || timed energy-one $ENERGY_FLAGS -devices 0
 [ -z "${FAMILIES:-}" ] || late || timed energy-families $ENERGY_FLAGS -families
 rm -rf "$b/kernels"
