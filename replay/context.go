@@ -143,7 +143,7 @@ func activityRecords(rec *recorder) ([]cupti.Record, error) {
 	if err := cupti.Flush(); err != nil {
 		return nil, err
 	}
-	all := cupti.Drain()
+	all := slices.DeleteFunc(cupti.Drain(), func(r cupti.Record) bool { return !rec.own(r) })
 	slices.SortStableFunc(all, func(a, b cupti.Record) int { return cmp.Compare(a.Start, b.Start) })
 	return all, nil
 }

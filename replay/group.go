@@ -243,23 +243,11 @@ func joinRankErrors(devices []int, errs []error) error {
 // collective's is measured on every GPU at once (Result.RankEnergy).
 // EnergyShare limits the energy windows as Device.RunSet does.
 //
-// With more than one GPU the single-GPU measurements run with
-// Options.NoKernelTime: replay times are CUDA event times, and SameKernel
-// comes from an identity pass after everything else (identify: each
-// signature once more, one GPU at a time, with CUPTI's records on;
-// skipped where the caller set NoKernelTime). CUPTI's activity API cannot give each GPU's measurement its
-// own kernel records: enabling and disabling an activity kind applies to
-// the whole process, and records come only through
-// cuptiActivityFlushAll, which flushes every GPU's buffers at once. To
-// end a measurement the recorder must force that flush (the last buffer
-// is only partly full), and a forced flush while the other GPU is in the
-// middle of its own measurement hands over that GPU's kernels still in
-// flight as incomplete records (no end time) that CUPTI does not deliver
-// again. The records do carry their device, so demultiplexing them would
-// be easy, but the other GPU's batches would lose kernels at arbitrary
-// points; recording only while the other GPUs are idle would serialise
-// the suite, which sharding is there to avoid. A one-GPU group records
-// kernels as Device.RunSet does.
+// Each GPU times its signatures' kernels with CUPTI as Device.RunSet
+// does, one GPU at a time: CUPTI records for the whole process, so a GPU
+// that is to time waits while another records (cuptiMu), and goes on
+// preparing and measuring energy meanwhile. Kernel times and SameKernel
+// are then what one GPU alone would give.
 //
 // A GPU whose CUDA context is lost (Device.Lost: a replay on it returned a
 // sticky error) takes no more signatures, and the other GPUs go on with
@@ -304,24 +292,15 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	for _, i := range now {
 		report(i, -1) // part of another, left out, or reused from Previous
 	}
-	so := o
-	if len(g.Devices) > 1 {
-		so.Measure.NoKernelTime = true
-	}
 	var live []*Device
 	for _, d := range g.Devices {
 		if d.Lost() == nil {
 			live = append(live, d)
 		}
 	}
-	ranOn := make([]int, len(todo))
-	for i := range ranOn {
-		ranOn[i] = -1
-	}
 	left := shard(len(live), single, func(worker, i int) bool {
 		d := live[worker]
-		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], so.withEnergyOf(withEnergy, todo[i].ID), &out[i]), o)
-		ranOn[i] = worker
+		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], o.withEnergyOf(withEnergy, todo[i].ID), &out[i]), o)
 		report(i, d.Index)
 		return d.Lost() == nil
 	})
@@ -332,10 +311,6 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 			g.runCollective(todo[i], o, &out[i])
 		}
 		report(i, -1)
-	}
-	// Last, so that a fault in it costs no measurement.
-	if len(live) > 1 && !o.Measure.NoKernelTime {
-		g.identify(live, todo, out, ranOn, o)
 	}
 	o.estimateRest(out, withEnergy)
 	o.reportPhases(out)

@@ -308,6 +308,11 @@ func TestGPUGroupRunSet(t *testing.T) {
 		if e.Class == signatures.ClassGEMM {
 			checkSameKernel(t, e, set.Source.GPU(), g.Devices[0].Name)
 		}
+		// Each GPU times its kernels with CUPTI, one at a time, keeping
+		// only its own records.
+		if e.PartOf == "" && e.Result != nil && e.Result.KernelMedianNS <= 0 {
+			t.Errorf("%s %s: no CUPTI kernel time: %s", e.ID, e.Label, e.Result.KernelErr)
+		}
 	}
 	for _, d := range g.Devices {
 		if runnable > len(g.Devices) && !strings.Contains(progress.String(), fmt.Sprintf("GPU %d]", d.Index)) {

@@ -240,17 +240,3 @@ func TestSetStats(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
-
-// The identity pass measures briefly, with CUPTI's records on and no
-// energy, whatever the suite's options.
-func TestIdentityOptions(t *testing.T) {
-	o := SuiteOptions{Measure: Options{NoKernelTime: true, Energy: true, ClockProbe: true, Budget: 3 * time.Second, MinTime: time.Second}, EnergyShare: 0.5}
-	io := identityOptions(o)
-	m := io.Measure
-	if m.NoKernelTime || m.Energy || m.ClockProbe || m.MaxSamples != 3 || m.Budget != 50*time.Millisecond || m.MinTime != 0 || m.Pause <= 0 || m.Warmup <= 0 {
-		t.Errorf("identity options %+v", m)
-	}
-	if io.EnergyShare != 0.5 || o.Measure.Energy != true {
-		t.Errorf("the suite's other options changed: %+v; the original: %+v", io, o.Measure)
-	}
-}

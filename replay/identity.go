@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kreplay/kreplay/internal/cupti"
 	"github.com/kreplay/kreplay/internal/kname"
@@ -34,17 +35,44 @@ type recorder struct {
 	skip       []string
 	skipMemcpy bool
 	skipMemset bool
+	stopped    bool
 }
 
 func startRecording(d *Device) (*recorder, error) {
 	kinds := []cupti.Kind{cupti.KindConcurrentKernel, cupti.KindMemcpy, cupti.KindMemset}
+	cuptiMu.Lock()
 	if err := cupti.Enable(kinds...); err != nil {
+		cuptiMu.Unlock()
 		return nil, err
 	}
 	return &recorder{d: d, kinds: kinds}, nil
 }
 
-func (c *recorder) stop() { cupti.Disable(c.kinds...) }
+// cuptiMu lets one recorder at a time record in the process. CUPTI's
+// activity API is process-wide: enabling and disabling a kind applies to
+// every GPU, and records come only through a flush of every GPU's
+// buffers, which hands over another GPU's kernels still in flight as
+// incomplete records that CUPTI does not deliver again. So a GPU of a
+// Group that is to time its kernels waits for the one recording; the
+// other GPUs go on preparing, warming up and measuring energy, and their
+// records, which the recording GPU's flushes drain too, are dropped
+// (recorder.own).
+var cuptiMu sync.Mutex
+
+// stop ends the recording and lets the next recorder start; a second
+// call does nothing.
+func (c *recorder) stop() {
+	if c.stopped {
+		return
+	}
+	c.stopped = true
+	cupti.Disable(c.kinds...)
+	cuptiMu.Unlock()
+}
+
+// own says whether an activity record is of the recorder's GPU: CUPTI's
+// device ID is the CUDA device ordinal.
+func (c *recorder) own(r cupti.Record) bool { return r.DeviceID == uint32(c.d.Index) }
 
 // discard drops what was recorded so far (warm-up, graph capture).
 func (c *recorder) discard() error {
@@ -70,6 +98,9 @@ func (c *recorder) flush(k *kernelTimes, samples int) error {
 	}
 	var recs []Ran
 	for _, rec := range cupti.Drain() {
+		if !c.own(rec) {
+			continue
+		}
 		x, ok := ranOf(rec)
 		if !ok || (x.Kind == "memset" && c.d.flushN > 0 && x.Bytes == uint64(c.d.flushN)) {
 			continue // the L2 flush of cold mode is not the signature's
