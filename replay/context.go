@@ -36,7 +36,7 @@ type SigContext struct {
 // goes (TimelineGaps; nil where the records do not divide into the
 // launches). Call inside Do.
 func (t *Timeline) inContext(passes int) ([]SigContext, *TimelineGaps, error) {
-	rec, err := startRecording(t.dev)
+	rec, err := startRecording(t.dev, nil)
 	if err != nil {
 		return nil, nil, err
 	}

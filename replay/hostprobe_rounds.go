@@ -21,12 +21,7 @@ const hostQueueBlockPer = 10 * time.Microsecond
 // startHostRecording records driver calls, kernels and copies with
 // CUPTI (the replays' recorder, with the driver calls added).
 func startHostRecording(d *Device) (*recorder, error) {
-	kinds := []cupti.Kind{cupti.KindConcurrentKernel, cupti.KindMemcpy, cupti.KindDriver}
-	if err := cupti.Enable(kinds...); err != nil {
-		cupti.Disable(kinds...)
-		return nil, err
-	}
-	return &recorder{d: d, kinds: kinds}, nil
+	return recordKinds(d, nil, cupti.KindConcurrentKernel, cupti.KindMemcpy, cupti.KindDriver)
 }
 
 // drainAll synchronizes, flushes CUPTI and returns every record since the

@@ -38,10 +38,21 @@ type recorder struct {
 	stopped    bool
 }
 
-func startRecording(d *Device) (*recorder, error) {
-	kinds := []cupti.Kind{cupti.KindConcurrentKernel, cupti.KindMemcpy, cupti.KindMemset}
+func startRecording(d *Device, tm *measureTiming) (*recorder, error) {
+	return recordKinds(d, tm, cupti.KindConcurrentKernel, cupti.KindMemcpy, cupti.KindMemset)
+}
+
+// recordKinds starts a recorder of kinds on d once no other recorder of
+// the process records (cuptiMu; the wait charged to tm's partCUPTIWait,
+// the enabling to partCUPTISwitch). Every recorder it returns must be
+// stopped.
+func recordKinds(d *Device, tm *measureTiming, kinds ...cupti.Kind) (*recorder, error) {
+	prev := tm.enter(partCUPTIWait)
 	cuptiMu.Lock()
+	tm.enter(partCUPTISwitch)
+	defer tm.enter(prev)
 	if err := cupti.Enable(kinds...); err != nil {
+		cupti.Disable(kinds...)
 		cuptiMu.Unlock()
 		return nil, err
 	}

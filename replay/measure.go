@@ -611,9 +611,7 @@ func (d *Device) measure(p *Prepared, o Options, pause bool, r *Result, tm *meas
 	var rec *recorder
 	if !o.NoKernelTime {
 		var err error
-		prev := tm.enter(partCUPTISwitch)
-		rec, err = startRecording(d)
-		tm.enter(prev)
+		rec, err = startRecording(d, tm)
 		if err != nil {
 			r.KernelErr = err.Error()
 		} else {

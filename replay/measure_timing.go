@@ -18,6 +18,9 @@ type measureTiming struct {
 	// (the warm-up's, dropped, and the samples'), and its enabling and
 	// disabling; the NVML sampler's start and stop; the clock probe.
 	pause, warmup, graphs, sampling, cupti, cuptiSwitch, nvml, probe time.Duration
+	// cuptiWait is the wait for another GPU's recording to end (cuptiMu),
+	// in a Group.
+	cuptiWait time.Duration
 	// samples is how many timed samples were taken, timed their event
 	// times summed (GPU time inside sampling); flushes counts the CUPTI
 	// flushes; pauses the pauses taken (0 or 1 per Measure).
@@ -55,6 +58,7 @@ const (
 	partSampling
 	partCUPTI
 	partCUPTISwitch
+	partCUPTIWait
 	partNVML
 	partProbe
 	partEnergyGraphs
@@ -109,6 +113,8 @@ func (m *measureTiming) field(p measurePart) *time.Duration {
 		return &m.cupti
 	case partCUPTISwitch:
 		return &m.cuptiSwitch
+	case partCUPTIWait:
+		return &m.cuptiWait
 	case partNVML:
 		return &m.nvml
 	case partProbe:

@@ -48,8 +48,11 @@ type Phases struct {
 	MeasureCUPTINS       int64 `json:"measure_cupti_ns,omitempty"`
 	MeasureFlushes       int   `json:"measure_cupti_flushes,omitempty"`
 	MeasureCUPTISwitchNS int64 `json:"measure_cupti_switch_ns,omitempty"`
-	MeasureNVMLNS        int64 `json:"measure_nvml_ns,omitempty"`
-	MeasureProbeNS       int64 `json:"measure_clock_probe_ns,omitempty"`
+	// MeasureCUPTIWaitNS is the wait for another GPU's CUPTI recording to
+	// end, in a Group (its GPUs time their kernels one at a time).
+	MeasureCUPTIWaitNS int64 `json:"measure_cupti_wait_ns,omitempty"`
+	MeasureNVMLNS      int64 `json:"measure_nvml_ns,omitempty"`
+	MeasureProbeNS     int64 `json:"measure_clock_probe_ns,omitempty"`
 	// The parts of the energy measurement (Result.EnergyHostNS): the
 	// graphs of its batches; of each of its EnergyWindows back-to-back
 	// windows, the warm-up asked, the wait from its end to the counter
@@ -83,7 +86,7 @@ func (p *Phases) setMeasure(total time.Duration, m *measureTiming) {
 	p.MeasurePauses = m.pauses
 	p.MeasureSamplingNS, p.MeasureTimedNS, p.MeasureSamples = m.sampling.Nanoseconds(), m.timed.Nanoseconds(), m.samples
 	p.MeasureCUPTINS, p.MeasureFlushes, p.MeasureCUPTISwitchNS = m.cupti.Nanoseconds(), m.flushes, m.cuptiSwitch.Nanoseconds()
-	p.MeasureNVMLNS, p.MeasureProbeNS = m.nvml.Nanoseconds(), m.probe.Nanoseconds()
+	p.MeasureNVMLNS, p.MeasureProbeNS, p.MeasureCUPTIWaitNS = m.nvml.Nanoseconds(), m.probe.Nanoseconds(), m.cuptiWait.Nanoseconds()
 	e := &m.energy
 	p.EnergyGraphsNS, p.EnergyWarmupNS, p.EnergyFirstTickNS = e.graphs.Nanoseconds(), e.warmup.Nanoseconds(), e.firstTick.Nanoseconds()
 	p.EnergyWindowNS, p.EnergyAfterNS, p.EnergyWindows = e.window.Nanoseconds(), e.after.Nanoseconds(), e.windows
@@ -110,6 +113,7 @@ func (p *Phases) add(q *Phases) {
 	p.MeasureCUPTINS += q.MeasureCUPTINS
 	p.MeasureFlushes += q.MeasureFlushes
 	p.MeasureCUPTISwitchNS += q.MeasureCUPTISwitchNS
+	p.MeasureCUPTIWaitNS += q.MeasureCUPTIWaitNS
 	p.MeasureNVMLNS += q.MeasureNVMLNS
 	p.MeasureProbeNS += q.MeasureProbeNS
 	p.EnergyGraphsNS += q.EnergyGraphsNS
@@ -163,7 +167,8 @@ func measureParts(sum Phases, energy int64, n int) string {
 
 // timedParts is "pause ... (P of N), warm-up ..., graphs ..., sampling
 // ... (... timed on the GPU over N samples), CUPTI flushes ... (N), CUPTI
-// on and off ..., NVML sampler ..., clock probe ..., other ...; " for the
+// on and off ..., [waiting for another GPU's CUPTI recording ..., where a
+// GPU of a Group waited,] NVML sampler ..., clock probe ..., other ...; " for the
 // parts of sum's measuring outside energy measurements, over n
 // signatures, "" when it has none. "(P of N)", the pauses taken of n, is
 // left out when none was counted (as in results written before they were).
@@ -174,8 +179,11 @@ func timedParts(sum Phases, energy int64, n int) string {
 	}
 	parts := []part{{"pause", sum.MeasurePauseNS, pauses}, {"warm-up", sum.MeasureWarmupNS, ""}, {"graphs", sum.MeasureGraphsNS, ""},
 		{"sampling", sum.MeasureSamplingNS, fmt.Sprintf(" (%s timed on the GPU over %d samples)", roundNS(sum.MeasureTimedNS), sum.MeasureSamples)},
-		{"CUPTI flushes", sum.MeasureCUPTINS, fmt.Sprintf(" (%d)", sum.MeasureFlushes)}, {"CUPTI on and off", sum.MeasureCUPTISwitchNS, ""},
-		{"NVML sampler", sum.MeasureNVMLNS, ""}, {"clock probe", sum.MeasureProbeNS, ""}}
+		{"CUPTI flushes", sum.MeasureCUPTINS, fmt.Sprintf(" (%d)", sum.MeasureFlushes)}, {"CUPTI on and off", sum.MeasureCUPTISwitchNS, ""}}
+	if sum.MeasureCUPTIWaitNS > 0 {
+		parts = append(parts, part{"waiting for another GPU's CUPTI recording", sum.MeasureCUPTIWaitNS, ""})
+	}
+	parts = append(parts, part{"NVML sampler", sum.MeasureNVMLNS, ""}, part{"clock probe", sum.MeasureProbeNS, ""})
 	if !anyPart(parts) {
 		return ""
 	}

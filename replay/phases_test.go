@@ -39,6 +39,10 @@ func TestPhaseLine(t *testing.T) {
 		e.Phases.MeasureCUPTISwitchNS = switchMS * ms
 		return e
 	}
+	waited := func(e Entry, waitMS int64) Entry {
+		e.Phases.MeasureCUPTIWaitNS = waitMS * ms
+		return e
+	}
 	// energyOne is timedOne(50, 20, 0, 60, 10, 0) measured 1 s more for
 	// its energy: graphs 20 ms, one window of warm-up 300 ms, first tick
 	// 50, 600 between its ticks and 10 after.
@@ -76,6 +80,8 @@ func TestPhaseLine(t *testing.T) {
 			"time over the signatures replayed here (1): 410ms each; preparing 300ms (files 200ms, modules 0s, memory 150ms, first launches 0s, other 0s; captured kernels built 2), measuring 100ms (50ms of it energy), releasing 10ms"},
 		{"timed parts add up, the rest is other", []Entry{withSwitch(timedOne(50, 20, 10, 100, 20, 0), 10), timedOne(50, 30, 0, 90, 10, 0)},
 			"time over the signatures replayed here (2): 220ms each; preparing 40ms, measuring 400ms (pause 100ms, warm-up 50ms, graphs 10ms, sampling 190ms (20ms timed on the GPU over 80 samples), CUPTI flushes 30ms (18), CUPTI on and off 10ms, NVML sampler 0s, clock probe 0s, other 10ms; 0s of it energy), releasing 0s"},
+		{"a GPU of a group waited for another's CUPTI recording", []Entry{waited(timedOne(50, 20, 10, 100, 20, 0), 40)},
+			"time over the signatures replayed here (1): 220ms each; preparing 20ms, measuring 200ms (pause 50ms, warm-up 20ms, graphs 10ms, sampling 100ms (10ms timed on the GPU over 40 samples), CUPTI flushes 20ms (9), CUPTI on and off 0s, waiting for another GPU's CUPTI recording 40ms, NVML sampler 0s, clock probe 0s, other 0s; 0s of it energy), releasing 0s"},
 		{"the parts are rounded to 10 ms, the other left from the unrounded", []Entry{timedOne(50, 20, 4, 100, 16, 4)},
 			"time over the signatures replayed here (1): 220ms each; preparing 20ms, measuring 200ms (pause 50ms, warm-up 20ms, graphs 0s, sampling 100ms (10ms timed on the GPU over 40 samples), CUPTI flushes 20ms (9), CUPTI on and off 0s, NVML sampler 0s, clock probe 0s, other 10ms; 0s of it energy), releasing 0s"},
 		{"timed parts over the total leave no negative other", []Entry{timedOne(50, 50, 0, 100, 30, 0)},
