@@ -246,8 +246,9 @@ func joinRankErrors(devices []int, errs []error) error {
 // Each GPU times its signatures' kernels with CUPTI as Device.RunSet
 // does, one GPU at a time: CUPTI records for the whole process, so a GPU
 // that is to time waits while another records (cuptiMu), and goes on
-// preparing and measuring energy meanwhile. Kernel times and SameKernel
-// are then what one GPU alone would give.
+// preparing, pausing and measuring energy meanwhile. A signature whose
+// activities CUPTI recorded only in part is measured again at the end
+// (remeasureUnrecorded), Done then called for it a second time.
 //
 // A GPU whose CUDA context is lost (Device.Lost: a replay on it returned a
 // sticky error) takes no more signatures, and the other GPUs go on with
@@ -308,9 +309,6 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 		report(i, d.Index)
 		return d.Lost() == nil
 	})
-	if len(live) > 1 {
-		g.remeasureUnrecorded(single, ranOn, todo, parts, out, o, withEnergy)
-	}
 	// Signatures are left only when every GPU is lost; collectives run
 	// while none is.
 	for _, i := range append(left, colls...) {
@@ -318,6 +316,10 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 			g.runCollective(todo[i], o, &out[i])
 		}
 		report(i, -1)
+	}
+	// Last, so that a fault in it costs no other measurement.
+	if len(live) > 1 {
+		g.remeasureUnrecorded(single, ranOn, todo, parts, out, o, withEnergy)
 	}
 	o.estimateRest(out, withEnergy)
 	o.reportPhases(out)
@@ -399,10 +401,12 @@ func shard(workers int, items []int, run func(worker, item int) bool) (left []in
 }
 
 // remeasureUnrecorded measures again, once, each signature of single
-// whose kernel time CUPTI did not record while the other GPUs worked
-// (Result.KernelErr; its time then an event time), on the GPU that ran
-// it, now that the others are idle; the new entry replaces the first
-// where it has a kernel time, and is handed to Done and Progress again.
+// whose activities CUPTI recorded only in part while the other GPUs
+// worked (errMiscounted in Result.KernelErr; its time then an event
+// time), on the GPU that ran it, now that the others are idle. The new
+// entry replaces the first where it has a kernel time, and is handed to
+// Done and Progress again (a second Done for one ID: the later holds);
+// otherwise the first stays, and Progress says so.
 // On two H200s one signature of 455 came back so (a cuDNN attention:
 // "CUPTI recorded 0 activities for 15 invocations",
 // results/h200x2/predict-speed/), which one GPU alone never gave.
@@ -411,12 +415,15 @@ func (g *Group) remeasureUnrecorded(single []int, ranOn map[int]*Device, todo []
 	for _, i := range single {
 		d := ranOn[i]
 		r := out[i].Result
-		if d == nil || d.Lost() != nil || r == nil || r.KernelErr == "" || o.Measure.NoKernelTime {
+		if d == nil || d.Lost() != nil || r == nil || !miscounted(r.KernelErr) {
 			continue
 		}
 		again := newEntry(todo[i], parts[todo[i].ID])
 		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], o.withEnergyOf(withEnergy, todo[i].ID), &again), o)
 		if again.Result == nil || again.Result.KernelErr != "" {
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "[again GPU %d] %s %s: kernels again unrecorded (%s); the first measurement stays\n", d.Index, todo[i].ID, todo[i].Label, againErr(again))
+			}
 			continue
 		}
 		out[i] = again
@@ -427,4 +434,12 @@ func (g *Group) remeasureUnrecorded(single []int, ranOn map[int]*Device, todo []
 			fmt.Fprintf(o.Progress, "[again GPU %d] %s (its kernels unrecorded beside the other GPUs' work: %s)\n", d.Index, again.line(), r.KernelErr)
 		}
 	}
+}
+
+// againErr is why a measurement made again has no kernel time.
+func againErr(e Entry) string {
+	if e.Result == nil {
+		return e.Err
+	}
+	return e.Result.KernelErr
 }

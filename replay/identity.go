@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -64,10 +65,12 @@ func recordKinds(d *Device, tm *measureTiming, kinds ...cupti.Kind) (*recorder, 
 // every GPU, and records come only through a flush of every GPU's
 // buffers, which hands over another GPU's kernels still in flight as
 // incomplete records that CUPTI does not deliver again. So a GPU of a
-// Group that is to time its kernels waits for the one recording; the
-// other GPUs go on preparing, warming up and measuring energy, and their
-// records, which the recording GPU's flushes drain too, are dropped
-// (recorder.own).
+// Group that is to time its kernels (its warm-up and timed samples) waits
+// for the one recording; the other GPUs go on preparing, pausing and
+// measuring energy, and their records, which the recording GPU's flushes
+// drain too, are dropped (recorder.own). Their kernels are traced while
+// another GPU records: that CUPTI's tracing leaves their energy windows
+// as one GPU alone measures them has not been checked on a GPU.
 var cuptiMu sync.Mutex
 
 // stop ends the recording and lets the next recorder start; a second
@@ -125,6 +128,14 @@ func (c *recorder) flush(k *kernelTimes, samples int) error {
 	return k.add(recs, samples)
 }
 
+// errMiscounted: the activities CUPTI recorded for timed samples do not
+// divide into their invocations (some went unrecorded). A Result's
+// KernelErr then begins with its text (miscounted).
+var errMiscounted = errors.New("CUPTI recorded activities that do not divide into the invocations")
+
+// miscounted says whether a Result's KernelErr is errMiscounted's.
+func miscounted(kernelErr string) bool { return strings.HasPrefix(kernelErr, errMiscounted.Error()) }
+
 // kernelTimes turns the activity records of timed samples, each a batch
 // of invocations, handed over in order a flush at a time, into each
 // sample's kernel time per invocation (the summed durations of its
@@ -153,7 +164,7 @@ func (k *kernelTimes) add(recs []Ran, samples int) error {
 	case len(recs) == 0 && calls == 0:
 		return nil
 	case k.per == 0 && (len(recs) == 0 || calls == 0 || len(recs)%calls != 0):
-		return fmt.Errorf("CUPTI recorded %d activities for %d invocations", len(recs), calls)
+		return fmt.Errorf("%w: %d for %d invocations", errMiscounted, len(recs), calls)
 	case k.per == 0:
 		k.per = len(recs) / calls
 		for _, x := range recs[:k.per] {
@@ -161,7 +172,7 @@ func (k *kernelTimes) add(recs []Ran, samples int) error {
 			k.ran = append(k.ran, x)
 		}
 	case len(recs) != calls*k.per:
-		return fmt.Errorf("CUPTI recorded %d activities for %d invocations of %d each", len(recs), calls, k.per)
+		return fmt.Errorf("%w: %d for %d invocations of %d each", errMiscounted, len(recs), calls, k.per)
 	}
 	n := k.batch * k.per
 	for i := 0; i < samples; i++ {

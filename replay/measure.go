@@ -608,6 +608,12 @@ func (d *Device) measure(p *Prepared, o Options, pause bool, r *Result, tm *meas
 		return err
 	}
 	r.Work = k.Work()
+	if pause {
+		// Before the recorder: in a Group another GPU may record meanwhile.
+		tm.in(partPause, func() { time.Sleep(o.Pause) })
+		tm.paused()
+		r.Paused = true
+	}
 	var rec *recorder
 	if !o.NoKernelTime {
 		var err error
@@ -615,6 +621,11 @@ func (d *Device) measure(p *Prepared, o Options, pause bool, r *Result, tm *meas
 		if err != nil {
 			r.KernelErr = err.Error()
 		} else {
+			defer func() {
+				if rec != nil {
+					tm.in(partCUPTISwitch, rec.stop)
+				}
+			}()
 			if pr, ok := k.(launch.Primer); ok && p.Cache == Primed {
 				t.prime = pr
 				rec.skip = append(rec.skip, pr.PrimeKernels()...)
@@ -625,11 +636,6 @@ func (d *Device) measure(p *Prepared, o Options, pause bool, r *Result, tm *meas
 			if a, ok := k.(launch.AuxMemset); ok && a.AuxMemset() {
 				rec.skipMemset = true
 			}
-			defer func() {
-				if rec != nil {
-					tm.in(partCUPTISwitch, rec.stop)
-				}
-			}()
 		}
 	}
 
@@ -656,11 +662,6 @@ func (d *Device) measure(p *Prepared, o Options, pause bool, r *Result, tm *meas
 	// Cold and primed samples are single launches after an L2 flush; a
 	// primed signature that fell back to rotating samples batches.
 	cold := p.Cache == Cold || t.prime != nil
-	if pause {
-		tm.in(partPause, func() { time.Sleep(o.Pause) })
-		tm.paused()
-		r.Paused = true
-	}
 	if rec != nil && !cold {
 		// Timed one by one by CUPTI, a paced kernel's batch times only
 		// set the batch size; without CUPTI they are its time, unpaced.

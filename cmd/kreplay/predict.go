@@ -32,7 +32,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	causalScoresFlag(flags)
 	out := flags.String("o", "", "write the measurements as go test -bench output to `BENCH` (default WORKLOAD.bench)")
 	devIndex := flags.Int("device", 0, "CUDA device `INDEX`")
-	devList := flags.String("devices", "", "spread the signature replays over these CUDA `DEVICES` (comma-separated, of one GPU kind;\ndefault, without -device, -families or -shared-energy, which need one GPU: every local GPU of\ndevice 0's kind); the timeline and the host probe run\non the first (one GPU's energy windows beside another's work: results/h200x2/two-gpus);\na bundle of several ranks: its ranks' GPUs (default 0 to ranks-1)")
+	devList := flags.String("devices", "", "spread the signature replays over these CUDA `DEVICES` (comma-separated, of one GPU kind,\nor \"all\": every local GPU of device 0's kind; -families and -shared-energy are then ignored);\nthe timeline and the host probe run on the first (one GPU's energy windows beside another's\nwork: results/h200x2/two-gpus); a bundle of several ranks: its ranks' GPUs (default 0 to ranks-1)")
 	cacheFlag := flags.String("cache", replay.DefaultCacheMode.String(), "L2 cache `MODE` of the signature replays (see kreplay run -h)")
 	withEnergy := flags.Bool("energy", true, "measure the energy with NVML: the inference's, and each signature's per invocation where -signature-energy says (-energy=false: times only)")
 	sigEnergy := flags.String("signature-energy", string(predict.SignatureEnergyAuto), "`MODE` of each signature's own energy window: on, off (times only; the host probe's waiting power and\nthe paced timeline's energy still measured), or auto (off where the inference's energy is in place:\n-energy, a recorded host schedule and the timeline; else on; docs/whole-inference.md)")
@@ -62,9 +62,12 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	devices, err := parseDevices(*devList)
-	if err != nil {
-		return err
+	all := strings.TrimSpace(*devList) == devicesAll
+	var devices []int
+	if !all {
+		if devices, err = parseDevices(*devList); err != nil {
+			return err
+		}
 	}
 	if *noModel {
 		if set := setFlags(flags); set["model"] && *modelMode != "none" {
@@ -109,7 +112,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return predictRanks(pos[0], len(loaded.sets), devices, rankWorkload(loaded), flags, stdout, stderr)
 	}
 	set, bundle := loaded.sets[0], loaded.bundle
-	if given := setFlags(flags); !given["device"] && !given["devices"] && !*families && *sharedEnergy == 0 {
+	if given := setFlags(flags); all || spreadDefault && !given["device"] && !given["devices"] && !*families && *sharedEnergy == 0 {
 		devices = allLocalGPUs("predict", stderr)
 	}
 	skip, err := parseSkip(*skipFlag, []*signatures.Set{set}, *binaries)

@@ -49,7 +49,7 @@ type runFlags struct {
 	skipped                  map[string]string
 	measuredFile             string
 	devices                  []int
-	spread                   bool // neither -device nor -devices: every local GPU of device 0's kind, for one rank's input
+	spread                   bool // -devices all (or spreadDefault): every local GPU of device 0's kind, for one rank's input
 	measure                  replay.Options
 	resume, energy, binaries bool
 	families                 bool
@@ -88,7 +88,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	energyWarmup := fs.Duration("energywarmup", time.Second, "with -energy: launch for `DURATION` before each energy window opens (steady-state power and clocks)")
 	kernels := fs.Bool("kernels", true, "time the kernels and record which ran, with CUPTI")
 	devIndex := fs.Int("device", 0, "CUDA device `INDEX`")
-	devList := fs.String("devices", "", "replay on these CUDA `DEVICES` (comma-separated): signatures are spread over them, and the collectives of one trace per rank run across them through NCCL\n(default, for one trace, without -device, -roofline, -families or -shared-energy, which need one GPU:\nevery local GPU of device 0's kind)")
+	devList := fs.String("devices", "", "replay on these CUDA `DEVICES` (comma-separated): signatures are spread over them, and the collectives of one trace per rank run across them through NCCL;\n\"all\", for one trace: every local GPU of device 0's kind (-families and -shared-energy are then ignored)")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
 	progOut := fs.String("out", "", "append each signature's result to `FILE` (JSON lines) as soon as it is measured")
 	resume := fs.Bool("resume", false, "with -out: reuse the results already in the file and measure only the rest")
@@ -129,12 +129,18 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	if f.cache, err = replay.ParseCacheMode(*cacheFlag); err != nil {
 		return nil, nil, usagef("-cache: %v", err)
 	}
-	if f.devices, err = parseDevices(*devList); err != nil {
-		return nil, nil, err
+	all := strings.TrimSpace(*devList) == devicesAll
+	if !all {
+		if f.devices, err = parseDevices(*devList); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(f.devices) == 0 {
 		f.devices = []int{*devIndex}
-		f.spread = !setFlags(fs)["device"] && !f.roofline && !f.families && f.sharedEnergy == 0
+		f.spread = all || spreadDefault && !setFlags(fs)["device"] && !f.roofline && !f.families && f.sharedEnergy == 0
+	}
+	if f.roofline && all {
+		return nil, nil, usagef("-roofline: one device at a time (-devices %s)", devicesAll)
 	}
 	if f.roofline && len(f.devices) > 1 {
 		return nil, nil, usagef("-roofline: one device at a time (-devices %s)", *devList)

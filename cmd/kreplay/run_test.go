@@ -114,6 +114,36 @@ func TestRunSharedEnergyFlag(t *testing.T) {
 	}
 }
 
+// -devices all spreads a one-trace run over every local GPU of device 0's
+// kind (found when the run opens its GPUs), starting from device 0;
+// without it, and with spreadDefault off, a run stays on -device.
+func TestRunDevicesAll(t *testing.T) {
+	for _, tt := range []struct {
+		args       []string
+		wantSpread bool
+		wantDevs   []int
+	}{
+		{[]string{"-devices", "all"}, true, []int{0}},
+		{[]string{"-devices", " all "}, true, []int{0}},
+		{nil, spreadDefault, []int{0}},
+		{[]string{"-device", "1"}, false, []int{1}},
+		{[]string{"-devices", "1,0"}, false, []int{1, 0}},
+		{[]string{"-families"}, false, []int{0}},
+	} {
+		f, _, err := parseRunFlags(tt.args, &strings.Builder{})
+		if err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if f.spread != tt.wantSpread || !slices.Equal(f.devices, tt.wantDevs) {
+			t.Errorf("%q: spread %v devices %v, want %v %v", tt.args, f.spread, f.devices, tt.wantSpread, tt.wantDevs)
+		}
+	}
+	code, _, e := runCmd(t, "run", "-roofline", "-devices", "all")
+	if code != exitUsage || !strings.Contains(e, "-roofline: one device at a time (-devices all)") {
+		t.Errorf("-roofline -devices all: exit %d, stderr %q", code, e)
+	}
+}
+
 // -roofline places signatures on one GPU's peaks: with several devices it
 // stops before any GPU is opened, saying so.
 func TestRunRooflineOneDevice(t *testing.T) {

@@ -3,7 +3,7 @@ inside an NCCL all-reduce, against the power of a GPU waiting for its host.
 
 The group model of a tensor-parallel inference counts both waits at the host
 probe's waiting power (about 127 W on an H200). On two recorded TP2 decodes
-the measured runs' waits drew about 165 W (results/h200x2/tp-capture/). A
+the measured runs' waits drew 145-169 W (results/h200x2/tp-capture/). A
 rank that reaches an all-reduce before its peer runs NCCL's kernel, which
 spins until the peer arrives; this probe measures that power.
 

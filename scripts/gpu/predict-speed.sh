@@ -6,7 +6,7 @@
 # NOPAUSE=1 the same again without the pause before each signature, -pause
 # 0; with FAMILIES=1 the same again with -families, the signature
 # families interpolated; TIMES=0 skips the times-only predictions) and
-# with energy (on every local GPU of device 0's kind, kreplay's default;
+# with energy (with DEVICES=all or a list, spread over those GPUs, and
 # with ONE=1 again on device 0 alone; ENERGY_FLAGS, default the issue's own: windows of 6
 # ticks after 300 ms over the signatures that make 95% of the traced time,
 # 100 ms of sampling each, where -signature-energy on or a bundle without
@@ -102,7 +102,8 @@ for i, s in short.items():
               f'{le["joules_per_op"]:.4g} {le["watts"]:.0f} {le["ticks"]} | {le["joules_per_op"] / se["joules_per_op"]:.3f}')
 EOF
 fi
-late || timed energy $ENERGY_FLAGS
+# shellcheck disable=SC2086
+late || timed energy $ENERGY_FLAGS ${DEVICES:+-devices $DEVICES}
 [ -z "${ONE:-}" ] || late || timed energy-one $ENERGY_FLAGS -devices 0
 [ -z "${FAMILIES:-}" ] || late || timed energy-families $ENERGY_FLAGS -families
 rm -rf "$b/kernels"
