@@ -165,6 +165,11 @@ type Entry struct {
 	// for an entry not measured here (skipped, reused, interpolated, part
 	// of another, failed before it was prepared).
 	Phases *Phases `json:"phases,omitempty"`
+	// Device is the CUDA device index of the GPU that measured the
+	// signature alone (of a Group, the one it was given to); nil where no
+	// one GPU did (a collective, across the group's GPUs; an entry not
+	// measured here).
+	Device *int `json:"device,omitempty"`
 }
 
 // ReplayNS is the replay's time per invocation to compare with the trace:
@@ -353,6 +358,8 @@ func (d *Device) runKept(s *signatures.Signature, o SuiteOptions, e *Entry) (*Pr
 		return p, err
 	}
 	e.Result = r
+	idx := d.Index
+	e.Device = &idx
 	// Tier 3 runs kreplay's own kernels in place of PyTorch's: the traced
 	// kernel is never the one that runs, unless it is the captured binary
 	// or cuDNN's SDPA chose it.
