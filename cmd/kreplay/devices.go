@@ -20,6 +20,14 @@ const spreadDefault = false
 // devicesAll is -devices' value for every local GPU of device 0's kind.
 const devicesAll = "all"
 
+// spreadWanted says whether a one-rank input's signatures go to every
+// local GPU of device 0's kind: asked (-devices all), or by default
+// (spreadDefault) where no GPU was named (-device, -devices) and nothing
+// given needs one GPU (oneGPU: -families, -shared-energy, -roofline).
+func spreadWanted(all bool, given map[string]bool, oneGPU bool) bool {
+	return all || spreadDefault && !given["device"] && !given["devices"] && !oneGPU
+}
+
 // allLocalGPUs is every local GPU of device 0's kind, device 0 first, for
 // -devices all (or the spreading default): it says on stderr what it
 // spreads over and which GPUs of another kind it leaves out. It returns

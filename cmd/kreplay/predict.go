@@ -112,7 +112,7 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 		return predictRanks(pos[0], len(loaded.sets), devices, rankWorkload(loaded), flags, stdout, stderr)
 	}
 	set, bundle := loaded.sets[0], loaded.bundle
-	if given := setFlags(flags); all || spreadDefault && !given["device"] && !given["devices"] && !*families && *sharedEnergy == 0 {
+	if spreadWanted(all, setFlags(flags), *families || *sharedEnergy > 0) {
 		devices = allLocalGPUs("predict", stderr)
 	}
 	skip, err := parseSkip(*skipFlag, []*signatures.Set{set}, *binaries)

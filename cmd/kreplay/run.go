@@ -137,7 +137,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	}
 	if len(f.devices) == 0 {
 		f.devices = []int{*devIndex}
-		f.spread = all || spreadDefault && !setFlags(fs)["device"] && !f.roofline && !f.families && f.sharedEnergy == 0
+		f.spread = spreadWanted(all, setFlags(fs), f.roofline || f.families || f.sharedEnergy > 0)
 	}
 	if f.roofline && all {
 		return nil, nil, usagef("-roofline: one device at a time (-devices %s)", devicesAll)

@@ -294,3 +294,27 @@ func TestGoOn(t *testing.T) {
 		t.Errorf("after %d processes: went on %v, said %q", maxGoOn, ok, stderr.String())
 	}
 }
+
+// spreadWanted: -devices all always spreads; otherwise only the default
+// does, where no GPU is named and nothing given needs one GPU.
+func TestSpreadWanted(t *testing.T) {
+	none := map[string]bool{}
+	for _, tt := range []struct {
+		name   string
+		all    bool
+		given  map[string]bool
+		oneGPU bool
+		want   bool
+	}{
+		{"asked", true, none, false, true},
+		{"asked, with -families", true, none, true, true},
+		{"nothing given", false, none, false, spreadDefault},
+		{"-device given", false, map[string]bool{"device": true}, false, false},
+		{"-devices given", false, map[string]bool{"devices": true}, false, false},
+		{"a flag that needs one GPU", false, none, true, false},
+	} {
+		if got := spreadWanted(tt.all, tt.given, tt.oneGPU); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
