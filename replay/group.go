@@ -299,13 +299,9 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 			live = append(live, d)
 		}
 	}
-	ranOn := make(map[int]*Device, len(single))
 	left := shard(len(live), single, func(worker, i int) bool {
 		d := live[worker]
 		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], o.withEnergyOf(withEnergy, todo[i].ID), &out[i]), o)
-		mu.Lock()
-		ranOn[i] = d
-		mu.Unlock()
 		report(i, d.Index)
 		return d.Lost() == nil
 	})
@@ -319,7 +315,7 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 	}
 	// Last, so that a fault in it costs no other measurement.
 	if len(live) > 1 {
-		g.remeasureUnrecorded(single, ranOn, todo, parts, out, o, withEnergy)
+		g.remeasureUnrecorded(single, todo, parts, out, o, withEnergy)
 	}
 	o.estimateRest(out, withEnergy)
 	o.reportPhases(out)
@@ -403,19 +399,22 @@ func shard(workers int, items []int, run func(worker, item int) bool) (left []in
 // remeasureUnrecorded measures again, once, each signature of single
 // whose activities CUPTI recorded only in part while the other GPUs
 // worked (errMiscounted in Result.KernelErr; its time then an event
-// time), on the GPU that ran it, now that the others are idle. The new
+// time), on the GPU that ran it (Entry.Device), now that the others are idle. The new
 // entry replaces the first where it has a kernel time, and is handed to
 // Done and Progress again (a second Done for one ID: the later holds);
 // otherwise the first stays, and Progress says so.
 // On two H200s one signature of 455 came back so (a cuDNN attention:
 // "CUPTI recorded 0 activities for 15 invocations",
 // results/h200x2/predict-speed/), which one GPU alone never gave.
-func (g *Group) remeasureUnrecorded(single []int, ranOn map[int]*Device, todo []*signatures.Signature, parts map[string][]*signatures.Signature,
+func (g *Group) remeasureUnrecorded(single []int, todo []*signatures.Signature, parts map[string][]*signatures.Signature,
 	out []Entry, o SuiteOptions, withEnergy map[string]bool) {
 	for _, i := range single {
-		d := ranOn[i]
 		r := out[i].Result
-		if d == nil || d.Lost() != nil || r == nil || !miscounted(r.KernelErr) {
+		if r == nil || !miscounted(r.KernelErr) {
+			continue
+		}
+		d := g.device(out[i].Device)
+		if d == nil || d.Lost() != nil {
 			continue
 		}
 		again := newEntry(todo[i], parts[todo[i].ID])
@@ -442,4 +441,15 @@ func againErr(e Entry) string {
 		return e.Err
 	}
 	return e.Result.KernelErr
+}
+
+// device is the group's GPU of CUDA device index idx; nil for a nil idx
+// or a GPU not in the group.
+func (g *Group) device(idx *int) *Device {
+	for _, d := range g.Devices {
+		if idx != nil && d.Index == *idx {
+			return d
+		}
+	}
+	return nil
 }

@@ -62,12 +62,9 @@ func cmdPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	all := strings.TrimSpace(*devList) == devicesAll
-	var devices []int
-	if !all {
-		if devices, err = parseDevices(*devList); err != nil {
-			return err
-		}
+	devices, all, err := parseDevices(*devList)
+	if err != nil {
+		return err
 	}
 	if *noModel {
 		if set := setFlags(flags); set["model"] && *modelMode != "none" {

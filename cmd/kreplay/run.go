@@ -129,11 +129,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, []string, error)
 	if f.cache, err = replay.ParseCacheMode(*cacheFlag); err != nil {
 		return nil, nil, usagef("-cache: %v", err)
 	}
-	all := strings.TrimSpace(*devList) == devicesAll
-	if !all {
-		if f.devices, err = parseDevices(*devList); err != nil {
-			return nil, nil, err
-		}
+	var all bool
+	if f.devices, all, err = parseDevices(*devList); err != nil {
+		return nil, nil, err
 	}
 	if len(f.devices) == 0 {
 		f.devices = []int{*devIndex}
@@ -173,20 +171,22 @@ func checkRunValues(resume bool, progOut string, ticks int, budget time.Duration
 }
 
 // parseDevices parses -devices: comma-separated CUDA device indices,
-// each once.
-func parseDevices(list string) ([]int, error) {
-	var devs []int
+// each once, or devicesAll (all set, no indices).
+func parseDevices(list string) (devs []int, all bool, err error) {
+	if strings.TrimSpace(list) == devicesAll {
+		return nil, true, nil
+	}
 	for _, x := range strings.Split(list, ",") {
 		if x = strings.TrimSpace(x); x == "" {
 			continue
 		}
 		n, err := strconv.Atoi(x)
 		if err != nil || n < 0 || slices.Contains(devs, n) {
-			return nil, usagef("-devices %q: want device indices, each once", list)
+			return nil, false, usagef("-devices %q: want device indices, each once, or %s", list, devicesAll)
 		}
 		devs = append(devs, n)
 	}
-	return devs, nil
+	return devs, false, nil
 }
 
 // familiesDefault is -families' default: off until interpolating
