@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,4 +67,63 @@ func TestGPUTimelineDataFlow(t *testing.T) {
 	if bytes[1] >= bytes[0] {
 		t.Errorf("buffers %d bytes on the data flow, %d without: want fewer", bytes[1], bytes[0])
 	}
+}
+
+// A timeline on the recorded data flow runs its invocations one at a
+// time, synchronizing after each, for two passes, then as its graph,
+// without a CUDA error: a kernel that faults is named by its place in
+// the timeline. With KREPLAY_TEST_LAUNCH_LOG naming a file, each launch
+// is written there before it is made, so that a process that dies in
+// the driver leaves the last launch it tried.
+func TestGPUTimelineDataFlowStepwise(t *testing.T) {
+	set := capturedSet(t)
+	d := openGPU(t)
+	tl, err := d.PrepareTimeline(set, TimelineOptions{DataFlow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tl.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	var log *os.File
+	if name := os.Getenv("KREPLAY_TEST_LAUNCH_LOG"); name != "" {
+		if log, err = os.Create(name); err != nil {
+			t.Fatal(err)
+		}
+		defer log.Close()
+	}
+	s := d.stream
+	for pass := range 2 {
+		for i, p := range tl.order {
+			if log != nil {
+				fmt.Fprintf(log, "pass %d launch %d %s %s\n", pass, i, p.Sig.ID, p.Sig.Label)
+			}
+			err := d.Do(func() error {
+				if err := p.Kernel.Launch(s, 0); err != nil {
+					return err
+				}
+				return s.Synchronize()
+			})
+			if err != nil {
+				t.Fatalf("pass %d, launch %d of %d (%s %s): %v", pass, i, len(tl.order), p.Sig.ID, p.Sig.Label, err)
+			}
+		}
+		t.Logf("pass %d: %d launches, one at a time, without an error", pass, len(tl.order))
+	}
+	for i := range 3 {
+		if log != nil {
+			fmt.Fprintf(log, "graph launch %d\n", i)
+		}
+		if err := d.Do(func() error {
+			if err := tl.graph.Launch(s); err != nil {
+				return err
+			}
+			return s.Synchronize()
+		}); err != nil {
+			t.Fatalf("graph launch %d: %v", i, err)
+		}
+	}
+	t.Logf("the graph of %d launches, 3 times, without an error", len(tl.order))
 }

@@ -5,7 +5,8 @@
 # from the bundle alone (-model none), timed: times only (TIME_FLAGS; with
 # NOPAUSE=1 the same again without the pause before each signature, -pause
 # 0; with FAMILIES=1 the same again with -families, the signature
-# families interpolated; TIMES=0 skips the times-only predictions) and
+# families interpolated, which FAMILIES=energy leaves to the energy
+# predictions; TIMES=0 skips the times-only predictions) and
 # with energy (with DEVICES=all or a list, spread over those GPUs, and
 # with ONE=1 again on device 0 alone; ENERGY_FLAGS, default the issue's own: windows of 6
 # ticks after 300 ms over the signatures that make 95% of the traced time,
@@ -55,7 +56,7 @@ timed() {
 if [ "${TIMES:-1}" != 0 ]; then
   late || timed times $TIME_FLAGS
   [ -z "${NOPAUSE:-}" ] || late || timed nopause $TIME_FLAGS -pause 0
-  [ -z "${FAMILIES:-}" ] || late || timed families $TIME_FLAGS -families
+  [ -z "${FAMILIES:-}" ] || [ "$FAMILIES" = energy ] || late || timed families $TIME_FLAGS -families
 fi
 
 # energyrun NAME FLAGS...: the TOP signatures' energy by kreplay run.
