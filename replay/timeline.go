@@ -62,8 +62,11 @@ type TimelineOptions struct {
 	// (results/h200/l2-dirty/). Other signatures keep their own. An
 	// experiment: the kernels' times come out as traced, but the values
 	// they compute drift from real data (the census,
-	// TimelineResult.SharedAfter), and with them the energy; decodes have
-	// crashed the process (results/h200/timeline-dataflow/).
+	// TimelineResult.SharedAfter), and with them the energy. Before the
+	// graph is captured, the launches run once one at a time: where one
+	// fails on the drifted values (a decode's index out of range),
+	// PrepareTimeline returns ErrDataFlowFault naming it, and the GPU's
+	// context is lost (results/h200/timeline-dataflow/).
 	DataFlow bool
 	// AgainAfter, when set, holds for each Again run the invocation
 	// after which it is launched again (an index into the set's
@@ -174,7 +177,8 @@ func (d *Device) MeasureTimeline(set *signatures.Set, to TimelineOptions, o Opti
 // their parent; collectives, unreplayable signatures and those that fail
 // to prepare or cannot be captured are skipped with the reason
 // (Timeline.Skips). It fails with ErrTimelineMemory when the signatures'
-// buffers do not fit in device memory together.
+// buffers do not fit in device memory together, and with
+// ErrDataFlowFault when a launch fails on the recorded data flow.
 func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timeline, error) {
 	if set == nil {
 		return nil, errors.New("timeline: no set")
@@ -254,6 +258,11 @@ func (d *Device) PrepareTimeline(set *signatures.Set, o TimelineOptions) (*Timel
 		return nil, errors.New("timeline: no invocation can be replayed")
 	}
 	t.order = order
+	if t.shared != nil {
+		if err := t.stepDataFlow(order); err != nil {
+			return nil, err
+		}
+	}
 	if err := d.Do(func() error { return t.capture(order) }); err != nil {
 		return nil, fmt.Errorf("timeline: capturing %d launches in a graph: %w", len(order), err)
 	}
