@@ -66,7 +66,10 @@ type TimelineOptions struct {
 	// graph is captured, the launches run once one at a time: where one
 	// fails on the drifted values (a decode's index out of range),
 	// PrepareTimeline returns ErrDataFlowFault naming it, and the GPU's
-	// context is lost (results/h200/timeline-dataflow/).
+	// context is lost. A launch can still fail in a later pass, as the
+	// values drift further; the samples' events need not return it, the
+	// census after them does, and Measure then fails with it
+	// (results/h200/timeline-dataflow/).
 	DataFlow bool
 	// AgainAfter, when set, holds for each Again run the invocation
 	// after which it is launched again (an index into the set's
@@ -663,7 +666,9 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 		return nil, fmt.Errorf("timeline: measure: %w", err)
 	}
 	if t.shared != nil {
-		t.census(r)
+		if err := t.census(r); cuda.IsSticky(err) {
+			return nil, fmt.Errorf("timeline: a kernel failed during the samples on the recorded data flow, as the census after them found: %w; their times are not kept", err)
+		}
 	}
 	return r, nil
 }
@@ -672,11 +677,14 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 const censusLimit = 256 << 20
 
 // census reads what the shared buffers hold after the samples into r,
-// beside what they held once prepared.
-func (t *Timeline) census(r *TimelineResult) {
+// beside what they held once prepared, and returns the error that kept
+// it from reading them after the samples, if any: a sticky one is a
+// kernel that failed during the samples, which their events need not
+// have returned.
+func (t *Timeline) census(r *TimelineResult) error {
 	if t.SharedErr != "" {
 		r.SharedErr = t.SharedErr
-		return
+		return nil
 	}
 	before := t.SharedBefore
 	err := t.dev.Do(func() error {
@@ -686,9 +694,10 @@ func (t *Timeline) census(r *TimelineResult) {
 	})
 	if err != nil {
 		r.SharedAfter, r.SharedErr = nil, "after the samples: "+err.Error()
-		return
+		return err
 	}
 	r.SharedBefore = &before
+	return nil
 }
 
 func (t *Timeline) measure(o Options, r *TimelineResult) error {

@@ -19,9 +19,13 @@ var ErrDataFlowFault = errors.New("timeline: a kernel failed on the recorded dat
 // launch's addresses, where the caching allocator may since have put
 // other tensors. An index read from there can be out of range, and the
 // kernel asserts. On two decodes a graph of such launches killed the
-// process inside cuGraphLaunch; launched one at a time, one of them
-// stopped at an index_select's device-side assert
-// (results/h200/timeline-dataflow/). This pass names the launch instead.
+// process inside cuGraphLaunch; launched one at a time, a third stopped
+// at an index_select's device-side assert in its first pass
+// (results/h200/timeline-dataflow/). This pass names such a launch. It
+// checks the first pass only: the values drift further with every pass,
+// and a fourth decode passed it: during the samples a gather asserted
+// on an index out of bounds, which the samples' events did not return
+// and the census after them did (Measure fails with it).
 func (t *Timeline) stepDataFlow(order []*Prepared) error {
 	s := t.dev.stream
 	for i, p := range order {
