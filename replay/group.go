@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kreplay/kreplay/captured"
 	"github.com/kreplay/kreplay/gpu"
 	"github.com/kreplay/kreplay/internal/nccl"
 	"github.com/kreplay/kreplay/signatures"
@@ -57,12 +58,17 @@ func OpenGroup(indices ...int) (*Group, error) {
 		seen[i] = true
 	}
 	g := &Group{}
+	// One store of snapshots for all: a signature may be prepared on any
+	// of the GPUs, and the files read ahead for it (RunSet) must be where
+	// that GPU looks.
+	snaps := captured.NewSnapshots(snapshotsKept * int64(len(indices)))
 	for _, i := range indices {
 		d, err := Open(i)
 		if err != nil {
 			g.Close()
 			return nil, err
 		}
+		d.snaps = snaps
 		g.Devices = append(g.Devices, d)
 	}
 	return g, nil
@@ -299,12 +305,17 @@ func (g *Group) RunSet(set *signatures.Set, o SuiteOptions) []Entry {
 			live = append(live, d)
 		}
 	}
-	left := shard(len(live), single, func(worker, i int) bool {
+	var ahead func(i int)
+	if len(live) > 0 {
+		snaps := live[0].snaps
+		ahead = func(i int) { prefetchFiles(snaps, todo[i], o.Cache) }
+	}
+	left := shardAhead(len(live), single, func(worker, i int) bool {
 		d := live[worker]
 		d.checkLost(todo[i], measureRecovered(d.runOne, todo[i], o.withEnergyOf(withEnergy, todo[i].ID), &out[i]), o)
 		report(i, d.Index)
 		return d.Lost() == nil
-	})
+	}, ahead)
 	// Signatures are left only when every GPU is lost; collectives run
 	// while none is.
 	for _, i := range append(left, colls...) {
@@ -364,6 +375,16 @@ func (g *Group) runCollective(s *signatures.Signature, o SuiteOptions, e *Entry)
 // worker has stopped (all of them with no workers) are returned, in
 // order.
 func shard(workers int, items []int, run func(worker, item int) bool) (left []int) {
+	return shardAhead(workers, items, run, nil)
+}
+
+// shardAhead is shard, calling ahead (when not nil) on a goroutine of its
+// own for the item after each one handed to a worker, in order and one
+// at a time, so that the work of getting an item ready (reading its
+// files) is done before a worker takes it. An item a worker took before
+// ahead got to it is passed over, as are all once shardAhead returns
+// (it waits for the call in flight).
+func shardAhead(workers int, items []int, run func(worker, item int) bool, ahead func(item int)) (left []int) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -382,13 +403,16 @@ func shard(workers int, items []int, run func(worker, item int) bool) (left []in
 		wg.Wait()
 		close(stopped)
 	}()
+	look := newLookahead(items, ahead)
 	defer func() {
 		close(next)
 		<-stopped
+		look.stop()
 	}()
 	for k, i := range items {
 		select {
 		case next <- i:
+			look.handed(k)
 		case <-stopped:
 			return items[k:]
 		}

@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -238,5 +239,64 @@ func TestSetStats(t *testing.T) {
 	setStats(&r, []float64{3, 1, 2, 2, 2, 2, 2, 2, 2, 2}, 0.95)
 	if r.Samples != 10 || r.MedianNS != 2 || r.MinNS != 1 || r.MaxNS != 3 || r.MeanNS != 2 {
 		t.Errorf("%+v", r)
+	}
+}
+
+// shardAhead calls ahead on each item after the one handed out, in
+// order, before a slow worker takes it; none after it returns.
+func TestShardAhead(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		n      int
+		stopAt int // the one worker stops after this item; -1 never
+		want   []int
+	}{
+		{"every item after the first", 6, -1, []int{1, 2, 3, 4, 5}},
+		{"one item", 1, -1, nil},
+		{"the worker stops after item 2", 6, 2, []int{1, 2, 3}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			items := make([]int, tt.n)
+			for i := range items {
+				items[i] = i
+			}
+			var mu sync.Mutex
+			var got []int
+			called := make([]chan struct{}, tt.n+1)
+			for i := range called {
+				called[i] = make(chan struct{})
+			}
+			ahead := func(i int) {
+				mu.Lock()
+				got = append(got, i)
+				mu.Unlock()
+				close(called[i])
+			}
+			left := shardAhead(1, items, func(_, i int) bool {
+				if i+1 < tt.n {
+					select {
+					case <-called[i+1]: // the next item's look ahead came first
+					case <-time.After(10 * time.Second):
+						t.Errorf("item %d: no look ahead at item %d", i, i+1)
+					}
+				}
+				return i != tt.stopAt
+			}, ahead)
+			mu.Lock()
+			after := slices.Clone(got)
+			mu.Unlock()
+			if !slices.Equal(after, tt.want) {
+				t.Errorf("looked ahead at %v, want %v", after, tt.want)
+			}
+			if tt.stopAt >= 0 && !slices.Equal(left, items[tt.stopAt+1:]) {
+				t.Errorf("left %v, want %v", left, items[tt.stopAt+1:])
+			}
+			time.Sleep(10 * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != len(after) {
+				t.Errorf("looked ahead at %v after returning", got[len(after):])
+			}
+		})
 	}
 }

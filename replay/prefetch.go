@@ -27,14 +27,25 @@ func (p *prefetcher) start(sig *signatures.Signature, cache CacheMode) {
 	if p.snaps == nil || b == nil || b.FS == nil || b.Launch == nil || unpreparable(sig) != nil {
 		return
 	}
-	prods, _, _ := primers(sig, cache.Resolve())
 	done := make(chan struct{})
 	p.done = done
 	go func() {
 		defer close(done)
-		defer func() { _ = recover() }()
-		_ = p.snaps.Prefetch(b.Launch, prods, b.FS)
+		prefetchFiles(p.snaps, sig, cache)
 	}()
+}
+
+// prefetchFiles reads the files preparing sig in cache mode cache reads
+// into snaps, as prefetcher.start does, on the caller's goroutine; its
+// error, or panic, is dropped.
+func prefetchFiles(snaps *captured.Snapshots, sig *signatures.Signature, cache CacheMode) {
+	b := sig.Binary
+	if snaps == nil || b == nil || b.FS == nil || b.Launch == nil || unpreparable(sig) != nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	prods, _, _ := primers(sig, cache.Resolve())
+	_ = snaps.Prefetch(b.Launch, prods, b.FS)
 }
 
 // wait returns once no prefetch is in flight.

@@ -1,0 +1,59 @@
+package replay
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// lookahead calls a function on the item after each one shardAhead hands
+// out, on a goroutine of its own, in order and one at a time, passing
+// over those handed out before it got to them. A nil lookahead, or one
+// without a function, does nothing.
+type lookahead struct {
+	items   []int
+	ahead   func(item int)
+	queue   chan int     // positions in items to look ahead at
+	handedN atomic.Int64 // items handed out so far
+	done    atomic.Bool
+	wg      sync.WaitGroup
+}
+
+// newLookahead starts the goroutine that calls ahead; nil when ahead is.
+func newLookahead(items []int, ahead func(item int)) *lookahead {
+	if ahead == nil {
+		return nil
+	}
+	l := &lookahead{items: items, ahead: ahead, queue: make(chan int, len(items))}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		for k := range l.queue {
+			if l.done.Load() || int64(k) < l.handedN.Load() {
+				continue
+			}
+			l.ahead(l.items[k])
+		}
+	}()
+	return l
+}
+
+// handed records that items[k] was handed out, and queues the next.
+func (l *lookahead) handed(k int) {
+	if l == nil {
+		return
+	}
+	l.handedN.Store(int64(k + 1))
+	if k+1 < len(l.items) {
+		l.queue <- k + 1
+	}
+}
+
+// stop passes over what is queued and waits for the call in flight.
+func (l *lookahead) stop() {
+	if l == nil {
+		return
+	}
+	l.done.Store(true)
+	close(l.queue)
+	l.wg.Wait()
+}
