@@ -11,6 +11,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/kreplay/kreplay/bench"
+	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/kname"
 	"github.com/kreplay/kreplay/replay"
 	"github.com/kreplay/kreplay/schedule"
@@ -129,7 +130,11 @@ func (fr *FlowResult) timelines(d *replay.Device, o FlowOptions, progress io.Wri
 		fmt.Fprintf(progress, "timeline: the recorded data flow: %d allocations shared, %d bytes; once prepared they hold %s\n",
 			tl.SharedBuffers, tl.SharedBytes, tl.SharedBefore)
 	}
-	if fr.Timeline, fr.TimelineErr = tl.Measure(o.Measure); fr.TimelineErr != nil {
+	if fr.Timeline, fr.TimelineErr = tl.Measure(o.Measure); cuda.IsSticky(fr.TimelineErr) {
+		fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
+		fr.energyNotInPlace("no paced timeline: the CUDA context was lost in the timeline", progress)
+		return
+	} else if fr.TimelineErr != nil {
 		fmt.Fprintf(progress, "timeline: %v\n", fr.TimelineErr)
 	} else {
 		fmt.Fprintf(progress, "timeline: %s\n", fr.Timeline)

@@ -104,8 +104,12 @@ func (t *Timeline) launchable() []*Prepared {
 }
 
 // kernelsPerLaunch launches each prepared signature twice and counts the
-// kernels the second launch ran (the first may set a library up).
+// kernels the second launch ran (the first may set a library up); on the
+// recorded data flow, kernelsPerLaunchInOrder.
 func (t *Timeline) kernelsPerLaunch(rec *recorder) (map[*Prepared]int, error) {
+	if t.shared != nil {
+		return t.kernelsPerLaunchInOrder(rec)
+	}
 	per := map[*Prepared]int{}
 	for _, p := range t.launchable() {
 		if err := p.Kernel.Launch(t.dev.stream, 0); err != nil {

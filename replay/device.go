@@ -50,7 +50,7 @@ type Device struct {
 	compErr error
 	flush   cuda.DevicePtr // L2 flush buffer, allocated on first use
 	flushN  int
-	snaps   *captured.Snapshots // captured binaries' snapshots, made by Open
+	snaps   *captured.Snapshots // captured binaries' snapshots, made by Open (one for a group's GPUs: OpenGroup)
 	// fallback is why the last build (prepare, inside Do) replayed a
 	// signature planned for cuDNN SDPA with tier 3's kernel; "" if it did
 	// not fall back.

@@ -60,7 +60,8 @@ func OpenGroup(indices ...int) (*Group, error) {
 	g := &Group{}
 	// One store of snapshots for all: a signature may be prepared on any
 	// of the GPUs, and the files read ahead for it (RunSet) must be where
-	// that GPU looks.
+	// that GPU looks. A module image read ahead goes to the first GPU
+	// that loads it; another reads it from its file again.
 	snaps := captured.NewSnapshots(snapshotsKept * int64(len(indices)))
 	for _, i := range indices {
 		d, err := Open(i)

@@ -7,8 +7,9 @@ import (
 
 // lookahead calls a function on the item after each one shardAhead hands
 // out, on a goroutine of its own, in order and one at a time, passing
-// over those handed out before it got to them. A nil lookahead, or one
-// without a function, does nothing.
+// over those handed out before it got to them. The function must return;
+// a panic in it is dropped, and it is not called again. A nil lookahead
+// (newLookahead's without a function) does nothing.
 type lookahead struct {
 	items   []int
 	ahead   func(item int)
@@ -27,6 +28,13 @@ func newLookahead(items []int, ahead func(item int)) *lookahead {
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
+		defer func() {
+			if recover() != nil {
+				l.done.Store(true)
+				for range l.queue { // drained until stop closes it
+				}
+			}
+		}()
 		for k := range l.queue {
 			if l.done.Load() || int64(k) < l.handedN.Load() {
 				continue

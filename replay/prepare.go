@@ -24,7 +24,8 @@ const memoryReserve = 1 << 30
 const maxSets = 64
 
 // snapshotsKept bounds the host memory a Device keeps captured binaries'
-// snapshots in, and the periods made of them (captured.Snapshots): a
+// snapshots in (a Group's GPUs share one store of this times their
+// number), and the periods made of them (captured.Snapshots): a
 // compiled Llama prefill's 164 recorded launches name 308 snapshots,
 // whose 265 samples scramble into 1 MiB periods each. A run's prefetch
 // of the next signature's files (captured.Snapshots.Prefetch) takes at

@@ -67,8 +67,7 @@ type TimelineOptions struct {
 	// fails on the drifted values (a decode's index out of range),
 	// PrepareTimeline returns ErrDataFlowFault naming it, and the GPU's
 	// context is lost. A launch can still fail in a later pass, as the
-	// values drift further; the samples' events need not return it, the
-	// census after them does, and Measure then fails with it
+	// values drift further: Measure then fails with it
 	// (results/h200/timeline-dataflow/).
 	DataFlow bool
 	// AgainAfter, when set, holds for each Again run the invocation
@@ -650,7 +649,9 @@ func (r *TimelineResult) String() string {
 // until the confidence interval of the median reaches o.TargetRelCI or
 // the budget ends, each sample followed by the timeline's gap; then, with
 // o.Energy, its energy (TimelineResult.Energy). Options that concern
-// batches and CUPTI do not apply.
+// batches and CUPTI do not apply. It fails where the CUDA context is
+// lost (cuda.IsSticky) while it measures, a kernel that failed in the
+// samples included, and keeps no times then.
 func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 	if t.graph == nil {
 		return nil, errors.New("timeline: closed")
@@ -666,9 +667,7 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 		return nil, fmt.Errorf("timeline: measure: %w", err)
 	}
 	if t.shared != nil {
-		if err := t.census(r); cuda.IsSticky(err) {
-			return nil, fmt.Errorf("timeline: a kernel failed during the samples on the recorded data flow, as the census after them found: %w; their times are not kept", err)
-		}
+		t.census(r)
 	}
 	return r, nil
 }
@@ -677,14 +676,11 @@ func (t *Timeline) Measure(o Options) (*TimelineResult, error) {
 const censusLimit = 256 << 20
 
 // census reads what the shared buffers hold after the samples into r,
-// beside what they held once prepared, and returns the error that kept
-// it from reading them after the samples, if any: a sticky one is a
-// kernel that failed during the samples, which their events need not
-// have returned.
-func (t *Timeline) census(r *TimelineResult) error {
+// beside what they held once prepared.
+func (t *Timeline) census(r *TimelineResult) {
 	if t.SharedErr != "" {
 		r.SharedErr = t.SharedErr
-		return nil
+		return
 	}
 	before := t.SharedBefore
 	err := t.dev.Do(func() error {
@@ -694,10 +690,9 @@ func (t *Timeline) census(r *TimelineResult) error {
 	})
 	if err != nil {
 		r.SharedAfter, r.SharedErr = nil, "after the samples: "+err.Error()
-		return err
+		return
 	}
 	r.SharedBefore = &before
-	return nil
 }
 
 func (t *Timeline) measure(o Options, r *TimelineResult) error {
@@ -776,14 +771,22 @@ func (t *Timeline) measure(o Options, r *TimelineResult) error {
 	r.Converged = r.RelCI <= o.TargetRelCI
 	r.Samples = len(values)
 	if !o.NoKernelTime {
-		if r.Context, r.Gaps, err = t.inContext(contextPasses); err != nil {
+		if r.Context, r.Gaps, err = t.inContext(contextPasses); cuda.IsSticky(err) {
+			return fmt.Errorf("the CUDA context was lost timing the timeline's kernels under CUPTI: %w", err)
+		} else if err != nil {
 			r.ContextErr = err.Error()
 		}
 	}
 	if o.Energy {
-		if r.Energy, err = t.measureEnergy(o); err != nil {
+		if r.Energy, err = t.measureEnergy(o); cuda.IsSticky(err) {
+			return fmt.Errorf("the CUDA context was lost measuring the timeline's energy: %w", err)
+		} else if err != nil {
 			r.EnergyErr = err.Error()
 		}
+	}
+	// A kernel that failed in the samples need not show in their events.
+	if err := s.Synchronize(); err != nil {
+		return fmt.Errorf("after the samples: %w", err)
 	}
 	return nil
 }

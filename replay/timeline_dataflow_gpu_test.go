@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kreplay/kreplay/internal/cuda"
 	"github.com/kreplay/kreplay/internal/inject"
 	"github.com/kreplay/kreplay/signatures"
 )
@@ -81,6 +82,9 @@ func TestGPUTimelineDataFlowChecked(t *testing.T) {
 	tl, err := d.PrepareTimeline(set, TimelineOptions{DataFlow: true})
 	if errors.Is(err, ErrDataFlowFault) {
 		t.Logf("refused: %v", err)
+		if cuda.IsSticky(err) && d.Lost() == nil {
+			t.Error("a fault that loses the context did not mark the device lost")
+		}
 		return
 	}
 	if err != nil {
