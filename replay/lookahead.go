@@ -28,21 +28,24 @@ func newLookahead(items []int, ahead func(item int)) *lookahead {
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		defer func() {
-			if recover() != nil {
-				l.done.Store(true)
-				for range l.queue { // drained until stop closes it
-				}
-			}
-		}()
 		for k := range l.queue {
 			if l.done.Load() || int64(k) < l.handedN.Load() {
 				continue
 			}
-			l.ahead(l.items[k])
+			l.call(l.items[k])
 		}
 	}()
 	return l
+}
+
+// call calls ahead on item; a panic in it stops the calls.
+func (l *lookahead) call(item int) {
+	defer func() {
+		if recover() != nil {
+			l.done.Store(true)
+		}
+	}()
+	l.ahead(item)
 }
 
 // handed records that items[k] was handed out, and queues the next.

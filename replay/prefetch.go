@@ -23,8 +23,7 @@ type prefetcher struct {
 // and reports it.
 func (p *prefetcher) start(sig *signatures.Signature, cache CacheMode) {
 	p.wait()
-	b := sig.Binary
-	if p.snaps == nil || b == nil || b.FS == nil || b.Launch == nil || unpreparable(sig) != nil {
+	if !prefetchable(p.snaps, sig) {
 		return
 	}
 	done := make(chan struct{})
@@ -39,13 +38,20 @@ func (p *prefetcher) start(sig *signatures.Signature, cache CacheMode) {
 // into snaps, as prefetcher.start does, on the caller's goroutine; its
 // error, or panic, is dropped.
 func prefetchFiles(snaps *captured.Snapshots, sig *signatures.Signature, cache CacheMode) {
-	b := sig.Binary
-	if snaps == nil || b == nil || b.FS == nil || b.Launch == nil || unpreparable(sig) != nil {
+	if !prefetchable(snaps, sig) {
 		return
 	}
 	defer func() { _ = recover() }()
 	prods, _, _ := primers(sig, cache.Resolve())
-	_ = snaps.Prefetch(b.Launch, prods, b.FS)
+	_ = snaps.Prefetch(sig.Binary.Launch, prods, sig.Binary.FS)
+}
+
+// prefetchable tells whether there is a store to read sig's files into
+// and files to read: a captured binary with its kernels directory, of a
+// signature that can be prepared.
+func prefetchable(snaps *captured.Snapshots, sig *signatures.Signature) bool {
+	b := sig.Binary
+	return snaps != nil && b != nil && b.FS != nil && b.Launch != nil && unpreparable(sig) == nil
 }
 
 // wait returns once no prefetch is in flight.
